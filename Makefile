@@ -1,0 +1,57 @@
+# The two commands: `make run` (a broker, a Connect worker and the sidecar, in the foreground) and
+# `make test` (the whole suite against a real stack it starts and stops). See README.md.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STACK := $(PY) deploy/local/stack.py
+INSTALLED := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.PHONY: install tools jars run stack-up stack-down stack-status test unit bench check clean
+
+tools:
+	@bash deploy/local/ensure-tools.sh
+
+$(INSTALLED): pyproject.toml
+	@bash deploy/local/ensure-tools.sh
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[test]'
+	@touch $@
+
+install: $(INSTALLED)
+
+jars: install
+	$(PY) deploy/local/jars.py
+
+run: install
+	@$(STACK) run
+
+stack-up: install
+	@$(STACK) up
+
+stack-down:
+	@if [ -x $(PY) ]; then $(STACK) down; else echo "stack was not running"; fi
+
+stack-status: install
+	@$(STACK) status
+
+# Uses a stack that `make stack-up` started; otherwise starts one for the run and stops it after.
+test: install
+	@started=0; \
+	if ! $(STACK) status >/dev/null 2>&1; then $(STACK) up || exit 1; started=1; fi; \
+	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Unit tests only: no stack needed.
+unit: install
+	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+
+bench: install
+	@started=0; \
+	if ! $(STACK) status >/dev/null 2>&1; then $(STACK) up || exit 1; started=1; fi; \
+	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
+	$(PY) bench/proxy_hop.py
+
+clean: stack-down
+	rm -rf .stack $(VENV)

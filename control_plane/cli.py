@@ -1,0 +1,55 @@
+"""``control-plane serve``: settings, then logging, then the app on uvicorn (httptools, uvloop)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .settings import SettingsError, load_settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="control-plane", description="A control-plane sidecar for Kafka Connect")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve the sidecar in front of a Connect cluster")
+    serve.add_argument("--host", help="address to listen on (CONTROL_PLANE_HOST)")
+    serve.add_argument("--port", type=int, help="port to listen on (CONTROL_PLANE_PORT)")
+    serve.add_argument("--connect-url", action="append", help="a Connect worker URL; repeat for several")
+    serve.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
+    serve.add_argument("--log-format", choices=["auto", "json", "console"])
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    args = parser.parse_args(argv)
+
+    try:
+        settings = load_settings(
+            host=args.host,
+            port=args.port,
+            connect_urls=",".join(args.connect_url) if args.connect_url else None,
+            worker_properties=args.worker_properties,
+            log_format=args.log_format,
+            log_level=args.log_level,
+        )
+    except SettingsError as err:
+        print(f"control-plane: {err}", file=sys.stderr)
+        return 2
+
+    import uvicorn
+
+    from . import logs
+    from .rest import create_app
+
+    logs.configure(settings.log_format, settings.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_config=None,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=10,
+        server_header=False,
+        date_header=False,
+    )
+    return 0

@@ -1,0 +1,52 @@
+"""The one error mapper: every failure leaves the sidecar as Connect's ``{"error_code", "message"}``.
+
+Mirrors Connect's ``rest/errors/ConnectExceptionMapper`` and ``rest/entities/ErrorMessage``: the
+``error_code`` is the HTTP status. Which domain error gets which status is decided here only.
+"""
+
+from __future__ import annotations
+
+import orjson
+import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
+
+log = structlog.get_logger(__name__)
+
+
+def connect_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        orjson.dumps({"error_code": status, "message": message}),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+async def on_no_worker(_: Request, exc: Exception) -> Response:
+    return connect_error(503, str(exc))
+
+
+async def on_upstream_timeout(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, UpstreamTimeout)
+    return connect_error(504, f"Kafka Connect worker {exc.worker} did not answer in time: {exc.detail}")
+
+
+async def on_upstream_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, UpstreamError)
+    return connect_error(502, f"Kafka Connect worker {exc.worker} failed: {exc.detail}")
+
+
+async def on_unexpected(request: Request, exc: Exception) -> Response:
+    log.error("unexpected error", path=request.url.path, error=repr(exc), exc_info=exc)
+    return connect_error(500, str(exc) or type(exc).__name__)
+
+
+EXCEPTION_HANDLERS = {
+    NoWorkerAvailable: on_no_worker,
+    UpstreamTimeout: on_upstream_timeout,
+    UpstreamError: on_upstream_error,
+    Exception: on_unexpected,
+}

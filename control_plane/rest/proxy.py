@@ -1,0 +1,44 @@
+"""The pass-through handler: any Connect REST path and method, forwarded unchanged."""
+
+from __future__ import annotations
+
+import time
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..sidecar import Sidecar
+from ..upstream import UpstreamRequest
+
+log = structlog.get_logger("control_plane.proxy")
+
+
+async def proxy(request: Request) -> Response:
+    sidecar: Sidecar = request.app.state.sidecar
+    scope = request.scope
+    path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
+    path = path.split("?", 1)[0]
+    started = time.perf_counter()
+    answer = await sidecar.forward(
+        UpstreamRequest(
+            method=request.method,
+            path=path,
+            query=scope.get("query_string", b""),
+            headers=tuple(scope["headers"]),
+            body=await request.body(),
+        )
+    )
+    log.info(
+        "proxied",
+        method=request.method,
+        path=path,
+        upstream=answer.worker,
+        status=answer.status,
+        attempts=answer.attempts,
+        duration_ms=round((time.perf_counter() - started) * 1000, 2),
+    )
+    response = Response(status_code=answer.status)
+    response.body = answer.body
+    response.raw_headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
+    return response

@@ -1,0 +1,225 @@
+"""The sidecar's one typed settings object.
+
+Sources, highest priority first: explicit arguments (the command line), environment variables with
+the ``CONTROL_PLANE_`` prefix, then the Connect worker's own properties file when one is given
+(``CONTROL_PLANE_WORKER_PROPERTIES`` or ``--worker-properties``: the Kubernetes sidecar case), then
+defaults. From the worker file the sidecar learns the keys in ``WORKER_KEYS`` (under Connect's own
+names), the Kafka client security settings, and, when no Connect URL is set, the worker's listener.
+
+``load_settings`` validates everything once, at start; a bad value raises ``SettingsError`` whose
+message names the key as the operator wrote it (the worker property or the environment variable).
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+
+from .worker_properties import connect_url_from_listeners, read_properties
+
+ENV_PREFIX = "CONTROL_PLANE_"
+
+# Connect worker property -> settings field. Names and defaults follow Connect's DistributedConfig,
+# WorkerConfig and the status-store retry proposal (kips/kip-status-store-retries.txt).
+WORKER_KEYS: dict[str, str] = {
+    "bootstrap.servers": "bootstrap_servers",
+    "group.id": "group_id",
+    "config.storage.topic": "config_storage_topic",
+    "offset.storage.topic": "offset_storage_topic",
+    "status.storage.topic": "status_storage_topic",
+    "topic.tracking.enable": "topic_tracking_enable",
+    "topic.tracking.allow.reset": "topic_tracking_allow_reset",
+    "topic.creation.enable": "topic_creation_enable",
+    "consumer.group.id": "consumer_group_id",
+    "status.storage.retry.max.retries": "status_storage_retry_max_retries",
+    "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
+    "status.storage.retry.max.backoff.ms": "status_storage_retry_max_backoff_ms",
+    "status.storage.retry.backoff.multiplier": "status_storage_retry_backoff_multiplier",
+    "status.storage.retry.jitter.factor": "status_storage_retry_jitter_factor",
+}
+FIELD_TO_WORKER_KEY = {field: key for key, field in WORKER_KEYS.items()}
+# Kafka client settings the sidecar's own clients need to reach the same brokers as the worker.
+SECURITY_PREFIXES = ("security.protocol", "sasl.", "ssl.")
+DEFAULT_CONNECT_URL = "http://127.0.0.1:8083"
+
+
+class FeatureMode(str, Enum):
+    AUTO = "auto"  # decided from the worker's version
+    NATIVE = "native"  # always forward to the worker
+    EMULATED = "emulated"  # always do it in the sidecar
+
+
+class SettingsError(ValueError):
+    """A setting is missing or out of range; the message names the key."""
+
+
+class WorkerPropertiesSource(PydanticBaseSettingsSource):
+    """Settings learned from a Connect worker's properties file."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: str | None) -> None:
+        super().__init__(settings_cls)
+        self.path = path
+        self.values: dict[str, Any] = {}
+        if not path:
+            return
+        try:
+            props = read_properties(path)
+        except OSError as err:
+            raise SettingsError(f"cannot read the worker properties file {path}: {err.strerror}") from err
+        for key, field in WORKER_KEYS.items():
+            if key in props:
+                self.values[field] = props[key]
+        security = {k: v for k, v in props.items() if k.startswith(SECURITY_PREFIXES)}
+        if security:
+            self.values["kafka_client_properties"] = security
+        listener = connect_url_from_listeners(props.get("listeners", ""))
+        if listener:
+            self.values["connect_urls"] = listener
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    # -- the sidecar's HTTP server
+    host: str = "127.0.0.1"
+    port: int = Field(8084, ge=0, le=65535)
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    # -- the upstream Connect cluster
+    worker_properties: str | None = None
+    connect_urls: Annotated[tuple[str, ...], NoDecode] = (DEFAULT_CONNECT_URL,)
+    upstream_connect_timeout_s: float = Field(5.0, gt=0)
+    # Connect's own REST requests may take up to 90 s (RestServer's request timeout) before it answers.
+    upstream_read_timeout_s: float = Field(95.0, gt=0)
+    upstream_pool_timeout_s: float = Field(10.0, gt=0)
+    upstream_max_connections: int = Field(100, ge=1)
+    upstream_keepalive_s: float = Field(15.0, gt=0)
+    upstream_transport: Literal["aiohttp", "httpx"] = "aiohttp"
+    worker_down_s: float = Field(5.0, ge=0)  # how long a worker that refused a connection is tried last
+    rebalance_retry_max: int = Field(5, ge=0)
+    rebalance_retry_initial_backoff_ms: int = Field(200, ge=0)
+    rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
+    capability_refresh_s: float = Field(60.0, gt=0)
+
+    # -- per feature: decided from the worker's version, or forced (see capabilities.FEATURES)
+    feature_topic_tracking: FeatureMode = FeatureMode.AUTO
+    feature_topic_creation: FeatureMode = FeatureMode.AUTO
+    feature_stop_and_offsets_read: FeatureMode = FeatureMode.AUTO
+    feature_offsets_alter_reset: FeatureMode = FeatureMode.AUTO
+    feature_plugin_versions: FeatureMode = FeatureMode.AUTO
+    feature_status_store_retries: FeatureMode = FeatureMode.AUTO
+
+    # -- learned from the worker properties file (Connect's defaults)
+    bootstrap_servers: str = "localhost:9092"
+    group_id: str = "connect-cluster"
+    config_storage_topic: str | None = None
+    offset_storage_topic: str | None = None
+    status_storage_topic: str | None = None
+    consumer_group_id: str | None = None
+    topic_tracking_enable: bool = True
+    topic_tracking_allow_reset: bool = True
+    topic_creation_enable: bool = True
+    kafka_client_properties: dict[str, str] = Field(default_factory=dict)
+    status_storage_retry_max_retries: int = Field(5, ge=0, le=2147483647)
+    status_storage_retry_initial_backoff_ms: int = Field(300, ge=0)
+    status_storage_retry_max_backoff_ms: int = Field(10000, ge=0)
+    status_storage_retry_backoff_multiplier: float = Field(2.0, ge=1.0)
+    status_storage_retry_jitter_factor: float = Field(0.25, ge=0.0, le=1.0)
+
+    @field_validator("connect_urls", mode="before")
+    @classmethod
+    def _split_urls(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("connect_urls")
+    @classmethod
+    def _check_urls(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("at least one Connect worker URL is needed")
+        for url in value:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        return tuple(url.rstrip("/") for url in value)
+
+    @model_validator(mode="after")
+    def _check_backoffs(self) -> Settings:
+        if self.status_storage_retry_initial_backoff_ms > self.status_storage_retry_max_backoff_ms:
+            raise ValueError(
+                "status.storage.retry.initial.backoff.ms "
+                f"({self.status_storage_retry_initial_backoff_ms}) must not be greater than "
+                f"status.storage.retry.max.backoff.ms ({self.status_storage_retry_max_backoff_ms})"
+            )
+        if self.rebalance_retry_initial_backoff_ms > self.rebalance_retry_max_backoff_ms:
+            raise ValueError(
+                f"{ENV_PREFIX}REBALANCE_RETRY_INITIAL_BACKOFF_MS must not be greater than "
+                f"{ENV_PREFIX}REBALANCE_RETRY_MAX_BACKOFF_MS"
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        path = getattr(init_settings, "init_kwargs", {}).get("worker_properties") or os.environ.get(
+            f"{ENV_PREFIX}WORKER_PROPERTIES"
+        )
+        return init_settings, env_settings, WorkerPropertiesSource(settings_cls, path)
+
+    def feature_modes(self) -> dict[str, FeatureMode]:
+        prefix = "feature_"
+        return {name[len(prefix) :]: getattr(self, name) for name in type(self).model_fields if name.startswith(prefix)}
+
+
+def _key_names(field: str) -> str:
+    env = f"{ENV_PREFIX}{field.upper()}"
+    worker_key = FIELD_TO_WORKER_KEY.get(field)
+    return f"{worker_key} ({env})" if worker_key else env
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Resolve and validate the settings once; raise ``SettingsError`` naming every bad key."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return Settings(**overrides)
+    except ValidationError as err:
+        problems = []
+        for error in err.errors():
+            field = str(error["loc"][0]) if error["loc"] else ""
+            message = str(error["msg"]).removeprefix("Value error, ")
+            if field:
+                problems.append(f"{_key_names(field)}: {message} (got {error.get('input')!r})")
+            else:
+                problems.append(message)
+        raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+
+
+def describe(settings: Settings) -> dict[str, Any]:
+    """The settings as the sidecar's own endpoint shows them: secrets of the Kafka clients hidden."""
+    data = settings.model_dump(mode="json")
+    data["kafka_client_properties"] = {
+        k: ("[hidden]" if "password" in k or "jaas" in k or k.endswith(".key") else v)
+        for k, v in settings.kafka_client_properties.items()
+    }
+    return data
+
+
+__all__ = ["FeatureMode", "Settings", "SettingsError", "load_settings", "describe"]

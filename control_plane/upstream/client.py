@@ -1,0 +1,222 @@
+"""One pooled client per Connect cluster: failover between workers and retries of rebalance 409s.
+
+``ConnectUpstream.forward`` sends a request to a healthy worker of the cluster and returns the
+worker's answer untouched (status, headers minus hop-by-hop ones, raw body bytes). A worker that
+refuses connections is tried last for ``worker_down_s``; when no worker answers, ``NoWorkerAvailable``
+names what failed. Connect answers 409 when a request raced a rebalance; such an answer is retried
+with a bounded exponential backoff and, when retries run out, returned as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import httpx
+import orjson
+import structlog
+from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
+
+from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, WorkerUnreachable, classify
+
+log = structlog.get_logger(__name__)
+
+Headers = list[tuple[bytes, bytes]]
+
+# RFC 9110 section 7.6.1: connection-specific headers a proxy must not forward; plus the ones that
+# describe the framing of one hop (the proxy frames its own messages).
+HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"trailers",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"content-length",
+    }
+)
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+# The 409 messages of Connect's HerderRequestHandler.completeOrForwardRequest: the request did not
+# run because the worker's view of the cluster was changing. Connect's answer carries no other mark
+# of the cause; a 409 such as "Connector x already exists" is final and is never retried.
+REBALANCE_409_PREFIXES = (
+    "Cannot complete request momentarily due to stale configuration",
+    "Cannot complete request momentarily due to no known leader URL",
+    "Cannot complete request because of a conflicting operation",
+    "Request cannot be completed because a rebalance is expected",
+)
+
+
+def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
+    headers = list(headers)
+    named: set[bytes] = set()
+    for name, value in headers:
+        if name.lower() == b"connection":
+            named |= {token.strip().lower() for token in value.split(b",")}
+    return [(n, v) for n, v in headers if n.lower() not in HOP_BY_HOP and n.lower() not in named]
+
+
+@dataclass(frozen=True)
+class UpstreamRequest:
+    method: str
+    path: str  # percent-encoded, as received
+    query: bytes = b""
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    body: bytes = b""
+
+
+@dataclass(frozen=True)
+class UpstreamResponse:
+    status: int
+    headers: Headers
+    body: bytes
+    worker: str
+    attempts: int = 1
+
+    def json(self) -> object:
+        return orjson.loads(self.body)
+
+
+def is_rebalance_conflict(response: UpstreamResponse) -> bool:
+    if response.status != 409:
+        return False
+    try:
+        message = orjson.loads(response.body).get("message") or ""
+    except (orjson.JSONDecodeError, AttributeError):
+        return False
+    return isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
+
+
+def build_transport(kind: str, max_connections: int, keepalive_s: float) -> httpx.AsyncBaseTransport:
+    limits = httpx.Limits(
+        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=keepalive_s
+    )
+    if kind == "aiohttp":
+        # httpx's own pool slows down under concurrency (encode/httpx#3215); aiohttp's does not.
+        from httpx_aiohttp import AiohttpTransport
+
+        return AiohttpTransport(limits=limits, trust_env=False)
+    return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+
+
+class ConnectUpstream:
+    def __init__(
+        self,
+        workers: Sequence[str],
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        connect_timeout_s: float = 5.0,
+        read_timeout_s: float = 95.0,
+        pool_timeout_s: float = 10.0,
+        worker_down_s: float = 5.0,
+        rebalance_retry_max: int = 5,
+        rebalance_retry_initial_backoff_ms: int = 200,
+        rebalance_retry_max_backoff_ms: int = 3000,
+    ) -> None:
+        if not workers:
+            raise ValueError("at least one worker URL is needed")
+        self.workers = tuple(w.rstrip("/") for w in workers)
+        self._client = httpx.AsyncClient(
+            transport=transport or build_transport("aiohttp", 100, 15.0),
+            timeout=httpx.Timeout(
+                connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=pool_timeout_s
+            ),
+            trust_env=False,
+        )
+        self._down_until: dict[str, float] = {}
+        self._worker_down_s = worker_down_s
+        self._retry_max = rebalance_retry_max
+        self._backoff_initial_s = rebalance_retry_initial_backoff_ms / 1000
+        self._backoff_max_s = rebalance_retry_max_backoff_ms / 1000
+        self.rebalance_retries = 0
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _ordered_workers(self) -> list[str]:
+        now = time.monotonic()
+        up = [w for w in self.workers if self._down_until.get(w, 0.0) <= now]
+        down = sorted((w for w in self.workers if w not in up), key=lambda w: self._down_until[w])
+        return up + down
+
+    async def _send_once(self, worker: str, request: UpstreamRequest) -> UpstreamResponse:
+        url = worker + request.path
+        if request.query:
+            url += "?" + request.query.decode("latin-1")
+        # httpx.Request, not client.build_request: the client's default headers (its User-Agent,
+        # Accept-Encoding) must not be added to what the caller sent.
+        http_request = httpx.Request(
+            request.method, url, headers=strip_hop_by_hop(request.headers), content=request.body
+        )
+        try:
+            response = await self._client.send(http_request, stream=True)
+            try:
+                body = b"".join([chunk async for chunk in response.aiter_raw()])
+            finally:
+                await response.aclose()
+        except httpx.HTTPError as exc:
+            raise classify(worker, exc) from exc
+        self._down_until.pop(worker, None)
+        return UpstreamResponse(response.status_code, strip_hop_by_hop(response.headers.raw), body, worker)
+
+    async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
+        errors: list[UpstreamError] = []
+        for worker in self._ordered_workers():
+            try:
+                return await self._send_once(worker, request)
+            except UpstreamError as err:
+                errors.append(err)
+                if isinstance(err, WorkerUnreachable):
+                    self._down_until[worker] = time.monotonic() + self._worker_down_s
+                    log.warning("worker unreachable", worker=worker, error=err.detail)
+                    continue
+                if request.method in SAFE_METHODS and not isinstance(err, UpstreamTimeout):
+                    log.warning("worker connection lost; trying another worker", worker=worker, error=err.detail)
+                    continue
+                raise
+        raise NoWorkerAvailable(errors)
+
+    async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
+        response = await self._send_to_any(request)
+        if not is_rebalance_conflict(response) or self._retry_max == 0:
+            return response
+        # The slow path: the worker's cluster view was changing; try again after a backoff.
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._retry_max),
+            wait=wait_exponential(multiplier=self._backoff_initial_s, max=self._backoff_max_s),
+            retry=retry_if_result(is_rebalance_conflict),
+            retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
+            before=self._count_retry,
+            sleep=asyncio.sleep,
+        )
+        await asyncio.sleep(self._backoff_initial_s)
+        response = await retrying(self._send_to_any, request)
+        attempts = 1 + int(retrying.statistics.get("attempt_number", 1))
+        log.info("rebalance conflict retried", path=request.path, attempts=attempts, status=response.status)
+        return UpstreamResponse(response.status, response.headers, response.body, response.worker, attempts)
+
+    def _count_retry(self, _state: object) -> None:
+        self.rebalance_retries += 1
+
+    async def worker_versions(self) -> dict[str, str | None]:
+        """``GET /`` on every worker: its version, or None when it did not answer."""
+        versions: dict[str, str | None] = {}
+        for worker in self.workers:
+            try:
+                response = await self._send_once(worker, UpstreamRequest("GET", "/"))
+                data = orjson.loads(response.body) if response.status == 200 else {}
+                versions[worker] = data.get("version") if isinstance(data, dict) else None
+            except (UpstreamError, orjson.JSONDecodeError) as err:
+                log.debug("worker did not report its version", worker=worker, error=str(err))
+                versions[worker] = None
+        return versions
+

@@ -1,0 +1,99 @@
+"""Reading a Connect worker's properties file (``connect-distributed.properties``).
+
+Pure functions: ``parse_properties`` follows ``java.util.Properties.load`` (comments with ``#`` or
+``!``, ``=``/``:``/white-space separators, backslash line continuations and escapes), because that is
+how the worker itself reads the file. ``connect_url_from_listeners`` turns the worker's ``listeners``
+into the URL a sidecar on the same host calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.lstrip(" \t\f")
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        trailing = len(line) - len(line.rstrip("\\"))
+        if trailing % 2 == 1:  # an odd number of backslashes continues the line
+            pending += line[:-1]
+            continue
+        yield pending + line
+        pending = ""
+    if pending:
+        yield pending
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt == "u" and i + 6 <= len(text):
+                try:
+                    out.append(chr(int(text[i + 2 : i + 6], 16)))
+                    i += 6
+                    continue
+                except ValueError:
+                    pass
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _split(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "=: \t\f":
+            break
+        i += 1
+    key, j = line[:i], i
+    while j < len(line) and line[j] in " \t\f":
+        j += 1
+    if j < len(line) and line[j] in "=:":  # at most one separator character, then white space
+        j += 1
+    rest = line[j:].lstrip(" \t\f")
+    return _unescape(key), _unescape(rest)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse the text of a Java properties file; later keys win, as in ``Properties.load``."""
+    return dict(_split(line) for line in _logical_lines(text))
+
+
+def read_properties(path: str | Path) -> dict[str, str]:
+    return parse_properties(Path(path).read_text(encoding="latin-1"))
+
+
+def connect_url_from_listeners(listeners: str) -> str | None:
+    """The first HTTP(S) listener of the worker, as a URL that a process on the same host can call.
+
+    Connect's ``listeners`` is a comma-separated list such as ``http://:8083,https://0.0.0.0:8443``;
+    an empty or wildcard host means every interface, of which loopback is the one a sidecar uses.
+    """
+    for item in (part.strip() for part in listeners.split(",")):
+        if "://" not in item:
+            continue
+        scheme, _, hostport = item.partition("://")
+        host, _, port = hostport.rpartition(":")
+        if not port.isdigit():
+            continue
+        if host in ("", "0.0.0.0", "[::]", "::"):
+            host = "127.0.0.1"
+        return f"{scheme.lower()}://{host}:{port}"
+    return None

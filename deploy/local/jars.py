@@ -1,0 +1,66 @@
+"""Kafka and Kafka Connect jars from Maven Central, pinned by the poms in ``maven/``.
+
+``resolve(version)`` runs ``mvn dependency:copy-dependencies`` once per pom and caches the result
+under ``.stack/cache/kafka-<version>/`` (the Maven repository in ~/.m2 caches the downloads): a second
+start downloads nothing and does not even start Maven. ``connect-file`` goes to a plugin directory of
+its own, for the worker's ``plugin.path``; everything else is the classpath.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+POMS = Path(__file__).resolve().parent / "maven"
+CACHE = Path(os.environ.get("STACK_CACHE_DIR", ROOT / ".stack" / "cache"))
+NEW_VERSION = "4.3.1"  # the newest 4.x release whose broker and Connect jars are all on Maven Central
+OLD_VERSION = "3.4.1"  # no KIP-875 (stop, offsets) and no KIP-891 (plugin versions)
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+
+
+@dataclass(frozen=True)
+class KafkaJars:
+    version: str
+    classpath: Path
+    plugins: Path
+
+
+def resolve(version: str) -> KafkaJars:
+    pom = POMS / f"kafka-{version}.pom"
+    if not pom.exists():
+        raise RuntimeError(f"no pom for Kafka {version} in {POMS}")
+    home = CACHE / f"kafka-{version}"
+    jars = KafkaJars(version, home / "lib", home / "plugins")
+    stamp = home / ".pom.sha256"
+    digest = hashlib.sha256(pom.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return jars
+    print(f"resolving Kafka {version} jars from Maven Central ...", file=sys.stderr, flush=True)
+    shutil.rmtree(home, ignore_errors=True)
+    base = ["mvn", "-q", "-B", "-f", str(pom), f"{DEPENDENCY_PLUGIN}:copy-dependencies"]
+    for args in (
+        [f"-DoutputDirectory={jars.classpath}", "-DexcludeArtifactIds=connect-file"],
+        [f"-DoutputDirectory={jars.plugins / 'connect-file'}", "-DincludeArtifactIds=connect-file"],
+    ):
+        res = subprocess.run([*base, *args], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"mvn failed for Kafka {version}:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    stamp.write_text(digest)
+    return jars
+
+
+def main() -> int:
+    for version in (NEW_VERSION, OLD_VERSION):
+        jars = resolve(version)
+        print(f"Kafka {version}: {len(list(jars.classpath.glob('*.jar')))} jars in {jars.classpath}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

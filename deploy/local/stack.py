@@ -1,0 +1,479 @@
+"""The local stack: a KRaft broker, Kafka Connect workers and a sidecar in front of each.
+
+Everything runs on loopback from jars that Maven resolves (see ``jars.py``); ports are free ports
+chosen at start. Commands:
+
+    python deploy/local/stack.py up     # test stack in the background: broker, Connect 4.3.1 and 3.4.1,
+                                        # a sidecar in front of each; writes .stack/env
+    python deploy/local/stack.py down   # stops only the processes that ``up`` started
+    python deploy/local/stack.py run    # broker, Connect 4.3.1 and a sidecar in the foreground; Ctrl-C stops
+
+``.stack/env`` is the one place where tests, benchmarks and scripts find the running stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import jars  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+STACK = Path(os.environ.get("STACK_DIR", ROOT / ".stack"))
+ENV_FILE = STACK / "env"
+PIDS_FILE = STACK / "pids.json"
+
+NEW_VERSION = jars.NEW_VERSION
+OLD_VERSION = jars.OLD_VERSION
+START_TIMEOUT_S = float(os.environ.get("STACK_START_TIMEOUT_S", "180"))
+JVM_HEAP = os.environ.get("STACK_JVM_HEAP", "512m")
+# A mark on every command line this script starts, so that ``down`` kills only those.
+MARK = f"-Dcontrol.plane.stack={STACK}"
+
+
+class StackError(RuntimeError):
+    pass
+
+
+@dataclass
+class Proc:
+    name: str
+    pid: int
+    log: str
+    url: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def log_tail(path: str | Path, lines: int = 40) -> str:
+    try:
+        text = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join(text[-lines:])
+
+
+def spawn(name: str, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> Proc:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    out = open(log, "ab")
+    proc = subprocess.Popen(
+        cmd,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
+    out.close()
+    return Proc(name=name, pid=proc.pid, log=str(log))
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours is not alive
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def ours(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return False
+    return MARK in cmdline or f"stack_mark={STACK}" in cmdline
+
+
+def wait_until(proc: Proc, check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    last = ""
+    while time.monotonic() < deadline:
+        if not alive(proc.pid):
+            raise StackError(f"{proc.name} exited before {what}; last lines of {proc.log}:\n{log_tail(proc.log)}")
+        try:
+            if check():
+                return
+        except Exception as exc:  # noqa: BLE001 - any failure means "not yet"
+            last = repr(exc)
+        time.sleep(0.5)
+    raise StackError(
+        f"{proc.name} did not {what} within {timeout_s:.0f}s ({last}); last lines of {proc.log}:\n{log_tail(proc.log)}"
+    )
+
+
+def http_get(url: str, timeout_s: float = 3.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def broker_answers(bootstrap: str) -> bool:
+    """A real metadata round trip: ask the broker for its cluster through the admin API."""
+    code = (
+        "import asyncio,sys\n"
+        "from aiokafka.admin import AIOKafkaAdminClient\n"
+        "async def m():\n"
+        "    a=AIOKafkaAdminClient(bootstrap_servers=sys.argv[1],request_timeout_ms=3000)\n"
+        "    await a.start()\n"
+        "    try:\n"
+        "        d=await a.describe_cluster()\n"
+        "        assert d['brokers'], d\n"
+        "    finally:\n"
+        "        await a.close()\n"
+        "asyncio.run(m())\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code, bootstrap], capture_output=True, timeout=20)
+    return res.returncode == 0
+
+
+def java_cmd(version: str, main: str, args: list[str], log: Path, extra: list[str] | None = None) -> list[str]:
+    lib = jars.resolve(version)
+    if version.startswith("3."):
+        logging_props = [f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}"]
+    else:
+        logging_props = [f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}"]
+    return [
+        "java",
+        "-Xms64m",
+        f"-Xmx{JVM_HEAP}",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Djava.awt.headless=true",
+        f"-Dstack.log.file={log}",
+        MARK,
+        *logging_props,
+        *(extra or []),
+        "-cp",
+        str(lib.classpath / "*"),
+        main,
+        *args,
+    ]
+
+
+def write_props(path: Path, props: dict[str, str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    return path
+
+
+def start_broker() -> Proc:
+    port, controller = free_port(), free_port()
+    data = STACK / "data" / "broker"
+    log = STACK / "logs" / "broker.log"
+    props = write_props(
+        STACK / "config" / "broker.properties",
+        {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(data),
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "5",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "true",
+        },
+    )
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    fmt = subprocess.run(
+        java_cmd(NEW_VERSION, "kafka.tools.StorageTool", ["format", "-t", cluster_id, "-c", str(props)], log),
+        capture_output=True,
+        text=True,
+    )
+    if fmt.returncode != 0:
+        raise StackError(f"formatting broker storage failed:\n{fmt.stdout}\n{fmt.stderr}\n{log_tail(log)}")
+    proc = spawn("broker", java_cmd(NEW_VERSION, "kafka.Kafka", [str(props)], log), log)
+    proc.url = f"127.0.0.1:{port}"
+    return proc
+
+
+def start_connect(name: str, version: str, bootstrap: str) -> Proc:
+    port = free_port()
+    lib = jars.resolve(version)
+    log = STACK / "logs" / f"{name}.log"
+    props = write_props(
+        STACK / "config" / f"{name}.properties",
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": name,
+            "key.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+            "key.converter.schemas.enable": "false",
+            "value.converter.schemas.enable": "false",
+            "config.storage.topic": f"{name}-configs",
+            "offset.storage.topic": f"{name}-offsets",
+            "status.storage.topic": f"{name}-status",
+            "config.storage.replication.factor": "1",
+            "offset.storage.replication.factor": "1",
+            "status.storage.replication.factor": "1",
+            "offset.flush.interval.ms": "1000",
+            "listeners": f"http://127.0.0.1:{port}",
+            "rest.advertised.host.name": "127.0.0.1",
+            "rest.advertised.port": str(port),
+            "plugin.path": str(lib.plugins),
+            "scheduled.rebalance.max.delay.ms": "10000",
+        },
+    )
+    proc = spawn(name, java_cmd(version, "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)], log), log)
+    proc.url = f"http://127.0.0.1:{port}"
+    proc.extra["properties"] = str(props)
+    return proc
+
+
+def connect_ready(url: str) -> bool:
+    status, body = http_get(url + "/")
+    if status != 200 or b"version" not in body:
+        return False
+    # GET / answers before the herder has joined its group; /connectors waits for it.
+    status, _ = http_get(url + "/connectors")
+    return status == 200
+
+
+def start_sidecar(name: str, worker_properties: str) -> Proc:
+    port = free_port()
+    log = STACK / "logs" / f"{name}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "control_plane",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--worker-properties",
+        worker_properties,
+    ]
+    env = {"CONTROL_PLANE_LOG_FORMAT": "json"}
+    # the mark goes onto the command line (python ignores unknown -X options), for ``ours``
+    cmd = [*cmd[:1], "-X", f"stack_mark={STACK}", *cmd[1:]]
+    proc = spawn(name, cmd, log, env)
+    proc.url = f"http://127.0.0.1:{port}"
+    return proc
+
+
+def sidecar_ready(url: str) -> bool:
+    status, _ = http_get(url + "/readyz")
+    return status == 200
+
+
+def stop(procs: list[Proc], timeout_s: float = 30.0) -> None:
+    """Stop in reverse order of start: SIGTERM, then SIGKILL after the timeout. Only our own processes."""
+    for proc in reversed(procs):
+        if not alive(proc.pid) or not ours(proc.pid):
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+        deadline = time.monotonic() + timeout_s
+        while alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if alive(proc.pid):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:  # reap our own children; harmless for processes started by another invocation
+            os.waitpid(proc.pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def load_pids() -> list[Proc]:
+    if not PIDS_FILE.exists():
+        return []
+    return [Proc(**p) for p in json.loads(PIDS_FILE.read_text())]
+
+
+def save_pids(procs: list[Proc]) -> None:
+    PIDS_FILE.write_text(json.dumps([p.__dict__ for p in procs], indent=1))
+
+
+def running() -> bool:
+    procs = load_pids()
+    return bool(procs) and ENV_FILE.exists() and all(alive(p.pid) and ours(p.pid) for p in procs)
+
+
+def fresh_dirs() -> None:
+    import shutil
+
+    for sub in ("data", "config", "logs"):
+        shutil.rmtree(STACK / sub, ignore_errors=True)
+    STACK.mkdir(parents=True, exist_ok=True)
+
+
+def start(with_old: bool) -> tuple[list[Proc], dict[str, str]]:
+    """Start the stack; on any failure stop what was started and raise."""
+    procs: list[Proc] = []
+    try:
+        jars.resolve(NEW_VERSION)
+        if with_old:
+            jars.resolve(OLD_VERSION)
+        broker = start_broker()
+        procs.append(broker)
+        save_pids(procs)
+        wait_until(broker, lambda: broker_answers(broker.url), "answer metadata requests")
+        new = start_connect("connect-new", NEW_VERSION, broker.url)
+        procs.append(new)
+        old = start_connect("connect-old", OLD_VERSION, broker.url) if with_old else None
+        if old:
+            procs.append(old)
+        save_pids(procs)
+        wait_until(new, lambda: connect_ready(new.url), "answer GET / and GET /connectors")
+        if old:
+            wait_until(old, lambda: connect_ready(old.url), "answer GET / and GET /connectors")
+        side_new = start_sidecar("sidecar-new", new.extra["properties"])
+        procs.append(side_new)
+        side_old = start_sidecar("sidecar-old", old.extra["properties"]) if old else None
+        if side_old:
+            procs.append(side_old)
+        save_pids(procs)
+        wait_until(side_new, lambda: sidecar_ready(side_new.url), "become ready")
+        if side_old:
+            wait_until(side_old, lambda: sidecar_ready(side_old.url), "become ready")
+    except BaseException:
+        stop(procs)
+        PIDS_FILE.unlink(missing_ok=True)
+        raise
+    env = {
+        "KAFKA_BOOTSTRAP": broker.url,
+        "CONNECT_URL": new.url,
+        "SIDECAR_URL": side_new.url,
+        "CONNECT_VERSION": NEW_VERSION,
+        "CONNECT_PROPERTIES": new.extra["properties"],
+    }
+    if old and side_old:
+        env |= {
+            "CONNECT_URL_OLD": old.url,
+            "SIDECAR_URL_OLD": side_old.url,
+            "CONNECT_VERSION_OLD": OLD_VERSION,
+            "CONNECT_PROPERTIES_OLD": old.extra["properties"],
+        }
+    env["STACK_LOGS"] = str(STACK / "logs")
+    return procs, env
+
+
+def cmd_up(_: argparse.Namespace) -> int:
+    if running():
+        print(f"stack already running; see {ENV_FILE}")
+        return 0
+    cmd_down(None, quiet=True)
+    fresh_dirs()
+    t0 = time.monotonic()
+    procs, env = start(with_old=True)
+    save_pids(procs)
+    ENV_FILE.write_text("".join(f"export {k}={v}\n" for k, v in env.items()))
+    print(f"stack up in {time.monotonic() - t0:.0f}s; {ENV_FILE}:")
+    print(ENV_FILE.read_text(), end="")
+    return 0
+
+
+def cmd_down(_: argparse.Namespace | None, quiet: bool = False) -> int:
+    procs = load_pids()
+    stop(procs)
+    PIDS_FILE.unlink(missing_ok=True)
+    ENV_FILE.unlink(missing_ok=True)
+    if not quiet:
+        print(f"stopped {len(procs)} processes" if procs else "stack was not running")
+    return 0
+
+
+def cmd_run(_: argparse.Namespace) -> int:
+    if running():
+        raise StackError(f"the background stack is running (make stack-down first); see {ENV_FILE}")
+    fresh_dirs()
+    procs, env = start(with_old=False)
+    print(
+        f"Kafka broker   {env['KAFKA_BOOTSTRAP']}\n"
+        f"Kafka Connect  {env['CONNECT_URL']}  ({NEW_VERSION})\n"
+        f"Sidecar        {env['SIDECAR_URL']}  <- point clients here, e.g. curl {env['SIDECAR_URL']}/connectors\n"
+        f"Logs           {env['STACK_LOGS']}\n"
+        "Ctrl-C stops all three.",
+        flush=True,
+    )
+    stopping = False
+
+    def on_signal(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        while not stopping:
+            dead = [p for p in procs if not alive(p.pid)]
+            if dead:
+                print(f"{dead[0].name} exited; last lines of {dead[0].log}:\n{log_tail(dead[0].log)}", file=sys.stderr)
+                break
+            time.sleep(0.5)
+    finally:
+        print("stopping sidecar, Connect and broker ...", flush=True)
+        stop(procs)
+        print("stopped", flush=True)
+    return 0 if stopping else 1
+
+
+def cmd_status(_: argparse.Namespace) -> int:
+    if running():
+        print(ENV_FILE.read_text(), end="")
+        return 0
+    print("stack is not running")
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("up").set_defaults(func=cmd_up)
+    sub.add_parser("down").set_defaults(func=cmd_down)
+    sub.add_parser("run").set_defaults(func=cmd_run)
+    sub.add_parser("status").set_defaults(func=cmd_status)
+    sub.add_parser("jars").set_defaults(func=lambda _: jars.main())
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except StackError as err:
+        print(f"stack: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
