@@ -102,9 +102,19 @@ def build_transport(kind: str, max_connections: int, keepalive_s: float) -> http
     )
     if kind == "aiohttp":
         # httpx's own pool slows down under concurrency (encode/httpx#3215); aiohttp's does not.
+        import aiohttp
         from httpx_aiohttp import AiohttpTransport
 
-        return AiohttpTransport(limits=limits, trust_env=False)
+        def session() -> aiohttp.ClientSession:
+            # aiohttp adds Accept, Accept-Encoding, User-Agent and (on an empty PUT) a Content-Type of
+            # its own; a pass-through proxy must send only what the client sent.
+            return aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=max_connections, keepalive_timeout=keepalive_s),
+                skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
+                auto_decompress=False,
+            )
+
+        return AiohttpTransport(limits=limits, trust_env=False, client=session)
     return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
 
 

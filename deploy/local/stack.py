@@ -447,6 +447,7 @@ def cmd_run(_: argparse.Namespace) -> int:
     finally:
         print("stopping sidecar, Connect and broker ...", flush=True)
         stop(procs)
+        PIDS_FILE.unlink(missing_ok=True)
         print("stopped", flush=True)
     return 0 if stopping else 1
 

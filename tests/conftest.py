@@ -1,0 +1,1 @@
+"""Shared by every test: nothing but the project root on the path."""
