@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,15 +31,32 @@ class Version:
 
     @classmethod
     def parse(cls, text: str) -> Version | None:
-        """``4.3.1``, ``3.7.0-SNAPSHOT``, ``7.6.0-ccs`` -> the numeric release; None if there is none."""
-        match = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?", text or "")
+        """``4.3.1``, ``3.7.0-SNAPSHOT`` -> the numeric release; None if there is none.
+
+        Confluent Platform builds (``7.6.0-ccs``, ``7.4.1-ce``) report the platform's version: they
+        are read as the Apache Kafka release they ship (CP 7.6 is Kafka 3.6, CP 8.1 is Kafka 4.1).
+        """
+        match = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?(-c[ce]s?\b)?", text or "")
         if not match:
             return None
-        major, minor, patch = (int(g) if g else 0 for g in match.groups())
+        major, minor, patch = (int(g) if g else 0 for g in match.groups()[:3])
+        if match.group(4):
+            major, minor = _kafka_of_confluent(major, minor)
         return cls((major, minor, patch), text.strip())
 
     def __str__(self) -> str:
         return self.text or ".".join(map(str, self.parts))
+
+
+def _kafka_of_confluent(major: int, minor: int) -> tuple[int, int]:
+    """Confluent Platform major.minor -> the Apache Kafka major.minor it is built on."""
+    if major >= 7:  # CP 7.x ships Kafka 3.x, CP 8.x Kafka 4.x
+        return major - 4, minor
+    if major == 6:  # CP 6.0, 6.1, 6.2 ship Kafka 2.6, 2.7, 2.8
+        return 2, 6 + minor
+    if major == 5:  # CP 5.0 ... 5.5 ship Kafka 2.0 ... 2.5
+        return 2, minor
+    return major, minor
 
 
 @dataclass(frozen=True)
@@ -106,8 +123,15 @@ def decide(worker_version: Version | None, modes: Mapping[str, FeatureMode]) -> 
 class CapabilityDetector:
     """Keeps the per-feature decisions in step with the versions the workers report."""
 
-    def __init__(self, upstream: ConnectUpstream, modes: Mapping[str, FeatureMode], refresh_s: float) -> None:
+    def __init__(
+        self,
+        upstream: ConnectUpstream,
+        modes: Mapping[str, FeatureMode],
+        refresh_s: float,
+        on_answer: Callable[[str, bool], None] | None = None,
+    ) -> None:
         self._upstream = upstream
+        self._on_answer = on_answer
         self._modes = dict(modes)
         self._refresh_s = refresh_s
         self.worker_versions: dict[str, str] = {}
@@ -126,6 +150,9 @@ class CapabilityDetector:
 
     async def refresh(self) -> bool:
         answers = await self._upstream.worker_versions()
+        if self._on_answer:
+            for url, answer in answers.items():
+                self._on_answer(url, answer is not None)
         versions = {url: v for url, v in answers.items() if v is not None}
         if not versions:
             return False

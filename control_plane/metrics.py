@@ -44,6 +44,16 @@ class Metrics:
             registry=self.registry,
         )
 
+    # -- what the upstream and the capability detector report
+    def upstream_error(self, worker: str, kind: str) -> None:
+        self.upstream_errors.labels(worker, kind).inc()
+
+    def rebalance_retry(self) -> None:
+        self.rebalance_retries.inc()
+
+    def worker_answered(self, worker: str, answered: bool) -> None:
+        self.worker_up.labels(worker).set(1 if answered else 0)
+
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         labels = (route, method, str(status))
         self.requests.labels(*labels).inc()

@@ -13,12 +13,14 @@ message names the key as the operator wrote it (the worker property or the envir
 from __future__ import annotations
 
 import os
+import re
 from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceError
 
 from .worker_properties import connect_url_from_listeners, read_properties
 
@@ -46,6 +48,9 @@ FIELD_TO_WORKER_KEY = {field: key for key, field in WORKER_KEYS.items()}
 # Kafka client settings the sidecar's own clients need to reach the same brokers as the worker.
 SECURITY_PREFIXES = ("security.protocol", "sasl.", "ssl.")
 DEFAULT_CONNECT_URL = "http://127.0.0.1:8083"
+# Parts of the names of Kafka's password-type client settings (ssl.*.password, sasl.jaas.config,
+# sasl.oauthbearer.*.secret, *.passphrase ...): never shown.
+SECRET_WORDS = ("password", "jaas", "secret", "passphrase")
 
 
 class FeatureMode(str, Enum):
@@ -73,7 +78,7 @@ class WorkerPropertiesSource(PydanticBaseSettingsSource):
             raise SettingsError(f"cannot read the worker properties file {path}: {err.strerror}") from err
         for key, field in WORKER_KEYS.items():
             if key in props:
-                self.values[field] = props[key]
+                self.values[field] = props[key].strip()  # ConfigDef.parseType trims values
         security = {k: v for k, v in props.items() if k.startswith(SECURITY_PREFIXES)}
         if security:
             self.values["kafka_client_properties"] = security
@@ -200,6 +205,10 @@ def load_settings(**overrides: Any) -> Settings:
     overrides = {k: v for k, v in overrides.items() if v is not None}
     try:
         return Settings(**overrides)
+    except SourceError as err:  # a variable that is not valid JSON where JSON is expected
+        match = re.search(r'field "(\w+)"', str(err))
+        key = _key_names(match.group(1)) if match else "a setting"
+        raise SettingsError(f"invalid settings: {key}: not valid JSON ({err})") from None
     except ValidationError as err:
         problems = []
         for error in err.errors():
@@ -216,7 +225,7 @@ def describe(settings: Settings) -> dict[str, Any]:
     """The settings as the sidecar's own endpoint shows them: secrets of the Kafka clients hidden."""
     data = settings.model_dump(mode="json")
     data["kafka_client_properties"] = {
-        k: ("[hidden]" if "password" in k or "jaas" in k or k.endswith(".key") else v)
+        k: ("[hidden]" if any(word in k for word in SECRET_WORDS) or k.endswith(".key") else v)
         for k, v in settings.kafka_client_properties.items()
     }
     return data

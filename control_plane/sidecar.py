@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .capabilities import CapabilityDetector
+from .metrics import Metrics
 from .settings import Settings, describe
 from .upstream import ConnectUpstream, UpstreamRequest, UpstreamResponse
 from .upstream.client import build_transport
@@ -28,7 +29,9 @@ class Sidecar:
         self.capabilities = detector
 
     @classmethod
-    def from_settings(cls, settings: Settings, upstream: ConnectUpstream | None = None) -> Sidecar:
+    def from_settings(
+        cls, settings: Settings, upstream: ConnectUpstream | None = None, metrics: Metrics | None = None
+    ) -> Sidecar:
         upstream = upstream or ConnectUpstream(
             settings.connect_urls,
             transport=build_transport(
@@ -42,7 +45,13 @@ class Sidecar:
             rebalance_retry_initial_backoff_ms=settings.rebalance_retry_initial_backoff_ms,
             rebalance_retry_max_backoff_ms=settings.rebalance_retry_max_backoff_ms,
         )
-        detector = CapabilityDetector(upstream, settings.feature_modes(), settings.capability_refresh_s)
+        upstream.observer = metrics
+        detector = CapabilityDetector(
+            upstream,
+            settings.feature_modes(),
+            settings.capability_refresh_s,
+            on_answer=metrics.worker_answered if metrics else None,
+        )
         return cls(settings, upstream, detector)
 
     async def start(self) -> None:

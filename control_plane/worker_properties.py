@@ -8,6 +8,7 @@ into the URL a sidecar on the same host calls.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,8 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 def _logical_lines(text: str) -> Iterator[str]:
     pending = ""
-    for raw in text.splitlines():
+    # Properties.load ends lines at \n, \r and \r\n only (str.splitlines also splits at \f, \x85 ...)
+    for raw in re.split(r"\r\n|\r|\n", text):
         line = raw.lstrip(" \t\f")
         if not pending and (not line or line[0] in "#!"):
             continue

@@ -54,7 +54,7 @@ def create_app(settings: Settings, upstream: ConnectUpstream | None = None) -> S
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        sidecar = Sidecar.from_settings(settings, upstream)
+        sidecar = Sidecar.from_settings(settings, upstream, metrics)
         app.state.sidecar = sidecar
         await sidecar.start()
         try:

@@ -40,5 +40,9 @@ async def proxy(request: Request) -> Response:
     )
     response = Response(status_code=answer.status)
     response.body = answer.body
-    response.raw_headers = [*answer.headers, (b"content-length", str(len(answer.body)).encode())]
+    response.raw_headers = list(answer.headers)
+    if request.method == "HEAD":
+        response.raw_headers += [(b"content-length", v) for n, v in answer.framing if n == b"content-length"]
+    elif answer.status >= 200 and answer.status not in (204, 304):  # RFC 9110 8.6: none on 1xx, 204
+        response.raw_headers.append((b"content-length", str(len(answer.body)).encode()))
     return response

@@ -14,9 +14,14 @@ _CONNECTOR_SUFFIXES = frozenset(
 _TASK_SUFFIXES = frozenset({"status", "restart"})
 
 
+SIDECAR_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", f"{SIDECAR_PREFIX}/capabilities", f"{SIDECAR_PREFIX}/info"})
+
+
 def route_template(path: str) -> str:
-    if path.startswith(SIDECAR_PREFIX) or path in ("/healthz", "/readyz", "/metrics"):
+    if path in SIDECAR_ROUTES:
         return path
+    if path.startswith(SIDECAR_PREFIX):
+        return f"{SIDECAR_PREFIX}/{{other}}"
     seg = [s for s in path.split("/") if s]
     if not seg:
         return "/"

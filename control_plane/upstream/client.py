@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import httpx
 import orjson
@@ -81,6 +82,8 @@ class UpstreamResponse:
     body: bytes
     worker: str
     attempts: int = 1
+    # the framing headers of the worker's answer (content-length), for a HEAD answered without body
+    framing: tuple[tuple[bytes, bytes], ...] = ()
 
     def json(self) -> object:
         return orjson.loads(self.body)
@@ -118,6 +121,14 @@ def build_transport(kind: str, max_connections: int, keepalive_s: float) -> http
     return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
 
 
+class UpstreamObserver(Protocol):
+    """What the upstream reports as it works (``metrics.Metrics`` implements it)."""
+
+    def upstream_error(self, worker: str, kind: str) -> None: ...
+
+    def rebalance_retry(self) -> None: ...
+
+
 class ConnectUpstream:
     def __init__(
         self,
@@ -148,6 +159,7 @@ class ConnectUpstream:
         self._backoff_initial_s = rebalance_retry_initial_backoff_ms / 1000
         self._backoff_max_s = rebalance_retry_max_backoff_ms / 1000
         self.rebalance_retries = 0
+        self.observer: UpstreamObserver | None = None
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -176,7 +188,10 @@ class ConnectUpstream:
         except httpx.HTTPError as exc:
             raise classify(worker, exc) from exc
         self._down_until.pop(worker, None)
-        return UpstreamResponse(response.status_code, strip_hop_by_hop(response.headers.raw), body, worker)
+        framing = tuple((n.lower(), v) for n, v in response.headers.raw if n.lower() == b"content-length")
+        return UpstreamResponse(
+            response.status_code, strip_hop_by_hop(response.headers.raw), body, worker, framing=framing
+        )
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
@@ -185,6 +200,8 @@ class ConnectUpstream:
                 return await self._send_once(worker, request)
             except UpstreamError as err:
                 errors.append(err)
+                if self.observer:
+                    self.observer.upstream_error(worker, type(err).__name__)
                 if isinstance(err, WorkerUnreachable):
                     self._down_until[worker] = time.monotonic() + self._worker_down_s
                     log.warning("worker unreachable", worker=worker, error=err.detail)
@@ -212,10 +229,14 @@ class ConnectUpstream:
         response = await retrying(self._send_to_any, request)
         attempts = 1 + int(retrying.statistics.get("attempt_number", 1))
         log.info("rebalance conflict retried", path=request.path, attempts=attempts, status=response.status)
-        return UpstreamResponse(response.status, response.headers, response.body, response.worker, attempts)
+        return UpstreamResponse(
+            response.status, response.headers, response.body, response.worker, attempts, response.framing
+        )
 
     def _count_retry(self, _state: object) -> None:
         self.rebalance_retries += 1
+        if self.observer:
+            self.observer.rebalance_retry()
 
     async def worker_versions(self) -> dict[str, str | None]:
         """``GET /`` on every worker: its version, or None when it did not answer."""

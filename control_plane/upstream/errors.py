@@ -51,13 +51,15 @@ def classify(worker: str, exc: httpx.HTTPError) -> UpstreamError:
     cause = exc.__cause__
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        if aiohttp is None or cause is None or isinstance(
-            cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError
-        ):
-            return WorkerUnreachable(worker, f"cannot connect ({detail})")
         # httpx-aiohttp maps every aiohttp.ClientConnectionError to ConnectTimeout, a broken
-        # keep-alive connection included: the request may have been sent.
-        return WorkerDisconnected(worker, f"connection lost ({detail})")
+        # keep-alive connection included: then the request may have been sent.
+        if (
+            aiohttp is not None
+            and isinstance(cause, aiohttp.ClientConnectionError)
+            and not isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
+        ):
+            return WorkerDisconnected(worker, f"connection lost ({detail})")
+        return WorkerUnreachable(worker, f"cannot connect ({detail})")
     if isinstance(exc, httpx.PoolTimeout):
         return WorkerUnreachable(worker, f"no free connection in the pool ({detail})")
     if isinstance(exc, httpx.TimeoutException):

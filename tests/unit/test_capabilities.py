@@ -1,0 +1,259 @@
+"""Which features the worker has natively, decided from its version (``GET /``) or forced by setting;
+shown at /_sidecar/capabilities, and /readyz waits for the first answer."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+import respx
+
+from control_plane.capabilities import FEATURES, Version, decide
+from control_plane.settings import FeatureMode, load_settings
+
+W1 = "http://w1:8083"
+W2 = "http://w2:8083"
+ALL = {f.name for f in FEATURES}
+
+
+def root(version: str) -> httpx.Response:
+    return httpx.Response(200, json={"version": version, "commit": "abc", "kafka_cluster_id": "k"})
+
+
+def native(version: str | None, **modes: FeatureMode) -> set[str]:
+    parsed = Version.parse(version) if version else None
+    return {name for name, d in decide(parsed, modes).items() if d.native}
+
+
+# -- Version
+
+
+@pytest.mark.parametrize(
+    ("text", "parts", "shown"),
+    [
+        pytest.param("4.3.1", (4, 3, 1), "4.3.1", id="release"),
+        pytest.param("3.7.0-SNAPSHOT", (3, 7, 0), "3.7.0-SNAPSHOT", id="snapshot"),
+        pytest.param("7.6.0-ccs", (3, 6, 0), "7.6.0-ccs", id="confluent-ccs"),
+        pytest.param("3.6", (3, 6, 0), "3.6", id="no-patch"),
+        pytest.param("4", (4, 0, 0), "4", id="major-only"),
+        pytest.param(" 3.5.1 ", (3, 5, 1), "3.5.1", id="white-space"),
+        pytest.param("3.10.0", (3, 10, 0), "3.10.0", id="two-digit-minor"),
+    ],
+)
+def test_version_parse(text: str, parts: tuple[int, int, int], shown: str) -> None:
+    version = Version.parse(text)
+    assert version is not None
+    assert version.parts == parts
+    assert str(version) == shown
+
+
+@pytest.mark.parametrize("text", ["", "unknown", "v3.6.0", "-1"])
+def test_version_parse_without_a_release(text: str) -> None:
+    assert Version.parse(text) is None
+
+
+def test_versions_compare_by_release_only() -> None:
+    parse = Version.parse
+    assert parse("3.7.0-SNAPSHOT") == parse("3.7.0")
+    assert parse("3.10.0") > parse("3.9.1")  # type: ignore[operator]
+    assert parse("4.0.0") > parse("3.9.9")  # type: ignore[operator]
+    assert min(parse(v) for v in ("4.3.1", "3.4.1", "3.6.0")) == parse("3.4.1")  # type: ignore[type-var]
+
+
+# -- decide
+
+
+@pytest.mark.parametrize(
+    ("version", "expected_native"),
+    [
+        pytest.param("2.4.1", set(), id="2.4.1"),
+        pytest.param("2.5.0", {"topic_tracking"}, id="2.5.0"),
+        pytest.param("3.4.1", {"topic_tracking", "topic_creation"}, id="3.4.1"),
+        pytest.param("3.5.0", {"topic_tracking", "topic_creation", "stop_and_offsets_read"}, id="3.5.0"),
+        pytest.param(
+            "3.6.0",
+            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            id="3.6.0",
+        ),
+        pytest.param(
+            "3.7.0-SNAPSHOT",
+            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            id="3.7.0-SNAPSHOT",
+        ),
+        pytest.param(
+            "4.0.0",
+            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            id="4.0.0",
+        ),
+        pytest.param("4.1.0", ALL - {"status_store_retries"}, id="4.1.0"),
+        pytest.param("4.3.1", ALL - {"status_store_retries"}, id="4.3.1"),
+    ],
+)
+def test_decide_from_the_version(version: str, expected_native: set[str]) -> None:
+    assert native(version) == expected_native
+
+
+def test_decide_reasons() -> None:
+    decisions = decide(Version.parse("3.4.1"), {})
+    assert set(decisions) == ALL
+    assert decisions["stop_and_offsets_read"].reason == "worker 3.4.1 < 3.5.0"
+    assert decisions["topic_tracking"].reason == "worker 3.4.1 >= 2.5.0"
+    assert decisions["status_store_retries"].reason == "no Connect release has it"
+    shown = decisions["stop_and_offsets_read"].as_dict()
+    assert shown == {
+        "mode": "emulated",
+        "spec": "KIP-875",
+        "native_since": "3.5.0",
+        "reason": "worker 3.4.1 < 3.5.0",
+        "summary": decisions["stop_and_offsets_read"].feature.summary,
+    }
+
+
+def test_decide_without_a_version_emulates_everything() -> None:
+    decisions = decide(None, {})
+    assert not any(d.native for d in decisions.values())
+    assert decisions["topic_tracking"].reason == "worker version unknown (no worker answered yet)"
+
+
+@pytest.mark.parametrize(
+    ("version", "modes", "expected_native"),
+    [
+        pytest.param(
+            "3.4.1",
+            {"stop_and_offsets_read": FeatureMode.NATIVE},
+            {"topic_tracking", "topic_creation", "stop_and_offsets_read"},
+            id="force-native-on-old",
+        ),
+        pytest.param(
+            "4.3.1",
+            {"topic_tracking": FeatureMode.EMULATED, "plugin_versions": FeatureMode.EMULATED},
+            {"topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            id="force-emulated-on-new",
+        ),
+        pytest.param(
+            "4.3.1", {"status_store_retries": FeatureMode.NATIVE}, ALL, id="force-native-where-no-release-has-it"
+        ),
+        pytest.param(None, {"topic_tracking": FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"),
+        pytest.param("3.4.1", {"topic_tracking": FeatureMode.AUTO}, {"topic_tracking", "topic_creation"}, id="auto"),
+    ],
+)
+def test_forced_modes(version: str | None, modes: dict[str, FeatureMode], expected_native: set[str]) -> None:
+    assert native(version, **modes) == expected_native
+    decisions = decide(Version.parse(version) if version else None, modes)
+    for name, mode in modes.items():
+        if mode is not FeatureMode.AUTO:
+            assert decisions[name].reason == f"forced {mode.value} by setting"
+
+
+@pytest.mark.parametrize(
+    ("confluent", "kafka"),
+    [pytest.param("7.6.0-ccs", "3.6.0", id="7.6.0-ccs"), pytest.param("7.4.1-ce", "3.4.1", id="7.4.1-ce")],
+)
+def test_decide_for_a_confluent_platform_worker_as_for_its_kafka(confluent: str, kafka: str) -> None:
+    assert native(confluent) == native(kafka)
+
+
+# -- through the app
+
+
+async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, serve) -> None:
+    async with serve(version="3.4.1") as running:
+        assert await running.sidecar.capabilities.wait_detected(1.0)
+        response = await running.client.get("/_sidecar/capabilities")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["worker_version"] == "3.4.1"
+    assert body["worker_versions"] == {W1: "3.4.1", W2: "3.4.1"}
+    assert isinstance(body["detected_at"], float)
+    modes = {name: f["mode"] for name, f in body["features"].items()}
+    assert modes == {
+        "topic_tracking": "native",
+        "topic_creation": "native",
+        "stop_and_offsets_read": "emulated",
+        "offsets_alter_reset": "emulated",
+        "plugin_versions": "emulated",
+        "status_store_retries": "emulated",
+    }
+
+
+async def test_capabilities_follow_the_oldest_worker(router: respx.MockRouter, serve) -> None:
+    versions = {"w1": "3.6.0", "w2": "3.5.0"}
+    router["root"].mock(side_effect=lambda request: root(versions[request.url.host]))
+    async with serve() as running:
+        assert await running.sidecar.capabilities.wait_detected(1.0)
+        body = (await running.client.get("/_sidecar/capabilities")).json()
+    assert body["worker_version"] == "3.5.0"
+    assert body["worker_versions"] == {W1: "3.6.0", W2: "3.5.0"}
+    assert body["features"]["stop_and_offsets_read"]["mode"] == "native"
+    assert body["features"]["offsets_alter_reset"]["mode"] == "emulated"
+
+
+async def test_capabilities_from_the_workers_that_answer(router: respx.MockRouter, serve) -> None:
+    router["root"].mock(
+        side_effect=lambda request: root("4.3.1") if request.url.host == "w2" else httpx.Response(503, text="starting")
+    )
+    async with serve() as running:
+        assert await running.sidecar.capabilities.refresh()
+        body = (await running.client.get("/_sidecar/capabilities")).json()
+    assert body["worker_version"] == "4.3.1"
+    assert body["worker_versions"] == {W2: "4.3.1"}
+
+
+async def test_forced_mode_shows_in_the_endpoint(router: respx.MockRouter, serve) -> None:
+    settings = load_settings(
+        connect_urls=f"{W1},{W2}", feature_plugin_versions="native", feature_topic_tracking="emulated"
+    )
+    async with serve(version="3.4.1", settings=settings) as running:
+        assert await running.sidecar.capabilities.wait_detected(1.0)
+        features = (await running.client.get("/_sidecar/capabilities")).json()["features"]
+    assert features["plugin_versions"]["mode"] == "native"
+    assert features["plugin_versions"]["reason"] == "forced native by setting"
+    assert features["topic_tracking"]["mode"] == "emulated"
+    assert features["topic_tracking"]["reason"] == "forced emulated by setting"
+
+
+@pytest.mark.parametrize(
+    "first_answer",
+    [
+        pytest.param(httpx.ConnectError, id="refused"),
+        pytest.param(httpx.Response(503, text="starting"), id="not-200"),
+        pytest.param(httpx.Response(200, text="<html>"), id="not-json"),
+        pytest.param(httpx.Response(200, json={"commit": "abc"}), id="no-version"),
+        pytest.param(httpx.Response(200, json={"version": "unknown"}), id="unparsable-version"),
+        pytest.param(httpx.Response(200, json=["3.6.0"]), id="json-list"),
+    ],
+)
+async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serve, first_answer: object) -> None:
+    up = False
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if up:
+            return root("3.6.0")
+        if isinstance(first_answer, type):
+            raise first_answer("Connection refused", request=request)
+        return first_answer  # type: ignore[return-value]
+
+    router["root"].mock(side_effect=answer)
+    async with serve() as running:
+        detector = running.sidecar.capabilities
+        assert not await detector.refresh()  # both workers: no usable answer
+        response = await running.client.get("/readyz")
+        assert response.status_code == 503
+        assert response.json() == {"ready": False, "checks": {"worker_version_detected": False}}
+        capabilities = (await running.client.get("/_sidecar/capabilities")).json()
+        assert capabilities["worker_version"] is None
+        assert {f["mode"] for f in capabilities["features"].values()} == {"emulated"}
+
+        up = True
+        assert await detector.refresh()
+        response = await running.client.get("/readyz")
+        assert response.status_code == 200
+        assert response.json() == {"ready": True, "checks": {"worker_version_detected": True}}
+        assert (await running.client.get("/_sidecar/capabilities")).json()["worker_version"] == "3.6.0"
+
+
+async def test_readyz_through_the_background_detector(router: respx.MockRouter, serve) -> None:
+    async with serve(version="4.3.1") as running:
+        assert await running.sidecar.capabilities.wait_detected(1.0)
+        response = await running.client.get("/readyz")
+    assert response.status_code == 200
