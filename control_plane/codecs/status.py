@@ -1,0 +1,210 @@
+"""Records of the status topic (``status.storage.topic``).
+
+Mirrors org.apache.kafka.connect.storage.KafkaStatusBackingStore:
+
+- ``status-connector-<c>`` and ``status-task-<c>-<n>``: STATUS_SCHEMA_V0, fields in the order
+  ``state, trace, worker_id, generation`` and, from 4.1 (KIP-891), ``version``. The optional fields are
+  always written, as ``null`` when unset: 4.x writes ``"version":null`` for UNASSIGNED and RESTARTING,
+  3.x has no ``version`` field at all.
+- ``status-topic-<topic>:connector-<c>`` (KIP-558): ``{"topic":{"name","connector","task",
+  "discoverTimestamp"}}`` (TOPIC_STATUS_VALUE_SCHEMA_V0; no ``version`` field, also in 4.3.1).
+
+Keys are parsed as the worker parses them: a task key is split on ``-`` and its last part is the task
+number, so connector names may contain ``-``; a topic key is cut at its *first* ``:`` (topic names cannot
+contain one), so connector names may contain ``:``; the ``:connector-`` separator is skipped by length.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeAlias
+
+from . import json_wire
+from .javalang import as_int32, as_int64, java_parse_int, java_split_dash, key_text
+from .results import Malformed, Tombstone, UnknownKey
+
+TOPIC_SEPARATOR = ":connector-"
+
+
+class StatusKind(StrEnum):
+    CONNECTOR = "status-connector-"
+    TASK = "status-task-"
+    TOPIC = "status-topic-"
+
+
+@dataclass(frozen=True)
+class StatusKey:
+    kind: StatusKind
+    connector: str
+    task: int | None = None  # only for TASK
+    topic: str | None = None  # only for TOPIC
+
+    def to_bytes(self) -> bytes:
+        if self.kind is StatusKind.TASK:
+            return f"{self.kind.value}{self.connector}-{self.task}".encode()
+        if self.kind is StatusKind.TOPIC:
+            return f"{self.kind.value}{self.topic}{TOPIC_SEPARATOR}{self.connector}".encode()
+        return f"{self.kind.value}{self.connector}".encode()
+
+
+@dataclass(frozen=True)
+class ConnectorStatus:
+    connector: str
+    state: str  # UNASSIGNED, RUNNING, PAUSED, FAILED, DESTROYED, RESTARTING, STOPPED
+    trace: str | None
+    worker_id: str
+    generation: int
+    version: str | None = None  # the plugin version (KIP-891, 4.1+)
+    version_field: bool = False  # whether the value carries "version" (4.1+ workers always write it)
+
+
+@dataclass(frozen=True)
+class TaskStatus:
+    connector: str
+    task: int
+    state: str
+    trace: str | None
+    worker_id: str
+    generation: int
+    version: str | None = None
+    version_field: bool = False
+
+
+@dataclass(frozen=True)
+class TopicStatus:
+    topic: str  # from the key, which is what the worker indexes by
+    connector: str  # from the key
+    task: int
+    discover_timestamp: int
+    name: str | None = None  # the value's "name", only when it differs from the key's topic
+    value_connector: str | None = None  # the value's "connector", only when it differs from the key's
+
+
+StatusRecord: TypeAlias = ConnectorStatus | TaskStatus | TopicStatus
+StatusDecoded: TypeAlias = StatusRecord | Tombstone[StatusKey] | UnknownKey | Malformed
+
+
+def _parse_topic_key(text: str) -> StatusKey | str:
+    # KafkaStatusBackingStore.readTopicStatus
+    colon = text.find(":")
+    if colon < len(StatusKind.TOPIC.value):
+        return "topic status key without ':'"
+    topic = text[len(StatusKind.TOPIC.value) : colon]
+    connector = text[colon + len(TOPIC_SEPARATOR) :]
+    if not topic:
+        return "topic status key with an empty topic"
+    if not connector:
+        return "topic status key with an empty connector"
+    return StatusKey(StatusKind.TOPIC, connector, topic=topic)
+
+
+def parse_status_key(key: bytes | None) -> StatusKey | UnknownKey | Malformed:
+    text = key_text(key)
+    if key is None or text is None:
+        return Malformed("status key is missing or not UTF-8", key)
+    if text.startswith(StatusKind.CONNECTOR.value):
+        connector = text[len(StatusKind.CONNECTOR.value) :]
+        return StatusKey(StatusKind.CONNECTOR, connector) if connector else Malformed("empty connector name", key)
+    if text.startswith(StatusKind.TASK.value):
+        # parseConnectorTaskId: at least 4 parts ("status", "task", name..., number)
+        parts = java_split_dash(text)
+        task = java_parse_int(parts[-1]) if len(parts) >= 4 else None
+        if task is None:
+            return Malformed("task status key without a task number", key)
+        return StatusKey(StatusKind.TASK, "-".join(parts[2:-1]), task)
+    if text.startswith(StatusKind.TOPIC.value):
+        parsed = _parse_topic_key(text)
+        return Malformed(parsed, key) if isinstance(parsed, str) else parsed
+    return UnknownKey(key)
+
+
+def _decode_state(key: StatusKey, value: dict[str, object]) -> StatusRecord | str:
+    state, trace, worker, version = (value.get(f) for f in ("state", "trace", "worker_id", "version"))
+    generation = as_int32(value.get("generation"))
+    if not isinstance(state, str) or not state:
+        return "'state' is not a string"
+    if trace is not None and not isinstance(trace, str):
+        return "'trace' is not a string"
+    if not isinstance(worker, str):
+        return "'worker_id' is not a string"
+    if generation is None:
+        return "'generation' is not an integer"
+    if version is not None and not isinstance(version, str):
+        return "'version' is not a string"
+    has_version = "version" in value
+    if key.kind is StatusKind.CONNECTOR:
+        return ConnectorStatus(key.connector, state, trace, worker, generation, version, has_version)
+    return TaskStatus(key.connector, key.task or 0, state, trace, worker, generation, version, has_version)
+
+
+def _decode_topic(key: StatusKey, value: dict[str, object]) -> TopicStatus | str:
+    inner = value.get("topic")
+    if not isinstance(inner, dict):
+        return "'topic' is not an object"
+    name, connector = inner.get("name"), inner.get("connector")
+    task, timestamp = as_int32(inner.get("task")), as_int64(inner.get("discoverTimestamp"))
+    if not isinstance(name, str) or not isinstance(connector, str):
+        return "'name' and 'connector' must be strings"
+    if task is None or timestamp is None:
+        return "'task' and 'discoverTimestamp' must be integers"
+    topic = key.topic or ""
+    return TopicStatus(
+        topic,
+        key.connector,
+        task,
+        timestamp,
+        None if name == topic else name,
+        None if connector == key.connector else connector,
+    )
+
+
+def decode_status(key: bytes | None, value: bytes | None) -> StatusDecoded:
+    """Decode one status-topic record; never raises."""
+    parsed = parse_status_key(key)
+    if not isinstance(parsed, StatusKey):
+        return parsed
+    if value is None:
+        return Tombstone(parsed)
+    data, error = json_wire.loads(value)
+    if error is not None:
+        return Malformed(error, key)
+    if not isinstance(data, dict):
+        return Malformed("value is not a JSON object", key)
+    record = _decode_topic(parsed, data) if parsed.kind is StatusKind.TOPIC else _decode_state(parsed, data)
+    return Malformed(record, key) if isinstance(record, str) else record
+
+
+def status_key_of(record: StatusRecord) -> StatusKey:
+    if isinstance(record, ConnectorStatus):
+        return StatusKey(StatusKind.CONNECTOR, record.connector)
+    if isinstance(record, TaskStatus):
+        return StatusKey(StatusKind.TASK, record.connector, record.task)
+    return StatusKey(StatusKind.TOPIC, record.connector, topic=record.topic)
+
+
+def _value_of(record: StatusRecord) -> dict[str, object]:
+    if isinstance(record, TopicStatus):
+        inner = {
+            "name": record.topic if record.name is None else record.name,
+            "connector": record.connector if record.value_connector is None else record.value_connector,
+            "task": record.task,
+            "discoverTimestamp": record.discover_timestamp,
+        }
+        return {"topic": inner}
+    value: dict[str, object] = {
+        "state": record.state,
+        "trace": record.trace,
+        "worker_id": record.worker_id,
+        "generation": record.generation,
+    }
+    if record.version_field or record.version is not None:
+        value["version"] = record.version
+    return value
+
+
+def encode_status(record: StatusRecord | Tombstone[StatusKey]) -> tuple[bytes, bytes | None]:
+    """The (key, value) bytes a worker writes for ``record``; value ``None`` for a tombstone."""
+    if isinstance(record, Tombstone):
+        return record.key.to_bytes(), None
+    return status_key_of(record).to_bytes(), json_wire.dumps(_value_of(record))
