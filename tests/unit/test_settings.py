@@ -228,6 +228,19 @@ BAD_FILE_VALUES = [
         ["status.storage.retry.initial.backoff.ms", "20000", "status.storage.retry.max.backoff.ms", "10000"],
         id="initial-backoff-above-default-max",
     ),
+    pytest.param(
+        "status.storage.retry.initial.backoff.ms=-1\n",
+        ["status.storage.retry.initial.backoff.ms", "-1"],
+        id="initial-backoff-negative",
+    ),
+    pytest.param(
+        "status.storage.retry.max.backoff.ms=-5\n", ["status.storage.retry.max.backoff.ms", "-5"], id="max-backoff-negative"
+    ),
+    pytest.param(
+        "status.storage.retry.max.retries=2147483648\n",
+        ["status.storage.retry.max.retries", "2147483648"],
+        id="retries-above-max-int",
+    ),
     pytest.param("topic.tracking.enable=maybe\n", ["topic.tracking.enable", "maybe"], id="not-a-boolean"),
 ]
 
@@ -250,6 +263,9 @@ def test_bad_file_value_raises_naming_the_key(worker_file, text: str, named: lis
         ),
         pytest.param({"connect_urls": " , "}, ["CONTROL_PLANE_CONNECT_URLS", "at least one"], id="empty-list"),
         pytest.param({"port": 70000}, ["CONTROL_PLANE_PORT", "70000"], id="port"),
+        pytest.param(
+            {"status_write_request_timeout_ms": 0}, ["CONTROL_PLANE_STATUS_WRITE_REQUEST_TIMEOUT_MS", "0"], id="status-write-request-timeout"
+        ),
         pytest.param(
             {"rebalance_retry_initial_backoff_ms": 5000, "rebalance_retry_max_backoff_ms": 100},
             ["CONTROL_PLANE_REBALANCE_RETRY_INITIAL_BACKOFF_MS", "CONTROL_PLANE_REBALANCE_RETRY_MAX_BACKOFF_MS"],

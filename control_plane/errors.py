@@ -1,0 +1,33 @@
+"""The domain's exception tree. It knows nothing of HTTP: ``rest/errors.py`` alone maps each class
+to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExceptionMapper does).
+
+    ControlPlaneError
+     ├── NotFoundError        the connector, task or status does not exist
+     ├── OperationDisabled    the worker's settings forbid it (e.g. topic.tracking.enable=false)
+     ├── BadRequestError      the request cannot be carried out as given
+     └── ViewNotReady         the view has not read its topics to the end yet
+"""
+
+from __future__ import annotations
+
+
+class ControlPlaneError(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFoundError(ControlPlaneError):
+    pass
+
+
+class OperationDisabled(ControlPlaneError):
+    pass
+
+
+class BadRequestError(ControlPlaneError):
+    pass
+
+
+class ViewNotReady(ControlPlaneError):
+    pass

@@ -1,0 +1,112 @@
+"""The I/O seam under the status writer: a one-method producer, and its aiokafka implementation.
+
+``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises.
+``AiokafkaRecordProducer`` is the real one; tests put a fake with the same three methods underneath.
+
+Which failures are retriable is decided by ``is_retriable``: aiokafka's own ``retriable`` class
+attribute (``aiokafka.errors``), and timeouts (the sidecar's ``AttemptTimeout`` and aiokafka's
+``KafkaTimeoutError``, which aiokafka leaves unmarked although Kafka's Java ``TimeoutException`` is a
+``RetriableException``: a broker that does not answer in time may answer the next time). Never the text
+of a message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+import structlog
+from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError, KafkaTimeoutError
+
+log = structlog.get_logger(__name__)
+
+
+class AttemptTimeout(Exception):
+    """One produce attempt did not finish within its time bound (a broker that is gone, or slow)."""
+
+    retriable = True
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(f"no acknowledgement within {timeout_s:g} s")
+        self.timeout_s = timeout_s
+
+
+def is_retriable(exc: BaseException) -> bool:
+    if isinstance(exc, (AttemptTimeout, KafkaTimeoutError)):
+        return True
+    return isinstance(exc, KafkaError) and bool(type(exc).retriable)
+
+
+class RecordProducer(Protocol):
+    async def start(self) -> None: ...
+
+    async def send(self, topic: str, key: bytes, value: bytes | None) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class AiokafkaRecordProducer:
+    """One ``AIOKafkaProducer`` with ``acks=all``, connected on first use.
+
+    Connecting lazily lets the sidecar start while the brokers are down: the first attempt that cannot
+    bootstrap fails with aiokafka's retriable ``KafkaConnectionError`` and is retried like any other.
+    As Connect's KafkaStatusBackingStore does (``retries=0``, idempotence off), the producer is not
+    asked to make retries of its own beyond the one request timeout; the writer retries.
+    """
+
+    def __init__(self, client_kwargs: dict[str, Any], request_timeout_ms: int) -> None:
+        self._kwargs = {
+            **client_kwargs,
+            "acks": "all",
+            "enable_idempotence": False,
+            "request_timeout_ms": request_timeout_ms,
+            "client_id": "control-plane-status-writer",
+        }
+        self._stop_timeout_s = 2 * request_timeout_ms / 1000
+        self._producer: AIOKafkaProducer | None = None
+        self._connected = False
+        self._connecting = asyncio.Lock()
+
+    async def start(self) -> None:
+        self._producer = AIOKafkaProducer(**self._kwargs)  # needs the running loop: created here
+        self._connected = False
+
+    async def _connect(self, producer: AIOKafkaProducer) -> None:
+        async with self._connecting:
+            if not self._connected:
+                await producer.start()
+                self._connected = True
+                log.info("status producer connected", bootstrap_servers=self._kwargs["bootstrap_servers"])
+
+    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+        producer = self._producer
+        if producer is None:
+            raise RuntimeError("the producer is not started")
+        await self._connect(producer)
+        delivery = await producer.send(topic, value=value, key=key)
+        # Shielded: a caller's timeout must not cancel aiokafka's own future (the record stays queued
+        # in order behind its partition's earlier records and may still be delivered).
+        delivery.add_done_callback(_consume)
+        await asyncio.shield(delivery)
+
+    async def stop(self) -> None:
+        """Flushes what is queued, bounded: with the brokers gone, queued batches expire after one
+        request timeout and aiokafka fails them, so the flush ends."""
+        producer, self._producer = self._producer, None
+        if producer is None:
+            return
+        try:
+            async with asyncio.timeout(self._stop_timeout_s):
+                await producer.stop()
+        except TimeoutError:
+            log.error("status producer did not stop in time", timeout_s=self._stop_timeout_s)
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    """Retrieve a delivery's outcome so that a late failure nobody awaits is not reported as lost."""
+    if not future.cancelled():
+        future.exception()
+
+
+__all__ = ["AiokafkaRecordProducer", "AttemptTimeout", "RecordProducer", "is_retriable"]

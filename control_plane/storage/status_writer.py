@@ -1,0 +1,346 @@
+"""The status writer: every record the sidecar writes to the status topic, with the retries of the
+status-store retry proposal (kips/kip-status-store-retries.txt), in the background.
+
+``submit(key, value, kind)`` returns a ``WriteTicket`` at once; the write goes on in a task of its own
+key's lane. ``write(...)`` is ``submit`` then ``await ticket.result()``.
+
+Mirrors Connect's ``KafkaStatusBackingStore.send``: each key carries a sequence that grows with every
+write; a write whose attempt failed with a retriable error is sent again only while it is still the
+newest write of its key (``CacheEntry.canWriteSafely(status, sequence)``), so an old value never
+overwrites a new one. Writes of one key are attempted one at a time, in the order submitted. Unlike
+Connect (which retries forever), retries stop after ``status.storage.retry.max.retries``, waiting the
+proposal's backoff (``backoff.ProposalBackoff``) in between.
+
+What it hands out, and its errors, are in ``status_writes``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from types import TracebackType
+
+import structlog
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
+from ..backoff import ProposalBackoff
+from ..settings import Settings
+from .kafka_clients import client_kwargs
+from .record_producer import AiokafkaRecordProducer, AttemptTimeout, RecordProducer, is_retriable
+from .status_writes import (
+    KINDS,
+    Outcome,
+    StatusStoreNotConfigured,
+    StatusWriteFailed,
+    StatusWriteObserver,
+    StatusWriterClosed,
+    StatusWrites,
+    StatusWriteState,
+    WriteTicket,
+    describe_error,
+    epoch_ms,
+    key_text,
+)
+
+log = structlog.get_logger(__name__)
+
+FAILED_KEPT = 1000  # failed writes listed by the endpoint, newest kept
+
+
+@dataclass(eq=False)
+class _Write:
+    key: bytes
+    value: bytes | None
+    kind: str
+    ticket: WriteTicket
+    submitted_at: float = field(default_factory=time.time)
+    attempts: int = 0
+    sending: bool = False
+    last_error: str | None = None
+    next_retry_at: float | None = None
+
+    def state(self, name: str) -> StatusWriteState:
+        return StatusWriteState(
+            key_text(self.key),
+            self.kind,
+            name,
+            self.attempts,
+            self.last_error,
+            epoch_ms(self.next_retry_at) if self.next_retry_at is not None else None,
+            epoch_ms(self.submitted_at),
+        )
+
+
+@dataclass(eq=False)
+class _Lane:
+    """The writes of one key, oldest first; ``wake`` cuts a backoff short (a newer write, or stop)."""
+
+    queue: deque[_Write] = field(default_factory=deque)
+    sequence: int = 0
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+
+class _Dropped(Exception):
+    """A retry that must not be made: a newer write of the key exists, or the writer is stopping."""
+
+
+class StatusWriter:
+    def __init__(
+        self,
+        topic: str | None,
+        producer: RecordProducer | None,
+        backoff: ProposalBackoff,
+        *,
+        max_retries: int,
+        attempt_timeout_s: float,
+        stop_timeout_s: float | None = None,
+        observer: StatusWriteObserver | None = None,
+    ) -> None:
+        self.topic = topic
+        self.max_retries = max_retries
+        self.attempt_timeout_s = attempt_timeout_s
+        self.stop_timeout_s = attempt_timeout_s if stop_timeout_s is None else stop_timeout_s
+        self.observer = observer
+        self._producer = producer
+        self._backoff = backoff
+        self._lanes: dict[bytes, _Lane] = {}
+        self._failed: OrderedDict[bytes, StatusWriteState] = OrderedDict()
+        self._running = False
+        self._closing = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, observer: StatusWriteObserver | None = None) -> StatusWriter:
+        topic = settings.status_storage_topic
+        request_timeout_ms = settings.status_write_request_timeout_ms
+        producer = AiokafkaRecordProducer(client_kwargs(settings), request_timeout_ms) if topic else None
+        return cls(
+            topic,
+            producer,
+            ProposalBackoff.from_settings(settings),
+            max_retries=settings.status_storage_retry_max_retries,
+            # aiokafka fails a record it could not deliver within its request timeout (a retriable error
+            # the writer retries); this bound is the backstop for an attempt that still does not end.
+            attempt_timeout_s=2 * request_timeout_ms / 1000,
+            stop_timeout_s=request_timeout_ms / 1000,
+            observer=observer,
+        )
+
+    @property
+    def configured(self) -> bool:
+        return self.topic is not None and self._producer is not None
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    # -- lifecycle
+    async def start(self) -> None:
+        if not self.configured or self._running:
+            if not self.configured:
+                log.info("status writer not started: no status.storage.topic")
+            return
+        assert self._producer is not None
+        await self._producer.start()
+        self._running, self._closing = True, False
+        log.info("status writer started", topic=self.topic, max_retries=self.max_retries)
+
+    async def stop(self) -> None:
+        """Drops pending retries and queued writes, gives attempts under way ``stop_timeout_s`` to end
+        (the producer's request timeout: by then aiokafka has delivered or failed their records), then
+        stops the producer (bounded too): never hangs on a broker that is gone."""
+        if not self._running:
+            return
+        self._running, self._closing = False, True
+        for lane in self._lanes.values():
+            lane.wake.set()
+        tasks = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        if tasks:
+            _, late = await asyncio.wait(tasks, timeout=self.stop_timeout_s)
+            for task in late:
+                task.cancel()
+            if late:
+                await asyncio.wait(late)
+        assert self._producer is not None
+        await self._producer.stop()
+        log.info("status writer stopped", topic=self.topic)
+
+    async def __aenter__(self) -> StatusWriter:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.stop()
+
+    # -- writing
+    def submit(self, key: bytes, value: bytes | None, kind: str) -> WriteTicket:
+        """Queue a record (``value`` None: a tombstone) and return at once; never waits for Kafka."""
+        if not self.configured:
+            raise StatusStoreNotConfigured()
+        if not self._running:
+            raise StatusWriterClosed("the status writer is not running")
+        if kind not in KINDS:
+            raise ValueError(f"unknown status record kind {kind!r}; one of {sorted(KINDS)}")
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = _Lane()
+        lane.sequence += 1
+        write = _Write(key, value, kind, WriteTicket(key, kind, lane.sequence))
+        lane.queue.append(write)
+        lane.wake.set()  # a retry of an older write of this key, if waiting, is dropped now
+        if lane.task is None:
+            lane.task = asyncio.get_running_loop().create_task(self._drain(key, lane), name=f"status-write {key!r}")
+        return write.ticket
+
+    async def write(self, key: bytes, value: bytes | None, kind: str) -> Outcome:
+        """``submit`` and wait for the final outcome; raises ``StatusWriteFailed`` on final failure."""
+        return await self.submit(key, value, kind).result()
+
+    def snapshot(self) -> StatusWrites:
+        pending = []
+        for lane in self._lanes.values():
+            for write in lane.queue:
+                name = "sending" if write.sending else "waiting-retry" if write.next_retry_at else "queued"
+                pending.append(write.state(name))
+        return StatusWrites(self.topic, self._running, pending, list(reversed(self._failed.values())))
+
+    # -- the lane of one key
+    async def _drain(self, key: bytes, lane: _Lane) -> None:
+        try:
+            while lane.queue:
+                lane.wake.clear()
+                await self._write_with_retries(lane, lane.queue[0])
+                lane.queue.popleft()
+        except BaseException:  # cancelled by stop(), or a bug: no ticket is left unsettled
+            for write in lane.queue:
+                self._abandon(write)
+            raise
+        finally:
+            if self._lanes.get(key) is lane:
+                del self._lanes[key]
+
+    def _superseded(self, lane: _Lane, write: _Write) -> bool:
+        # KafkaStatusBackingStore's send callback drops a retry when !entry.canWriteSafely(status, sequence):
+        # a write of this key was made since this one.
+        return write.ticket.sequence != lane.sequence
+
+    async def _write_with_retries(self, lane: _Lane, write: _Write) -> None:
+        if self._closing:
+            self._abandon(write)
+            return
+
+        def may_retry(exc: BaseException) -> bool:
+            return is_retriable(exc) and not self._superseded(lane, write) and not self._closing
+
+        async def sleep(seconds: float) -> None:
+            try:
+                async with asyncio.timeout(seconds):
+                    await lane.wake.wait()
+            except TimeoutError:
+                pass
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=self._backoff,
+            retry=retry_if_exception(may_retry),
+            before_sleep=lambda state: self._on_retry(write, state),
+            sleep=sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if write.attempts:
+                        if self._closing or self._superseded(lane, write):
+                            raise _Dropped()
+                        if self.observer:
+                            self.observer.status_update_retry(write.kind)
+                    await self._attempt(write)
+        except _Dropped:
+            self._drop(lane, write)
+        except Exception as exc:  # noqa: BLE001 - every failure is an outcome of the write
+            if is_retriable(exc) and (self._closing or self._superseded(lane, write)):
+                self._drop(lane, write)
+            else:
+                self._fail(write, exc)
+        else:
+            self._succeed(write)
+
+    async def _attempt(self, write: _Write) -> None:
+        assert self.topic is not None and self._producer is not None
+        write.attempts += 1
+        write.sending, write.next_retry_at = True, None
+        try:
+            async with asyncio.timeout(self.attempt_timeout_s):
+                await self._producer.send(self.topic, write.key, write.value)
+        except TimeoutError as exc:
+            error = AttemptTimeout(self.attempt_timeout_s)
+            write.last_error = describe_error(error)
+            raise error from exc
+        except Exception as exc:
+            write.last_error = describe_error(exc)
+            raise
+        finally:
+            write.sending = False
+
+    # -- outcomes
+    def _on_retry(self, write: _Write, state: RetryCallState) -> None:
+        backoff_s = state.next_action.sleep if state.next_action else 0.0
+        write.next_retry_at = time.time() + backoff_s
+        log.warning(
+            "status write failed; retrying",
+            key=key_text(write.key),
+            kind=write.kind,
+            attempt=state.attempt_number,
+            retry=f"{state.attempt_number}/{self.max_retries}",
+            backoff_ms=round(backoff_s * 1000),
+            error=write.last_error,
+        )
+
+    def _succeed(self, write: _Write) -> None:
+        self._failed.pop(write.key, None)
+        if self.observer:
+            self.observer.status_update_success(write.kind)
+        log.debug("status written", key=key_text(write.key), kind=write.kind, attempts=write.attempts)
+        write.ticket._settle(Outcome.WRITTEN)
+
+    def _fail(self, write: _Write, exc: BaseException) -> None:
+        error = StatusWriteFailed(write.key, write.kind, write.attempts, exc)
+        write.last_error = write.last_error or describe_error(exc)
+        write.next_retry_at = None
+        self._failed[write.key] = write.state("failed")
+        self._failed.move_to_end(write.key)
+        while len(self._failed) > FAILED_KEPT:
+            self._failed.popitem(last=False)
+        if self.observer:
+            self.observer.status_update_failure(write.kind)
+        log.error(
+            "status write failed",
+            key=key_text(write.key),
+            kind=write.kind,
+            attempts=write.attempts,
+            retriable=is_retriable(exc),
+            error=write.last_error,
+        )
+        write.ticket._settle(Outcome.FAILED, error)
+
+    def _drop(self, lane: _Lane, write: _Write) -> None:
+        if self._closing:
+            self._abandon(write)
+            return
+        log.info("status write superseded by a newer one; retry dropped", key=key_text(write.key), kind=write.kind)
+        write.ticket._settle(Outcome.SUPERSEDED)
+
+    def _abandon(self, write: _Write) -> None:
+        if write.ticket.done():
+            return
+        log.error("status write abandoned: the writer stopped", key=key_text(write.key), kind=write.kind)
+        error = StatusWriterClosed(f"the status writer stopped before {key_text(write.key)!r} was written")
+        write.ticket._settle(Outcome.ABANDONED, error)
+
+
+__all__ = ["FAILED_KEPT", "StatusWriter"]

@@ -1,0 +1,140 @@
+"""What the status writer hands out and reports: tickets and outcomes, the states its endpoint lists,
+its observer, and the errors of the domain's status writes (the HTTP layer decides their status codes)::
+
+    ControlPlaneError
+     └── StatusWriteError
+          ├── StatusStoreNotConfigured   no status.storage.topic: the writer never starts
+          ├── StatusWriterClosed         submit() before start() or after stop(); a write abandoned at stop()
+          └── StatusWriteFailed          final: retries exhausted, or an error that is not retriable
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from ..errors import ControlPlaneError
+
+KINDS = frozenset({"connector", "task", "topic"})
+
+
+class StatusWriteError(ControlPlaneError):
+    """A status write that cannot be, or was not, made."""
+
+
+class StatusStoreNotConfigured(StatusWriteError):
+    def __init__(self) -> None:
+        super().__init__(
+            "the sidecar has no status topic to write to: give it the worker's properties file "
+            "(--worker-properties) or set status.storage.topic (CONTROL_PLANE_STATUS_STORAGE_TOPIC)"
+        )
+
+
+class StatusWriterClosed(StatusWriteError):
+    pass
+
+
+class StatusWriteFailed(StatusWriteError):
+    def __init__(self, key: bytes, kind: str, attempts: int, cause: BaseException) -> None:
+        super().__init__(
+            f"writing the {kind} status record {key_text(key)!r} failed after {attempts} "
+            f"attempt{'s' if attempts != 1 else ''}: {describe_error(cause)}"
+        )
+        self.key, self.kind, self.attempts, self.cause = key, kind, attempts, cause
+
+
+class StatusWriteObserver(Protocol):
+    """What the writer reports as it works (``metrics.Metrics`` implements it)."""
+
+    def status_update_success(self, kind: str) -> None: ...
+
+    def status_update_retry(self, kind: str) -> None: ...
+
+    def status_update_failure(self, kind: str) -> None: ...
+
+
+class Outcome(StrEnum):
+    WRITTEN = "written"
+    SUPERSEDED = "superseded"  # a newer write of the same key came first; nothing to do
+    FAILED = "failed"
+    ABANDONED = "abandoned"  # the writer stopped first
+
+
+class WriteTicket:
+    """The handle ``submit`` returns; ``await ticket.result()`` for the final outcome."""
+
+    def __init__(self, key: bytes, kind: str, sequence: int) -> None:
+        self.key, self.kind, self.sequence = key, kind, sequence
+        self.outcome: Outcome | None = None
+        self.error: StatusWriteError | None = None
+        self._done = asyncio.Event()
+
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def _settle(self, outcome: Outcome, error: StatusWriteError | None = None) -> None:
+        self.outcome, self.error = outcome, error
+        self._done.set()
+
+    async def result(self) -> Outcome:
+        """WRITTEN or SUPERSEDED; raises ``StatusWriteFailed`` or ``StatusWriterClosed`` otherwise."""
+        await self._done.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.outcome is not None
+        return self.outcome
+
+
+@dataclass(frozen=True)
+class StatusWriteState:
+    """One write still pending, or finally failed, as the sidecar's endpoint lists it."""
+
+    key: str
+    kind: str
+    state: str  # queued, sending, waiting-retry, failed
+    attempts: int
+    last_error: str | None
+    next_retry_ms: int | None  # epoch milliseconds
+    first_submitted_ms: int  # epoch milliseconds
+
+
+@dataclass(frozen=True)
+class StatusWrites:
+    topic: str | None
+    running: bool
+    pending: list[StatusWriteState]
+    failed: list[StatusWriteState]
+
+
+def key_text(key: bytes) -> str:
+    return key.decode("utf-8", errors="replace")
+
+
+def describe_error(exc: BaseException) -> str:
+    name, text = type(exc).__name__, str(exc)
+    if not text or text == name:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"  # aiokafka's errors name themselves
+
+
+def epoch_ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+__all__ = [
+    "KINDS",
+    "Outcome",
+    "StatusStoreNotConfigured",
+    "StatusWriteError",
+    "StatusWriteFailed",
+    "StatusWriteObserver",
+    "StatusWriteState",
+    "StatusWriterClosed",
+    "StatusWrites",
+    "WriteTicket",
+    "describe_error",
+    "epoch_ms",
+    "key_text",
+]

@@ -1,0 +1,90 @@
+"""A KRaft broker of its own, for tests that stop and start a broker: the stack's broker is never touched.
+
+Started by ``deploy/local/stack.py``'s ``start_broker`` (the same jars, properties and log4j setup) with
+its config, data and log under a directory of its own and on fixed ports, so that a restart comes back
+on the same address with the same data (``format_storage=False``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sys
+import time
+import warnings
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from .stack import STACK_SCRIPT
+
+
+@cache
+def local_stack() -> ModuleType:
+    """deploy/local/stack.py as a module (it is a script, not a package)."""
+    spec = importlib.util.spec_from_file_location("local_stack", STACK_SCRIPT)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["local_stack"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class DedicatedBroker:
+    def __init__(self, home: Path) -> None:
+        stack = local_stack()
+        self.home = home
+        self.port, self.controller_port = stack.free_port(), stack.free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.pid: int | None = None
+        self._formatted = False
+
+    @property
+    def log(self) -> Path:
+        return self.home / "logs" / "broker.log"
+
+    def start(self) -> None:
+        """Spawn the broker (returns at once; see ``wait_ready``). Formats its storage the first time only."""
+        stack = local_stack()
+        assert self.pid is None or not stack.alive(self.pid), "the broker is running"
+        # start_broker lets go of its Popen while the child runs, on purpose (the stack outlives the
+        # script that started it): here that is expected, not a leak.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            proc = stack.start_broker(
+                self.home, self.port, self.controller_port, format_storage=not self._formatted
+            )
+        self._formatted = True
+        self.pid = proc.pid
+
+    def wait_ready(self, timeout_s: float = 60.0) -> None:
+        """Until the broker answers a metadata request (a real round trip through the admin API)."""
+        stack = local_stack()
+        proc = stack.Proc("test-broker", self.pid, str(self.log))
+        stack.wait_until(proc, lambda: stack.broker_answers(self.bootstrap), "answer metadata requests", timeout_s)
+
+    def kill(self, sig: signal.Signals, timeout_s: float = 30.0) -> float:
+        """Send ``sig`` to the broker, wait until it exited (SIGKILL after ``timeout_s``), reap it;
+        returns how long it took to go."""
+        stack = local_stack()
+        assert self.pid is not None
+        started = time.monotonic()
+        os.killpg(self.pid, sig)
+        deadline = started + timeout_s
+        while stack.alive(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if stack.alive(self.pid):
+            os.killpg(self.pid, signal.SIGKILL)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        return time.monotonic() - started
+
+    def running(self) -> bool:
+        return self.pid is not None and local_stack().alive(self.pid)
+
+    def stop(self) -> None:
+        if self.running():
+            self.kill(signal.SIGTERM)
