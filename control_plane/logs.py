@@ -19,7 +19,12 @@ def configure(log_format: str = "auto", level: str = "info") -> None:
         log_format = "console" if sys.stderr.isatty() else "json"
     renderer: structlog.typing.Processor
     if log_format == "json":
-        renderer = structlog.processors.JSONRenderer(serializer=lambda obj, **_: orjson.dumps(obj).decode())
+        options = orjson.OPT_NON_STR_KEYS
+
+        def serialize(obj: object, **_: object) -> str:
+            return orjson.dumps(obj, default=repr, option=options).decode()
+
+        renderer = structlog.processors.JSONRenderer(serializer=serialize)
     else:
         renderer = structlog.dev.ConsoleRenderer()
     numeric = logging.getLevelNamesMapping()[level.upper()]

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from collections.abc import Iterator, Mapping
+from typing import Protocol
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 90.0)
 
@@ -43,6 +48,25 @@ class Metrics:
             ["worker"],
             registry=self.registry,
         )
+        # the status-store retry proposal's counters (Connect's status-backing-store-metrics group)
+        self.status_successes = Counter(
+            "status_update_success", "Status-topic records written, per record kind", ["kind"], registry=self.registry
+        )
+        self.status_retries = Counter(
+            "status_update_retry",
+            "Status-topic writes attempted again after a retriable error, per record kind",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.status_failures = Counter(
+            "status_update_failure",
+            "Status-topic writes given up (retries exhausted or error not retriable), per record kind",
+            ["kind"],
+            registry=self.registry,
+        )
+        for counter in (self.status_successes, self.status_retries, self.status_failures):
+            for kind in ("connector", "task", "topic"):
+                counter.labels(kind)  # shown as 0 before the first write
 
     # -- what the upstream and the capability detector report
     def upstream_error(self, worker: str, kind: str) -> None:
@@ -54,10 +78,55 @@ class Metrics:
     def worker_answered(self, worker: str, answered: bool) -> None:
         self.worker_up.labels(worker).set(1 if answered else 0)
 
+    # -- what the status writer reports (storage.status_writer.StatusWriteObserver)
+    def status_update_success(self, kind: str) -> None:
+        self.status_successes.labels(kind).inc()
+
+    def status_update_retry(self, kind: str) -> None:
+        self.status_retries.labels(kind).inc()
+
+    def status_update_failure(self, kind: str) -> None:
+        self.status_failures.labels(kind).inc()
+
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         labels = (route, method, str(status))
         self.requests.labels(*labels).inc()
         self.latency.labels(*labels).observe(seconds)
 
+    def watch_view(self, view: ViewCounters) -> None:
+        """Expose the view's own counters at scrape time (no per-record cost on the hot path)."""
+        self.registry.register(_ViewCollector(view))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class ViewCounters(Protocol):
+    @property
+    def applied(self) -> Mapping[str, int]: ...
+
+    @property
+    def skipped(self) -> Mapping[tuple[str, str], int]: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+
+class _ViewCollector(Collector):
+    def __init__(self, view: ViewCounters) -> None:
+        self._view = view
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        applied = CounterMetricFamily("view_records_applied", "Internal-topic records applied to the view", labels=["topic"])
+        for topic, count in self._view.applied.items():
+            applied.add_metric([topic], count)
+        yield applied
+        skipped = CounterMetricFamily(
+            "view_records_skipped",
+            "Internal-topic records skipped by the view (unknown key or malformed), as a worker skips them",
+            labels=["topic", "reason"],
+        )
+        for (topic, reason), count in self._view.skipped.items():
+            skipped.add_metric([topic, reason], count)
+        yield skipped
+        yield GaugeMetricFamily("view_ready", "1 once the view has read to the end offsets seen at start", value=int(self._view.ready))

@@ -117,6 +117,11 @@ class Settings(BaseSettings):
     rebalance_retry_initial_backoff_ms: int = Field(200, ge=0)
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
     capability_refresh_s: float = Field(60.0, gt=0)
+    worker_probe_s: float = Field(2.0, gt=0)  # how often the workers are checked while the view answers
+
+    # -- the materialized view of the cluster (needs bootstrap.servers and the internal topics)
+    view_enabled: bool = True
+    read_from: Literal["view", "upstream"] = "view"  # who answers the read endpoints while a worker answers
 
     # -- per feature: decided from the worker's version, or forced (see capabilities.FEATURES)
     feature_topic_tracking: FeatureMode = FeatureMode.AUTO
@@ -142,6 +147,9 @@ class Settings(BaseSettings):
     status_storage_retry_max_backoff_ms: int = Field(10000, ge=0)
     status_storage_retry_backoff_multiplier: float = Field(2.0, ge=1.0)
     status_storage_retry_jitter_factor: float = Field(0.25, ge=0.0, le=1.0)
+    # the status writer's producer request.timeout.ms (Kafka's default); one attempt is bounded at twice it
+    # (a metadata wait and a delivery), then retried; stop() waits at most about this long for writes
+    status_write_request_timeout_ms: int = Field(30000, gt=0)
 
     @field_validator("connect_urls", mode="before")
     @classmethod

@@ -14,10 +14,11 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..sidecar import Sidecar
 from ..upstream import ConnectUpstream
-from . import ops
+from . import ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import proxy
 from .routes import SIDECAR_PREFIX, route_template
+from .status_writes import status_writes
 
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
@@ -68,6 +69,16 @@ def create_app(settings: Settings, upstream: ConnectUpstream | None = None) -> S
         Route("/metrics", ops.metrics, methods=["GET"]),
         Route(f"{SIDECAR_PREFIX}/capabilities", ops.capabilities, methods=["GET"]),
         Route(f"{SIDECAR_PREFIX}/info", ops.info, methods=["GET"]),
+        Route(f"{SIDECAR_PREFIX}/status-writes", status_writes, methods=["GET"]),
+        Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
+        Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
+        # Connect paths the view can answer; every other method and path goes to the catch-all proxy
+        Route("/connectors", reads.list_connectors, methods=["GET"]),
+        Route("/connectors/{connector}/status", reads.connector_status, methods=["GET"]),
+        Route("/connectors/{connector}/config", reads.connector_config, methods=["GET"]),
+        Route("/connectors/{connector}/tasks/{task}/status", reads.task_status, methods=["GET"]),
+        Route("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"]),
+        Route("/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"]),
         Route("/{path:path}", proxy, methods=ALL_METHODS),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)  # type: ignore[arg-type]

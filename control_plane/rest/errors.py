@@ -11,6 +11,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..errors import BadRequestError, ControlPlaneError, NotFoundError, OperationDisabled, ViewNotReady
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
 
 log = structlog.get_logger(__name__)
@@ -23,6 +24,25 @@ def connect_error(status: int, message: str, headers: dict[str, str] | None = No
         media_type="application/json",
         headers=headers,
     )
+
+
+# Domain error -> HTTP status, as ConnectExceptionMapper maps Connect's exceptions.
+DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
+    NotFoundError: 404,
+    OperationDisabled: 403,
+    BadRequestError: 400,
+    ViewNotReady: 503,
+}
+
+
+def error_response(err: ControlPlaneError) -> Response:
+    status = next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
+    return connect_error(status, err.message)
+
+
+async def on_domain_error(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ControlPlaneError)
+    return error_response(exc)
 
 
 async def on_no_worker(_: Request, exc: Exception) -> Response:
@@ -45,6 +65,7 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
 
 
 EXCEPTION_HANDLERS = {
+    ControlPlaneError: on_domain_error,
     NoWorkerAvailable: on_no_worker,
     UpstreamTimeout: on_upstream_timeout,
     UpstreamError: on_upstream_error,

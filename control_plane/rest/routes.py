@@ -14,12 +14,25 @@ _CONNECTOR_SUFFIXES = frozenset(
 _TASK_SUFFIXES = frozenset({"status", "restart"})
 
 
-SIDECAR_ROUTES = frozenset({"/healthz", "/readyz", "/metrics", f"{SIDECAR_PREFIX}/capabilities", f"{SIDECAR_PREFIX}/info"})
+SIDECAR_ROUTES = frozenset(
+    {
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        f"{SIDECAR_PREFIX}/capabilities",
+        f"{SIDECAR_PREFIX}/info",
+        f"{SIDECAR_PREFIX}/status-writes",
+    }
+)
 
 
 def route_template(path: str) -> str:
     if path in SIDECAR_ROUTES:
         return path
+    if path.startswith(f"{SIDECAR_PREFIX}/topics/") and path.endswith("/connectors"):
+        return f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors"
+    if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/topics"):
+        return f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics"
     if path.startswith(SIDECAR_PREFIX):
         return f"{SIDECAR_PREFIX}/{{other}}"
     seg = [s for s in path.split("/") if s]

@@ -184,12 +184,16 @@ def write_props(path: Path, props: dict[str, str]) -> Path:
     return path
 
 
-def start_broker() -> Proc:
-    port, controller = free_port(), free_port()
-    data = STACK / "data" / "broker"
-    log = STACK / "logs" / "broker.log"
+def start_broker(
+    home: Path = STACK, port: int | None = None, controller_port: int | None = None, format_storage: bool = True
+) -> Proc:
+    """A KRaft broker with its config, data and log under ``home``; on free ports unless given. A
+    restart on the same ports and data passes ``format_storage=False``."""
+    port, controller = port or free_port(), controller_port or free_port()
+    data = home / "data" / "broker"
+    log = home / "logs" / "broker.log"
     props = write_props(
-        STACK / "config" / "broker.properties",
+        home / "config" / "broker.properties",
         {
             "process.roles": "broker,controller",
             "node.id": "1",
@@ -211,14 +215,15 @@ def start_broker() -> Proc:
             "auto.create.topics.enable": "true",
         },
     )
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    fmt = subprocess.run(
-        java_cmd(NEW_VERSION, "kafka.tools.StorageTool", ["format", "-t", cluster_id, "-c", str(props)], log),
-        capture_output=True,
-        text=True,
-    )
-    if fmt.returncode != 0:
-        raise StackError(f"formatting broker storage failed:\n{fmt.stdout}\n{fmt.stderr}\n{log_tail(log)}")
+    if format_storage:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        fmt = subprocess.run(
+            java_cmd(NEW_VERSION, "kafka.tools.StorageTool", ["format", "-t", cluster_id, "-c", str(props)], log),
+            capture_output=True,
+            text=True,
+        )
+        if fmt.returncode != 0:
+            raise StackError(f"formatting broker storage failed:\n{fmt.stdout}\n{fmt.stderr}\n{log_tail(log)}")
     proc = spawn("broker", java_cmd(NEW_VERSION, "kafka.Kafka", [str(props)], log), log)
     proc.url = f"127.0.0.1:{port}"
     return proc
@@ -290,8 +295,10 @@ def start_sidecar(name: str, worker_properties: str) -> Proc:
 
 
 def sidecar_ready(url: str) -> bool:
-    status, _ = http_get(url + "/readyz")
-    return status == 200
+    status, body = http_get(url + "/readyz")
+    if status != 200:  # the body says which check fails; it ends up in the timeout message
+        raise StackError(f"/readyz answered {status}: {body.decode(errors='replace')[:300]}")
+    return True
 
 
 def stop(procs: list[Proc], timeout_s: float = 30.0) -> None:

@@ -1,0 +1,51 @@
+"""The view's dataclasses rendered in Connect's JSON shapes (rest/entities of the Connect runtime:
+ConnectorStateInfo, ConnectorInfo, ActiveTopicsInfo). Field names and omissions mirror them: ``trace``
+only when non-empty; ``version`` (KIP-891, 4.1+ workers) only when the status record carries one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry
+
+
+def state_json(entry: StateEntry, task: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {} if task is None else {"id": task}
+    out["state"] = entry.state
+    out["worker_id"] = entry.worker_id
+    if entry.trace:
+        out["trace"] = entry.trace
+    if entry.version is not None:
+        out["version"] = entry.version
+    return out
+
+
+def connector_state_json(view: ConnectorStateView) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "connector": state_json(view.connector),
+        "tasks": [state_json(entry, task) for task, entry in view.tasks],
+        "type": view.type,
+    }
+
+
+def connector_info_json(info: ConnectorInfoView) -> dict[str, Any]:
+    return {
+        "name": info.name,
+        "config": dict(info.config),
+        "tasks": [{"connector": info.name, "task": task} for task in info.tasks],
+        "type": info.type,
+    }
+
+
+def active_topics_json(connector: str, topics: tuple[str, ...]) -> dict[str, Any]:
+    return {connector: {"topics": list(topics)}}
+
+
+def topic_usage_json(connector: str, usage: tuple[ActiveTopic, ...]) -> dict[str, Any]:
+    return {
+        "connector": connector,
+        "topics": [
+            {"topic": t.topic, "task": t.task, "discover_timestamp": t.discover_timestamp} for t in usage
+        ],
+    }

@@ -1,0 +1,182 @@
+"""Tailing one of Connect's internal topics from the beginning, as every worker does (KafkaBasedLog).
+
+``TopicTail`` assigns itself every partition of the topic (no consumer group), seeks to the beginning
+and hands each record to a callback, in offset order per partition. It remembers the end offsets it
+saw at start: ``caught_up`` is set once it has read up to them. ``read_to_end`` waits until everything
+written before the call has been read, which is how a writer confirms its write (read-your-writes).
+Consistency: the callback sees every record of a partition exactly once and in order; the callback
+must not block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int  # ms since the epoch, as the broker stored it
+    key: bytes | None
+    value: bytes | None
+
+
+class ReadTimeout(Exception):
+    """``read_to_end`` did not reach the end offsets in time."""
+
+
+class TopicTail:
+    def __init__(
+        self,
+        topic: str,
+        client_kwargs: dict[str, Any],
+        on_record: Callable[[LogRecord], None],
+        *,
+        poll_timeout_ms: int = 500,
+        max_records: int = 5000,
+    ) -> None:
+        self.topic = topic
+        self._kwargs = client_kwargs
+        self._on_record = on_record
+        self._poll_timeout_ms = poll_timeout_ms
+        self._max_records = max_records
+        self._consumer: AIOKafkaConsumer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._positions: dict[int, int] = {}  # next offset to read, per partition
+        self._partition_ids: list[int] = []
+        self._start_ends: dict[int, int] | None = None
+        self._progress = asyncio.Condition()
+        self.caught_up = asyncio.Event()
+        self.records_read = 0
+        self.failed_records = 0
+        self.last_record_at: float | None = None  # wall clock of the last record applied
+        self.error: str | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"tail-{self.topic}")
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        if self._consumer:
+            await self._consumer.stop()
+            self._consumer = None
+
+    async def _partitions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        delay = 0.2
+        while True:
+            # a fresh metadata snapshot of the whole cluster (the consumer's own cache only holds
+            # topics it was told about)
+            metadata = await consumer._client.fetch_all_metadata()
+            partitions = metadata.partitions_for_topic(self.topic)
+            if partitions:
+                return [TopicPartition(self.topic, p) for p in sorted(partitions)]
+            self.error = f"topic {self.topic} does not exist (yet)"
+            log.info("waiting for topic", topic=self.topic)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    async def _run(self) -> None:
+        delay = 0.5
+        while True:
+            try:
+                await self._consume()
+            except asyncio.CancelledError:
+                raise
+            except Exception as err:  # noqa: BLE001 - e.g. the broker went away: start again where we were
+                self.error = repr(err)
+                log.warning("reading topic failed; retrying", topic=self.topic, error=repr(err), exc_info=not isinstance(err, KafkaError))
+                if self._consumer:
+                    await self._consumer.stop()
+                    self._consumer = None
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 10.0)
+
+    async def _consume(self) -> None:
+        consumer = AIOKafkaConsumer(
+            **self._kwargs,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",  # as KafkaConfigBackingStore reads with exactly-once on
+        )
+        self._consumer = consumer
+        await consumer.start()
+        tps = await self._partitions(consumer)
+        self._partition_ids = [tp.partition for tp in tps]
+        consumer.assign(tps)
+        for tp in tps:
+            if tp.partition in self._positions:
+                consumer.seek(tp, self._positions[tp.partition])
+            else:
+                await consumer.seek_to_beginning(tp)
+        if self._start_ends is None:
+            ends = await consumer.end_offsets(tps)
+            self._start_ends = {tp.partition: off for tp, off in ends.items()}
+            log.info("tailing topic", topic=self.topic, end_offsets=self._start_ends)
+        self.error = None
+        while True:
+            await self._check_caught_up(consumer, tps)
+            batch = await consumer.getmany(timeout_ms=self._poll_timeout_ms, max_records=self._max_records)
+            for tp, records in batch.items():
+                for r in records:
+                    try:
+                        self._on_record(LogRecord(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value))
+                    except Exception:  # noqa: BLE001 - one record must never stop the tail
+                        self.failed_records += 1
+                        log.exception("applying a record failed", topic=r.topic, partition=r.partition, offset=r.offset)
+                    self._positions[tp.partition] = r.offset + 1
+                self.records_read += len(records)
+            if batch:
+                self.last_record_at = time.time()
+            # positions also move past control records and compacted gaps
+            for tp in tps:
+                position = await consumer.position(tp)
+                if position > self._positions.get(tp.partition, 0):
+                    self._positions[tp.partition] = position
+            async with self._progress:
+                self._progress.notify_all()
+
+    async def _check_caught_up(self, consumer: AIOKafkaConsumer, tps: list[TopicPartition]) -> None:
+        if self.caught_up.is_set() or self._start_ends is None:
+            return
+        if all(self._positions.get(p, 0) >= end for p, end in self._start_ends.items()):
+            self.caught_up.set()
+            log.info("caught up", topic=self.topic, records=self.records_read)
+
+    async def end_offsets(self) -> dict[int, int]:
+        if self._consumer is None:
+            raise ReadTimeout(f"not reading {self.topic}: {self.error or 'not started'}")
+        tps = [TopicPartition(self.topic, p) for p in self._partition_ids]
+        ends = await self._consumer.end_offsets(tps)
+        return {tp.partition: off for tp, off in ends.items()}
+
+    async def read_to_end(self, timeout_s: float) -> None:
+        """Wait until every record written to the topic before this call has been handed on."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                ends = await self.end_offsets()
+                async with self._progress:
+                    await self._progress.wait_for(
+                        lambda: all(self._positions.get(p, 0) >= end for p, end in ends.items())
+                    )
+        except TimeoutError:
+            raise ReadTimeout(f"did not read {self.topic} to its end within {timeout_s}s") from None
+        except KafkaError as err:
+            raise ReadTimeout(f"cannot read {self.topic} to its end: {err!r}") from err

@@ -1,0 +1,110 @@
+"""The live view: three topic tails feeding one ``ClusterView``.
+
+Reads the config, status and offsets topics from the beginning, decodes every record with the pure
+codecs and applies it. Ready once each tail has read up to the end offsets it saw at start. Records
+that decode to ``UnknownKey`` or ``Malformed`` are counted (``view_records_skipped_total`` on
+/metrics) and logged once per key, never fatal. Consistency: a record is visible in the view as soon
+as its tail hands it on; ``read_to_end`` lets a writer wait until its own write is visible.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import structlog
+
+from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status
+from ..storage.log_reader import LogRecord, TopicTail
+from .model import ClusterView
+
+log = structlog.get_logger(__name__)
+
+MAX_LOGGED_KEYS = 10_000
+
+
+class MaterializedView:
+    def __init__(
+        self,
+        client_kwargs: dict[str, Any],
+        *,
+        config_topic: str,
+        status_topic: str,
+        offsets_topic: str | None,
+    ) -> None:
+        self.state = ClusterView()
+        self.applied: Counter[str] = Counter()
+        self.skipped: Counter[tuple[str, str]] = Counter()
+        self._logged: set[tuple[str, bytes | None]] = set()
+        self.tails: dict[str, TopicTail] = {
+            "config": TopicTail(config_topic, client_kwargs, self._on_config),
+            "status": TopicTail(status_topic, client_kwargs, self._on_status),
+        }
+        if offsets_topic:
+            self.tails["offsets"] = TopicTail(offsets_topic, client_kwargs, self._on_offset)
+
+    async def start(self) -> None:
+        for tail in self.tails.values():
+            await tail.start()
+
+    async def stop(self) -> None:
+        for tail in self.tails.values():
+            await tail.stop()
+
+    @property
+    def ready(self) -> bool:
+        return all(tail.caught_up.is_set() for tail in self.tails.values())
+
+    def progress(self) -> dict[str, dict[str, Any]]:
+        return {
+            name: {
+                "topic": tail.topic,
+                "caught_up": tail.caught_up.is_set(),
+                "records_read": tail.records_read,
+                "error": tail.error,
+            }
+            for name, tail in self.tails.items()
+        }
+
+    async def read_to_end(self, topic: str, timeout_s: float) -> None:
+        await self.tails[topic].read_to_end(timeout_s)
+
+    # -- the callbacks of the tails ---------------------------------------------------------------
+    def _skip(self, topic: str, record: LogRecord, decoded: UnknownKey | Malformed) -> None:
+        reason = "unknown_key" if isinstance(decoded, UnknownKey) else "malformed"
+        self.skipped[(topic, reason)] += 1
+        marker = (topic, record.key)
+        if marker not in self._logged and len(self._logged) < MAX_LOGGED_KEYS:
+            self._logged.add(marker)
+            log.warning(
+                "skipped record",
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+                key=record.key.decode("utf-8", "replace") if record.key is not None else None,
+                reason=decoded.reason if isinstance(decoded, Malformed) else "unknown key",
+            )
+
+    def _on_config(self, record: LogRecord) -> None:
+        decoded = decode_config(record.key, record.value)
+        if isinstance(decoded, UnknownKey | Malformed):
+            self._skip("config", record, decoded)
+            return
+        self.state.apply_config(decoded, record.timestamp)
+        self.applied["config"] += 1
+
+    def _on_status(self, record: LogRecord) -> None:
+        decoded = decode_status(record.key, record.value)
+        if isinstance(decoded, UnknownKey | Malformed):
+            self._skip("status", record, decoded)
+            return
+        self.state.apply_status(decoded, record.timestamp)
+        self.applied["status"] += 1
+
+    def _on_offset(self, record: LogRecord) -> None:
+        decoded = decode_offset(record.key, record.value)
+        if isinstance(decoded, Malformed) or record.key is None:
+            self._skip("offsets", record, decoded if isinstance(decoded, Malformed) else Malformed("no key"))
+            return
+        self.state.apply_offset(decoded, record.key, record.timestamp)
+        self.applied["offsets"] += 1

@@ -1,0 +1,273 @@
+"""The materialized cluster view: what a worker knows from its three internal topics, kept in memory.
+
+Pure state and rules, no I/O: ``apply_config``, ``apply_status`` and ``apply_offset`` take one record
+each (already decoded by ``codecs``) and update the view the way a worker's backing stores do:
+- config (KafkaConfigBackingStore): task configs are deferred until the ``commit-<c>`` record with a
+  complete set arrives; a connector tombstone removes its config, task count and task configs; a
+  target state defaults to STARTED for a new connector, and ``state.v2`` wins over ``state``;
+- status (KafkaStatusBackingStore): a connector tombstone removes the connector's and its tasks'
+  statuses; a task's UNASSIGNED does not replace RUNNING at the same or a newer generation; topic
+  records add to and tombstones remove from a connector's active topics;
+- offsets (OffsetBackingStore): last record per exact key bytes wins, a tombstone deletes.
+Readers get immutable snapshots (tuples, frozen dataclasses, copies of maps).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..codecs import (
+    ConnectorConfig,
+    ConnectorStatus,
+    SourceOffset,
+    TargetState,
+    TaskCommit,
+    TaskConfig,
+    TaskStatus,
+    Tombstone,
+    TopicStatus,
+)
+from ..codecs.config import ConfigKey, ConfigKind
+from ..codecs.offsets import OffsetKey
+from ..codecs.status import StatusKey, StatusKind
+
+
+@dataclass(frozen=True, slots=True)
+class StateEntry:
+    """One connector's or task's state as the status endpoints show it (ConnectorStateInfo)."""
+
+    state: str
+    worker_id: str
+    trace: str | None
+    version: str | None
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorStateView:
+    name: str
+    connector: StateEntry
+    tasks: tuple[tuple[int, StateEntry], ...]
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorInfoView:
+    name: str
+    config: Mapping[str, str | None]
+    tasks: tuple[int, ...]
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveTopic:
+    topic: str
+    connector: str
+    task: int
+    discover_timestamp: int
+
+
+@dataclass
+class ClusterView:
+    """Mutated only by the ``apply_*`` methods, from the single event loop that reads the topics."""
+
+    connector_configs: dict[str, Mapping[str, str | None]] = field(default_factory=dict)
+    target_states: dict[str, str] = field(default_factory=dict)
+    task_counts: dict[str, int] = field(default_factory=dict)
+    task_configs: dict[str, dict[int, Mapping[str, str | None]]] = field(default_factory=dict)
+    deferred_tasks: dict[str, dict[int, Mapping[str, str | None]]] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+    connector_statuses: dict[str, ConnectorStatus] = field(default_factory=dict)
+    task_statuses: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
+    topics: dict[str, dict[str, TopicStatus]] = field(default_factory=dict)  # connector -> topic -> record
+    topic_users: dict[str, set[str]] = field(default_factory=dict)  # topic -> connectors (inverse index)
+    offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
+    plugin_types: dict[str, str] = field(default_factory=dict)  # connector class or alias -> source/sink
+    last_record_timestamp_ms: int | None = None
+    last_applied_at: float | None = None
+
+    # -- applying records ----------------------------------------------------------------------
+    def _touch(self, timestamp_ms: int) -> None:
+        if self.last_record_timestamp_ms is None or timestamp_ms > self.last_record_timestamp_ms:
+            self.last_record_timestamp_ms = timestamp_ms
+        self.last_applied_at = time.time()
+
+    def apply_config(self, record: object, timestamp_ms: int = 0) -> None:
+        self._touch(timestamp_ms)
+        if isinstance(record, Tombstone) and isinstance(record.key, ConfigKey):
+            key = record.key
+            if key.kind is ConfigKind.CONNECTOR:
+                self._remove_connector_config(key.name)
+            elif key.kind is ConfigKind.TARGET_STATE:
+                self.target_states.pop(key.name, None)
+                if key.name in self.connector_configs:
+                    self.target_states[key.name] = "STARTED"
+            return
+        if isinstance(record, ConnectorConfig):
+            self.connector_configs[record.connector] = dict(record.properties)
+            self.target_states.setdefault(record.connector, "STARTED")
+        elif isinstance(record, TaskConfig):
+            self.deferred_tasks.setdefault(record.connector, {})[record.task] = dict(record.properties)
+        elif isinstance(record, TaskCommit):
+            self._commit_tasks(record.connector, record.tasks)
+        elif isinstance(record, TargetState):
+            state = record.effective
+            if state in ("STARTED", "PAUSED", "STOPPED"):
+                self.target_states[record.connector] = state
+
+    def _remove_connector_config(self, name: str) -> None:
+        self.connector_configs.pop(name, None)
+        self.task_counts.pop(name, None)
+        self.task_configs.pop(name, None)
+        self.deferred_tasks.pop(name, None)
+
+    def _commit_tasks(self, name: str, count: int) -> None:
+        if name not in self.connector_configs:
+            # KafkaConfigBackingStore: a commit for a deleted connector only cleans up
+            self._remove_connector_config(name)
+            return
+        deferred = self.deferred_tasks.get(name) or {}
+        # KafkaConfigBackingStore.completeTaskIdSet: at least `count` configs, covering 0..count-1
+        if len(deferred) >= count and all(task in deferred for task in range(count)):
+            current = self.task_configs.setdefault(name, {})
+            current.update(deferred)
+            for task in [t for t in current if t >= count]:
+                del current[task]
+            self.inconsistent.discard(name)
+        else:
+            self.inconsistent.add(name)
+        self.deferred_tasks.pop(name, None)
+        self.task_counts[name] = count
+
+    def apply_status(self, record: object, timestamp_ms: int = 0) -> None:
+        self._touch(timestamp_ms)
+        if isinstance(record, Tombstone) and isinstance(record.key, StatusKey):
+            key = record.key
+            if key.kind is StatusKind.CONNECTOR:
+                self.connector_statuses.pop(key.connector, None)
+                self.task_statuses.pop(key.connector, None)
+            elif key.kind is StatusKind.TASK and key.task is not None:
+                tasks = self.task_statuses.get(key.connector)
+                if tasks is not None:
+                    tasks.pop(key.task, None)
+                    if not tasks:
+                        del self.task_statuses[key.connector]
+            elif key.kind is StatusKind.TOPIC and key.topic is not None:
+                self._remove_topic(key.connector, key.topic)
+            return
+        if isinstance(record, ConnectorStatus):
+            self.connector_statuses[record.connector] = record
+        elif isinstance(record, TaskStatus):
+            tasks = self.task_statuses.setdefault(record.connector, {})
+            current = tasks.get(record.task)
+            if (
+                record.state == "UNASSIGNED"
+                and current is not None
+                and current.state == "RUNNING"
+                and current.generation >= record.generation
+            ):
+                return  # a stale UNASSIGNED (KafkaStatusBackingStore.readTaskStatus)
+            tasks[record.task] = record
+        elif isinstance(record, TopicStatus):
+            self.topics.setdefault(record.connector, {})[record.topic] = record
+            self.topic_users.setdefault(record.topic, set()).add(record.connector)
+
+    def _remove_topic(self, connector: str, topic: str) -> None:
+        active = self.topics.get(connector)
+        if active is not None:
+            active.pop(topic, None)
+            if not active:
+                del self.topics[connector]
+        users = self.topic_users.get(topic)
+        if users is not None:
+            users.discard(connector)
+            if not users:
+                del self.topic_users[topic]
+
+    def apply_offset(self, record: object, key_bytes: bytes, timestamp_ms: int = 0) -> None:
+        self._touch(timestamp_ms)
+        if isinstance(record, Tombstone) and isinstance(record.key, OffsetKey):
+            partitions = self.offsets.get(record.key.connector)
+            if partitions is not None:
+                partitions.pop(key_bytes, None)
+                if not partitions:
+                    del self.offsets[record.key.connector]
+        elif isinstance(record, SourceOffset):
+            self.offsets.setdefault(record.connector, {})[key_bytes] = record
+
+    # -- reading -------------------------------------------------------------------------------
+    def connectors(self) -> tuple[str, ...]:
+        return tuple(self.connector_configs)
+
+    def connector_type(self, name: str) -> str:
+        """``source``, ``sink`` or ``unknown``, as AbstractHerder.connectorType answers."""
+        config = self.connector_configs.get(name)
+        if config is None:
+            return "unknown"
+        cls = config.get("connector.class") or ""
+        known = self.plugin_types.get(cls)
+        if known:
+            return known
+        # Without the plugin list: every sink connector needs `topics` or `topics.regex`
+        return "sink" if ("topics" in config or "topics.regex" in config) else "source"
+
+    def connector_state(self, name: str) -> ConnectorStateView | None:
+        status = self.connector_statuses.get(name)
+        if status is None:
+            return None
+        tasks = tuple(
+            sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items())
+        )
+        return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
+
+    def task_state(self, name: str, task: int) -> StateEntry | None:
+        status = self.task_statuses.get(name, {}).get(task)
+        return _entry(status) if status else None
+
+    def connector_config(self, name: str) -> Mapping[str, str | None] | None:
+        config = self.connector_configs.get(name)
+        return dict(config) if config is not None else None
+
+    def connector_info(self, name: str) -> ConnectorInfoView | None:
+        config = self.connector_configs.get(name)
+        if config is None:
+            return None
+        # ClusterConfigState.tasks: none while inconsistent, else 0 .. count-1
+        tasks = () if name in self.inconsistent else tuple(range(self.task_counts.get(name, 0)))
+        return ConnectorInfoView(name, dict(config), tasks, self.connector_type(name))
+
+    def target_state(self, name: str) -> str | None:
+        return self.target_states.get(name) if name in self.connector_configs else None
+
+    def active_topics(self, connector: str) -> tuple[ActiveTopic, ...]:
+        return tuple(
+            ActiveTopic(t.topic, t.connector, t.task, t.discover_timestamp)
+            for t in self.topics.get(connector, {}).values()
+        )
+
+    def topic_connectors(self, topic: str) -> tuple[str, ...]:
+        return tuple(sorted(self.topic_users.get(topic, ())))
+
+    def source_offsets(self, connector: str) -> tuple[SourceOffset, ...]:
+        return tuple(self.offsets.get(connector, {}).values())
+
+    def age_s(self, now: float | None = None) -> float | None:
+        """How old the newest record the view applied is (by the record's own timestamp)."""
+        if self.last_record_timestamp_ms is None:
+            return None
+        return max(0.0, (now or time.time()) - self.last_record_timestamp_ms / 1000)
+
+    def counts(self) -> dict[str, Any]:
+        return {
+            "connectors": len(self.connector_configs),
+            "tasks": sum(len(t) for t in self.task_statuses.values()),
+            "active_topic_records": sum(len(t) for t in self.topics.values()),
+            "source_offset_partitions": sum(len(p) for p in self.offsets.values()),
+        }
+
+
+def _entry(status: ConnectorStatus | TaskStatus) -> StateEntry:
+    return StateEntry(status.state, status.worker_id, status.trace, status.version, status.generation)

@@ -1,0 +1,183 @@
+"""The materialized view against the real workers: its answers equal the worker's, field by field,
+for the same cluster state; it keeps answering (marked stale) when no worker does; bad records in the
+internal topics are counted and skipped."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaProducer
+
+from control_plane.rest import create_app
+from control_plane.settings import load_settings
+
+from .stack import Cluster, Stack
+from .test_failover_and_capabilities import refused_url
+from .waiting import eventually
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
+
+
+@pytest.fixture
+async def in_process(cluster: Cluster) -> AsyncIterator[InProcess]:
+    """An in-process sidecar on the cluster's worker properties (its view reads the real topics)."""
+    running: list[tuple[httpx.AsyncClient, object]] = []
+
+    async def start(**overrides: object) -> httpx.AsyncClient:
+        app = create_app(load_settings(worker_properties=cluster.properties, **overrides))
+        lifespan = app.router.lifespan_context(app)
+        await lifespan.__aenter__()
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=30)
+        running.append((client, lifespan))
+        await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="in-process view ready")
+        return client
+
+    yield start
+    for client, lifespan in reversed(running):
+        await client.aclose()
+        await lifespan.__aexit__(None, None, None)  # type: ignore[attr-defined]
+
+
+async def agree(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str) -> httpx.Response:
+    """Until the sidecar (answering from its view) and the worker give the same status and JSON."""
+
+    async def both() -> tuple[httpx.Response, httpx.Response]:
+        return await sidecar.get(path), await worker.get(path)
+
+    def same(pair: tuple[httpx.Response, httpx.Response]) -> bool:
+        via, direct = pair
+        if via.status_code != direct.status_code:
+            return False
+        a, b = via.json(), direct.json()
+        if isinstance(a, list) and isinstance(b, list):  # GET /connectors: the worker's order is a hash set's
+            return sorted(a) == sorted(b)
+        return bool(a == b)
+
+    via, _ = await eventually(both, same, timeout_s=45, what=f"view and worker agree on {path}")
+    assert via.headers.get("x-sidecar-source") == "view", f"{path} was not answered from the view"
+    return via
+
+
+async def test_view_answers_equal_the_workers(
+    cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str, tmp_path: Path
+) -> None:
+    names = {k: f"view-{k}-{cluster.name}-{unique}" for k in ("running", "paused", "sink", "broken", "multi")}
+    topic = f"view-{cluster.name}-{unique}"
+    (tmp_path / "in.txt").write_text("one\ntwo\n")
+    configs = {
+        "running": {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(tmp_path / "in.txt"), "topic": topic},
+        "paused": {"connector.class": "FileStreamSource", "file": str(tmp_path / "in.txt"), "topic": topic},
+        "sink": {"connector.class": FILE_SINK, "tasks.max": "2", "file": str(tmp_path / "out.txt"), "topics": topic},
+        "broken": {"connector.class": FILE_SINK, "file": str(tmp_path / "no" / "dir" / "x"), "topics": topic},
+        "multi": {"connector.class": FILE_SINK, "tasks.max": "3", "file": str(tmp_path / "m.txt"), "topics": topic},
+    }
+    for key, config in configs.items():
+        answer = await sidecar.put(f"/connectors/{names[key]}/config", json=config)
+        assert answer.status_code == 201, answer.text
+    assert (await sidecar.put(f"/connectors/{names['paused']}/pause")).status_code == 202
+
+    async def broken_failed() -> bool:
+        status = (await worker.get(f"/connectors/{names['broken']}/status")).json()
+        return [t["state"] for t in status.get("tasks", [])] == ["FAILED"]
+
+    await eventually(broken_failed, bool, what="the broken sink's task FAILED")
+
+    async def multi_tasks() -> int:
+        return len((await worker.get(f"/connectors/{names['multi']}/status")).json().get("tasks", []))
+
+    await eventually(multi_tasks, lambda n: n == 3, what="the three tasks of the multi-task sink")
+    await agree(sidecar, worker, "/connectors")
+    await agree(sidecar, worker, "/connectors?expand=status")
+    await agree(sidecar, worker, "/connectors?expand=info")
+    expanded = await agree(sidecar, worker, "/connectors?expand=status&expand=info")
+    assert expanded.json()[names["paused"]]["status"]["connector"]["state"] == "PAUSED"
+    failed_task = expanded.json()[names["broken"]]["status"]["tasks"][0]
+    assert failed_task["state"] == "FAILED" and "trace" in failed_task
+    assert len(expanded.json()[names["multi"]]["info"]["tasks"]) == 3
+    for name in names.values():
+        await agree(sidecar, worker, f"/connectors/{name}/status")
+        await agree(sidecar, worker, f"/connectors/{name}/config")
+        await agree(sidecar, worker, f"/connectors/{name}/tasks/0/status")
+    for path in (
+        f"/connectors/no-such-{unique}/status",
+        f"/connectors/no-such-{unique}/config",
+        f"/connectors/no-such-{unique}/tasks/0/status",
+        f"/connectors/{names['running']}/tasks/7/status",
+    ):
+        missing = await agree(sidecar, worker, path)
+        assert missing.status_code == 404
+
+    # a config change and a deletion reach the view as they reach the worker
+    changed = {**configs["running"], "batch.size": "100"}
+    assert (await sidecar.put(f"/connectors/{names['running']}/config", json=changed)).status_code == 200
+    config = await agree(sidecar, worker, f"/connectors/{names['running']}/config")
+    assert config.json()["batch.size"] == "100"
+    for name in names.values():
+        assert (await sidecar.delete(f"/connectors/{name}")).status_code == 204
+    listing = await agree(sidecar, worker, "/connectors")
+    assert not set(names.values()) & set(listing.json())
+    await agree(sidecar, worker, f"/connectors/{names['running']}/status")
+
+
+async def test_view_serves_reads_marked_stale_when_no_worker_answers(
+    cluster: Cluster, sidecar: httpx.AsyncClient, in_process: InProcess, unique: str, tmp_path: Path
+) -> None:
+    name = f"view-stale-{cluster.name}-{unique}"
+    config = {"connector.class": FILE_SOURCE, "file": str(tmp_path / "in.txt"), "topic": f"stale-{unique}"}
+    assert (await sidecar.put(f"/connectors/{name}/config", json=config)).status_code == 201
+    await eventually(
+        lambda: sidecar.get(f"/connectors/{name}/status"),
+        lambda r: r.status_code == 200 and r.json()["connector"]["state"] == "RUNNING",
+        what="connector RUNNING",
+    )
+    for read_from in ("view", "upstream"):
+        dead = await in_process(connect_urls=refused_url(), read_from=read_from, worker_probe_s=0.2)
+        status = await eventually(
+            lambda: dead.get(f"/connectors/{name}/status"),
+            lambda r: r.headers.get("x-sidecar-stale") == "true",
+            what=f"stale answer with read_from={read_from}",
+        )
+        assert status.status_code == 200
+        assert status.json()["connector"]["state"] == "RUNNING"
+        assert float(status.headers["x-sidecar-view-age-seconds"]) >= 0
+        missing = await dead.get(f"/connectors/nope-{unique}/status")
+        assert missing.status_code == 404 and missing.headers.get("x-sidecar-stale") == "true"
+        assert missing.json() == {"error_code": 404, "message": f"No status found for connector nope-{unique}"}
+        # what the view cannot answer still fails in Connect's shape
+        plugins = await dead.get("/connector-plugins")
+        assert plugins.status_code == 503 and plugins.json()["error_code"] == 503
+    assert (await sidecar.delete(f"/connectors/{name}")).status_code == 204
+
+
+async def test_bad_records_are_counted_and_skipped(stack: Stack, cluster: Cluster, in_process: InProcess) -> None:
+    client = await in_process()
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap)
+    await producer.start()
+    try:
+        status_topic = cluster.worker_property("status.storage.topic")
+        await producer.send_and_wait(status_topic, key=b"status-connector-junk", value=b"{not json")
+        await producer.send_and_wait(status_topic, key=b"no-such-prefix-x", value=b"{}")
+    finally:
+        await producer.stop()
+
+    def skipped(text: str, reason: str) -> float:
+        for line in text.splitlines():
+            if line.startswith(f'view_records_skipped_total{{reason="{reason}",topic="status"}}'):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+    metrics = await eventually(
+        lambda: client.get("/metrics"),
+        lambda r: skipped(r.text, "malformed") >= 1 and skipped(r.text, "unknown_key") >= 1,
+        what="skipped records counted",
+    )
+    assert "view_ready 1.0" in metrics.text
+    assert (await client.get("/readyz")).json() == {"ready": True, "checks": {"view_caught_up": True}}
+    await asyncio.sleep(0)
