@@ -282,3 +282,71 @@ async def test_defaults_write_at_the_first_attempt_without_retries(live_broker: 
     records = [(k, v) for _, k, v in await read_all(live_broker.bootstrap, status_topic)]
     assert records == [(key, value), (key, None)]
     assert orjson.loads(value)["topic"]["name"] == "defaults"
+
+
+async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_broker_returns(
+    live_broker: DedicatedBroker, status_topic: str
+) -> None:
+    """The issue's scenario end to end: a KIP-558 reset through HTTP while the broker is down."""
+    config_topic = f"configs-outage-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=live_broker.bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(config_topic, 1, 1, topic_configs={"cleanup.policy": "compact"})])
+    finally:
+        await admin.close()
+    connector = f"reset-{uuid.uuid4().hex[:6]}"
+    settings = load_settings(
+        connect_urls="http://127.0.0.1:9",  # no worker answers: the view alone serves topics and reset
+        bootstrap_servers=live_broker.bootstrap,
+        status_storage_topic=status_topic,
+        config_storage_topic=config_topic,
+        status_storage_retry_max_retries=30,
+        status_storage_retry_initial_backoff_ms=200,
+        status_storage_retry_max_backoff_ms=1000,
+        status_write_request_timeout_ms=1500,
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        side: Sidecar = app.state.sidecar
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
+            for topic in ("orders", "payments"):
+                key, value = topic_record(topic, connector, int(time.time() * 1000))
+                await side.status_writer.write(key, value, "topic")
+            topics = await _wait_for(client, connector, ["orders", "payments"])
+            assert topics == ["orders", "payments"]
+            before = await counters(client)
+
+            live_broker.kill(signal.SIGTERM)
+            started = time.monotonic()
+            reset = await client.put(f"/connectors/{connector}/topics/reset")
+            assert reset.status_code == 202 and time.monotonic() - started < 1.0
+            pending = (await client.get("/_sidecar/status-writes")).json()["pending"]
+            assert {row["kind"] for row in pending} == {"topic"} and len(pending) == 2
+            assert (await client.get("/healthz")).status_code == 200
+            await asyncio.sleep(2.0)
+            assert (await counters(client))["retry"] > before["retry"]
+
+            live_broker.start()
+            live_broker.wait_ready()
+            assert await _wait_for(client, connector, []) == []
+            writes = (await client.get("/_sidecar/status-writes")).json()
+            assert writes["pending"] == [] and writes["failed"] == []
+            after = await counters(client)
+            assert after["success"] == before["success"] + 2 and after["failure"] == before["failure"]
+    last = {key: value for _, key, value in await read_all(live_broker.bootstrap, status_topic)}
+    for topic in ("orders", "payments"):
+        assert last[topic_record(topic, connector, 0)[0]] is None  # the topic ends consistent with the view
+
+
+async def _wait_for(client: httpx.AsyncClient, connector: str, expected: list[str], timeout_s: float = 60) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    topics: list[str] = []
+    while time.monotonic() < deadline:
+        answer = await client.get(f"/connectors/{connector}/topics")
+        if answer.status_code == 200:
+            topics = sorted(answer.json()[connector]["topics"])
+            if topics == expected:
+                return topics
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"topics of {connector} stayed {topics}, expected {expected}")
