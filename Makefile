@@ -8,7 +8,14 @@ STACK := $(PY) deploy/local/stack.py
 INSTALLED := $(VENV)/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install tools jars run stack-up stack-down stack-status test unit bench check clean
+# $(call with_stack,CMD): runs CMD with the stack that `make stack-up` started, or with one started for
+# it and stopped after (whatever CMD's outcome; CMD's exit status is kept).
+with_stack = started=0; \
+	if ! $(STACK) status >/dev/null 2>&1; then $(STACK) up || exit 1; started=1; fi; \
+	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
+	$(1)
+
+.PHONY: install tools jars run stack-up stack-down stack-status test unit bench bench-view clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -36,22 +43,18 @@ stack-down:
 stack-status: install
 	@$(STACK) status
 
-# Uses a stack that `make stack-up` started; otherwise starts one for the run and stops it after.
 test: install
-	@started=0; \
-	if ! $(STACK) status >/dev/null 2>&1; then $(STACK) up || exit 1; started=1; fi; \
-	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
-	$(PY) -m pytest $(PYTEST_ARGS)
+	@$(call with_stack,$(PY) -m pytest $(PYTEST_ARGS))
 
 # Unit tests only: no stack needed.
 unit: install
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
 bench: install
-	@started=0; \
-	if ! $(STACK) status >/dev/null 2>&1; then $(STACK) up || exit 1; started=1; fi; \
-	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
-	$(PY) bench/proxy_hop.py
+	@$(call with_stack,$(PY) bench/proxy_hop.py)
+
+bench-view: install
+	@$(call with_stack,$(PY) bench/view_scale.py)
 
 clean: stack-down
 	rm -rf .stack $(VENV)

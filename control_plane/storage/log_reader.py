@@ -121,11 +121,14 @@ class TopicTail:
         tps = await self._partitions(consumer)
         self._partition_ids = [tp.partition for tp in tps]
         consumer.assign(tps)
+        fresh = []
         for tp in tps:
             if tp.partition in self._positions:
                 consumer.seek(tp, self._positions[tp.partition])
             else:
-                await consumer.seek_to_beginning(tp)
+                fresh.append(tp)
+        if fresh:  # one call for all: each call waits for a round of the fetcher
+            await consumer.seek_to_beginning(*fresh)
         if self._start_ends is None:
             ends = await consumer.end_offsets(tps)
             self._start_ends = {tp.partition: off for tp, off in ends.items()}
