@@ -18,6 +18,7 @@ from typing import Any
 
 import structlog
 
+from .background import cancel_and_wait
 from .settings import FeatureMode
 from .upstream import ConnectUpstream
 
@@ -192,12 +193,7 @@ class CapabilityDetector:
             delay = min(delay * 2, self._refresh_s)
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -7,7 +7,6 @@ hang off it. It returns its own dataclasses, never HTTP payloads.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import orjson
 import structlog
 
+from .background import cancel_and_wait
 from .capabilities import CapabilityDetector
 from .features.topics import TopicTracking
 from .metrics import Metrics
@@ -109,10 +109,7 @@ class Sidecar:
 
     async def stop(self) -> None:
         await self.capabilities.stop()
-        if self._probe_task:
-            self._probe_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._probe_task
+        await cancel_and_wait(self._probe_task)
         if self.view:
             await self.view.stop()
         await self.status_writer.stop()

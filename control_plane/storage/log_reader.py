@@ -20,6 +20,8 @@ import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
+from ..background import cancel_and_wait
+
 log = structlog.get_logger(__name__)
 
 
@@ -68,12 +70,7 @@ class TopicTail:
         self._task = asyncio.create_task(self._run(), name=f"tail-{self.topic}")
 
     async def stop(self) -> None:
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+        await cancel_and_wait(self._task)
         if self._consumer:
             await self._consumer.stop()
             self._consumer = None
