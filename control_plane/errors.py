@@ -5,7 +5,9 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── NotFoundError        the connector, task or status does not exist
      ├── OperationDisabled    the worker's settings forbid it (e.g. topic.tracking.enable=false)
      ├── BadRequestError      the request cannot be carried out as given
-     └── ViewNotReady         the view has not read its topics to the end yet
+     ├── ViewNotReady         the view has not read its topics to the end yet
+     └── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
+                              Kafka, its read-back); the message says which step and the cause
 """
 
 from __future__ import annotations
@@ -30,4 +32,8 @@ class BadRequestError(ControlPlaneError):
 
 
 class ViewNotReady(ControlPlaneError):
+    pass
+
+
+class OperationFailed(ControlPlaneError):
     pass

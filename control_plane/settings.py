@@ -151,6 +151,14 @@ class Settings(BaseSettings):
     # (a metadata wait and a delivery), then retried; stop() waits at most about this long for writes
     status_write_request_timeout_ms: int = Field(30000, gt=0)
 
+    # -- KIP-875 done by the sidecar itself where the worker cannot (stop; offsets alter and reset)
+    # the Kafka request timeout of the producer and admin client of these writes; one write is
+    # bounded at twice this (a metadata wait and the request) and then fails the request with 500
+    emulation_request_timeout_ms: int = Field(30000, gt=0)
+    # how long reading a topic to its end may take: before a change (the herder's refreshed snapshot)
+    # and to read a write back (the config or offsets topic, the group's offsets)
+    emulation_read_back_timeout_s: float = Field(30.0, gt=0)
+
     @field_validator("connect_urls", mode="before")
     @classmethod
     def _split_urls(cls, value: Any) -> Any:

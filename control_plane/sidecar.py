@@ -16,10 +16,16 @@ import structlog
 
 from .background import cancel_and_wait
 from .capabilities import CapabilityDetector
+from .features.offsets import ConnectorOffsets
+from .features.stop import ConnectorStopper
 from .features.topics import TopicTracking
 from .metrics import Metrics
 from .settings import Settings, describe
+from .storage.config_writer import ConfigWriter
+from .storage.consumer_groups import ConsumerGroups
 from .storage.kafka_clients import client_kwargs
+from .storage.offsets_writer import OffsetsWriter
+from .storage.record_producer import AiokafkaRecordProducer
 from .storage.status_writer import StatusWriter
 from .upstream import ConnectUpstream, UpstreamError, UpstreamRequest, UpstreamResponse
 from .upstream.client import build_transport
@@ -57,6 +63,20 @@ class Sidecar:
             if view
             else None
         )
+        # KIP-875 where the workers cannot: stop, offsets read, alter and reset (the handlers decide
+        # native or emulated per request from the capabilities)
+        kafka = client_kwargs(settings)
+        write_timeout_ms = settings.emulation_request_timeout_ms
+
+        def producer() -> AiokafkaRecordProducer:
+            return AiokafkaRecordProducer(kafka, write_timeout_ms)
+
+        attempt_s = 2 * write_timeout_ms / 1000  # a metadata wait and the produce request
+        config_topic = settings.config_storage_topic
+        config_writer = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
+        groups = ConsumerGroups(kafka, write_timeout_ms)
+        self.stopper = ConnectorStopper(view, config_writer, groups, settings.emulation_read_back_timeout_s)
+        self.connector_offsets = ConnectorOffsets(settings, view, groups, OffsetsWriter(producer, attempt_s), kafka)
         self.workers_answering: bool | None = None  # from the liveness probe; None until it ran
         self.workers_checked_at: float | None = None
         self._probe_task: asyncio.Task[None] | None = None
@@ -165,6 +185,12 @@ class Sidecar:
                 types[alias] = kind
         self.view.state.plugin_types = types
         self._plugins_loaded_at = time.monotonic()
+
+    def connector_type(self, name: str) -> str | None:
+        """``source`` or ``sink`` when the view knows the connector (ready, and its config read)."""
+        if self.view is None or not self.view.ready or self.view.state.connector_config(name) is None:
+            return None
+        return self.view.state.connector_type(name)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged."""

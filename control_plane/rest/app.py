@@ -14,7 +14,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..sidecar import Sidecar
 from ..upstream import ConnectUpstream
-from . import ops, reads
+from . import offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import proxy
 from .routes import SIDECAR_PREFIX, route_template
@@ -79,6 +79,9 @@ def create_app(settings: Settings, upstream: ConnectUpstream | None = None) -> S
         Route("/connectors/{connector}/tasks/{task}/status", reads.task_status, methods=["GET"]),
         Route("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"]),
         Route("/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"]),
+        # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
+        Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
+        Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
         Route("/{path:path}", proxy, methods=ALL_METHODS),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)  # type: ignore[arg-type]

@@ -11,7 +11,14 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..errors import BadRequestError, ControlPlaneError, NotFoundError, OperationDisabled, ViewNotReady
+from ..errors import (
+    BadRequestError,
+    ControlPlaneError,
+    NotFoundError,
+    OperationDisabled,
+    OperationFailed,
+    ViewNotReady,
+)
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
 
 log = structlog.get_logger(__name__)
@@ -32,6 +39,7 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     OperationDisabled: 403,
     BadRequestError: 400,
     ViewNotReady: 503,
+    OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
 }
 
 

@@ -7,7 +7,7 @@ stale with its age. Handlers here only translate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import orjson
 from starlette.requests import Request
@@ -46,9 +46,13 @@ def _from_view(sidecar: Sidecar, build: Callable[[ClusterView], Response], stale
     return response
 
 
-async def answer_read(request: Request, build: Callable[[ClusterView], Response]) -> Response:
+async def answer_read(
+    request: Request, build: Callable[[ClusterView], Response], *, view_knows_better: bool = False
+) -> Response:
+    """``view_knows_better``: the view answers once ready even with ``read_from=upstream``, because
+    the worker's own answer would be wrong (a connector the sidecar stopped on a pre-3.5 worker)."""
     sidecar: Sidecar = request.app.state.sidecar
-    if sidecar.reads_from_view():
+    if sidecar.reads_from_view() or (view_knows_better and sidecar.view_ready):
         return _from_view(sidecar, build, stale=sidecar.view_is_stale())
     try:
         return await proxy(request)
@@ -58,8 +62,24 @@ async def answer_read(request: Request, build: Callable[[ClusterView], Response]
         return _from_view(sidecar, build, stale=True)
 
 
+def _stop_emulated(request: Request) -> bool:
+    """The workers cannot stop connectors (KIP-875 before 3.5): the sidecar's stopped ones are shown
+    as 3.5+ shows them (``ClusterView.connector_state``)."""
+    sidecar: Sidecar = request.app.state.sidecar
+    return not sidecar.capabilities.is_native("stop_and_offsets_read")
+
+
+def _stopped_by_sidecar(request: Request, names: Iterable[str]) -> bool:
+    sidecar: Sidecar = request.app.state.sidecar
+    if not _stop_emulated(request) or not sidecar.view_ready:
+        return False
+    assert sidecar.view is not None
+    return any(sidecar.view.state.target_state(name) == "STOPPED" for name in names)
+
+
 async def list_connectors(request: Request) -> Response:
     expansions = request.query_params.getlist("expand")
+    overlay = _stop_emulated(request)
 
     def build(view: ClusterView) -> Response:
         if "expand" not in request.query_params:
@@ -67,7 +87,7 @@ async def list_connectors(request: Request) -> Response:
         out: dict[str, dict[str, object]] = {}
         for name in view.connectors():
             expanded: dict[str, object] = {}
-            status = view.connector_state(name) if "status" in expansions else None
+            status = view.connector_state(name, stopped_overlay=overlay) if "status" in expansions else None
             info = view.connector_info(name) if "info" in expansions else None
             # ConnectorsResource.listConnectors leaves out a connector it cannot expand
             if ("status" in expansions and status is None) or ("info" in expansions and info is None):
@@ -79,19 +99,23 @@ async def list_connectors(request: Request) -> Response:
             out[name] = expanded
         return json_response(out)
 
-    return await answer_read(request, build)
+    sidecar: Sidecar = request.app.state.sidecar
+    names = sidecar.view.state.connectors() if sidecar.view is not None else ()
+    stopped = "status" in expansions and _stopped_by_sidecar(request, names)
+    return await answer_read(request, build, view_knows_better=stopped)
 
 
 async def connector_status(request: Request) -> Response:
     name = request.path_params["connector"]
+    overlay = _stop_emulated(request)
 
     def build(view: ClusterView) -> Response:
-        state = view.connector_state(name)
+        state = view.connector_state(name, stopped_overlay=overlay)
         if state is None:
             raise NotFoundError(f"No status found for connector {name}")  # AbstractHerder.connectorStatus
         return json_response(render.connector_state_json(state))
 
-    return await answer_read(request, build)
+    return await answer_read(request, build, view_knows_better=_stopped_by_sidecar(request, [name]))
 
 
 async def connector_config(request: Request) -> Response:
@@ -113,13 +137,15 @@ async def task_status(request: Request) -> Response:
     except ValueError:
         return await proxy(request)  # not an int: the worker's own 404
 
+    overlay = _stop_emulated(request)
+
     def build(view: ClusterView) -> Response:
-        state = view.task_state(name, task)
+        state = view.task_state(name, task, stopped_overlay=overlay)
         if state is None:
             raise NotFoundError(f"No status found for task {name}-{task}")  # AbstractHerder.taskStatus
         return json_response(render.state_json(state, task))
 
-    return await answer_read(request, build)
+    return await answer_read(request, build, view_knows_better=_stopped_by_sidecar(request, [name]))
 
 
 def _tracking(request: Request) -> TopicTracking | None:

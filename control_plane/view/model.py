@@ -214,16 +214,24 @@ class ClusterView:
         # Without the plugin list: every sink connector needs `topics` or `topics.regex`
         return "sink" if ("topics" in config or "topics.regex" in config) else "source"
 
-    def connector_state(self, name: str) -> ConnectorStateView | None:
+    def connector_state(self, name: str, *, stopped_overlay: bool = False) -> ConnectorStateView | None:
+        """``stopped_overlay``: the worker cannot stop connectors (before 3.5; the sidecar did, KIP-875):
+        a connector whose target state is STOPPED shows as 3.5+ shows it, STOPPED (even if it had
+        failed) and without tasks, whatever the old worker, which paused it, wrote."""
         status = self.connector_statuses.get(name)
         if status is None:
             return None
+        if stopped_overlay and self.target_state(name) == "STOPPED":
+            stopped = StateEntry("STOPPED", status.worker_id, None, status.version, status.generation)
+            return ConnectorStateView(name, stopped, (), self.connector_type(name))
         tasks = tuple(
             sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items())
         )
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
 
-    def task_state(self, name: str, task: int) -> StateEntry | None:
+    def task_state(self, name: str, task: int, *, stopped_overlay: bool = False) -> StateEntry | None:
+        if stopped_overlay and self.target_state(name) == "STOPPED":
+            return None  # a STOPPED connector has no tasks (see connector_state)
         status = self.task_statuses.get(name, {}).get(task)
         return _entry(status) if status else None
 

@@ -1,0 +1,426 @@
+"""Connector offsets (KIP-875): read, alter and reset, for source and sink connectors, on workers that
+cannot (``GET`` before 3.5, ``PATCH`` and ``DELETE`` before 3.6); and the checks of an alter request's
+contents that the sidecar makes before forwarding it to a worker that can.
+
+Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``,
+``modifySinkConnectorOffsets``) and DistributedHerder (``modifyConnectorOffsetsChecks``):
+
+- the connector must exist (404 "Connector <c> not found"); alter and reset need its target state
+  STOPPED and zero tasks in the config topic, else 400 and nothing is written;
+- source offsets live in the worker's offsets topic (the view tails it) and, when the connector sets
+  ``offsets.storage.topic`` to another topic, in that one too (read here when needed): reads merge both,
+  the connector's own topic winning; an alter writes tombstones to the worker's topic first, then every
+  record to the connector's topic, then the values to the worker's topic (ConnectorOffsetBackingStore);
+  a reset writes a tombstone for every known partition to both. Records reuse the exact key bytes a
+  partition already has (so the tasks, which look offsets up by bytes, find them); a new partition is
+  keyed as the worker writes it, fields in java.util.HashMap order. Writes are confirmed by reading the
+  topics back;
+- sink offsets are the committed offsets of the connector's consumer group (``connect-<c>``, or the
+  worker's ``consumer.group.id``, or the connector's ``consumer.override.group.id``): an alter commits
+  the given offsets and deletes the ones set to null, a reset deletes the group (a missing group is
+  success); both are refused with Connect's message while the group has active members, and confirmed
+  by reading the group's offsets back.
+
+The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers are Connect's
+"framework-managed" messages. The connector-specific offsets topic must be on the worker's Kafka cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from ..codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
+from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
+from ..settings import Settings
+from ..storage.consumer_groups import ConsumerGroups, GroupNotEmpty, GroupOperationError, TopicPartition
+from ..storage.log_reader import LogRecord, ReadTimeout, TopicTail
+from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed, OffsetsWriter
+from ..view import ClusterView, MaterializedView
+from .offsets_request import (
+    KAFKA_OFFSET_KEY,
+    KAFKA_PARTITION_KEY,
+    KAFKA_TOPIC_KEY,
+    OffsetEntry,
+    SinkOffsetEntry,
+    canonical,
+    check_sink_topics,
+    check_source_entries,
+    java_hash_map_order,
+    parse_sink_entries,
+)
+from .stop import read_failure
+
+log = structlog.get_logger(__name__)
+
+OFFSETS_TOPIC_KEY = "offsets.storage.topic"  # SourceConnectorConfig (KIP-618)
+GROUP_OVERRIDE_KEY = "consumer.override.group.id"
+
+
+def not_found(name: str) -> str:
+    return f"Connector {name} not found"  # AbstractHerder.connectorOffsets, modifyConnectorOffsetsChecks
+
+
+def not_stopped(name: str) -> str:  # DistributedHerder.modifyConnectorOffsetsChecks
+    return (
+        "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the "
+        f"specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint"
+    )
+
+
+def framework_managed(modification: str) -> str:  # Worker.completeModifyOffsetsCallback, no alterOffsets hook
+    return (
+        f"The Connect framework-managed offsets for this connector have been {modification} successfully. However, "
+        "if this connector manages offsets externally, they will need to be manually "
+        f"{modification} in the system that the connector uses."
+    )
+
+
+def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnectorOffsets / resetSinkConnectorOffsets
+    verb = "alter" if action == "alter" else "reset"
+    return (
+        f"Failed to {verb} consumer group offsets for connector {name} either because its tasks haven't stopped "
+        f"completely yet or the connector was resumed before the request to {verb} its offsets could be "
+        "successfully completed. If the connector is in a stopped state, this operation can be safely retried. "
+        "If it doesn't eventually succeed, the Connect cluster may need to be restarted to get rid of the zombie "
+        "sink tasks."
+    )
+
+
+def sink_group_id(name: str, config: Mapping[str, str | None], worker_group_id: str | None) -> str:
+    """Worker.baseConsumerConfigs: ``connect-<c>``, the worker's ``consumer.group.id``, the connector's
+    ``consumer.override.group.id``, later ones winning."""
+    return config.get(GROUP_OVERRIDE_KEY) or worker_group_id or f"connect-{name}"
+
+
+@dataclass(frozen=True)
+class ConnectorOffset:
+    """One entry of Connect's ``ConnectorOffsets``: maps in the order Connect's answer has them."""
+
+    partition: Mapping[str, Any]
+    offset: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class _Source:
+    """Where a source connector's offsets are: the worker's topic and, maybe, its own."""
+
+    worker_topic: str
+    own_topic: str | None
+
+
+class ConnectorOffsets:
+    def __init__(
+        self,
+        settings: Settings,
+        view: MaterializedView | None,
+        groups: ConsumerGroups,
+        writer: OffsetsWriter,
+        client_kwargs: dict[str, Any],
+    ) -> None:
+        self._settings = settings
+        self._view = view
+        self._groups = groups
+        self._writer = writer
+        self._client_kwargs = client_kwargs
+        self.read_back_timeout_s = settings.emulation_read_back_timeout_s
+
+    # -- the connector as the config topic has it -------------------------------------------------
+    def _ready_view(self) -> MaterializedView:
+        if self._view is None:
+            raise ViewNotReady(
+                "Connector offsets on this Connect version need the sidecar's view of the internal topics, "
+                "which is not configured (no config.storage.topic and status.storage.topic)"
+            )
+        if not self._view.ready:
+            raise ViewNotReady(
+                "Connector offsets on this Connect version need the sidecar's view, which is still reading the topics"
+            )
+        return self._view
+
+    async def _config(self, name: str, *, refresh: str) -> tuple[ClusterView, Mapping[str, str | None]]:
+        view = self._ready_view()
+        try:
+            await view.read_to_end("config", self.read_back_timeout_s)
+        except ReadTimeout as err:
+            raise OperationFailed(f"{refresh}: {await read_failure(view, 'config', err, self._groups)}") from err
+        config = view.state.connector_config(name)
+        if config is None:
+            raise NotFoundError(not_found(name))
+        return view.state, config
+
+    def _source_topics(self, config: Mapping[str, str | None]) -> _Source:
+        worker_topic = self._settings.offset_storage_topic
+        if not worker_topic or self._view is None or "offsets" not in self._view.tails:
+            raise OperationFailed(
+                "The sidecar does not know the worker's offsets topic: give it offset.storage.topic "
+                "(the worker's properties file, or CONTROL_PLANE_OFFSET_STORAGE_TOPIC)"
+            )
+        own = config.get(OFFSETS_TOPIC_KEY)
+        return _Source(worker_topic, own if own and own != worker_topic else None)
+
+    def _check_stopped(self, state: ClusterView, name: str) -> None:
+        if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
+            raise BadRequestError(not_stopped(name))
+
+    # -- checks of an alter request's contents (also before forwarding to a native worker) ----------
+    async def check_entries(self, kind: str, entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
+        """400 for contents a ``kind`` connector cannot take; a sink's topics and partitions must exist."""
+        if kind == "source":
+            check_source_entries(entries)
+            return ()
+        if kind != "sink":
+            return ()
+        parsed = parse_sink_entries(entries)
+        try:
+            counts = await self._groups.partition_counts(e.topic for e in parsed)
+        except GroupOperationError as err:
+            log.warning("cannot check the topics of a sink offsets request", error=str(err))
+            return parsed  # the write fails with the broker's answer instead
+        check_sink_topics(parsed, counts)
+        return parsed
+
+    # -- GET ------------------------------------------------------------------------------------
+    async def read(self, name: str) -> tuple[ConnectorOffset, ...]:
+        state, config = await self._config(name, refresh=f"Failed to retrieve offsets for connector {name}")
+        if state.connector_type(name) == "sink":
+            group = sink_group_id(name, config, self._settings.consumer_group_id)
+            try:
+                committed = await self._groups.committed(group)
+            except GroupOperationError as err:
+                raise OperationFailed(
+                    f"Failed to retrieve consumer group offsets for sink connector {name}: {err.cause}"
+                ) from err
+            return tuple(
+                ConnectorOffset(
+                    java_hash_map_order({KAFKA_TOPIC_KEY: topic, KAFKA_PARTITION_KEY: partition}),
+                    {KAFKA_OFFSET_KEY: offset},
+                )
+                for (topic, partition), offset in sorted(committed.items())
+            )
+        where = self._source_topics(config)
+        failed = f"Failed to retrieve offsets for source connector {name}"
+        records = await self._source_records(name, where, failed)
+        merged: dict[bytes, SourceOffset] = {}
+        for topic_records in records.values():  # the worker's topic first, the connector's own then wins
+            for record in topic_records.values():
+                merged[canonical(record.partition)] = record
+        return tuple(
+            ConnectorOffset(java_hash_map_order(r.partition or {}), java_hash_map_order(r.offset))
+            for r in merged.values()
+        )
+
+    async def _source_records(self, name: str, where: _Source, failed: str) -> dict[str, dict[bytes, SourceOffset]]:
+        """Per topic (the worker's first), the connector's records by exact key bytes, read to the end."""
+        assert self._view is not None
+        try:
+            await self._view.read_to_end("offsets", self.read_back_timeout_s)
+        except ReadTimeout as err:
+            cause = await read_failure(self._view, "offsets", err, self._groups)
+            raise OperationFailed(f"{failed}: {cause}") from err
+        out = {where.worker_topic: dict(self._view.state.offsets.get(name, {}))}
+        if where.own_topic:
+            out[where.own_topic] = (await self._read_own_topic(where.own_topic, failed)).offsets.get(name, {})
+        return out
+
+    async def _read_own_topic(self, topic: str, failed: str) -> ClusterView:
+        """A connector's own offsets topic, read once from the beginning to its end (KafkaBasedLog)."""
+        records = ClusterView()
+        try:
+            counts = await self._groups.partition_counts([topic])
+        except GroupOperationError as err:
+            raise OperationFailed(f"{failed}: {err}") from err
+        if counts.get(topic) is None:
+            return records  # never written: no offsets
+
+        def apply(record: LogRecord) -> None:
+            decoded = decode_offset(record.key, record.value)
+            if not isinstance(decoded, Malformed) and record.key is not None:
+                records.apply_offset(decoded, record.key, record.timestamp)
+
+        tail = TopicTail(topic, self._client_kwargs, apply)
+        await tail.start()
+        try:
+            async with asyncio.timeout(self.read_back_timeout_s):
+                await tail.caught_up.wait()
+        except TimeoutError:
+            raise OperationFailed(
+                f"{failed}: did not read the offsets topic {topic} to its end within {self.read_back_timeout_s:g}s"
+                + (f" ({tail.error})" if tail.error else "")
+            ) from None
+        finally:
+            await tail.stop()
+        return records
+
+    # -- PATCH ----------------------------------------------------------------------------------
+    async def alter(self, name: str, entries: Sequence[OffsetEntry]) -> str:
+        state, config = await self._config(
+            name, refresh="Failed to read to end of config topic before modifying connector offsets"
+        )
+        kind = state.connector_type(name)
+        sink_entries = await self.check_entries(kind, entries)
+        self._check_stopped(state, name)
+        if kind == "sink":
+            await self._alter_sink(name, config, sink_entries)
+        else:
+            await self._alter_source(name, config, entries)
+        return framework_managed("altered")
+
+    async def _alter_source(
+        self, name: str, config: Mapping[str, str | None], entries: Sequence[OffsetEntry]
+    ) -> None:
+        where = self._source_topics(config)
+        failed = f"Failed to modify offsets for source connector {name}"
+        known = await self._source_records(name, where, failed)
+        wanted: dict[bytes, OffsetEntry] = {}
+        for entry in entries:  # a partition given twice: the last entry wins, as in Connect's map
+            wanted.pop(canonical(entry.partition), None)
+            wanted[canonical(entry.partition)] = entry
+        existing: dict[bytes, set[bytes]] = {}  # canonical partition -> every key it has in either topic
+        for records in known.values():
+            for key, record in records.items():
+                existing.setdefault(canonical(record.partition), set()).add(key)
+        records: list[OffsetRecord] = []
+        for ident, entry in wanted.items():
+            value = None if entry.offset is None else json_wire.dumps(java_hash_map_order(entry.offset))
+            new_key = OffsetKey(name, java_hash_map_order(entry.partition or {})).to_bytes()
+            keys = sorted(existing.get(ident) or {new_key})
+            records += [(key, value) for key in keys]
+        await self._write_source(name, where, records, failed)
+
+    async def _write_source(self, name: str, where: _Source, records: list[OffsetRecord], failed: str) -> None:
+        """ConnectorOffsetBackingStore.set: with a connector-specific topic, tombstones to the worker's
+        topic first, then everything to the connector's topic, then the values to the worker's topic."""
+        tombstones = [r for r in records if r[1] is None]
+        values = [r for r in records if r[1] is not None]
+        steps = [(where.worker_topic, records)]
+        if where.own_topic and await self._groups_partition_count(where.own_topic, failed) is not None:
+            steps = [(where.worker_topic, tombstones), (where.own_topic, records), (where.worker_topic, values)]
+        elif where.own_topic and values:  # the worker creates it when the connector first runs
+            raise OperationFailed(
+                f"{failed}: its offsets topic {where.own_topic} (offsets.storage.topic) does not exist; "
+                "nothing was written"
+            )
+        done: list[str] = []
+        for topic, batch in steps:
+            try:
+                await self._writer.write(topic, batch)
+            except OffsetsWriteFailed as err:
+                if not done and not err.written:
+                    raise OperationFailed(
+                        f"{failed}: writing to the offsets topic {topic} failed, nothing was written: {err.cause}"
+                    ) from err
+                wrote = f"{len(err.written)} of {len(batch)} records to {topic}" + (
+                    f" after every record to {', '.join(done)}" if done else ""
+                )
+                raise OperationFailed(
+                    f"{failed}: writing to the offsets topic {topic} failed: {err.cause.rstrip('.')}. "
+                    f"Written: {wrote}; "
+                    "the offsets are partly modified. Repeat the request once Kafka is reachable to complete it."
+                ) from err
+            if batch:
+                done.append(topic)
+        await self._confirm_source(name, where, records, failed)
+
+    async def _confirm_source(self, name: str, where: _Source, records: list[OffsetRecord], failed: str) -> None:
+        read = await self._source_records(name, where, f"{failed}: written but not read back")
+        for topic, present in read.items():  # with an own topic, every record went to both
+            for key, value in records:
+                now = present.get(key)
+                expected = None if value is None else decode_offset(key, value)
+                if (expected is None) != (now is None) or (
+                    isinstance(expected, SourceOffset) and now is not None and now.offset != expected.offset
+                ):
+                    raise OperationFailed(
+                        f"{failed}: written, but reading {topic} back shows {key.decode('utf-8', 'replace')} = "
+                        f"{None if now is None else json_wire.dumps(now.offset).decode()}: another writer changed it"
+                    )
+
+    async def _groups_partition_count(self, topic: str, failed: str) -> int | None:
+        try:
+            return (await self._groups.partition_counts([topic])).get(topic)
+        except GroupOperationError as err:
+            raise OperationFailed(f"{failed}: {err}") from err
+
+    async def _alter_sink(
+        self, name: str, config: Mapping[str, str | None], entries: Sequence[SinkOffsetEntry]
+    ) -> None:
+        group = sink_group_id(name, config, self._settings.consumer_group_id)
+        commits = {(e.topic, e.partition): e.offset for e in entries if e.offset is not None}
+        deletes = [(e.topic, e.partition) for e in entries if e.offset is None]
+        failed = f"Failed to alter consumer group offsets for connector {name}"
+        try:
+            if await self._groups.active_members(group):
+                raise OperationFailed(sink_tasks_running(name, "alter"))
+            if commits:
+                await self._groups.commit(group, commits)
+            if deletes:
+                await self._groups.delete_offsets(group, deletes)
+            committed = await self._groups.committed(group)
+        except GroupNotEmpty as err:
+            raise OperationFailed(sink_tasks_running(name, "alter")) from err
+        except GroupOperationError as err:
+            raise OperationFailed(f"{failed}: {err}") from err
+        wrong = [tp for tp, offset in commits.items() if committed.get(tp) != offset]
+        wrong += [tp for tp in deletes if tp in committed]
+        if wrong:
+            raise OperationFailed(f"{failed}: written, but the group {group} reads back {_show(wrong, committed)}")
+
+    # -- DELETE ---------------------------------------------------------------------------------
+    async def reset(self, name: str) -> str:
+        state, config = await self._config(
+            name, refresh="Failed to read to end of config topic before modifying connector offsets"
+        )
+        self._check_stopped(state, name)
+        if state.connector_type(name) == "sink":
+            await self._reset_sink(name, config)
+        else:
+            await self._reset_source(name, config)
+        return framework_managed("reset")
+
+    async def _reset_source(self, name: str, config: Mapping[str, str | None]) -> None:
+        where = self._source_topics(config)
+        failed = f"Failed to modify offsets for source connector {name}"
+        known = await self._source_records(name, where, failed)
+        keys = sorted({key for records in known.values() for key in records})
+        if not keys:  # Worker: "No offsets found for source connector ..." is a success (idempotent)
+            log.info("no offsets to reset", connector=name)
+            return
+        await self._write_source(name, where, [(key, None) for key in keys], failed)
+
+    async def _reset_sink(self, name: str, config: Mapping[str, str | None]) -> None:
+        group = sink_group_id(name, config, self._settings.consumer_group_id)
+        try:
+            if await self._groups.active_members(group):
+                raise OperationFailed(sink_tasks_running(name, "reset"))
+            existed = await self._groups.delete_group(group)
+            left = await self._groups.committed(group)
+        except GroupNotEmpty as err:
+            raise OperationFailed(sink_tasks_running(name, "reset")) from err
+        except GroupOperationError as err:
+            raise OperationFailed(f"Failed to reset consumer group offsets for sink connector {name}: {err}") from err
+        if left:
+            raise OperationFailed(
+                f"Failed to reset consumer group offsets for sink connector {name}: the group {group} was deleted "
+                f"but reads back offsets for {_show(list(left), left)}"
+            )
+        log.info("sink offsets reset", connector=name, group=group, group_existed=existed)
+
+
+def _show(partitions: Sequence[TopicPartition], committed: Mapping[TopicPartition, int]) -> str:
+    return ", ".join(f"{t}-{p}={committed.get((t, p), 'none')}" for t, p in partitions)
+
+
+__all__ = [
+    "ConnectorOffset",
+    "ConnectorOffsets",
+    "framework_managed",
+    "not_found",
+    "not_stopped",
+    "sink_group_id",
+    "sink_tasks_running",
+]

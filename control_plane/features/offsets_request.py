@@ -1,0 +1,272 @@
+"""The body of ``PATCH /connectors/{c}/offsets`` (KIP-875), checked before anything is written or
+forwarded, and the Java map order the worker writes offsets in. Pure functions.
+
+The body is Connect's ``rest/entities/ConnectorOffsets``: ``{"offsets": [{"partition": {..},
+"offset": {..} | null}, ..]}``. Connect answers a body its JSON binding cannot read with 500 and a
+Jackson message, and checks the contents later, per connector type: ``SinkUtils.parseSinkConnectorOffsets``
+(400) for sinks, ``OffsetUtils.validateFormat`` (500) for sources. The sidecar answers every malformed
+body with a 400 that names the entry (``offsets[2]``), the key and what was expected, in Connect's
+words where Connect has them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..codecs import json_wire
+from ..errors import BadRequestError
+
+# ConnectorsResource.alterConnectorOffsets
+NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
+# SinkUtils
+KAFKA_TOPIC_KEY = "kafka_topic"
+KAFKA_PARTITION_KEY = "kafka_partition"
+KAFKA_OFFSET_KEY = "kafka_offset"
+ENTRY_KEYS = ("partition", "offset")
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+@dataclass(frozen=True)
+class OffsetEntry:
+    """One entry of the body; ``offset`` None resets the partition."""
+
+    index: int
+    partition: Mapping[str, Any] | None
+    offset: Mapping[str, Any] | None
+
+    @property
+    def where(self) -> str:
+        return f"offsets[{self.index}]"
+
+
+@dataclass(frozen=True)
+class SinkOffsetEntry:
+    index: int
+    topic: str
+    partition: int
+    offset: int | None  # None: delete the group's offset of this partition
+
+
+def json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
+    """The entries of a PATCH body, or BadRequestError saying what is wrong with it."""
+    data, error = json_wire.loads(body)
+    if error is not None:
+        raise BadRequestError(f"The request body is not valid JSON ({error}); expected {{\"offsets\": [...]}}")
+    if not isinstance(data, dict):
+        raise BadRequestError(f"The request body must be a JSON object with the key 'offsets', not {json_type(data)}")
+    unknown = sorted(set(data) - {"offsets"})
+    if unknown:
+        raise BadRequestError(f"The request body has the unknown key '{unknown[0]}'; the only key is 'offsets'")
+    offsets = data.get("offsets")
+    if offsets is None or offsets == []:
+        raise BadRequestError(NO_OFFSETS)
+    if not isinstance(offsets, list):
+        raise BadRequestError(
+            "'offsets' must be an array of {\"partition\": {...}, \"offset\": {...}} objects, "
+            f"not {json_type(offsets)}"
+        )
+    entries = []
+    for index, item in enumerate(offsets):
+        where = f"offsets[{index}]"
+        if not isinstance(item, dict):
+            raise BadRequestError(
+                f"{where} must be an object with the keys 'partition' and 'offset', not {json_type(item)}"
+            )
+        extra = [k for k in item if k not in ENTRY_KEYS]
+        if extra:
+            raise BadRequestError(f"{where} has the unknown key '{extra[0]}'; an entry has only 'partition' and 'offset'")
+        partition, offset = item.get("partition"), item.get("offset")
+        if partition is not None and not isinstance(partition, dict):
+            raise BadRequestError(f"{where}.partition must be an object, not {json_type(partition)}")
+        if offset is not None and not isinstance(offset, dict):
+            raise BadRequestError(
+                f"{where}.offset must be an object or null (to reset the partition), not {json_type(offset)}"
+            )
+        entries.append(OffsetEntry(index, partition, offset))
+    return tuple(entries)
+
+
+def _check_primitives(where: str, values: Mapping[str, Any]) -> None:
+    """OffsetUtils.validateFormat: string keys (JSON guarantees them), primitive values."""
+    for key, value in values.items():
+        if isinstance(value, list | dict):
+            kind = "ARRAY" if isinstance(value, list) else "MAP"
+            raise BadRequestError(
+                f"{where}.{key} is {json_type(value)}: offsets may only contain primitive types as values "
+                f"(string, number, boolean, null), but field {key} contains {kind}"
+            )
+        if isinstance(value, int) and not isinstance(value, bool) and not _INT64[0] <= value <= _INT64[1]:
+            raise BadRequestError(f"{where}.{key} is {value}, outside the range of a 64-bit integer")
+
+
+def check_source_entries(entries: Sequence[OffsetEntry]) -> None:
+    """A source connector's entries: each partition an object, values primitive (OffsetUtils)."""
+    for entry in entries:
+        if entry.partition is None:
+            raise BadRequestError(f"{entry.where}.partition is missing or null; a source partition is an object")
+        _check_primitives(f"{entry.where}.partition", entry.partition)
+        if entry.offset is not None:
+            _check_primitives(f"{entry.where}.offset", entry.offset)
+
+
+def java_string(value: object) -> str:
+    """``String.valueOf`` of a value Jackson read, for Connect's parse-failure messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return json_wire.java_double(value)
+    if isinstance(value, str):
+        return value
+    return json_wire.dumps(value).decode()
+
+
+def _java_parse(value: object, bounds: tuple[int, int]) -> int | None:
+    """``Integer.parseInt`` / ``Long.parseLong`` of ``String.valueOf(value)``: "10" and 10 both do."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _JAVA_INT.fullmatch(value):
+        number = int(value)
+    else:
+        return None
+    return number if bounds[0] <= number <= bounds[1] else None
+
+
+def parse_sink_entries(entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
+    """SinkUtils.parseSinkConnectorOffsets, each message naming its entry; a partition given twice:
+    the last entry wins, as in Connect's map."""
+    parsed: dict[tuple[str, int], SinkOffsetEntry] = {}
+    for entry in entries:
+        where, partition = entry.where, entry.partition
+        if partition is None:
+            raise BadRequestError(f"{where}: The partition for a sink connector offset cannot be null or missing")
+        if KAFKA_TOPIC_KEY not in partition or KAFKA_PARTITION_KEY not in partition:
+            raise BadRequestError(
+                f"{where}: The partition for a sink connector offset must contain the keys "
+                f"'{KAFKA_TOPIC_KEY}' and '{KAFKA_PARTITION_KEY}'"
+            )
+        topic, number = partition[KAFKA_TOPIC_KEY], partition[KAFKA_PARTITION_KEY]
+        if topic is None:
+            raise BadRequestError(f"{where}: Kafka topic names must be valid strings and may not be null")
+        if not isinstance(topic, str) or not topic:
+            raise BadRequestError(
+                f"{where}.partition.{KAFKA_TOPIC_KEY} must be a non-empty string (a topic name), not {json_type(topic)}"
+            )
+        if number is None:
+            raise BadRequestError(f"{where}: Kafka partitions must be valid numbers and may not be null")
+        kafka_partition = _java_parse(number, _INT32)
+        if kafka_partition is None:
+            raise BadRequestError(
+                f"{where}: Failed to parse the following Kafka partition value in the provided offsets: "
+                f"'{java_string(number)}'. Partition values for sink connectors need to be integers."
+            )
+        if kafka_partition < 0:
+            raise BadRequestError(
+                f"{where}.partition.{KAFKA_PARTITION_KEY} is {kafka_partition}; partitions are not negative"
+            )
+        kafka_offset: int | None = None
+        if entry.offset is not None:
+            if KAFKA_OFFSET_KEY not in entry.offset:
+                raise BadRequestError(
+                    f"{where}: The offset for a sink connector should either be null or contain the key "
+                    f"'{KAFKA_OFFSET_KEY}'"
+                )
+            raw = entry.offset[KAFKA_OFFSET_KEY]
+            kafka_offset = _java_parse(raw, _INT64)
+            if kafka_offset is None:
+                raise BadRequestError(
+                    f"{where}: Failed to parse the following Kafka offset value in the provided offsets: "
+                    f"'{java_string(raw)}'. Offset values for sink connectors need to be integers."
+                )
+            if kafka_offset < 0:
+                raise BadRequestError(f"{where}.offset.{KAFKA_OFFSET_KEY} is {kafka_offset}; offsets are not negative")
+        parsed.pop((topic, kafka_partition), None)
+        parsed[(topic, kafka_partition)] = SinkOffsetEntry(entry.index, topic, kafka_partition, kafka_offset)
+    return tuple(parsed.values())
+
+
+def check_sink_topics(entries: Sequence[SinkOffsetEntry], partition_counts: Mapping[str, int | None]) -> None:
+    """Every entry names a partition of a topic that exists (Connect fails such a request with 500)."""
+    for entry in entries:
+        count = partition_counts.get(entry.topic)
+        where = f"offsets[{entry.index}]"
+        if count is None:
+            raise BadRequestError(f"{where}: the topic '{entry.topic}' does not exist")
+        if entry.partition >= count:
+            plural = "partition" if count == 1 else "partitions"
+            raise BadRequestError(
+                f"{where}: partition {entry.partition} of topic '{entry.topic}' does not exist "
+                f"(the topic has {count} {plural})"
+            )
+
+
+# -- java.util.HashMap iteration order ------------------------------------------------------------
+def java_string_hash(text: str) -> int:
+    """``String.hashCode``: over UTF-16 code units, 32-bit overflow."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` re-ordered as a ``java.util.HashMap`` filled in its order iterates.
+
+    The worker writes altered source offsets after a round trip through its JsonConverter
+    (Worker.normalizeSourceConnectorOffsets), which reads a JSON object into a HashMap: the key and
+    value bytes it writes list the fields in this order, not in the order of the request."""
+    capacity = 16
+    while len(mapping) > capacity * 0.75:  # HashMap resizes past its load factor
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)  # HashMap.hash spreads the high bits down
+
+    ordered = sorted(enumerate(mapping), key=lambda pair: (bucket(pair[1]), pair[0]))
+    return {key: mapping[key] for _, key in ordered}
+
+
+def canonical(partition: Mapping[str, Any] | None) -> bytes:
+    """A partition's identity regardless of field order (types kept: 1, 1.0 and true differ)."""
+    return json_wire.dumps(None if partition is None else dict(sorted(partition.items())))
+
+
+__all__ = [
+    "KAFKA_OFFSET_KEY",
+    "KAFKA_PARTITION_KEY",
+    "KAFKA_TOPIC_KEY",
+    "NO_OFFSETS",
+    "OffsetEntry",
+    "SinkOffsetEntry",
+    "canonical",
+    "check_sink_topics",
+    "check_source_entries",
+    "java_hash_map_order",
+    "java_string_hash",
+    "parse_alter_request",
+    "parse_sink_entries",
+]

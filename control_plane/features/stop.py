@@ -1,0 +1,112 @@
+"""``PUT /connectors/{c}/stop`` (KIP-875) on workers without it (before 3.5), through the config topic.
+
+Mirrors DistributedHerder.stopConnector: the connector must exist ("Unknown connector <c>", 404); the
+empty set of task configs is written first (``commit-<c>`` = ``{"tasks":0}``), then the target state
+``{"state":"PAUSED","state.v2":"STOPPED"}``. An old worker reads ``state``: it pauses the connector, and
+the empty task set makes it shut the tasks down; newer workers read ``state.v2``. Stopping a stopped,
+paused or failed connector writes the same two records again (idempotent). The view shows the result
+once it has read the records back, which is how the write is confirmed; statuses of an emulated STOPPED
+connector are shown as 3.5+ shows them (``ClusterView.connector_state(stopped_overlay=True)``).
+
+A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
+runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
+the stop.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from ..codecs import TargetState, TaskCommit
+from ..errors import NotFoundError, OperationFailed, ViewNotReady
+from ..storage.config_writer import ConfigWriteFailed, ConfigWriter
+from ..storage.consumer_groups import ConsumerGroups
+from ..storage.log_reader import ReadTimeout
+from ..view import MaterializedView
+
+log = structlog.get_logger(__name__)
+
+VIEW_NEEDED = (
+    "Stopping connectors on this Connect version needs the sidecar's view of the internal topics, "
+    "which is {why}"
+)
+
+
+def unknown_connector(name: str) -> str:
+    return f"Unknown connector {name}"  # DistributedHerder.stopConnector
+
+
+async def read_failure(view: MaterializedView, tail: str, err: ReadTimeout, kafka: ConsumerGroups) -> str:
+    """A read-to-end that did not finish, with its cause: the tail's own last error, or why Kafka
+    cannot be reached now."""
+    cause = view.tails[tail].error if tail in view.tails else None
+    cause = cause or await kafka.unreachable()
+    return f"{err}: {cause}" if cause else str(err)
+
+
+class ConnectorStopper:
+    def __init__(
+        self,
+        view: MaterializedView | None,
+        writer: ConfigWriter | None,
+        kafka: ConsumerGroups,
+        read_back_timeout_s: float,
+    ) -> None:
+        self._view = view
+        self._writer = writer
+        self._kafka = kafka
+        self.read_back_timeout_s = read_back_timeout_s
+
+    def _ready_view(self) -> MaterializedView:
+        if self._view is None or self._writer is None:
+            raise ViewNotReady(VIEW_NEEDED.format(why="not configured (no config.storage.topic, status.storage.topic)"))
+        if not self._view.ready:
+            raise ViewNotReady(VIEW_NEEDED.format(why="still reading the topics"))
+        return self._view
+
+    async def stop(self, name: str) -> None:
+        view = self._ready_view()
+        assert self._writer is not None
+        try:
+            await view.read_to_end("config", self.read_back_timeout_s)  # the herder's refreshed snapshot
+        except ReadTimeout as err:
+            raise OperationFailed(
+                f"Failed to stop connector {name}: cannot read the config topic: "
+                f"{await read_failure(view, 'config', err, self._kafka)}"
+            ) from err
+        if view.state.connector_config(name) is None:
+            raise NotFoundError(unknown_connector(name))
+        commit, target = TaskCommit(name, 0), TargetState.of(name, "STOPPED")
+        try:
+            await self._writer.write((commit, target))
+        except ConfigWriteFailed as err:
+            if not err.written:
+                raise OperationFailed(
+                    f"Failed to stop connector {name}: writing its empty set of tasks (commit-{name}) to the config "
+                    f"topic failed, nothing was written: {err.cause}"
+                ) from err
+            raise OperationFailed(
+                f"Failed to stop connector {name}: its empty set of tasks (commit-{name}) was written, but writing "
+                f"the STOPPED target state (target-state-{name}) failed: {err.cause.rstrip('.')}. The connector is "
+                "not STOPPED: it keeps its target state and has no tasks until it generates them again. Repeat the "
+                "request to stop it."
+            ) from err
+        try:
+            await view.read_to_end("config", self.read_back_timeout_s)
+        except ReadTimeout as err:
+            raise OperationFailed(
+                f"Connector {name}: the STOPPED target state and empty task set were written but not read back: "
+                f"{await read_failure(view, 'config', err, self._kafka)}"
+            ) from err
+        state = view.state
+        if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
+            # read back, but something else was written after them (a resume, a new config): say so
+            raise OperationFailed(
+                f"Connector {name}: the STOPPED target state and empty task set were written, but reading the config "
+                f"topic back shows target state {state.target_state(name)} and "
+                f"{state.task_counts.get(name, 0)} tasks: another request changed the connector meanwhile"
+            )
+        log.info("connector stopped through the config topic", connector=name)
+
+
+__all__ = ["ConnectorStopper", "read_failure", "unknown_connector"]

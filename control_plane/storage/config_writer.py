@@ -1,0 +1,61 @@
+"""Writing records to the config topic, where the worker cannot do it itself (KIP-875's stop).
+
+Records go out one at a time, in the order given, each acknowledged by the brokers (``acks=all``)
+before the next is sent: a failure leaves exactly the records before it written, and ``ConfigWriteFailed``
+says which. The config topic has one partition (KafkaConfigBackingStore requires it), so the order
+written is the order every worker reads. One producer per call (the record producer seam of
+``record_producer``), stopped after it; each record is bounded by twice the request timeout.
+Consistency: acknowledged means on the brokers, not yet read by anyone: the caller reads the topic
+back (the view's ``read_to_end``) to confirm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+
+import structlog
+
+from ..codecs import ConfigRecord, encode_config
+from .record_producer import AttemptTimeout, RecordProducer
+from .status_writes import describe_error, key_text
+
+log = structlog.get_logger(__name__)
+
+
+class ConfigWriteFailed(Exception):
+    def __init__(self, written: Sequence[ConfigRecord], failed: ConfigRecord, cause: BaseException) -> None:
+        self.written = tuple(written)
+        self.failed = failed
+        self.cause = describe_error(cause)
+        super().__init__(f"writing {key_text(encode_config(failed)[0])!r} failed: {self.cause}")
+
+
+class ConfigWriter:
+    def __init__(self, topic: str, producer_factory: Callable[[], RecordProducer], attempt_timeout_s: float) -> None:
+        self.topic = topic
+        self._producer_factory = producer_factory
+        self.attempt_timeout_s = attempt_timeout_s
+
+    async def write(self, records: Sequence[ConfigRecord]) -> None:
+        """Write ``records`` in order; raises ConfigWriteFailed at the first that fails."""
+        producer = self._producer_factory()
+        written: list[ConfigRecord] = []
+        try:
+            await producer.start()
+            for record in records:
+                key, value = encode_config(record)
+                try:
+                    async with asyncio.timeout(self.attempt_timeout_s):
+                        await producer.send(self.topic, key, value)
+                except TimeoutError as exc:
+                    raise ConfigWriteFailed(written, record, AttemptTimeout(self.attempt_timeout_s)) from exc
+                except Exception as exc:  # noqa: BLE001 - every failure of a send is this record's outcome
+                    raise ConfigWriteFailed(written, record, exc) from exc
+                log.info("config record written", topic=self.topic, key=key_text(key))
+                written.append(record)
+        finally:
+            await producer.stop()
+
+
+__all__ = ["ConfigWriteFailed", "ConfigWriter"]

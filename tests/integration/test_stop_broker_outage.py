@@ -1,0 +1,185 @@
+"""KIP-875 emulated by the sidecar while its broker goes away: a broker of its own
+(``broker.DedicatedBroker``) holding a Connect cluster's three internal topics, no Connect worker (the
+sidecar is forced to do the work itself), the sidecar in process.
+
+- a stop whose second write fails (the broker is killed right after the task commit was acknowledged)
+  answers 500 saying what was written and that the connector is not STOPPED; the view then shows the
+  connector with no tasks and its old target state, not STOPPED; repeated after the broker is back, the
+  stop completes;
+- an offsets alter while the broker is down answers 500 with the cause and writes nothing; repeated
+  after the broker is back, it completes and the offset reads back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+from control_plane.codecs import ConnectorConfig, encode_config
+from control_plane.features.offsets import framework_managed
+from control_plane.rest import create_app
+from control_plane.settings import ENV_PREFIX, load_settings
+from control_plane.sidecar import Sidecar
+from control_plane.storage import record_producer
+from control_plane.storage.log_reader import ReadTimeout
+
+from .broker import DedicatedBroker
+from .test_failover_and_capabilities import refused_url
+from .waiting import eventually
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(autouse=True)
+def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(ENV_PREFIX):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DedicatedBroker]:
+    broker = DedicatedBroker(tmp_path_factory.mktemp("kip875-broker"))
+    broker.start()
+    try:
+        broker.wait_ready()
+        yield broker
+    finally:
+        broker.stop()
+
+
+@pytest.fixture
+def live_broker(broker: DedicatedBroker) -> DedicatedBroker:
+    if not broker.running():
+        broker.start()
+        broker.wait_ready()
+    return broker
+
+
+async def restart(broker: DedicatedBroker, side: Sidecar) -> None:
+    """The broker back on its ports and data, and the sidecar's view reading again."""
+    broker.start()
+    await asyncio.to_thread(broker.wait_ready)
+    assert side.view is not None
+    view = side.view
+
+    async def reads() -> bool:
+        try:
+            await view.read_to_end("config", 2)
+        except ReadTimeout:
+            return False
+        return True
+
+    await eventually(reads, bool, timeout_s=60, what="the view reading the config topic again")
+
+
+@pytest.fixture
+async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str, str]]:
+    """A Connect cluster's internal topics with one source connector's config in them."""
+    tag = uuid.uuid4().hex[:8]
+    topics = {"config": f"cfg-{tag}", "status": f"status-{tag}", "offsets": f"offsets-{tag}", "connector": f"src-{tag}"}
+    admin = AIOKafkaAdminClient(bootstrap_servers=live_broker.bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics(
+            [NewTopic(topics[t], n, 1, topic_configs={"cleanup.policy": "compact"}) for t, n in (("config", 1), ("status", 5), ("offsets", 5))]
+        )
+    finally:
+        await admin.close()
+    producer = AIOKafkaProducer(bootstrap_servers=live_broker.bootstrap, acks="all")
+    await producer.start()
+    try:
+        key, value = encode_config(ConnectorConfig(topics["connector"], {"connector.class": "FileStreamSource", "topic": "t"}))
+        await producer.send_and_wait(topics["config"], value, key=key)
+    finally:
+        await producer.stop()
+    yield topics
+
+
+@pytest.fixture
+async def sidecar(live_broker: DedicatedBroker, cluster_topics: dict[str, str]) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
+    settings = load_settings(
+        connect_urls=refused_url(),  # no worker: the sidecar does the work through Kafka
+        bootstrap_servers=live_broker.bootstrap,
+        config_storage_topic=cluster_topics["config"],
+        status_storage_topic=cluster_topics["status"],
+        offset_storage_topic=cluster_topics["offsets"],
+        feature_stop_and_offsets_read="emulated",
+        feature_offsets_alter_reset="emulated",
+        emulation_request_timeout_ms=1000,
+        emulation_read_back_timeout_s=5,
+    )
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60) as client:
+            await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
+            yield app.state.sidecar, client
+
+
+async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str], sidecar: tuple[Sidecar, httpx.AsyncClient],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    side, client = sidecar
+    name = cluster_topics["connector"]
+    send = record_producer.AiokafkaRecordProducer.send
+    killed: list[float] = []
+
+    async def send_then_kill(self: Any, topic: str, key: bytes, value: bytes | None) -> None:
+        await send(self, topic, key, value)
+        if key.startswith(b"commit-") and not killed:  # acknowledged: now the broker goes
+            killed.append(await asyncio.to_thread(live_broker.kill, signal.SIGKILL))
+
+    monkeypatch.setattr(record_producer.AiokafkaRecordProducer, "send", send_then_kill)
+    answer = await client.put(f"/connectors/{name}/stop")
+    assert killed, "the broker was not killed between the two writes"
+    assert answer.status_code == 500
+    message = answer.json()["message"]
+    assert answer.json()["error_code"] == 500
+    assert message.startswith(
+        f"Failed to stop connector {name}: its empty set of tasks (commit-{name}) was written, but writing "
+        f"the STOPPED target state (target-state-{name}) failed: "
+    ), message
+    assert "The connector is not STOPPED" in message and "Repeat the request" in message
+    print(f"half-way stop: {message}")
+
+    monkeypatch.setattr(record_producer.AiokafkaRecordProducer, "send", send)
+    await restart(live_broker, side)
+    assert side.view is not None
+    assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STARTED", 0)
+    again = await client.put(f"/connectors/{name}/stop")
+    assert (again.status_code, again.content) == (204, b"")
+    assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
+
+
+async def test_an_alter_while_the_broker_is_down_fails_with_the_cause_and_completes_when_repeated(
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str], sidecar: tuple[Sidecar, httpx.AsyncClient]
+) -> None:
+    side, client = sidecar
+    name = cluster_topics["connector"]
+    assert (await client.put(f"/connectors/{name}/stop")).status_code == 204
+    body = {"offsets": [{"partition": {"filename": "/data/in.txt"}, "offset": {"position": 42}}]}
+
+    await asyncio.to_thread(live_broker.kill, signal.SIGKILL)
+    answer = await client.patch(f"/connectors/{name}/offsets", json=body)
+    assert answer.status_code == 500
+    message = answer.json()["message"]
+    assert message.startswith("Failed to read to end of config topic before modifying connector offsets: "), message
+    assert "did not read" in message and "KafkaConnectionError" in message, message  # the cause
+    print(f"alter with the broker down: {message}")
+    assert side.view is not None and side.view.state.offsets.get(name) is None  # nothing written
+
+    await restart(live_broker, side)
+    done = await client.patch(f"/connectors/{name}/offsets", json=body)
+    assert (done.status_code, done.json()) == (200, {"message": framework_managed("altered")})
+    read = await client.get(f"/connectors/{name}/offsets")
+    assert read.json() == {"offsets": [{"partition": {"filename": "/data/in.txt"}, "offset": {"position": 42}}]}

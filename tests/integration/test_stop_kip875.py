@@ -1,0 +1,101 @@
+"""KIP-875's STOPPED state through the sidecar on both Connect versions: native on 4.3.1 (forwarded),
+written to the config topic by the sidecar on 3.4.1. The KIP's stopped-state test plan lines that apply:
+stop a running, a paused and a stopped connector; no task configuration or status is shown for a stopped
+connector; pause and resume a stopped connector; delete a stopped connector; an unknown one is 404."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from control_plane.codecs import TargetState, TaskCommit, encode_config
+from control_plane.features.stop import unknown_connector
+
+from .stack import Cluster, Stack
+from .test_connector_lifecycle import read_values
+from .test_offsets_kip875 import FILE_SOURCE, InProcess, create, created, in_process, last_records  # noqa: F401
+from .waiting import eventually
+
+
+async def state(client: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
+    answer = await client.get(f"/connectors/{name}/status")
+    if answer.status_code != 200:
+        return None, []
+    body = answer.json()
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+async def until(client: httpx.AsyncClient, name: str, connector: str, tasks: list[str]) -> None:
+    await eventually(lambda: state(client, name), lambda s: s == (connector, tasks), what=f"{name} {connector} {tasks}")
+
+
+async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
+    stack: Stack,
+    cluster: Cluster,
+    worker: httpx.AsyncClient,
+    in_process: InProcess,  # noqa: F811
+    created: list[str],  # noqa: F811
+    unique: str,
+    tmp_path: Path,
+) -> None:
+    client = await in_process()
+    upstream_reads = await in_process(read_from="upstream")
+    tag = f"{cluster.name}-{unique}"
+    running, paused = f"kip875-stop-run-{tag}", f"kip875-stop-paused-{tag}"
+    topic = f"kip875-stop-lines-{tag}"
+    lines = tmp_path / "in.txt"
+    lines.write_text("a\nb\n")
+    for name in (running, paused):
+        await create(client, name, {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(lines), "topic": topic}, created)
+    for name in (running, paused):
+        await until(client, name, "RUNNING", ["RUNNING"])  # tasks first: a connector paused early has none
+    assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202
+    await until(client, paused, "PAUSED", ["PAUSED"])
+
+    for name in (running, paused, running):  # a running, a paused, then an already stopped connector
+        answer = await client.put(f"/connectors/{name}/stop")
+        assert (answer.status_code, answer.content) == (204, b"")
+        await until(client, name, "STOPPED", [])
+    for name in (running, paused):
+        await until(worker, name, "STOPPED" if cluster.name == "new" else "PAUSED", [])  # 3.4.1 paused it
+        await until(upstream_reads, name, "STOPPED", [])  # the worker's answer would be wrong: the view's
+        status = (await client.get(f"/connectors/{name}/status")).json()
+        if cluster.name == "new":
+            assert status == (await worker.get(f"/connectors/{name}/status")).json()
+        assert status["type"] == "source" and status["tasks"] == []
+        assert (await client.get(f"/connectors/{name}/tasks")).json() == []
+        assert (await client.get(f"/connectors/{name}")).json()["tasks"] == []
+        missing = await client.get(f"/connectors/{name}/tasks/0/status")
+        assert (missing.status_code, missing.json()["message"]) == (404, f"No status found for task {name}-0")
+    listing = (await client.get("/connectors", params={"expand": "status"})).json()
+    assert listing[running]["status"]["connector"]["state"] == "STOPPED"
+    if cluster.name == "old":  # what the sidecar wrote: the empty task set, then the two-field target state
+        config_topic = cluster.worker_property("config.storage.topic")
+        commit_key, commit = encode_config(TaskCommit(running, 0))
+        target_key, target = encode_config(TargetState.of(running, "STOPPED"))
+        assert commit == b'{"tasks":0}' and target == b'{"state":"PAUSED","state.v2":"STOPPED"}'
+        assert (await last_records(stack.bootstrap, config_topic, commit_key))[-1] == (0, commit)
+        assert (await last_records(stack.bootstrap, config_topic, target_key))[-1] == (0, target)
+
+    # pausing a stopped connector: PAUSED without tasks (as 4.3.1 does); resuming it: RUNNING, lines flow
+    assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202
+    await until(client, paused, "PAUSED", [])
+    for name in (paused, running):
+        assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
+        await until(client, name, "RUNNING", ["RUNNING"])
+    with lines.open("a") as f:
+        f.write("c\n")
+    assert sorted(await read_values(stack.bootstrap, topic, 6)) == ["a", "a", "b", "b", "c", "c"]
+
+    # a stopped connector can be deleted
+    for name in (running, paused):
+        assert (await client.put(f"/connectors/{name}/stop")).status_code == 204
+        assert (await client.delete(f"/connectors/{name}")).status_code == 204
+        await eventually(lambda n=name: client.get(f"/connectors/{n}"), lambda r: r.status_code == 404, what="deleted")
+    ghost = f"kip875-stop-ghost-{tag}"
+    answer = await client.put(f"/connectors/{ghost}/stop")
+    assert (answer.status_code, answer.json()) == (404, {"error_code": 404, "message": unknown_connector(ghost)})
+    if cluster.name == "new":
+        direct = await worker.put(f"/connectors/{ghost}/stop")
+        assert (direct.status_code, direct.json()) == (404, answer.json())

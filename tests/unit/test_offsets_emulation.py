@@ -1,0 +1,375 @@
+"""KIP-875 done by the sidecar (stop, source and sink offsets) on real domain objects over fakes of
+Kafka: a record producer whose records a fake view reads back, and in-memory consumer groups. Writes
+that fail half-way are made to fail here at a chosen record."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from control_plane.codecs import (
+    ConnectorConfig,
+    ConnectorStatus,
+    SourceOffset,
+    TaskCommit,
+    TaskStatus,
+    decode_config,
+    decode_offset,
+    encode_offset,
+)
+from control_plane.errors import BadRequestError, NotFoundError, OperationFailed
+from control_plane.features.offsets import ConnectorOffsets, framework_managed, not_stopped, sink_tasks_running
+from control_plane.features.offsets_request import parse_alter_request
+from control_plane.features.stop import ConnectorStopper
+from control_plane.settings import SettingsError, load_settings
+from control_plane.storage.config_writer import ConfigWriter
+from control_plane.storage.consumer_groups import GroupNotEmpty, GroupOperationError, TopicPartition
+from control_plane.storage.offsets_writer import OffsetsWriter
+from control_plane.view import ClusterView
+
+CONFIG, OFFSETS, OWN = "configs", "offsets", "own-offsets"
+Log = list[tuple[str, bytes, bytes | None]]
+
+
+class FakeProducer:
+    """The record producer seam: appends to ``log``; ``fail(key)`` returns the error to raise for a key."""
+
+    def __init__(self, log: Log, fail: Callable[[bytes], BaseException | None]) -> None:
+        self.log, self.fail = log, fail
+
+    async def start(self) -> None: ...
+
+    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+        error = self.fail(key)
+        if error is not None:
+            raise error
+        self.log.append((topic, key, value))
+
+    async def stop(self) -> None: ...
+
+
+class FakeTail:
+    error: str | None = None
+
+
+class FakeView:
+    """What the features use of MaterializedView: its state, updated from the log by ``read_to_end``."""
+
+    def __init__(self, log: Log) -> None:
+        self.state = ClusterView()
+        self.ready = True
+        self.tails = {"config": FakeTail(), "status": FakeTail(), "offsets": FakeTail()}
+        self._log, self._read = log, 0
+
+    async def read_to_end(self, topic: str, timeout_s: float) -> None:
+        for topic_name, key, value in self._log[self._read :]:
+            if topic_name == CONFIG:
+                self.state.apply_config(decode_config(key, value))
+            elif topic_name == OFFSETS:
+                self.state.apply_offset(decode_offset(key, value), key)
+        self._read = len(self._log)
+
+
+class FakeGroups:
+    """ConsumerGroups in memory."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[TopicPartition, int]] = {}
+        self.members: dict[str, int] = {}
+        self.topics = {"t": 2}
+        self.down: str | None = None
+
+    def _up(self, what: str) -> None:
+        if self.down:
+            raise GroupOperationError(what, self.down)
+
+    async def committed(self, group: str) -> dict[TopicPartition, int]:
+        self._up("read")
+        return dict(self.groups.get(group, {}))
+
+    async def active_members(self, group: str) -> int:
+        self._up("describe")
+        return self.members.get(group, 0)
+
+    async def partition_counts(self, topics: Any) -> dict[str, int | None]:
+        self._up("metadata")
+        return {t: self.topics.get(t) for t in topics}
+
+    async def unreachable(self) -> str | None:
+        return self.down
+
+    async def commit(self, group: str, offsets: dict[TopicPartition, int]) -> None:
+        self._up("commit")
+        if self.members.get(group):
+            raise GroupNotEmpty("commit", "UnknownMemberIdError")
+        self.groups.setdefault(group, {}).update(offsets)
+
+    async def delete_offsets(self, group: str, partitions: Any) -> None:
+        self._up("delete offsets")
+        for tp in partitions:
+            self.groups.get(group, {}).pop(tp, None)
+
+    async def delete_group(self, group: str) -> bool:
+        self._up("delete group")
+        if self.members.get(group):
+            raise GroupNotEmpty("delete", "NonEmptyGroup")
+        return self.groups.pop(group, None) is not None
+
+
+class Kafka:
+    """The fakes wired into the real stopper and offsets feature."""
+
+    def __init__(self) -> None:
+        self.log: Log = []
+        self.failing: Callable[[bytes], BaseException | None] = lambda key: None
+        self.view = FakeView(self.log)
+        self.groups = FakeGroups()
+        settings = load_settings(
+            connect_urls="http://w1:8083", config_storage_topic=CONFIG, status_storage_topic="status",
+            offset_storage_topic=OFFSETS,
+        )
+
+        def producer() -> FakeProducer:
+            return FakeProducer(self.log, lambda key: self.failing(key))
+
+        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, producer, 1.0), self.groups, 1.0)  # type: ignore[arg-type]
+        self.offsets = ConnectorOffsets(settings, self.view, self.groups, OffsetsWriter(producer, 1.0), {})  # type: ignore[arg-type]
+
+    def connector(self, name: str, **config: str) -> None:
+        self.view.state.apply_config(ConnectorConfig(name, {"connector.class": "X", "name": name, **config}))
+        self.view.state.apply_config(TaskCommit(name, 1))
+
+    def offset(self, topic: str, connector: str, partition: dict[str, Any], offset: dict[str, Any] | None) -> bytes:
+        key, value = encode_offset(SourceOffset(connector, partition, offset or {}))
+        self.log.append((topic, key, value if offset is not None else None))
+        return key
+
+    def written(self, topic: str) -> list[tuple[bytes, bytes | None]]:
+        return [(k, v) for t, k, v in self.log if t == topic]
+
+
+@pytest.fixture
+def kafka() -> Kafka:
+    return Kafka()
+
+
+async def test_stop_writes_the_empty_task_set_then_the_two_field_target_state(kafka: Kafka) -> None:
+    kafka.connector("c")
+    await kafka.stopper.stop("c")
+    assert kafka.written(CONFIG) == [
+        (b"commit-c", b'{"tasks":0}'),
+        (b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
+    ]
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
+    await kafka.stopper.stop("c")  # stopping a stopped connector: the same records again
+    assert len(kafka.written(CONFIG)) == 4
+    with pytest.raises(NotFoundError) as caught:
+        await kafka.stopper.stop("nope")
+    assert caught.value.message == "Unknown connector nope"
+
+
+async def test_a_stop_failing_at_its_first_write_wrote_nothing(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.failing = lambda key: ConnectionError("broker gone")
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.stopper.stop("c")
+    assert caught.value.message == (
+        "Failed to stop connector c: writing its empty set of tasks (commit-c) to the config topic failed, "
+        "nothing was written: ConnectionError: broker gone"
+    )
+    assert kafka.written(CONFIG) == []
+
+
+async def test_a_stop_failing_half_way_says_so_and_completes_when_repeated(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.failing = lambda key: ConnectionError("broker gone") if key.startswith(b"target-state-") else None
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.stopper.stop("c")
+    assert "its empty set of tasks (commit-c) was written" in caught.value.message
+    assert "The connector is not STOPPED" in caught.value.message and "Repeat the request" in caught.value.message
+    await kafka.view.read_to_end(CONFIG, 1)
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STARTED", 0)
+    kafka.failing = lambda key: None
+    await kafka.stopper.stop("c")
+    assert kafka.view.state.target_state("c") == "STOPPED"
+
+
+def test_an_emulated_stopped_connector_shows_stopped_without_tasks_even_if_it_had_failed() -> None:
+    view = ClusterView()
+    view.apply_config(ConnectorConfig("c", {"connector.class": "X"}))
+    view.apply_status(ConnectorStatus("c", "FAILED", "boom", "w1", 3))
+    view.apply_status(TaskStatus("c", 0, "PAUSED", None, "w1", 3))
+    for record in decode_config(b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'), TaskCommit("c", 0):
+        view.apply_config(record)
+    shown = view.connector_state("c", stopped_overlay=True)
+    assert shown is not None and (shown.connector.state, shown.connector.trace, shown.tasks) == ("STOPPED", None, ())
+    assert view.task_state("c", 0, stopped_overlay=True) is None
+    plain = view.connector_state("c")  # a 3.5+ worker writes STOPPED itself: no overlay
+    assert plain is not None and plain.connector.state == "FAILED" and len(plain.tasks) == 1
+
+
+async def stopped_source(kafka: Kafka, **config: str) -> None:
+    kafka.connector("src", **config)
+    await kafka.stopper.stop("src")
+
+
+async def test_source_alter_refused_unless_stopped_and_for_unknown_connectors(kafka: Kafka) -> None:
+    kafka.connector("src")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.alter("src", entries)
+    assert refused.value.message == not_stopped("src")
+    with pytest.raises(BadRequestError):
+        await kafka.offsets.reset("src")
+    with pytest.raises(NotFoundError) as missing:
+        await kafka.offsets.alter("nope", entries)
+    assert missing.value.message == "Connector nope not found"
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_source_alter_reuses_the_key_bytes_a_partition_has_and_keys_new_ones_as_the_worker(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    existing = kafka.offset(OFFSETS, "src", {"z": 1, "a": 2}, {"pos": 5})  # as a task wrote it
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"a":2,"z":1},"offset":{"pos":0}},{"partition":{"zeta":1,"b":2},"offset":{"pos":7}}]}'
+    )
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+    assert kafka.written(OFFSETS)[1:] == [
+        (existing, b'{"pos":0}'),
+        (b'["src",{"zeta":1,"b":2}]', b'{"pos":7}'),  # HashMap order: zeta before b
+    ]
+    read = await kafka.offsets.read("src")
+    assert [(dict(o.partition), o.offset) for o in read] == [({"a": 2, "z": 1}, {"pos": 0}), ({"zeta": 1, "b": 2}, {"pos": 7})]
+
+
+async def test_source_reset_tombstones_every_known_key_and_is_idempotent(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    first = kafka.offset(OFFSETS, "src", {"a": 1, "b": 2}, {"pos": 5})
+    second = kafka.offset(OFFSETS, "src", {"b": 2, "a": 1}, {"pos": 6})  # the same partition, other bytes
+    kafka.offset(OFFSETS, "other", {"a": 1}, {"pos": 1})
+    assert await kafka.offsets.reset("src") == framework_managed("reset")
+    assert sorted(kafka.written(OFFSETS)[3:]) == sorted([(first, None), (second, None)])
+    assert await kafka.offsets.read("src") == ()
+    written = len(kafka.log)
+    assert await kafka.offsets.reset("src") == framework_managed("reset")
+    assert len(kafka.log) == written
+
+
+async def test_a_source_alter_failing_half_way_says_what_was_written(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    kafka.failing = lambda key: ConnectionError("broker gone") if b'"b"' in key else None
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"a":1},"offset":{"p":1}},{"partition":{"b":1},"offset":{"p":2}}]}'
+    )
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.offsets.alter("src", entries)
+    assert caught.value.message.startswith(
+        "Failed to modify offsets for source connector src: writing to the offsets topic offsets failed: "
+        "ConnectionError: broker gone. "
+        "Written: 1 of 2 records to offsets; the offsets are partly modified. Repeat the request"
+    ), caught.value.message
+    kafka.failing = lambda key: ConnectionError("broker gone")
+    with pytest.raises(OperationFailed) as nothing:
+        await kafka.offsets.alter("src", entries)
+    assert nothing.value.message == (
+        "Failed to modify offsets for source connector src: writing to the offsets topic offsets failed, "
+        "nothing was written: ConnectionError: broker gone"
+    )
+    kafka.failing = lambda key: None
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+
+
+async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_topic_too(
+    kafka: Kafka, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await stopped_source(kafka, **{"offsets.storage.topic": OWN})
+    kafka.groups.topics[OWN] = 5
+
+    async def own_topic(topic: str, failed: str) -> ClusterView:
+        view = ClusterView()
+        for name, key, value in kafka.log:
+            if name == topic:
+                view.apply_offset(decode_offset(key, value), key)
+        return view
+
+    monkeypatch.setattr(kafka.offsets, "_read_own_topic", own_topic)
+    key = kafka.offset(OWN, "src", {"f": "x"}, {"p": 9})
+    gone = kafka.offset(OFFSETS, "src", {"f": "old"}, {"p": 1})
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":0}},{"partition":{"f":"old"},"offset":null}]}'
+    )
+    await kafka.offsets.alter("src", entries)
+    # tombstones to the worker's topic first, then everything to the connector's, then the values
+    assert [(t, k, v) for t, k, v in kafka.log[-4:]] == [
+        (OFFSETS, gone, None),
+        (OWN, key, b'{"p":0}'),
+        (OWN, gone, None),
+        (OFFSETS, key, b'{"p":0}'),
+    ]
+    assert [(dict(o.partition), o.offset) for o in await kafka.offsets.read("src")] == [({"f": "x"}, {"p": 0})]
+    await kafka.offsets.reset("src")
+    assert await kafka.offsets.read("src") == ()
+
+
+async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kafka) -> None:
+    kafka.connector("snk", topics="t")
+    await kafka.stopper.stop("snk")
+    kafka.groups.groups["connect-snk"] = {("t", 0): 5, ("t", 1): 6}
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}},'
+        b'{"partition":{"kafka_topic":"t","kafka_partition":"1"},"offset":null}]}'
+    )
+    assert await kafka.offsets.alter("snk", entries) == framework_managed("altered")
+    assert kafka.groups.groups["connect-snk"] == {("t", 0): 1}
+    read = await kafka.offsets.read("snk")
+    assert [(dict(o.partition), o.offset) for o in read] == [({"kafka_partition": 0, "kafka_topic": "t"}, {"kafka_offset": 1})]
+    assert list(read[0].partition) == ["kafka_partition", "kafka_topic"]  # as 4.3.1 answers
+    assert await kafka.offsets.reset("snk") == framework_managed("reset")
+    assert "connect-snk" not in kafka.groups.groups
+    assert await kafka.offsets.reset("snk") == framework_managed("reset")  # no group: success
+
+
+async def test_sink_group_overrides_and_refusals(kafka: Kafka) -> None:
+    kafka.connector("snk", topics="t", **{"consumer.override.group.id": "mine"})
+    await kafka.stopper.stop("snk")
+    body = b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":3}}]}'
+    await kafka.offsets.alter("snk", parse_alter_request(body))
+    assert kafka.groups.groups == {"mine": {("t", 0): 3}}
+    kafka.groups.members["mine"] = 1
+    for action in (kafka.offsets.alter("snk", parse_alter_request(body)), kafka.offsets.reset("snk")):
+        with pytest.raises(OperationFailed) as busy:
+            await action
+        assert busy.value.message in (sink_tasks_running("snk", "alter"), sink_tasks_running("snk", "reset"))
+    kafka.groups.members.clear()
+    bad = b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":3}}]}'
+    with pytest.raises(BadRequestError) as caught:
+        await kafka.offsets.alter("snk", parse_alter_request(bad))
+    assert caught.value.message == "offsets[0]: partition 2 of topic 't' does not exist (the topic has 2 partitions)"
+    kafka.groups.down = "KafkaConnectionError: Unable to bootstrap"
+    with pytest.raises(OperationFailed) as down:
+        await kafka.offsets.reset("snk")
+    assert down.value.message.startswith("Failed to reset consumer group offsets for sink connector snk: ")
+    assert "KafkaConnectionError: Unable to bootstrap" in down.value.message
+
+
+async def test_the_worker_group_id_setting_names_the_sink_group(kafka: Kafka) -> None:
+    settings = load_settings(
+        connect_urls="http://w1:8083", config_storage_topic=CONFIG, status_storage_topic="status",
+        offset_storage_topic=OFFSETS, consumer_group_id="worker-wide",
+    )
+    writer = OffsetsWriter(lambda: FakeProducer(kafka.log, lambda k: None), 1.0)
+    offsets = ConnectorOffsets(settings, kafka.view, kafka.groups, writer, {})  # type: ignore[arg-type]
+    kafka.connector("snk", topics="t")
+    kafka.groups.groups["worker-wide"] = {("t", 1): 4}
+    assert [o.offset for o in await offsets.read("snk")] == [{"kafka_offset": 4}]
+
+
+def test_emulation_settings_have_defaults_and_refuse_bad_values_naming_the_key() -> None:
+    settings = load_settings(connect_urls="http://w1:8083")
+    assert (settings.emulation_request_timeout_ms, settings.emulation_read_back_timeout_s) == (30000, 30.0)
+    for field in ("emulation_request_timeout_ms", "emulation_read_back_timeout_s"):
+        with pytest.raises(SettingsError) as caught:
+            load_settings(connect_urls="http://w1:8083", **{field: 0})
+        assert f"CONTROL_PLANE_{field.upper()}" in str(caught.value)

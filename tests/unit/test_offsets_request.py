@@ -1,0 +1,166 @@
+"""The checks of a KIP-875 alter body and the java.util.HashMap order of the fields the worker writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from control_plane.codecs import OffsetKey, json_wire, partition_for_key
+from control_plane.errors import BadRequestError
+from control_plane.features.offsets_request import (
+    NO_OFFSETS,
+    SinkOffsetEntry,
+    canonical,
+    check_sink_topics,
+    check_source_entries,
+    java_hash_map_order,
+    java_string_hash,
+    parse_alter_request,
+    parse_sink_entries,
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(b"", "The request body is not valid JSON (", id="empty"),
+        pytest.param(b"{nope", "The request body is not valid JSON (", id="not-json"),
+        pytest.param(b'"x"', "The request body must be a JSON object with the key 'offsets', not a string", id="string"),
+        pytest.param(b'{"offsets":[],"x":1}', "The request body has the unknown key 'x'; the only key is 'offsets'", id="extra"),
+        pytest.param(b"{}", NO_OFFSETS, id="missing"),
+        pytest.param(b'{"offsets":null}', NO_OFFSETS, id="null"),
+        pytest.param(b'{"offsets":[]}', NO_OFFSETS, id="empty-list"),
+        pytest.param(b'{"offsets":{}}', "'offsets' must be an array of", id="object"),
+        pytest.param(b'{"offsets":[null]}', "offsets[0] must be an object with the keys 'partition' and 'offset', not null", id="null-entry"),
+        pytest.param(
+            b'{"offsets":[{"partition":{},"offset":null},{"partition":[1],"offset":null}]}',
+            "offsets[1].partition must be an object, not an array", id="second-partition",
+        ),
+        pytest.param(
+            b'{"offsets":[{"partition":{},"offset":"0"}]}',
+            "offsets[0].offset must be an object or null (to reset the partition), not a string", id="offset-string",
+        ),
+        pytest.param(b'{"offsets":[{"partition":{},"offsets":{}}]}', "offsets[0] has the unknown key 'offsets'", id="typo"),
+    ],
+)
+def test_malformed_bodies_are_named_precisely(body: bytes, message: str) -> None:
+    with pytest.raises(BadRequestError) as caught:
+        parse_alter_request(body)
+    assert caught.value.message.startswith(message), caught.value.message
+
+
+def test_a_good_body_keeps_each_maps_order_and_types() -> None:
+    (entry, reset) = parse_alter_request(
+        b'{"offsets":[{"partition":{"b":1,"a":2.50},"offset":{"position":10}},{"partition":{"f":"x"},"offset":null}]}'
+    )
+    assert list(entry.partition or {}) == ["b", "a"] and entry.offset == {"position": 10}
+    assert json_wire.dumps(entry.partition) == b'{"b":1,"a":2.5}'
+    assert (reset.index, reset.offset) == (1, None)
+
+
+@pytest.mark.parametrize(
+    ("partition", "offset", "message"),
+    [
+        pytest.param(None, {"position": 1}, "offsets[0].partition is missing or null", id="no-partition"),
+        pytest.param({"f": {"x": 1}}, None, "offsets[0].partition.f is an object: offsets may only contain primitive", id="map"),
+        pytest.param({"f": "x"}, {"p": [1]}, "offsets[0].offset.p is an array:", id="array-offset"),
+        pytest.param({"f": 2**64}, None, "offsets[0].partition.f is 18446744073709551616, outside the range", id="big"),
+    ],
+)
+def test_source_entries_take_primitive_values_only(partition: object, offset: object, message: str) -> None:
+    body = json_wire.dumps({"offsets": [{"partition": partition, "offset": offset}]})
+    with pytest.raises(BadRequestError) as caught:
+        check_source_entries(parse_alter_request(body))
+    assert caught.value.message.startswith(message), caught.value.message
+
+
+def test_sink_entries_parse_as_connect_does_numbers_or_strings_last_one_wins() -> None:
+    body = json_wire.dumps(
+        {
+            "offsets": [
+                {"partition": {"kafka_topic": "t", "kafka_partition": "1"}, "offset": {"kafka_offset": "10"}},
+                {"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": None},
+                {"partition": {"kafka_topic": "t", "kafka_partition": 1}, "offset": {"kafka_offset": 12}},
+            ]
+        }
+    )
+    assert parse_sink_entries(parse_alter_request(body)) == (
+        SinkOffsetEntry(1, "t", 0, None),
+        SinkOffsetEntry(2, "t", 1, 12),
+    )
+
+
+@pytest.mark.parametrize(
+    ("partition", "offset", "message"),
+    [
+        pytest.param(None, None, "offsets[0]: The partition for a sink connector offset cannot be null or missing", id="none"),
+        pytest.param({"kafka_partition": 0}, None, "offsets[0]: The partition for a sink connector offset must contain", id="no-topic"),
+        pytest.param({"kafka_topic": None, "kafka_partition": 0}, None, "offsets[0]: Kafka topic names must be valid", id="null-topic"),
+        pytest.param({"kafka_topic": 5, "kafka_partition": 0}, None, "offsets[0].partition.kafka_topic must be a non-empty string", id="int-topic"),
+        pytest.param({"kafka_topic": "t", "kafka_partition": None}, None, "offsets[0]: Kafka partitions must be valid numbers", id="null-part"),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 1.5}, None,
+            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: '1.5'.", id="float-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": True}, None,
+            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: 'true'.", id="bool-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 2**31}, None,
+            "offsets[0]: Failed to parse the following Kafka partition value", id="int32-overflow",
+        ),
+        pytest.param({"kafka_topic": "t", "kafka_partition": -1}, None, "offsets[0].partition.kafka_partition is -1", id="neg-part"),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 0}, {"kafka_offset": None},
+            "offsets[0]: Failed to parse the following Kafka offset value in the provided offsets: 'null'.", id="null-offset",
+        ),
+        pytest.param({"kafka_topic": "t", "kafka_partition": 0}, {"offset": 1}, "offsets[0]: The offset for a sink connector should", id="no-key"),
+    ],
+)
+def test_sink_entries_are_refused_with_connects_messages_naming_the_entry(
+    partition: object, offset: object, message: str
+) -> None:
+    body = json_wire.dumps({"offsets": [{"partition": partition, "offset": offset}]})
+    with pytest.raises(BadRequestError) as caught:
+        parse_sink_entries(parse_alter_request(body))
+    assert caught.value.message.startswith(message), caught.value.message
+
+
+def test_sink_topics_and_partitions_must_exist() -> None:
+    entries = (SinkOffsetEntry(0, "t", 0, 1), SinkOffsetEntry(3, "t", 2, 1))
+    with pytest.raises(BadRequestError) as caught:
+        check_sink_topics(entries, {"t": 2})
+    assert caught.value.message == "offsets[3]: partition 2 of topic 't' does not exist (the topic has 2 partitions)"
+    with pytest.raises(BadRequestError) as missing:
+        check_sink_topics(entries, {"t": None})
+    assert missing.value.message == "offsets[0]: the topic 't' does not exist"
+    check_sink_topics(entries, {"t": 3})
+
+
+def test_java_string_hash_is_string_hashcode() -> None:
+    assert java_string_hash("") == 0
+    assert java_string_hash("a") == 97 and java_string_hash("ab") == 97 * 31 + 98
+    assert java_string_hash("😀") == (0xD83D * 31 + 0xDE00)  # UTF-16 code units
+
+
+def test_hash_map_order_matches_what_a_430_worker_wrote() -> None:
+    """Bytes a Connect 4.3.1 worker wrote to its offsets topic for a PATCH of this partition (13 fields:
+    the HashMap resized to 32 buckets) and offset."""
+    request = json_wire.loads(
+        b'{"zeta":1,"filename":"/tmp/x","b":2.50,"alpha":true,"mid":"m","k1":1,"k2":2,"k3":3,"k4":4,"k5":5,'
+        b'"k6":6,"k7":7,"k8":8}'
+    )[0]
+    key = OffsetKey("exp-src", java_hash_map_order(request)).to_bytes()
+    assert key == (
+        b'["exp-src",{"zeta":1,"b":2.5,"k1":1,"k2":2,"k3":3,"mid":"m","k4":4,"k5":5,"k6":6,"k7":7,"k8":8,'
+        b'"filename":"/tmp/x","alpha":true}]'
+    )
+    assert partition_for_key(key, 25) == 13  # where the worker put it
+    assert json_wire.dumps(java_hash_map_order({"position": 5, "zz": 1, "aa": 2})) == b'{"zz":1,"aa":2,"position":5}'
+    # and what 4.3.1 answers for a sink partition
+    assert list(java_hash_map_order({"kafka_topic": "t", "kafka_partition": 0})) == ["kafka_partition", "kafka_topic"]
+
+
+def test_canonical_ignores_field_order_but_not_types() -> None:
+    assert canonical({"a": 1, "b": 2}) == canonical({"b": 2, "a": 1})
+    assert canonical({"a": 1}) != canonical({"a": 1.0}) != canonical({"a": True})
