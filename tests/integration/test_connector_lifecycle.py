@@ -25,8 +25,8 @@ async def same_answer(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, pat
     def agree(pair: tuple[httpx.Response, httpx.Response]) -> bool:
         via, direct = pair
         a, b = via.json(), direct.json()
-        if isinstance(a, list) and isinstance(b, list):  # GET /connectors: the worker's order is a hash set's
-            a, b = sorted(a), sorted(b)
+        if isinstance(a, list) and isinstance(b, list):  # e.g. GET /connectors: the worker's order is a hash set's
+            a, b = sorted(a, key=json.dumps), sorted(b, key=json.dumps)
         return via.status_code == direct.status_code and a == b
 
     via, _ = await eventually(both, agree, timeout_s=30, what=f"sidecar and worker agree on {path}")

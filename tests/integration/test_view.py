@@ -58,7 +58,7 @@ async def agree(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str
             return False
         a, b = via.json(), direct.json()
         if isinstance(a, list) and isinstance(b, list):  # GET /connectors: the worker's order is a hash set's
-            return sorted(a) == sorted(b)
+            return sorted(a, key=str) == sorted(b, key=str)
         return bool(a == b)
 
     via, _ = await eventually(both, same, timeout_s=45, what=f"view and worker agree on {path}")
