@@ -23,7 +23,7 @@ tools:
 $(INSTALLED): pyproject.toml
 	@bash deploy/local/ensure-tools.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,spark]'
 	@touch $@
 
 install: $(INSTALLED)
@@ -55,6 +55,22 @@ bench: install
 
 bench-view: install
 	@$(call with_stack,$(PY) bench/view_scale.py)
+
+# The Spark jobs against the local stack (started here if none runs, then left running); pass options
+# with ARGS, e.g. `make offsets-report ARGS="--as-of 2026-01-01T00:00:00Z"`. See README.md.
+ARGS ?=
+
+offsets-report: install
+	@$(STACK) status >/dev/null 2>&1 || $(STACK) up
+	$(PY) -m spark_jobs.offsets_reconcile $(ARGS)
+
+topic-audit: install
+	@$(STACK) status >/dev/null 2>&1 || $(STACK) up
+	$(PY) -m spark_jobs.topic_audit $(ARGS)
+
+# Synthetic history into a snapshot, then both jobs on it in local mode: records/s and peak memory.
+bench-spark: install
+	$(PY) bench/spark_jobs.py $(ARGS)
 
 clean: stack-down
 	rm -rf .stack $(VENV)

@@ -1,4 +1,5 @@
-"""``control-plane serve``: settings, then logging, then the app on uvicorn (httptools, uvloop)."""
+"""``control-plane serve``: settings, then logging, then the app on uvicorn (httptools, uvloop).
+``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,15 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
     serve.add_argument("--log-format", choices=["auto", "json", "console"])
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    snapshot = sub.add_parser("export", help="snapshot the internal topics to JSON lines or Parquet")
+    snapshot.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
+    snapshot.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (default: the worker's)")
+    snapshot.add_argument("--out", required=True, help="the snapshot file (.jsonl or .parquet)")
+    snapshot.add_argument("--format", choices=["jsonl", "parquet"], help="default: from the file name")
+    snapshot.add_argument("--timeout-s", type=float, default=60.0, help="how long reading each topic may take")
     args = parser.parse_args(argv)
+    if args.command == "export":
+        return _export(args)
 
     try:
         settings = load_settings(
@@ -52,4 +61,28 @@ def main(argv: list[str] | None = None) -> int:
         server_header=False,
         date_header=False,
     )
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import logs
+    from .export import ExportError, export, format_for
+
+    try:
+        settings = load_settings(worker_properties=args.worker_properties, bootstrap_servers=args.bootstrap_servers)
+        logs.configure(settings.log_format, "error")
+        out = Path(args.out)
+        count = export(
+            settings,
+            out,
+            format_for(out, args.format),
+            args.timeout_s,
+            lambda topic, n: print(f"control-plane export: {topic}: {n} record(s)", file=sys.stderr),
+        )
+    except (SettingsError, ExportError) as err:
+        print(f"control-plane export: {err}", file=sys.stderr)
+        return 2
+    print(f"control-plane export: {count} record(s) written to {out}", file=sys.stderr)
     return 0

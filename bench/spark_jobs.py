@@ -1,0 +1,235 @@
+"""Both Spark jobs at scale, in local mode: synthetic history into a snapshot file, then each job on it
+(``--snapshot --offline``) in its own process; prints records per second and peak memory.
+
+The history is written with the sidecar's encoders, as a worker would write it: per connector a config,
+a target state, task configs and status records, KIP-558 topic records; and ``--records`` offset commits
+spread over ``--connectors`` x ``--partitions`` source partitions (keys placed by murmur2 like the
+producer), with a reset now and then, a few offsets that go backwards, a tenth of the connectors deleted.
+Memory is the resident set size of the job's process tree, sampled every 0.2 s: the driver's Python, the
+driver JVM (local mode: the executors too) and the Python workers. Not a timed test.
+
+    .venv/bin/python bench/spark_jobs.py --records 2000000      # a quick run
+    .venv/bin/python bench/spark_jobs.py                        # 10 million offset records, 1,000 connectors
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.parquet as pq
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from control_plane.codecs import (  # noqa: E402
+    ConnectorConfig,
+    ConnectorStatus,
+    OffsetKey,
+    SourceOffset,
+    TargetState,
+    TaskConfig,
+    TaskStatus,
+    Tombstone,
+    TopicStatus,
+    encode_config,
+    encode_offset,
+    encode_status,
+    partition_for_key,
+)
+from control_plane.codecs.config import ConfigKey, ConfigKind  # noqa: E402
+from control_plane.codecs.status import StatusKey, StatusKind  # noqa: E402
+
+TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
+PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
+SCHEMA = pa.schema(
+    [("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.int64()), ("key", pa.binary()), ("value", pa.binary())]
+)
+CHUNK = 500_000
+
+
+class Writer:
+    def __init__(self, path: Path) -> None:
+        self.out = pq.ParquetWriter(path, SCHEMA)
+        self.cols: dict[str, list[object]] = {name: [] for name in SCHEMA.names}
+        self.next_offset: dict[tuple[str, int], int] = {}
+        self.count = 0
+
+    def add(self, topic: str, key: bytes, value: bytes | None, ts: int, partition: int | None = None) -> None:
+        if partition is None:
+            partition = partition_for_key(key, PARTITIONS[topic])
+        offset = self.next_offset.get((topic, partition), 0)
+        self.next_offset[(topic, partition)] = offset + 1
+        for name, item in zip(SCHEMA.names, (topic, partition, offset, ts, key, value)):
+            self.cols[name].append(item)
+        self.count += 1
+        if len(self.cols["topic"]) >= CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.cols["topic"]:
+            self.out.write_table(pa.table(self.cols, schema=SCHEMA))
+            self.cols = {name: [] for name in SCHEMA.names}
+
+    def close(self) -> None:
+        self.flush()
+        self.out.close()
+
+
+STATES = ("RUNNING", "PAUSED", "RUNNING", "FAILED", "RESTARTING", "RUNNING", "STOPPED", "RUNNING")
+
+
+def generate(path: Path, records: int, connectors: int, partitions: int, status_records: int) -> dict[str, int]:
+    w = Writer(path)
+    ts = 1_700_000_000_000
+    names = [f"bench-{i:05d}" for i in range(connectors)]
+    for i, name in enumerate(names):
+        topic = f"bench-topic-{i % 200:03d}"
+        props = {"connector.class": "org.example.BenchSource", "tasks.max": "1", "topic": topic}
+        if i % 10 == 9:  # a sink
+            props = {"connector.class": "org.example.BenchSink", "tasks.max": "1", "topics": topic}
+        w.add(TOPICS["config"], *encode_config(ConnectorConfig(name, props)), ts)
+        w.add(TOPICS["config"], *encode_config(TaskConfig(name, 0, props)), ts)
+        w.add(TOPICS["config"], *encode_config(TargetState.of(name, "STARTED")), ts)
+        for state in ("UNASSIGNED", "RUNNING"):
+            w.add(TOPICS["status"], *encode_status(ConnectorStatus(name, state, None, "w1:8083", 1)), ts)
+            w.add(TOPICS["status"], *encode_status(TaskStatus(name, 0, state, None, "w1:8083", 1)), ts)
+        w.add(TOPICS["status"], *encode_status(TopicStatus(topic, name, 0, ts)), ts)
+    keys = [
+        encode_offset(Tombstone(OffsetKey(name, {"file": f"/data/{name}/{p}.log", "shard": p})))[0]
+        for name in names
+        for p in range(partitions)
+    ]
+    kafka_partitions = [partition_for_key(k, PARTITIONS[TOPICS["offsets"]]) for k in keys]
+    positions = [0] * len(keys)
+    for n in range(records):
+        k = n % len(keys)
+        ts += 1
+        if n % 100_003 == 50_000:  # a reset
+            w.add(TOPICS["offsets"], keys[k], None, ts, kafka_partitions[k])
+            positions[k] = 0
+            continue
+        step = -500 if n % 1_000_003 == 7 else 100  # now and then an alter backwards
+        positions[k] = max(0, positions[k] + step)
+        value = encode_offset(SourceOffset("x", None, {"position": positions[k], "generation": 1}))[1]
+        w.add(TOPICS["offsets"], keys[k], value, ts, kafka_partitions[k])
+    for n in range(status_records):  # state changes, and topics used, reset and used again
+        ts += 1
+        name, kind = names[n % connectors], n % 4
+        if kind == 3:
+            topic = f"bench-topic-{(n // connectors) % 400:03d}"
+            if (n // connectors) % 3 == 2:
+                w.add(TOPICS["status"], *encode_status(Tombstone(StatusKey(StatusKind.TOPIC, name, topic=topic))), ts)
+            else:
+                w.add(TOPICS["status"], *encode_status(TopicStatus(topic, name, 0, ts)), ts)
+        else:
+            state = STATES[(n // connectors) % len(STATES)]
+            trace = "org.example.Boom: no\n\tat org.example.Task.poll(Task.java:1)" if state == "FAILED" else None
+            record = ConnectorStatus(name, state, None, "w1:8083", n) if kind == 0 else TaskStatus(name, 0, state, trace, "w1:8083", n)
+            w.add(TOPICS["status"], *encode_status(record), ts)
+    for i, name in enumerate(names):
+        if i % 10 == 5:  # a tenth deleted; their offsets stay
+            w.add(TOPICS["config"], *encode_config(Tombstone(ConfigKey(ConfigKind.CONNECTOR, name))), ts + 1)
+    w.close()
+    return {"total": w.count, "offsets": records, "status": status_records}
+
+
+def run_job(module: str, args: list[str]) -> dict[str, float]:
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peaks = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0, "tree": 0}
+    done = threading.Event()
+
+    def sample() -> None:
+        root = psutil.Process(proc.pid)
+        while not done.is_set():
+            try:
+                procs = [root, *root.children(recursive=True)]
+                rss = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0}
+                for p in procs:
+                    try:
+                        mem = p.memory_info().rss
+                        name = p.name()
+                    except psutil.Error:
+                        continue
+                    if p.pid == root.pid:
+                        rss["driver_python"] += mem
+                    elif name == "java":
+                        rss["driver_jvm"] += mem
+                    else:
+                        rss["python_workers"] += mem
+                for key, value in rss.items():
+                    peaks[key] = max(peaks[key], value)
+                peaks["tree"] = max(peaks["tree"], sum(rss.values()))
+            except psutil.Error:
+                pass
+            done.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output, _ = proc.communicate()
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        print(output, file=sys.stderr)
+        raise SystemExit(f"{module} failed with exit status {proc.returncode}")
+    for line in output.splitlines():  # the job's own step timings
+        if line.startswith(module.rsplit(".", 1)[1].replace("_", "-")) and ("(" in line):
+            print("    " + line)
+    return {"seconds": time.monotonic() - started, **{k: v / 2**20 for k, v in peaks.items()}}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--records", type=int, default=10_000_000, help="offset records (default 10 million)")
+    p.add_argument("--connectors", type=int, default=1000)
+    p.add_argument("--partitions", type=int, default=10, help="source partitions per connector")
+    p.add_argument("--status-records", type=int, default=1_000_000, help="state changes and topic records")
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "spark")
+    p.add_argument("--master", default="local[2]")
+    p.add_argument("--driver-memory", default="1g")
+    p.add_argument("--reuse", action="store_true", help="keep an existing snapshot of the same size")
+    args = p.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    snapshot = args.out / f"snapshot-{args.records}-{args.connectors}x{args.partitions}-{args.status_records}.parquet"
+    props = args.out / "bench-worker.properties"
+    props.write_text(
+        "bootstrap.servers=127.0.0.1:9\n"
+        + "".join(f"{k}.storage.topic={TOPICS[r]}\n" for k, r in (("config", "config"), ("status", "status"), ("offset", "offsets")))
+    )
+    if not (args.reuse and snapshot.exists()):
+        started = time.monotonic()
+        counts = generate(snapshot, args.records, args.connectors, args.partitions, args.status_records)
+        took = time.monotonic() - started
+        print(f"generated {counts['total']:,} records ({counts['offsets']:,} offset commits, {counts['status']:,} status "
+              f"records) in {took:.0f}s: {snapshot} "
+              f"({snapshot.stat().st_size / 2**20:.0f} MiB)")
+    table = pq.read_table(snapshot, columns=["topic"])
+    per_topic = {t: table.filter(pa.compute.equal(table["topic"], t)).num_rows for t in TOPICS.values()}
+    total = table.num_rows
+    decoded = {"offsets-reconcile": total, "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]]}
+    common = ["--worker-properties", str(props), "--snapshot", str(snapshot), "--offline", "--master", args.master,
+              "--driver-memory", args.driver_memory, "--max-findings", "20"]
+    results = {}
+    for job, module in (("offsets-reconcile", "spark_jobs.offsets_reconcile"), ("topic-audit", "spark_jobs.topic_audit")):
+        figures = run_job(module, [*common, "--out", str(args.out / job)])
+        results[job] = figures
+        figures["records"] = decoded[job]
+        print(
+            f"{job:18} {decoded[job]:>12,} records decoded in {figures['seconds']:6.1f}s = "
+            f"{decoded[job] / figures['seconds']:>9,.0f} records/s; "
+            f"peak RSS: driver Python {figures['driver_python']:.0f} MiB, driver JVM {figures['driver_jvm']:.0f} MiB, "
+            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB"
+        )
+    (args.out / "results.json").write_text(json.dumps({"records": total, "master": args.master, "driver_memory": args.driver_memory, "jobs": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""``control-plane export``: a snapshot of the Connect cluster's three internal topics, for offline
+analysis (the Spark jobs' ``--snapshot``).
+
+Every record from the beginning of each topic up to the end offsets seen at start, read as the worker
+reads them (:class:`~control_plane.storage.log_reader.TopicTail`), one row per record: ``topic``,
+``partition``, ``offset``, ``timestamp`` (ms since the epoch), ``key``, ``value`` (null for a
+tombstone). JSON lines carry ``key`` and ``value`` in base64, so the bytes stay exact (the worker looks
+source offsets up by their exact key bytes); Parquet carries them as binary and needs ``pyarrow``
+(``pip install 'control-plane[spark]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from .settings import Settings
+from .storage.kafka_clients import client_kwargs
+from .storage.log_reader import LogRecord, ReadTimeout, TopicTail
+
+FORMATS = ("jsonl", "parquet")
+
+
+class ExportError(RuntimeError):
+    """The snapshot could not be taken; the message says why."""
+
+
+def format_for(path: Path, requested: str | None) -> str:
+    if requested:
+        return requested
+    return "parquet" if path.suffix == ".parquet" else "jsonl"
+
+
+async def read_topics(settings: Settings, timeout_s: float, on_progress: Callable[[str, int], None] | None = None) -> list[LogRecord]:
+    topics = [settings.config_storage_topic, settings.status_storage_topic, settings.offset_storage_topic]
+    if not all(topics):
+        raise ExportError(
+            "the internal topic names are unknown: pass --worker-properties or set "
+            "CONTROL_PLANE_CONFIG_STORAGE_TOPIC, CONTROL_PLANE_STATUS_STORAGE_TOPIC and CONTROL_PLANE_OFFSET_STORAGE_TOPIC"
+        )
+    records: list[LogRecord] = []
+    for topic in topics:
+        assert topic is not None
+        tail = TopicTail(topic, client_kwargs(settings), records.append)
+        await tail.start()
+        try:
+            async with asyncio.timeout(timeout_s):
+                await tail.caught_up.wait()
+        except TimeoutError:
+            reason = tail.error or "no progress"
+            raise ExportError(f"could not read {topic} from {settings.bootstrap_servers} within {timeout_s:g}s: {reason}") from None
+        except ReadTimeout as err:
+            raise ExportError(str(err)) from None
+        finally:
+            await tail.stop()
+        if on_progress:
+            on_progress(topic, tail.records_read)
+    return records
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def write_jsonl(records: list[LogRecord], path: Path) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        for r in records:
+            row = {
+                "topic": r.topic,
+                "partition": r.partition,
+                "offset": r.offset,
+                "timestamp": r.timestamp,
+                "key": _b64(r.key),
+                "value": _b64(r.value),
+            }
+            out.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def write_parquet(records: list[LogRecord], path: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ExportError("Parquet needs pyarrow: pip install 'control-plane[spark]', or export --format jsonl") from None
+    schema = pa.schema(
+        [
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("offset", pa.int64()),
+            ("timestamp", pa.int64()),
+            ("key", pa.binary()),
+            ("value", pa.binary()),
+        ]
+    )
+    columns = {
+        "topic": [r.topic for r in records],
+        "partition": [r.partition for r in records],
+        "offset": [r.offset for r in records],
+        "timestamp": [r.timestamp for r in records],
+        "key": [r.key for r in records],
+        "value": [r.value for r in records],
+    }
+    pq.write_table(pa.table(columns, schema=schema), path)
+
+
+def export(settings: Settings, out: Path, fmt: str, timeout_s: float, on_progress: Callable[[str, int], None] | None = None) -> int:
+    """Write the snapshot; returns the number of records."""
+    records = asyncio.run(read_topics(settings, timeout_s, on_progress))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    (write_parquet if fmt == "parquet" else write_jsonl)(records, tmp)
+    tmp.replace(out)
+    return len(records)

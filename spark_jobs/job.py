@@ -1,0 +1,219 @@
+"""What both jobs share: the command line, resolving the cluster, the fail-fast checks, starting Spark,
+reading and decoding the records, and turning every expected failure into a clear message and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from . import transforms as T
+from .kafka_admin import KafkaUnreachable, check_reachable, internal_topic_ends
+from .progress import Progress
+from .read import InputError, check_snapshot, read_kafka, read_snapshot
+from .session import DEFAULT_DRIVER_MEMORY, DEFAULT_MASTER, SessionError, SessionOptions, build_session, existing_session
+from .target import Target, TargetError, resolve_target
+
+EXPECTED_ERRORS = (TargetError, KafkaUnreachable, InputError, SessionError)
+RECORDS_PER_TASK = 250_000  # a small internal topic is read and decoded in few tasks
+
+
+def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description)
+    p.add_argument("--worker-properties", help="the Connect worker's properties file (default: the local stack's)")
+    p.add_argument("--bootstrap", help="Kafka bootstrap servers (default: the worker's bootstrap.servers)")
+    p.add_argument("--snapshot", type=Path, help="read the records from this `control-plane export` file instead of Kafka")
+    p.add_argument("--offline", action="store_true", help="with --snapshot: ask neither Kafka nor the sidecar")
+    p.add_argument("--out", type=Path, default=Path(default_out), help=f"output directory (default: {default_out})")
+    p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master (default: {DEFAULT_MASTER})")
+    p.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help="Spark driver memory")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a further Spark setting")
+    p.add_argument("--kafka-timeout-s", type=float, default=10.0, help="how long Kafka may take to answer")
+    p.add_argument("--max-findings", type=int, default=200, help="rows per finding in the JSON report")
+    return p
+
+
+def parse_time(text: str) -> int:
+    """Milliseconds since the epoch, or an ISO-8601 time (UTC unless it says otherwise)."""
+    if text.lstrip("-").isdigit():
+        return int(text)
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp() * 1000)
+
+
+def parse_duration(text: str) -> int:
+    """``90s``, ``15m``, ``12h``, ``7d`` or plain seconds, as milliseconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    unit = text[-1] if text[-1] in units else "s"
+    number = text[:-1] if text[-1] in units else text
+    return int(float(number) * units[unit] * 1000)
+
+
+@dataclass
+class Inputs:
+    spark: SparkSession
+    target: Target
+    source: dict[str, object]  # what was read, for the report
+    online: bool  # whether Kafka (and the sidecar) can be asked
+    now_ms: int
+    counts: dict[str, int]
+    config: DataFrame
+    status: DataFrame
+    offsets: DataFrame
+    skipped: dict[str, dict[str, int]]
+
+
+def resolve(args: argparse.Namespace, use_sidecar: bool = True) -> Target:
+    return resolve_target(
+        worker_properties=args.worker_properties,
+        bootstrap=args.bootstrap,
+        sidecar_url=getattr(args, "sidecar_url", None),
+        use_sidecar=use_sidecar and not getattr(args, "no_sidecar", False) and not args.offline,
+    )
+
+
+def prepare(args: argparse.Namespace, target: Target, progress: Progress) -> tuple[bool, dict[str, dict[int, int]] | None]:
+    """The fail-fast checks before Spark starts; returns (online, end offsets of the internal topics)."""
+    if args.offline and args.snapshot is None:
+        raise InputError("--offline needs --snapshot (a file written by `control-plane export`)")
+    if args.snapshot is not None:
+        check_snapshot(args.snapshot)
+        if args.offline:
+            progress.step(f"snapshot {args.snapshot} (offline: no Kafka, no sidecar)")
+            return False, None
+        progress.step(f"snapshot {args.snapshot}; checking Kafka at {target.bootstrap} for the broker's facts")
+        check_reachable(target.aiokafka_kwargs, args.kafka_timeout_s)
+        return True, None
+    progress.step(f"checking Kafka at {target.bootstrap}")
+    ends = internal_topic_ends(target.aiokafka_kwargs, list(target.topics.values()), args.kafka_timeout_s)
+    records = sum(sum(parts.values()) for parts in ends.values())
+    progress.note(f"reachable; internal topics end at {records:,} records in all")
+    return True, ends
+
+
+def start_spark(args: argparse.Namespace, name: str, progress: Progress, kafka: bool) -> SparkSession:
+    progress.step(f"starting Spark ({args.master})" + (" with the Kafka source" if kafka else ""))
+    conf = dict(item.split("=", 1) for item in args.conf if "=" in item)
+    options = SessionOptions(
+        master=args.master,
+        app_name=name,
+        driver_memory=args.driver_memory,
+        kafka=kafka,
+        log_file=args.out / "spark.log",
+        conf=conf,
+    )
+    reused = existing_session() is not None
+    spark = build_session(options)
+    where = "this process's session" if reused else f"its log: {options.log_file}"
+    progress.note(f"Spark {spark.version} up ({spark.sparkContext.master}); {where}")
+    return spark
+
+
+def load(
+    args: argparse.Namespace,
+    spark: SparkSession,
+    target: Target,
+    progress: Progress,
+    ends: dict[str, dict[int, int]] | None,
+    online: bool,
+    roles: tuple[str, ...] = ("config", "status", "offsets"),
+) -> Inputs:
+    """Read, count and decode the records of the internal topics of ``roles`` (config and status always)."""
+    now_ms = int(time.time() * 1000)
+    topics = {role: name for role, name in target.topics.items() if role in roles}
+    if ends:
+        ends = {name: parts for name, parts in ends.items() if name in topics.values()}
+    if args.snapshot is not None:
+        progress.step(f"reading and decoding the snapshot {args.snapshot} with the sidecar's codecs")
+        snapshot = read_snapshot(spark, args.snapshot, topics)
+        source: dict[str, object] = {"kind": "snapshot", "path": str(args.snapshot)}
+    else:
+        progress.step("reading and decoding the internal topics' history from Kafka with the sidecar's codecs")
+        source = {"kind": "kafka", "bootstrap": target.bootstrap}
+    source["topics"] = topics
+
+    def of(role: str) -> DataFrame:
+        """One topic's records: from the snapshot, or read from Kafka on its own."""
+        topic = target.topics[role]
+        if args.snapshot is not None:
+            return snapshot.filter(F.col("topic") == topic)  # by topic: Parquet row groups can be skipped
+        known = ends is not None and topic in ends
+        frame = read_kafka(spark, {role: topic}, target.spark_kafka_options(), {topic: ends[topic]} if known else None)
+        if known:  # a small topic in few tasks: tiny tasks cost more than they do
+            estimate = sum(ends[topic].values())
+            frame = frame.coalesce(max(1, min(len(ends[topic]), -(-estimate // RECORDS_PER_TASK))))
+        return frame
+
+    decoders = {
+        "config": lambda: T.decode_config_records(of("config")),
+        "status": lambda: T.decode_status_records(of("status")),
+        "offsets": lambda: T.decode_offsets(
+            of("offsets"), _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None
+        ),
+    }
+    # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of
+    # offset commits do not fit a small driver (local mode: the executors live in the driver's heap)
+    decoded = {role: decoders[role]().persist(StorageLevel.DISK_ONLY) for role in topics}
+    counts: dict[str, int] = {}
+    skipped: dict[str, dict[str, int]] = {}
+    latest: list[int] = []
+    try:
+        for role, frame in decoded.items():
+            outcome = frame.groupBy("malformed").agg(F.count("*").alias("n"), F.max("timestamp").alias("latest")).collect()
+            counts[role] = sum(r["n"] for r in outcome)
+            skipped[role] = {r["malformed"]: r["n"] for r in outcome if r["malformed"] is not None}
+            latest += [r["latest"] for r in outcome if r["latest"] is not None]
+            progress.note(f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown")
+    except Exception as err:  # noqa: BLE001 - Spark's reasons for unreadable input are many
+        raise InputError(f"cannot read {source.get('path') or target.bootstrap}: {spark_reason(err)}") from None
+    if args.snapshot is not None and not any(counts.values()):
+        raise InputError(f"the snapshot {args.snapshot} holds no record of the topics {', '.join(topics.values())}")
+    if args.snapshot is not None and args.offline and latest:
+        now_ms = max(latest)  # offline, "now" is the snapshot's time
+    config, status = decoded["config"], decoded["status"]
+    offsets = decoded["offsets"] if "offsets" in decoded else decoders["offsets"]()  # lazy: never run then
+    return Inputs(spark, target, source, online, now_ms, counts, config, status, offsets, skipped)
+
+
+def spark_reason(err: BaseException, limit: int = 400) -> str:
+    """The root cause of a Spark failure in one line (a Py4J error's own text is only the call's name)."""
+    java = getattr(err, "java_exception", None)
+    if java is not None:
+        cause = java
+        while cause.getCause() is not None:
+            cause = cause.getCause()
+        text = str(cause.toString())
+    else:
+        text = str(err).strip() or repr(err)
+    return text.splitlines()[0][:limit]
+
+
+def _offsets_partitions(records: DataFrame, ends: dict[str, dict[int, int]] | None, target: Target) -> int | None:
+    if ends and target.offsets_topic in ends:
+        return len(ends[target.offsets_topic])
+    top = records.agg(F.max("partition")).first()  # a snapshot: the highest partition it holds
+    return int(top[0]) + 1 if top and top[0] is not None else None
+
+
+def run(job: str, main: Callable[[], int]) -> int:
+    """Run a job's main; expected failures print one clear line and exit 2."""
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # its own reasons end up in ours
+    try:
+        return main()
+    except EXPECTED_ERRORS as err:
+        print(f"{job}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{job}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,274 @@
+"""The broker's facts, taken once by the job's driver with Kafka's admin API (aiokafka, the client the
+sidecar already uses): reachability, the internal topics' end offsets, topic metadata and cleanup
+policies, sink connectors' committed group offsets, their partitions' log start and end offsets, and the
+offsets at a point in time. Every call is bounded by ``timeout_s``; a failure raises ``KafkaUnreachable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
+T = TypeVar("T")
+
+
+class KafkaUnreachable(RuntimeError):
+    """Kafka did not answer in time, or refused; the message names the bootstrap servers."""
+
+
+@dataclass(frozen=True)
+class SinkSpec:
+    connector: str
+    group: str
+    exists: bool
+    topics: tuple[str, ...] = ()
+    regex: str | None = None
+
+
+@dataclass(frozen=True)
+class BrokerTopic:
+    topic: str
+    partitions: int
+    replication_factor: int
+    cleanup_policy: str | None
+    cleanup_policy_default: bool | None
+    internal: bool
+
+
+@dataclass(frozen=True)
+class SinkPartition:
+    connector: str
+    group: str
+    exists: bool
+    topic: str
+    partition: int
+    committed: int | None
+    log_start: int | None
+    log_end: int | None
+    offset_at_as_of: int | None
+
+
+@dataclass
+class BrokerFacts:
+    topics: list[BrokerTopic] = field(default_factory=list)
+    sink_partitions: list[SinkPartition] = field(default_factory=list)
+
+
+def sink_group(connector: str, properties: dict[str, str] | None, worker_group: str | None) -> str:
+    """The sink's consumer group: ``consumer.override.group.id``, the worker's ``consumer.group.id``, or
+    ``connect-<name>``."""
+    override = (properties or {}).get("consumer.override.group.id")
+    return override or worker_group or f"connect-{connector}"
+
+
+async def _bounded(awaitable: Awaitable[T], timeout_s: float, what: str, bootstrap: str) -> T:
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await awaitable
+    except TimeoutError:
+        raise KafkaUnreachable(f"Kafka at {bootstrap} did not answer within {timeout_s:g}s ({what})") from None
+    except KafkaUnreachable:
+        raise
+    except Exception as err:  # noqa: BLE001 - aiokafka's errors, connection refused...
+        raise KafkaUnreachable(f"Kafka at {bootstrap} failed ({what}): {err!r}") from None
+
+
+class KafkaAdmin:
+    """``async with KafkaAdmin(kwargs, timeout_s) as admin``: one admin client and one consumer."""
+
+    def __init__(self, client_kwargs: dict[str, Any], timeout_s: float = 10.0) -> None:
+        self._kwargs = client_kwargs
+        self.bootstrap = str(client_kwargs.get("bootstrap_servers"))
+        self.timeout_s = timeout_s
+        self._request_ms = int(timeout_s * 1000)
+        self.admin: AIOKafkaAdminClient
+        self.consumer: AIOKafkaConsumer
+
+    def _bound(self, awaitable: Awaitable[T], what: str) -> Awaitable[T]:
+        return _bounded(awaitable, self.timeout_s, what, self.bootstrap)
+
+    async def __aenter__(self) -> KafkaAdmin:
+        self.admin = AIOKafkaAdminClient(**self._kwargs, request_timeout_ms=self._request_ms)
+        self.consumer = AIOKafkaConsumer(
+            **self._kwargs, group_id=None, enable_auto_commit=False, request_timeout_ms=self._request_ms
+        )
+        try:
+            await self._bound(self.admin.start(), "connecting")
+            await self._bound(self.admin.describe_cluster(), "describing the cluster")
+            await self._bound(self.consumer.start(), "connecting a consumer")
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for close in (self.consumer.stop, self.admin.close):
+            try:
+                await asyncio.wait_for(close(), 5)
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+    async def partitions(self, topics: Iterable[str]) -> dict[str, int]:
+        """Partition counts of the topics that exist."""
+        described = await self._bound(self.admin.describe_topics(list(topics)), "describing topics")
+        return {d["topic"]: len(d["partitions"]) for d in described if d.get("error_code", 0) == 0 and d["partitions"]}
+
+    async def end_offsets(self, topics: dict[str, int]) -> dict[str, dict[int, int]]:
+        tps = [TopicPartition(t, p) for t, count in topics.items() for p in range(count)]
+        if not tps:
+            return {}
+        ends = await self._bound(self.consumer.end_offsets(tps), "reading end offsets")
+        out: dict[str, dict[int, int]] = {}
+        for tp, offset in ends.items():
+            out.setdefault(tp.topic, {})[tp.partition] = offset
+        return out
+
+    async def topics(self) -> list[BrokerTopic]:
+        names = await self._bound(self.admin.list_topics(), "listing topics")
+        if not names:
+            return []
+        described = await self._bound(self.admin.describe_topics(names), "describing topics")
+        resources = [ConfigResource(ConfigResourceType.TOPIC, n, configs={"cleanup.policy": None}) for n in names]
+        responses = await self._bound(self.admin.describe_configs(resources), "describing topic configs")
+        policies: dict[str, tuple[str | None, bool | None]] = {}
+        for response in responses:
+            for resource in response.resources:
+                error_code, _message, _type, name, entries = resource[:5]
+                if error_code:
+                    continue
+                for entry in entries:
+                    if entry[0] == "cleanup.policy":
+                        # v0: (name, value, read_only, is_default, is_sensitive); v1+: (..., config_source, ...)
+                        source = entry[3]
+                        is_default = source is True if isinstance(source, bool) else source == 5  # DEFAULT_CONFIG
+                        policies[name] = (entry[1], is_default)
+        out = []
+        for d in described:
+            if d.get("error_code", 0) or not d["partitions"]:
+                continue
+            replicas = max(len(p["replicas"]) for p in d["partitions"])
+            policy, is_default = policies.get(d["topic"], (None, None))
+            out.append(
+                BrokerTopic(d["topic"], len(d["partitions"]), replicas, policy, is_default, bool(d.get("is_internal")))
+            )
+        return sorted(out, key=lambda t: t.topic)
+
+    async def groups(self) -> set[str]:
+        listed = await self._bound(self.admin.list_consumer_groups(), "listing consumer groups")
+        return {g[0] for g in listed}
+
+    async def committed(self, group: str) -> dict[TopicPartition, int]:
+        offsets = await self._bound(self.admin.list_consumer_group_offsets(group), f"offsets of group {group}")
+        return {tp: meta.offset for tp, meta in offsets.items() if meta.offset is not None and meta.offset >= 0}
+
+    async def log_bounds(
+        self, tps: list[TopicPartition], as_of_ms: int | None
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int], dict[TopicPartition, int | None]]:
+        if not tps:
+            return {}, {}, {}
+        starts = await self._bound(self.consumer.beginning_offsets(tps), "reading log start offsets")
+        ends = await self._bound(self.consumer.end_offsets(tps), "reading log end offsets")
+        at: dict[TopicPartition, int | None] = {}
+        if as_of_ms is not None:
+            found = await self._bound(
+                self.consumer.offsets_for_times({tp: as_of_ms for tp in tps}), "looking offsets up by time"
+            )
+            at = {tp: (o.offset if o is not None else None) for tp, o in found.items()}
+        return starts, ends, at
+
+
+async def _collect_sinks(
+    admin: KafkaAdmin, sinks: list[SinkSpec], topics: list[BrokerTopic], as_of_ms: int | None
+) -> list[SinkPartition]:
+    existing_groups = await admin.groups()
+    partition_counts = {t.topic: t.partitions for t in topics}
+    per_sink: list[tuple[SinkSpec, dict[TopicPartition, int | None]]] = []
+    for sink in sinks:
+        committed: dict[TopicPartition, int | None] = {}
+        if sink.group in existing_groups:
+            committed.update(await admin.committed(sink.group))
+        if sink.exists:
+            names = set(sink.topics)
+            if sink.regex:
+                try:
+                    pattern = re.compile(sink.regex)
+                    names |= {t for t in partition_counts if pattern.fullmatch(t)}
+                except re.error:
+                    pass
+            for name in names:
+                for p in range(partition_counts.get(name, 0)):
+                    committed.setdefault(TopicPartition(name, p), None)
+        if committed:
+            per_sink.append((sink, committed))
+    all_tps = sorted({tp for _, c in per_sink for tp in c if tp.topic in partition_counts})
+    now_ms = int(time.time() * 1000)
+    past = as_of_ms is not None and as_of_ms < now_ms
+    starts, ends, at = await admin.log_bounds(all_tps, as_of_ms if past else None)
+
+    def position_then(tp: TopicPartition, committed: int | None) -> int | None:
+        """Where the sink was at the restore time: now, its committed offset; before, the first record
+        written at or after that time (its log end when there is none), assuming it had caught up."""
+        if not past:
+            return committed
+        found = at.get(tp)
+        return found if found is not None else ends.get(tp)
+
+    return [
+        SinkPartition(
+            sink.connector,
+            sink.group,
+            sink.exists,
+            tp.topic,
+            tp.partition,
+            offset,
+            starts.get(tp),
+            ends.get(tp),
+            position_then(tp, offset),
+        )
+        for sink, committed in per_sink
+        for tp, offset in sorted(committed.items())
+    ]
+
+
+def check_reachable(client_kwargs: dict[str, Any], timeout_s: float) -> None:
+    """Fail fast (before Spark starts) when Kafka does not answer."""
+
+    async def run() -> None:
+        async with KafkaAdmin(client_kwargs, timeout_s):
+            pass
+
+    asyncio.run(run())
+
+
+def internal_topic_ends(client_kwargs: dict[str, Any], topics: list[str], timeout_s: float) -> dict[str, dict[int, int]]:
+    """Per internal topic, its partitions' end offsets now (the Kafka read stops there)."""
+
+    async def run() -> dict[str, dict[int, int]]:
+        async with KafkaAdmin(client_kwargs, timeout_s) as admin:
+            counts = await admin.partitions(topics)
+            missing = [t for t in topics if t not in counts]
+            if missing:
+                raise KafkaUnreachable(f"Kafka at {admin.bootstrap} has no topic {', '.join(missing)}")
+            return await admin.end_offsets(counts)
+
+    return asyncio.run(run())
+
+
+def broker_facts(
+    client_kwargs: dict[str, Any], sinks: list[SinkSpec], as_of_ms: int | None, timeout_s: float
+) -> BrokerFacts:
+    async def run() -> BrokerFacts:
+        async with KafkaAdmin(client_kwargs, timeout_s) as admin:
+            topics = await admin.topics()
+            partitions = await _collect_sinks(admin, sinks, topics, as_of_ms) if sinks else []
+            return BrokerFacts(topics, partitions)
+
+    return asyncio.run(run())

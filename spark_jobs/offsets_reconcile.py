@@ -1,0 +1,262 @@
+"""``python -m spark_jobs.offsets_reconcile``: reconcile every connector's offsets.
+
+Per connector and partition, from the offsets topic's full history: the latest offset (compaction
+semantics), the number of commits, the first and last commit time; for sinks, the committed group offsets
+against the log start and end offsets. Findings: offsets of connectors that no longer exist; source keys
+the worker would not find (bytes that differ from its encoding, one partition under several keys, a key
+outside its hash's partition); offsets that went backwards; sink offsets below the log start or beyond the
+log end; sink lag; connectors whose view in the sidecar disagrees with the history. And a restore plan:
+the ``PATCH /connectors/{c}/offsets`` bodies that put every connector back to its offsets as of a time.
+
+Writes ``<out>/offsets-report.json``, ``<out>/restore-plan.json`` and ``<out>/tables/*`` (Parquet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from . import transforms as T
+from .job import Inputs, load, parse_time, parser, prepare, resolve, run, start_spark
+from .kafka_admin import SinkSpec, broker_facts, sink_group
+from .progress import Progress
+from .report import finding, iso, write_json, write_tables
+from .session import existing_session
+from .sidecar_view import SidecarView, read_sidecar_offsets
+from .target import Target
+from .transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
+from .transforms.sinks import SINK_PARTITIONS_SCHEMA
+
+JOB = "offsets-reconcile"
+DEFAULT_OUT = "reports/offsets"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = parser(JOB, "Reconcile Kafka Connect offsets from the internal topics' history.", DEFAULT_OUT)
+    p.add_argument("--as-of", help="the restore plan's time: ISO-8601 or ms since the epoch (default: now)")
+    p.add_argument("--sidecar-url", help="the sidecar to compare with (default: the local stack's)")
+    p.add_argument("--no-sidecar", action="store_true", help="skip the comparison with the sidecar")
+    return p
+
+
+def _sidecar_view(url: str, progress: Progress) -> SidecarView:
+    import httpx
+
+    progress.step(f"asking the sidecar at {url} for every connector's offsets")
+    try:
+        listed = httpx.get(f"{url}/connectors", timeout=30)
+        names = listed.json() if listed.status_code == 200 else []
+    except (httpx.HTTPError, ValueError) as err:
+        view = SidecarView()
+        view.answers.append(("*", f"no answer: {err!r}"))
+        progress.note(f"the sidecar did not answer: {err!r}")
+        return view
+    view = read_sidecar_offsets(url, sorted(names))
+    progress.note(f"{len(names)} connector(s) listed")
+    return view
+
+
+def _sink_specs(connectors: DataFrame, target: Target) -> list[SinkSpec]:
+    specs = []
+    for row in connectors.filter(F.col("type") == "sink").collect():
+        props = row["properties"] or {}
+        topics = tuple(t.strip() for t in (props.get("topics") or "").split(",") if t.strip())
+        specs.append(
+            SinkSpec(
+                row["connector"],
+                sink_group(row["connector"], props, target.consumer_group_id),
+                bool(row["exists"]),
+                topics,
+                (props.get("topics.regex") or "").strip() or None,
+            )
+        )
+    return specs
+
+
+def _restore_plan(plan: DataFrame, connectors: DataFrame, as_of_ms: int) -> dict[str, Any]:
+    kinds = {r["connector"]: r["type"] for r in connectors.filter("exists").collect()}
+    bodies: dict[str, list[dict[str, Any]]] = {}
+    for row in plan.orderBy("connector", "partition_json").collect():
+        entry = {
+            "partition": json.loads(row["partition_json"]),
+            "offset": None if row["offset_json"] is None else json.loads(row["offset_json"]),
+        }
+        bodies.setdefault(row["connector"], []).append(entry)
+    return {
+        "as_of": iso(as_of_ms),
+        "how": "for each connector: PUT /connectors/{c}/stop, then the PATCH below, then PUT /connectors/{c}/resume",
+        "connectors": {
+            name: {
+                "type": kinds.get(name),
+                "method": "PATCH",
+                "path": f"/connectors/{name}/offsets",
+                "body": {"offsets": entries},
+            }
+            for name, entries in bodies.items()
+        },
+    }
+
+
+def reconcile(args: argparse.Namespace) -> int:
+    target = resolve(args)
+    progress = Progress(JOB, 6 if target.sidecar_url else 5)
+    online, ends = prepare(args, target, progress)
+    as_of_ms = parse_time(args.as_of) if args.as_of else int(time.time() * 1000)
+    sidecar = _sidecar_view(target.sidecar_url, progress) if online and target.sidecar_url else None
+    owned = existing_session() is None  # a test process shares its one session
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    try:
+        inputs = load(args, spark, target, progress, ends, online)
+        report = _reconcile(args, inputs, sidecar, as_of_ms, progress)
+    finally:
+        spark.catalog.clearCache()
+        if owned:
+            spark.stop()
+    _print_summary(report, args)
+    return 0
+
+
+def _reconcile(
+    args: argparse.Namespace, inputs: Inputs, sidecar: SidecarView | None, as_of_ms: int, progress: Progress
+) -> dict[str, Any]:
+    spark, target, limit = inputs.spark, inputs.target, args.max_findings
+    progress.step("reconciling")
+    connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
+    history = T.offset_history(inputs.offsets).persist(StorageLevel.MEMORY_AND_DISK)
+    skipped_sections: dict[str, str] = {}
+
+    specs = _sink_specs(connectors, target)
+    if inputs.online:
+        facts = broker_facts(target.aiokafka_kwargs, specs, as_of_ms, args.kafka_timeout_s)
+        sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
+    else:
+        sink_rows = []
+        skipped_sections["sinks"] = "offline: the consumer groups and log offsets were not read"
+    sink_offsets = T.sink_offsets(spark.createDataFrame(sink_rows, SINK_PARTITIONS_SCHEMA)).persist()
+
+    findings: dict[str, dict[str, Any]] = {}
+    findings["orphaned_offsets"] = finding(
+        T.orphaned_offsets(history, T.orphaned_sink_offsets(sink_offsets), connectors),
+        limit,
+        ["connector"],
+    )
+    findings["non_canonical_keys"] = finding(T.non_canonical_keys(history), limit, ["connector", "partition_json"])
+    findings["offsets_went_backwards"] = finding(T.offsets_went_backwards(inputs.offsets), limit, ["at"])
+    findings["sink_offsets_below_log_start"] = finding(
+        sink_offsets.filter(F.col("status") == "below_log_start"), limit, ["connector", "topic", "partition"]
+    )
+    findings["sink_offsets_beyond_log_end"] = finding(
+        sink_offsets.filter(F.col("status") == "beyond_log_end"), limit, ["connector", "topic", "partition"]
+    )
+    lagging = sink_offsets.filter(F.col("exists") & F.col("lag").isNotNull())
+    findings["sink_lag"] = finding(
+        lagging.select("connector", "group", "topic", "partition", "committed", "log_end", "lag"),
+        limit,
+        ["connector", "topic", "partition"],
+    )
+    findings["sink_lag"]["total"] = int(lagging.agg(F.sum("lag")).first()[0] or 0)
+
+    unanswered = [error for name, error in (sidecar.answers if sidecar else []) if name == "*"]
+    if unanswered:
+        skipped_sections["sidecar_disagreements"] = f"the sidecar at {target.sidecar_url} did not answer: {unanswered[0]}"
+    elif sidecar is not None:
+        existing = [r["connector"] for r in connectors.filter("exists").select("connector").collect()]
+        asked = {name for name, _ in sidecar.answers}
+        answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
+        history_now = T.history_view(T.offsets_as_of(inputs.offsets, None), sink_offsets, connectors)
+        compared = T.sidecar_disagreements(
+            history_now,
+            spark.createDataFrame(sidecar.offsets, SIDECAR_OFFSETS_SCHEMA),
+            spark.createDataFrame(answers, SIDECAR_ANSWERS_SCHEMA),
+        )
+        findings["sidecar_disagreements"] = finding(compared.filter(~F.col("agrees")), limit, ["connector"])
+        findings["sidecar_disagreements"]["compared"] = len(answers)
+        findings["sidecar_disagreements"]["sidecar"] = target.sidecar_url
+    else:
+        skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
+
+    plan_rows = T.source_restore_plan(inputs.offsets, connectors, as_of_ms).unionByName(
+        T.sink_restore_plan(sink_offsets)
+    )
+    plan = _restore_plan(plan_rows, connectors, as_of_ms)
+    if not inputs.online:
+        plan["note"] = "offline: sink connectors are not in this plan"
+
+    progress.step(f"writing {args.out}")
+    tables = write_tables(
+        args.out,
+        {
+            "source_offsets": history.withColumn("key_text", F.decode("key", "UTF-8")).drop("key"),
+            "sink_offsets": sink_offsets,
+            "connectors": connectors.drop("properties"),
+            "restore_plan": plan_rows,
+        },
+    )
+    write_json(args.out / "restore-plan.json", plan)
+    counts = connectors.groupBy("exists").count().collect()
+    live = history.filter("live").count()
+    report = {
+        "job": JOB,
+        "generated_at": iso(int(time.time() * 1000)),
+        "source": inputs.source,
+        "records": inputs.counts,
+        "skipped_records": inputs.skipped,
+        "summary": {
+            "connectors": {("existing" if r["exists"] else "deleted"): r["count"] for r in counts},
+            "source_partitions": {"total": history.count(), "live": live},
+            "sink_partitions": sink_offsets.count(),
+            "findings": {name: f["count"] for name, f in findings.items()},
+        },
+        "findings": findings,
+        "restore_plan": {
+            "as_of": plan["as_of"],
+            "connectors": len(plan["connectors"]),
+            "file": "restore-plan.json",
+        },
+        "skipped_sections": skipped_sections,
+        "tables": tables,
+        "elapsed_s": round(progress.elapsed_s, 1),
+    }
+    write_json(args.out / "offsets-report.json", report)
+    return report
+
+
+def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
+    s, f = report["summary"], report["findings"]
+    connectors = s["connectors"]
+    lines = [
+        f"{JOB}: {connectors.get('existing', 0)} connector(s), {connectors.get('deleted', 0)} deleted; "
+        f"{s['source_partitions']['live']} live source partition(s) of {s['source_partitions']['total']}; "
+        f"{s['sink_partitions']} sink partition(s)",
+        f"  orphaned offsets              {f['orphaned_offsets']['count']} connector(s)",
+        f"  non-canonical source keys     {f['non_canonical_keys']['count']}",
+        f"  offsets that went backwards   {f['offsets_went_backwards']['count']}",
+        f"  sink offsets below log start  {f['sink_offsets_below_log_start']['count']}",
+        f"  sink offsets beyond log end   {f['sink_offsets_beyond_log_end']['count']}",
+        f"  sink lag                      {f['sink_lag']['total']} record(s) over {f['sink_lag']['count']} partition(s)",
+    ]
+    if "sidecar_disagreements" in f:
+        d = f["sidecar_disagreements"]
+        lines.append(f"  sidecar disagrees             {d['count']} of {d['compared']} connector(s)")
+    for name, reason in report["skipped_sections"].items():
+        lines.append(f"  {name}: skipped ({reason})")
+    plan = report["restore_plan"]
+    lines.append(f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}")
+    lines.append(f"report: {args.out / 'offsets-report.json'}; tables: {args.out / 'tables'} ({report['elapsed_s']}s)")
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(JOB, lambda: reconcile(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``.
+
+- Spark's Kafka source comes from Maven Central as ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>``,
+  both versions read from the installed PySpark, and only when a job reads Kafka. Ivy keeps the
+  downloads in ``~/.ivy2`` (``SPARK_JOBS_IVY_DIR`` to move it), so a second run downloads nothing.
+- Quiet: the JVM's own output (Ivy's resolution report, Spark's log) goes to a log file, not the
+  terminal; the jobs print their own progress. On a failed start the error quotes the log's tail.
+- The Python workers run this interpreter (``PYSPARK_PYTHON``), which has the codecs installed; on a
+  cluster master the two packages the workers need (``control_plane``, ``spark_jobs``) are shipped as a zip.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
+from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[2]"
+DEFAULT_DRIVER_MEMORY = "1g"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class SessionError(RuntimeError):
+    """Spark did not start; the message says why (with the tail of the JVM's log)."""
+
+
+def spark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
+
+
+def scala_version() -> str:
+    """The Scala binary version PySpark was built with, from its bundled ``spark-core_<scala>`` jar."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).parent / "jars"
+    for jar in jars.glob("spark-core_*.jar"):
+        return jar.name.removeprefix("spark-core_").split("-", 1)[0]
+    raise SessionError(f"cannot tell PySpark's Scala version: no spark-core jar in {jars}")
+
+
+def kafka_package() -> str:
+    return f"org.apache.spark:spark-sql-kafka-0-10_{scala_version()}:{spark_version()}"
+
+
+def ivy_dir() -> str:
+    return os.environ.get("SPARK_JOBS_IVY_DIR") or str(Path.home() / ".ivy2")
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    master: str = DEFAULT_MASTER
+    app_name: str = "control-plane-job"
+    driver_memory: str = DEFAULT_DRIVER_MEMORY
+    kafka: bool = False  # add Spark's Kafka source
+    log_file: Path | None = None  # where the JVM's output goes; None: the terminal
+    conf: dict[str, str] = field(default_factory=dict)  # any further --conf key=value
+
+
+def spark_conf(options: SessionOptions) -> SparkConf:
+    conf = SparkConf()
+    conf.setMaster(options.master).setAppName(options.app_name)
+    conf.set("spark.driver.memory", options.driver_memory)
+    conf.set("spark.sql.session.timeZone", "UTC")
+    conf.set("spark.ui.enabled", "false")
+    conf.set("spark.ui.showConsoleProgress", "false")
+    # small input splits: a decoded partition is cached whole, and must fit a small driver's memory
+    conf.set("spark.sql.files.maxPartitionBytes", "8m")
+    if is_local(options.master):
+        conf.set("spark.pyspark.python", sys.executable)
+        conf.set("spark.pyspark.driver.python", sys.executable)
+        conf.set("spark.driver.host", "127.0.0.1")
+        conf.set("spark.driver.bindAddress", "127.0.0.1")
+        conf.set("spark.sql.shuffle.partitions", "8")
+    if options.kafka:
+        conf.set("spark.jars.packages", kafka_package())
+        conf.set("spark.jars.ivy", ivy_dir())
+    for key, value in options.conf.items():
+        conf.set(key, value)
+    return conf
+
+
+def _log_tail(path: Path | None, lines: int = 25) -> str:
+    if path is None or not path.exists():
+        return ""
+    tail = path.read_text(errors="replace").splitlines()[-lines:]
+    return "\n".join(tail)
+
+
+def _ship_code(spark: SparkSession) -> None:
+    """Zip the packages the Python workers import and hand them to the cluster's executors."""
+    target = Path(tempfile.mkdtemp(prefix="spark-jobs-")) / "control_plane_jobs.zip"
+    with zipfile.ZipFile(target, "w") as archive:
+        for package in ("control_plane", "spark_jobs"):
+            for path in (ROOT / package).rglob("*.py"):
+                archive.write(path, path.relative_to(ROOT))
+    spark.sparkContext.addPyFile(str(target))
+
+
+def existing_session() -> SparkSession | None:
+    """The process's running session, from any thread (``getActiveSession`` only sees this thread's)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if SparkContext._active_spark_context is not None:
+        return SparkSession.builder.getOrCreate()
+    return None
+
+
+def build_session(options: SessionOptions) -> SparkSession:
+    """Start (or reuse, within one process) the SparkSession; raise ``SessionError`` if it cannot start."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if is_local(options.master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    active = existing_session()
+    if active is not None:
+        return active
+    conf = spark_conf(options)
+    log = None
+    try:
+        if options.log_file is not None:
+            options.log_file.parent.mkdir(parents=True, exist_ok=True)
+            log = options.log_file.open("ab")
+            gateway = launch_gateway(conf, popen_kwargs={"stdout": log, "stderr": log})
+            context = SparkContext(conf=conf, gateway=gateway)
+        else:
+            context = SparkContext(conf=conf)
+    except Exception as err:  # noqa: BLE001 - the JVM's reason is in its log, not in the Python error
+        tail = _log_tail(options.log_file)
+        where = f"\n--- the last lines of {options.log_file} ---\n{tail}" if tail else ""
+        raise SessionError(f"Spark did not start ({options.master}): {err}{where}") from None
+    finally:
+        if log is not None:
+            log.close()  # the JVM keeps its own descriptor
+    context.setLogLevel("ERROR")
+    spark = SparkSession(context)
+    if not is_local(options.master):
+        _ship_code(spark)
+    return spark

@@ -1,0 +1,111 @@
+"""Which Connect cluster a job looks at, resolved once at start.
+
+The sidecar's own settings do the work (:func:`control_plane.settings.load_settings`): the worker's
+properties file gives ``bootstrap.servers``, the three internal topic names, ``consumer.group.id``,
+``topic.creation.enable`` and the Kafka client security settings; ``CONTROL_PLANE_*`` variables and
+command-line options win over it. With no properties file given, the local stack's is used, found
+through ``.stack/env`` (written by ``make stack-up``), together with its sidecar's URL.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from control_plane.settings import SettingsError, load_settings
+from control_plane.storage.kafka_clients import client_kwargs
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK_ENV = Path(os.environ.get("STACK_DIR", ROOT / ".stack")) / "env"
+
+
+class TargetError(ValueError):
+    """The cluster to look at cannot be determined; the message says what to pass."""
+
+
+@dataclass(frozen=True)
+class Target:
+    bootstrap: str
+    config_topic: str
+    status_topic: str
+    offsets_topic: str
+    consumer_group_id: str | None = None  # the worker-wide sink group override, if any
+    topic_creation_enable: bool = True
+    sidecar_url: str | None = None
+    worker_properties: str | None = None
+    client_properties: dict[str, str] = field(default_factory=dict)  # security.protocol, sasl.*, ssl.*
+    aiokafka_kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def topics(self) -> dict[str, str]:
+        """role -> topic name"""
+        return {"config": self.config_topic, "status": self.status_topic, "offsets": self.offsets_topic}
+
+    def spark_kafka_options(self) -> dict[str, str]:
+        options = {
+            "kafka.bootstrap.servers": self.bootstrap,
+            "kafka.isolation.level": "read_committed",
+            # a batch read knows its end offsets: a fetch need not wait for more (the default 500 ms per
+            # fetch makes a sparse, compacted topic crawl)
+            "kafka.fetch.max.wait.ms": "20",
+        }
+        options.update({f"kafka.{k}": v for k, v in self.client_properties.items()})
+        return options
+
+
+def read_stack_env(path: Path = STACK_ENV) -> dict[str, str]:
+    """``.stack/env``: ``export KEY=value`` lines, shell-quoted."""
+    env: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        line = line.removeprefix("export ").strip()
+        if "=" in line:
+            key, _, value = line.partition("=")
+            env[key] = " ".join(shlex.split(value))
+    return env
+
+
+def resolve_target(
+    *,
+    worker_properties: str | None = None,
+    bootstrap: str | None = None,
+    sidecar_url: str | None = None,
+    use_sidecar: bool = True,
+    stack_env: Path = STACK_ENV,
+) -> Target:
+    stack_sidecar = None
+    if worker_properties is None and not os.environ.get("CONTROL_PLANE_WORKER_PROPERTIES"):
+        if stack_env.exists():
+            env = read_stack_env(stack_env)
+            worker_properties = env.get("CONNECT_PROPERTIES")
+            stack_sidecar = env.get("SIDECAR_URL")
+    try:
+        settings = load_settings(worker_properties=worker_properties, bootstrap_servers=bootstrap)
+    except SettingsError as err:
+        raise TargetError(str(err)) from None
+    topics = {
+        "config.storage.topic": settings.config_storage_topic,
+        "status.storage.topic": settings.status_storage_topic,
+        "offset.storage.topic": settings.offset_storage_topic,
+    }
+    missing = [key for key, value in topics.items() if not value]
+    if missing:
+        hint = (
+            "pass --worker-properties (the Connect worker's properties file), set CONTROL_PLANE_* variables, "
+            "or start the local stack with `make stack-up`"
+        )
+        raise TargetError(f"the internal topic names are unknown ({', '.join(missing)}): {hint}")
+    return Target(
+        bootstrap=settings.bootstrap_servers,
+        config_topic=settings.config_storage_topic or "",
+        status_topic=settings.status_storage_topic or "",
+        offsets_topic=settings.offset_storage_topic or "",
+        consumer_group_id=settings.consumer_group_id,
+        topic_creation_enable=settings.topic_creation_enable,
+        sidecar_url=(sidecar_url or stack_sidecar) if use_sidecar else None,
+        worker_properties=worker_properties or settings.worker_properties,
+        client_properties=dict(settings.kafka_client_properties),
+        aiokafka_kwargs=client_kwargs(settings),
+    )

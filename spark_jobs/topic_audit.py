@@ -1,0 +1,166 @@
+"""``python -m spark_jobs.topic_audit``: which connectors used which topics, and when.
+
+From the status topic's KIP-558 topic records and their tombstones, the config topic and the broker's
+topic metadata: per topic, the connectors that used it, first and last seen, resets. Findings: topics no
+connector has used for a given period (``--idle-after``); topics that exist with no connector; sink
+connectors whose ``topics`` or ``topics.regex`` name topics that never became active; topics a source
+connector's creation rules (KIP-158) would have created with other partitions, replication factor or
+cleanup policy than they have. And the timeline of connector and task state changes.
+
+Writes ``<out>/topic-audit.json`` and ``<out>/tables/*`` (Parquet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from . import transforms as T
+from .job import Inputs, load, parse_duration, parser, prepare, resolve, run, start_spark
+from .kafka_admin import broker_facts
+from .progress import Progress
+from .report import finding, iso, rows, write_json, write_tables
+from .session import existing_session
+from .transforms.topics import BROKER_TOPICS_SCHEMA
+
+JOB = "topic-audit"
+DEFAULT_OUT = "reports/topic-audit"
+DEFAULT_IDLE = "7d"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = parser(JOB, "Audit which Kafka Connect connectors used which topics, and when.", DEFAULT_OUT)
+    p.add_argument(
+        "--idle-after",
+        default=DEFAULT_IDLE,
+        help=f"a topic no connector used for this long is idle: 90s, 15m, 12h, 7d (default: {DEFAULT_IDLE})",
+    )
+    p.add_argument("--ignore-topics", help="a regex of topic names never to report as without connector")
+    return p
+
+
+def audit(args: argparse.Namespace) -> int:
+    target = resolve(args, use_sidecar=False)
+    progress = Progress(JOB, 5)
+    online, ends = prepare(args, target, progress)
+    idle_ms = parse_duration(args.idle_after)
+    owned = existing_session() is None  # a test process shares its one session
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    try:
+        inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
+        report = _audit(args, inputs, idle_ms, progress)
+    finally:
+        spark.catalog.clearCache()
+        if owned:
+            spark.stop()
+    _print_summary(report, args)
+    return 0
+
+
+def _audit(args: argparse.Namespace, inputs: Inputs, idle_ms: int, progress: Progress) -> dict[str, Any]:
+    spark, target, limit = inputs.spark, inputs.target, args.max_findings
+    progress.step("auditing topic usage")
+    connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
+    usage = T.topic_usage(inputs.status, T.connector_events(inputs.config)).persist(StorageLevel.MEMORY_AND_DISK)
+    skipped_sections: dict[str, str] = {}
+    broker: DataFrame | None = None
+    if inputs.online:
+        facts = broker_facts(target.aiokafka_kwargs, [], None, args.kafka_timeout_s)
+        broker = spark.createDataFrame([tuple(vars(t).values()) for t in facts.topics], BROKER_TOPICS_SCHEMA)
+    else:
+        for name in ("topics_without_connector", "creation_mismatches"):
+            skipped_sections[name] = "offline: the broker's topic metadata was not read"
+    summary = T.topics_summary(usage, broker).persist(StorageLevel.MEMORY_AND_DISK)
+    references = T.sink_topic_references(connectors, broker)
+    timeline = T.state_timeline(inputs.status).persist(StorageLevel.MEMORY_AND_DISK)
+
+    findings: dict[str, dict[str, Any]] = {}
+    findings["idle_topics"] = finding(T.idle_topics(summary, inputs.now_ms, idle_ms), limit, ["last_used", "topic"])
+    findings["idle_topics"]["idle_after"] = args.idle_after
+    if broker is not None:
+        findings["topics_without_connector"] = finding(
+            T.topics_without_connector(summary, references, list(target.topics.values()), args.ignore_topics),
+            limit,
+            ["topic"],
+        )
+        findings["creation_mismatches"] = finding(
+            T.creation_mismatches(connectors, usage, broker, target.topic_creation_enable),
+            limit,
+            ["connector", "topic"],
+        )
+        if not target.topic_creation_enable:
+            findings["creation_mismatches"]["note"] = "topic.creation.enable=false on the worker: no rules apply"
+    findings["sinks_never_active_topics"] = finding(
+        T.sinks_never_active(references, usage, broker), limit, ["connector", "topic"]
+    )
+
+    progress.step(f"writing {args.out}")
+    tables = write_tables(
+        args.out,
+        {
+            "topic_usage": usage,
+            "topics": summary,
+            "state_timeline": timeline,
+            "connectors": connectors.drop("properties"),
+        },
+    )
+    used = summary.filter(F.size("connectors") > 0)
+    report = {
+        "job": JOB,
+        "generated_at": iso(int(time.time() * 1000)),
+        "now": iso(inputs.now_ms),
+        "source": inputs.source,
+        "records": inputs.counts,
+        "skipped_records": inputs.skipped,
+        "summary": {
+            "topics_used": used.count(),
+            "topics_in_use_now": used.filter(F.size("active_connectors") > 0).count(),
+            "topics_on_broker": broker.count() if broker is not None else None,
+            "connector_topic_pairs": usage.count(),
+            "state_changes": timeline.count(),
+            "findings": {name: f["count"] for name, f in findings.items()},
+        },
+        "findings": findings,
+        "topics": finding(used, limit, ["topic"]),
+        "connector_states": finding(T.state_summary(timeline), limit, ["connector"]),
+        "recent_state_changes": rows(timeline.orderBy(F.desc("timestamp")), 50),
+        "skipped_sections": skipped_sections,
+        "tables": tables,
+        "elapsed_s": round(progress.elapsed_s, 1),
+    }
+    write_json(args.out / "topic-audit.json", report)
+    return report
+
+
+def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
+    s, f = report["summary"], report["findings"]
+    on_broker = "" if s["topics_on_broker"] is None else f" of {s['topics_on_broker']} on the broker"
+    lines = [
+        f"{JOB}: {s['topics_used']} topic(s) used by connectors{on_broker}, {s['topics_in_use_now']} in use now; "
+        f"{s['state_changes']} state change(s)",
+        f"  idle for {f['idle_topics']['idle_after']:<20} {f['idle_topics']['count']} topic(s)",
+    ]
+    if "topics_without_connector" in f:
+        lines.append(f"  topics without a connector     {f['topics_without_connector']['count']}")
+    lines.append(f"  sink topics never active       {f['sinks_never_active_topics']['count']}")
+    if "creation_mismatches" in f:
+        lines.append(f"  topic-creation mismatches      {f['creation_mismatches']['count']}")
+    for name, reason in report["skipped_sections"].items():
+        lines.append(f"  {name}: skipped ({reason})")
+    lines.append(f"report: {args.out / 'topic-audit.json'}; tables: {args.out / 'tables'} ({report['elapsed_s']}s)")
+    print("\n".join(lines))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(JOB, lambda: audit(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

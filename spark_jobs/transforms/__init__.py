@@ -1,0 +1,53 @@
+"""Pure DataFrame-in, DataFrame-out transforms of the two jobs (no reading, no writing)."""
+
+from .compare import history_view, sidecar_disagreements
+from .connectors import connector_configs, connector_events
+from .creation import creation_mismatches
+from .decode import decode_config_records, decode_offsets, decode_status_records, skipped
+from .offsets import (
+    non_canonical_keys,
+    offset_history,
+    offsets_as_of,
+    offsets_went_backwards,
+    orphaned_offsets,
+    source_restore_plan,
+)
+from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
+from .timeline import state_summary, state_timeline
+from .topics import (
+    idle_topics,
+    sink_topic_references,
+    sinks_never_active,
+    topic_usage,
+    topics_summary,
+    topics_without_connector,
+)
+
+__all__ = [
+    "connector_configs",
+    "connector_events",
+    "creation_mismatches",
+    "decode_config_records",
+    "decode_offsets",
+    "decode_status_records",
+    "history_view",
+    "idle_topics",
+    "non_canonical_keys",
+    "offset_history",
+    "offsets_as_of",
+    "offsets_went_backwards",
+    "orphaned_offsets",
+    "orphaned_sink_offsets",
+    "sidecar_disagreements",
+    "sink_offsets",
+    "sink_restore_plan",
+    "sink_topic_references",
+    "sinks_never_active",
+    "skipped",
+    "source_restore_plan",
+    "state_summary",
+    "state_timeline",
+    "topic_usage",
+    "topics_summary",
+    "topics_without_connector",
+]

@@ -1,0 +1,61 @@
+"""Connectors as the config topic's history tells them (compaction semantics: the last record of a key
+wins, a tombstone deletes): which exist now, their latest configuration, kind and target state."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+SINK_KEYS = ("topics", "topics.regex")  # a sink connector needs one of them; a source has neither
+ORDER = ("kafka_partition", "kafka_offset")  # the config topic has one partition
+
+
+def _latest(df: DataFrame, *keys: str) -> DataFrame:
+    return df.groupBy(*keys).agg(
+        F.max_by(F.struct("tombstone", "properties", "target_state", "timestamp"), F.struct(*ORDER)).alias("latest"),
+        F.min(F.when(~F.col("tombstone"), F.col("timestamp"))).alias("first_seen"),
+    )
+
+
+def connector_configs(config: DataFrame) -> DataFrame:
+    """One row per connector the config topic ever named: ``exists`` (the latest ``connector-<c>`` record
+    is not a tombstone), ``properties`` (latest config; kept after deletion), ``type`` (sink or source),
+    ``target_state``, ``created`` (first config), ``deleted`` (time of the deleting tombstone)."""
+    valid = config.filter(F.col("malformed").isNull() & F.col("connector").isNotNull())
+    configs = valid.filter(F.col("kind") == "connector")
+    latest = _latest(configs, "connector")
+    # the last non-null config, for a deleted connector's kind and topics
+    last_config = (
+        configs.filter(~F.col("tombstone"))
+        .groupBy("connector")
+        .agg(F.max_by("properties", F.struct(*ORDER)).alias("last_properties"))
+    )
+    states = (
+        valid.filter((F.col("kind") == "target-state") & ~F.col("tombstone"))
+        .groupBy("connector")
+        .agg(F.max_by("target_state", F.struct(*ORDER)).alias("target_state"))
+    )
+    props = F.col("last_properties")
+    is_sink = F.lit(False)
+    for key in SINK_KEYS:
+        is_sink = is_sink | F.coalesce(F.trim(props.getItem(key)) != "", F.lit(False))
+    return (
+        latest.join(last_config, "connector", "left")
+        .join(states, "connector", "left")
+        .select(
+            "connector",
+            (~F.col("latest.tombstone")).alias("exists"),
+            F.when(is_sink, "sink").otherwise("source").alias("type"),
+            props.alias("properties"),
+            F.coalesce("target_state", F.lit("STARTED")).alias("target_state"),
+            F.col("first_seen").alias("created"),
+            F.when(F.col("latest.tombstone"), F.col("latest.timestamp")).alias("deleted"),
+        )
+    )
+
+
+def connector_events(config: DataFrame) -> DataFrame:
+    """Every ``connector-<c>`` record as (connector, timestamp, ``exists_after``), to tell what existed when."""
+    return config.filter(
+        F.col("malformed").isNull() & (F.col("kind") == "connector") & F.col("connector").isNotNull()
+    ).select("connector", "timestamp", "kafka_offset", (~F.col("tombstone")).alias("exists_after"))

@@ -1,0 +1,70 @@
+"""Sink connectors' offsets: the committed offsets of their consumer groups against the log start and
+end offsets of their topic partitions, all taken once by the driver (:mod:`spark_jobs.kafka_admin`) into
+a frame of :data:`SINK_PARTITIONS_SCHEMA`."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, StructField, StructType
+
+SINK_PARTITIONS_SCHEMA = StructType(
+    [
+        StructField("connector", StringType(), False),
+        StructField("group", StringType(), False),
+        StructField("exists", BooleanType(), False),  # the connector exists now
+        StructField("topic", StringType(), False),
+        StructField("partition", IntegerType(), False),
+        StructField("committed", LongType(), True),  # null: the group has no offset for it
+        StructField("log_start", LongType(), True),
+        StructField("log_end", LongType(), True),
+        StructField("offset_at_as_of", LongType(), True),  # its position at the restore time, if known
+    ]
+)
+
+
+def sink_offsets(partitions: DataFrame) -> DataFrame:
+    """Per sink connector and topic partition: committed offset, log start and end, ``lag`` (end minus
+    committed) and ``status``: ok, below_log_start (the data it would read next is gone), beyond_log_end,
+    or uncommitted."""
+    committed, start, end = F.col("committed"), F.col("log_start"), F.col("log_end")
+    status = (
+        F.when(committed.isNull(), "uncommitted")
+        .when(start.isNotNull() & (committed < start), "below_log_start")
+        .when(end.isNotNull() & (committed > end), "beyond_log_end")
+        .otherwise("ok")
+    )
+    return partitions.select(
+        "connector",
+        "group",
+        "exists",
+        "topic",
+        "partition",
+        "committed",
+        "log_start",
+        "log_end",
+        F.when(committed.isNotNull(), end - committed).alias("lag"),
+        status.alias("status"),
+        "offset_at_as_of",
+    )
+
+
+def orphaned_sink_offsets(offsets: DataFrame) -> DataFrame:
+    """Committed offsets of the groups of sink connectors that no longer exist."""
+    return (
+        offsets.filter(~F.col("exists") & F.col("committed").isNotNull())
+        .groupBy("connector", "group")
+        .agg(F.count("*").alias("partitions"))
+        .select("connector", F.lit("sink").alias("type"), "group", "partitions")
+    )
+
+
+def sink_restore_plan(offsets: DataFrame) -> DataFrame:
+    """Per existing sink connector, PATCH entries putting each partition back where it was at the restore
+    time (``offset_at_as_of``, from :mod:`spark_jobs.kafka_admin`), as ``partition_json``/``offset_json``."""
+    target = F.col("offset_at_as_of")
+    partition = F.to_json(F.struct(F.col("topic").alias("kafka_topic"), F.col("partition").alias("kafka_partition")))
+    offset = F.to_json(F.struct(target.alias("kafka_offset")))
+    return offsets.filter(F.col("exists") & target.isNotNull()).select(
+        "connector", partition.alias("partition_json"), offset.alias("offset_json")
+    )

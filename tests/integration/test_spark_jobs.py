@@ -1,0 +1,355 @@
+"""Both Spark jobs against the real stack (the native KIP-875 worker, Connect 4.3.1), after connectors
+ran, were stopped, altered, reset and deleted, each finding produced by a real scenario:
+
+- ``src``: a FileStreamSource read two lines (time T1), then two more; stopped and its offset altered
+  down (went backwards); then a script wrote two offsets with Python's ``json.dumps`` spacing, one for
+  its partition, one for a file it never read (keys the worker cannot find; the worker then shows that
+  partition with a null offset: the sidecar's view disagrees with the history).
+- ``reset``: a source whose offsets were reset (DELETE .../offsets) and whose topics were reset.
+- ``sink``: a sink on three topics: ``data`` (altered beyond its log end), ``trim`` (altered to 0, then
+  the records before 2 deleted: below the log start) and ``empty`` (never active).
+- ``gone``, ``gsink``: a source and a sink that ran and were deleted (orphaned offsets, orphaned group).
+- ``create``: a source with topic-creation rules that writes to a topic created beforehand otherwise.
+- ``lonely``: a topic no connector uses.
+The restore plan as of T1 is then applied with the worker's own PATCH and read back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from aiokafka import AIOKafkaProducer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin.records_to_delete import RecordsToDelete
+from pyspark.sql import SparkSession
+
+from control_plane.cli import main as control_plane
+from spark_jobs import offsets_reconcile, topic_audit
+from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+
+from .stack import Cluster, Stack
+from .waiting import eventually
+
+pytestmark = SPARK_MARKS
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+
+@dataclass
+class Scenario:
+    cluster: Cluster
+    names: dict[str, str]
+    files: dict[str, str]
+    t1_ms: int
+    out: Path
+    reports: dict[str, Any] = field(default_factory=dict)
+
+    def offsets_report(self) -> dict[str, Any]:
+        return json.loads((self.out / "offsets" / "offsets-report.json").read_text())
+
+    def restore_plan(self) -> dict[str, Any]:
+        return json.loads((self.out / "offsets" / "restore-plan.json").read_text())
+
+    def audit_report(self, name: str = "audit") -> dict[str, Any]:
+        return json.loads((self.out / name / "topic-audit.json").read_text())
+
+
+async def offsets_of(worker: httpx.AsyncClient, name: str) -> list[dict[str, Any]]:
+    answer = await worker.get(f"/connectors/{name}/offsets")
+    return answer.json().get("offsets", []) if answer.status_code == 200 else []
+
+
+async def state_of(worker: httpx.AsyncClient, name: str) -> str | None:
+    answer = await worker.get(f"/connectors/{name}/status")
+    return answer.json()["connector"]["state"] if answer.status_code == 200 else None
+
+
+async def call(worker: httpx.AsyncClient, method: str, path: str, expected: int, body: Any = None) -> None:
+    """One request; a 409 while the worker group rebalances (other tests' connectors come and go) is retried."""
+    answer = await eventually(
+        lambda: worker.request(method, path, json=body),
+        lambda r: r.status_code != 409,
+        timeout_s=30,
+        what=f"{method} {path} without a 409",
+    )
+    assert answer.status_code == expected, answer.text
+
+
+async def create(worker: httpx.AsyncClient, name: str, config: dict[str, str]) -> None:
+    await call(worker, "POST", "/connectors", 201, {"name": name, "config": {"tasks.max": "1", **config}})
+
+
+async def stop(worker: httpx.AsyncClient, name: str) -> None:
+    await call(worker, "PUT", f"/connectors/{name}/stop", 204)
+    await eventually(lambda: state_of(worker, name), lambda s: s == "STOPPED", what=f"{name} STOPPED")
+
+
+async def patch(worker: httpx.AsyncClient, name: str, body: dict[str, Any]) -> None:
+    await call(worker, "PATCH", f"/connectors/{name}/offsets", 200, body)
+
+
+def position_is(partition: dict[str, Any], position: int) -> Any:
+    return lambda offsets: {"partition": partition, "offset": {"position": position}} in offsets
+
+
+def sink_offset_is(topic: str, offset: int) -> Any:
+    entry = {"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": offset}}
+    return lambda offsets: entry in offsets
+
+
+CONNECTORS = ("src", "reset", "sink", "gone", "gsink", "create")
+
+
+def names_for(u: str) -> dict[str, str]:
+    n = {k: f"spark-{k}-{u}" for k in CONNECTORS}
+    n.update({f"t_{k}": f"spark-{k}-{u}" for k in ("data", "trim", "empty", "lonely", "pre", "rtopic", "gtopic")})
+    return n
+
+
+async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient, n: dict[str, str], tmp: Path) -> Scenario:
+    u = n["src"].rsplit("-", 1)[1]
+    files = {k: str(tmp / f"{k}.txt") for k in ("src", "reset", "gone", "create")}
+    admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap)
+    await admin.start()
+    producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap)
+    await producer.start()
+    try:
+        topics = [n[f"t_{k}"] for k in ("data", "trim", "empty", "lonely", "pre")]
+        await admin.create_topics([NewTopic(t, 1, 1) for t in topics])
+        for i in range(3):
+            await producer.send_and_wait(n["t_trim"], json.dumps(f"t{i}").encode())  # the worker reads JSON
+
+        # src: T1 after its first two lines, then two more, then stopped and altered down
+        Path(files["src"]).write_text("a1\na2\n")
+        a = {"filename": files["src"]}
+        await create(worker, n["src"], {"connector.class": FILE_SOURCE, "file": files["src"], "topic": n["t_data"]})
+        await eventually(lambda: offsets_of(worker, n["src"]), position_is(a, 6), what="src at 6")
+        t1_ms = int(time.time() * 1000)
+        await asyncio.sleep(1.1)  # the commits after T1 carry later timestamps
+        with open(files["src"], "a") as f:
+            f.write("a3\na4\n")
+        await eventually(lambda: offsets_of(worker, n["src"]), position_is(a, 12), what="src at 12")
+        await stop(worker, n["src"])
+        await patch(worker, n["src"], {"offsets": [{"partition": a, "offset": {"position": 3}}]})
+        # a script's hand-written offsets: Python's json.dumps puts spaces the worker's converter does not
+        offsets_topic = cluster.worker_property("offset.storage.topic")
+        for partition, position in ((a, 99), ({"filename": f"/nowhere-{u}"}, 1)):
+            key = json.dumps([n["src"], partition]).encode()
+            await producer.send_and_wait(offsets_topic, key=key, value=json.dumps({"position": position}).encode())
+
+        # reset: offsets reset, topics reset
+        Path(files["reset"]).write_text("r1\n")
+        await create(worker, n["reset"], {"connector.class": FILE_SOURCE, "file": files["reset"], "topic": n["t_rtopic"]})
+        await eventually(lambda: offsets_of(worker, n["reset"]), position_is({"filename": files["reset"]}, 3), what="reset at 3")
+        await stop(worker, n["reset"])
+        await call(worker, "DELETE", f"/connectors/{n['reset']}/offsets", 200)
+        await call(worker, "PUT", f"/connectors/{n['reset']}/topics/reset", 202)
+
+        # sink: beyond the log end on data, below the log start on trim, never active on empty
+        sink_topics = ",".join(n[f"t_{k}"] for k in ("data", "trim", "empty"))
+        await create(worker, n["sink"], {"connector.class": FILE_SINK, "file": str(tmp / "out.txt"), "topics": sink_topics})
+        await eventually(
+            lambda: offsets_of(worker, n["sink"]),
+            lambda o: sink_offset_is(n["t_data"], 4)(o) and sink_offset_is(n["t_trim"], 3)(o),
+            what="sink caught up",
+        )
+        await stop(worker, n["sink"])
+        await patch(
+            worker,
+            n["sink"],
+            {
+                "offsets": [
+                    {"partition": {"kafka_topic": n["t_data"], "kafka_partition": 0}, "offset": {"kafka_offset": 1000}},
+                    {"partition": {"kafka_topic": n["t_trim"], "kafka_partition": 0}, "offset": {"kafka_offset": 0}},
+                ]
+            },
+        )
+        await admin.delete_records({TopicPartition(n["t_trim"], 0): RecordsToDelete(before_offset=2)})
+
+        # gone and gsink: ran, then deleted
+        Path(files["gone"]).write_text("g1\n")
+        await create(worker, n["gone"], {"connector.class": FILE_SOURCE, "file": files["gone"], "topic": n["t_gtopic"]})
+        await create(worker, n["gsink"], {"connector.class": FILE_SINK, "file": str(tmp / "g.txt"), "topics": n["t_data"]})
+        await eventually(lambda: offsets_of(worker, n["gone"]), position_is({"filename": files["gone"]}, 3), what="gone at 3")
+        await eventually(lambda: offsets_of(worker, n["gsink"]), sink_offset_is(n["t_data"], 4), what="gsink caught up")
+        for name in (n["gone"], n["gsink"]):
+            await call(worker, "DELETE", f"/connectors/{name}", 204)
+
+        # create: topic-creation rules that disagree with the topic created beforehand
+        Path(files["create"]).write_text("c1\n")
+        rules = {
+            "topic.creation.default.replication.factor": "1",
+            "topic.creation.default.partitions": "2",
+            "topic.creation.groups": "compacted",
+            "topic.creation.compacted.include": "spark-pre-.*",
+            "topic.creation.compacted.cleanup.policy": "compact",
+        }
+        await create(worker, n["create"], {"connector.class": FILE_SOURCE, "file": files["create"], "topic": n["t_pre"], **rules})
+        await eventually(lambda: offsets_of(worker, n["create"]), position_is({"filename": files["create"]}, 3), what="create at 3")
+    finally:
+        await producer.stop()
+        await admin.close()
+    return Scenario(cluster, n, files, t1_ms, tmp / "reports")
+
+
+@pytest.fixture(scope="module")
+async def scenario(stack: Stack, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> AsyncIterator[Scenario]:  # noqa: F811
+    cluster = stack.clusters["new"]
+    tmp = tmp_path_factory.mktemp("spark-jobs")
+    u = str(int(time.time() * 1000) % 10**8)
+    names = names_for(u)
+    async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
+        try:
+            s = await run_scenario(stack, cluster, worker, names, tmp)
+            common = ["--worker-properties", cluster.properties, "--max-findings", "100000"]
+            # the jobs are synchronous programs with their own event loops: off this loop's thread
+            offsets_args = [*common, "--sidecar-url", cluster.sidecar_url, "--as-of", str(s.t1_ms), "--out", str(s.out / "offsets")]
+            assert await asyncio.to_thread(offsets_reconcile.main, offsets_args) == 0
+            audit_args = [*common, "--idle-after", "1s", "--out", str(s.out / "audit")]
+            assert await asyncio.to_thread(topic_audit.main, audit_args) == 0
+            yield s
+        finally:
+            for name in (names[k] for k in CONNECTORS):
+                await worker.delete(f"/connectors/{name}")
+
+
+def items(report: dict[str, Any], finding: str, **match: Any) -> list[dict[str, Any]]:
+    return [i for i in report["findings"][finding]["items"] if all(i.get(k) == v for k, v in match.items())]
+
+
+def test_orphaned_offsets_of_deleted_connectors(scenario: Scenario) -> None:
+    report, n = scenario.offsets_report(), scenario.names
+    (gone,) = items(report, "orphaned_offsets", connector=n["gone"])
+    assert (gone["type"], gone["partitions"]) == ("source", 1) and gone["deleted"] is not None
+    (gsink,) = items(report, "orphaned_offsets", connector=n["gsink"])
+    assert (gsink["type"], gsink["group"], gsink["partitions"]) == ("sink", f"connect-{n['gsink']}", 1)
+    assert not items(report, "orphaned_offsets", connector=n["src"])
+
+
+def test_keys_the_worker_cannot_find(scenario: Scenario) -> None:
+    report, n, a = scenario.offsets_report(), scenario.names, scenario.files["src"]
+    found = {i["key_text"]: i["reasons"] for i in items(report, "non_canonical_keys", connector=n["src"])}
+    nowhere = {"filename": f"/nowhere-{n['src'].rsplit('-', 1)[1]}"}
+    assert found == {
+        json.dumps([n["src"], {"filename": a}]): [
+            "key bytes differ from the worker's encoding",
+            "the same source partition under 2 keys",
+        ],
+        json.dumps([n["src"], {"filename": a}], separators=(",", ":")): ["the same source partition under 2 keys"],
+        json.dumps([n["src"], nowhere]): ["key bytes differ from the worker's encoding"],
+    }
+
+
+def test_offsets_that_went_backwards(scenario: Scenario) -> None:
+    report, n = scenario.offsets_report(), scenario.names
+    (step,) = items(report, "offsets_went_backwards", connector=n["src"])
+    assert (step["partition_json"], step["from_offset"], step["to_offset"]) == (
+        {"filename": scenario.files["src"]},
+        {"position": 12},
+        {"position": 3},
+    )
+
+
+def test_sink_offsets_against_the_log(scenario: Scenario) -> None:
+    report, n = scenario.offsets_report(), scenario.names
+    (beyond,) = items(report, "sink_offsets_beyond_log_end", connector=n["sink"])
+    assert (beyond["topic"], beyond["committed"], beyond["log_end"]) == (n["t_data"], 1000, 4)
+    (below,) = items(report, "sink_offsets_below_log_start", connector=n["sink"])
+    assert (below["topic"], below["committed"], below["log_start"], below["log_end"]) == (n["t_trim"], 0, 2, 3)
+    lags = {i["topic"]: i["lag"] for i in items(report, "sink_lag", connector=n["sink"])}
+    assert lags == {n["t_data"]: -996, n["t_trim"]: 3, n["t_empty"]: 0}
+
+
+def test_sidecar_view_disagrees_where_the_worker_cannot_find_an_offset(scenario: Scenario) -> None:
+    report, n = scenario.offsets_report(), scenario.names
+    u = n["src"].rsplit("-", 1)[1]
+    (src,) = items(report, "sidecar_disagreements", connector=n["src"])
+    assert (src["only_in_sidecar"], src["only_in_history"], src["different"]) == ([json.dumps({"filename": f"/nowhere-{u}"}, separators=(",", ":"))], [], [])
+    ours = {n[k] for k in ("reset", "sink", "create")}
+    assert not [i for i in report["findings"]["sidecar_disagreements"]["items"] if i["connector"] in ours]
+
+
+async def test_restore_plan_puts_the_connectors_back(scenario: Scenario) -> None:
+    plan, n = scenario.restore_plan(), scenario.names
+    src = plan["connectors"][n["src"]]
+    a = {"filename": scenario.files["src"]}
+    assert src["body"] == {"offsets": [{"partition": a, "offset": {"position": 6}}]}
+    sink = plan["connectors"][n["sink"]]["body"]["offsets"]
+    data = {"partition": {"kafka_topic": n["t_data"], "kafka_partition": 0}, "offset": {"kafka_offset": 2}}
+    assert data in sink  # a3, the first record written after T1
+    assert n["reset"] not in plan["connectors"]  # no offsets then, none now
+    async with httpx.AsyncClient(base_url=scenario.cluster.connect_url, timeout=60) as worker:
+        for name in (n["src"], n["sink"]):
+            assert plan["connectors"][name]["path"] == f"/connectors/{name}/offsets"
+            await patch(worker, name, plan["connectors"][name]["body"])
+        assert {"partition": a, "offset": {"position": 6}} in await offsets_of(worker, n["src"])
+        assert data in await offsets_of(worker, n["sink"])
+
+
+def test_history_table_per_connector_and_partition(scenario: Scenario, spark: SparkSession) -> None:  # noqa: F811
+    table = spark.read.parquet(str(scenario.out / "offsets" / "tables" / "source_offsets"))
+    rows = table.filter(table.connector == scenario.names["src"]).filter("key_canonical").collect()
+    (a,) = [r for r in rows if json.loads(r["partition_json"]) == {"filename": scenario.files["src"]}]
+    assert json.loads(a["offset_json"]) == {"position": 3}
+    assert a["commits"] >= 3 and a["live"] and a["first_commit"] < a["last_commit"]
+    (reset,) = table.filter(table.connector == scenario.names["reset"]).collect()
+    assert (reset["live"], reset["tombstones"]) == (False, 1)
+
+
+def test_topic_usage_and_resets(scenario: Scenario) -> None:
+    report, n = scenario.audit_report(), scenario.names
+    topics = {t["topic"]: t for t in report["topics"]["items"]}
+    data = topics[n["t_data"]]
+    assert {n["src"], n["sink"], n["gsink"]} <= set(data["connectors"])
+    assert n["gsink"] not in data["active_connectors"] and data["first_seen"] <= data["last_seen"]
+    assert topics[n["t_rtopic"]]["resets"] == 1 and topics[n["t_rtopic"]]["active_connectors"] == []
+    idle = {i["topic"] for i in report["findings"]["idle_topics"]["items"]}
+    assert {n["t_rtopic"], n["t_gtopic"]} <= idle and n["t_data"] not in idle
+
+
+def test_topics_without_connector_and_sink_topics_never_active(scenario: Scenario) -> None:
+    report, n = scenario.audit_report(), scenario.names
+    alone = {i["topic"] for i in report["findings"]["topics_without_connector"]["items"]}
+    assert n["t_lonely"] in alone
+    assert not {n["t_data"], n["t_trim"], n["t_empty"], n["t_pre"]} & alone
+    (never,) = items(report, "sinks_never_active_topics", connector=n["sink"])
+    assert (never["topic"], never["via"], never["topic_exists"]) == (n["t_empty"], "topics", True)
+
+
+def test_topic_creation_mismatch(scenario: Scenario) -> None:
+    report, n = scenario.audit_report(), scenario.names
+    (found,) = items(report, "creation_mismatches", connector=n["create"])
+    assert (found["topic"], found["group"], found["mismatches"]) == (n["t_pre"], "compacted", ["partitions", "cleanup.policy"])
+    assert (found["expected_partitions"], found["actual_partitions"]) == (2, 1)
+    assert (found["expected_cleanup_policy"], found["actual_cleanup_policy"]) == ("compact", "delete")
+
+
+def test_state_timeline(scenario: Scenario, spark: SparkSession) -> None:  # noqa: F811
+    table = spark.read.parquet(str(scenario.out / "audit" / "tables" / "state_timeline"))
+    src = [r["state"] for r in table.filter((table.connector == scenario.names["src"]) & table.task.isNull()).orderBy("timestamp").collect()]
+    assert src[-1] == "STOPPED" and "RUNNING" in src
+    states = {r["connector"]: r["state"] for r in scenario.audit_report()["connector_states"]["items"]}
+    assert states[scenario.names["sink"]] == "STOPPED"
+
+
+def test_offline_audit_of_an_exported_snapshot(scenario: Scenario) -> None:
+    snapshot = scenario.out / "snapshot.parquet"
+    cluster = scenario.cluster
+    assert control_plane(["export", "--worker-properties", cluster.properties, "--out", str(snapshot)]) == 0
+    args = ["--worker-properties", cluster.properties, "--snapshot", str(snapshot), "--offline", "--idle-after", "1s"]
+    assert topic_audit.main([*args, "--max-findings", "100000", "--out", str(scenario.out / "offline")]) == 0
+    report, n = scenario.audit_report("offline"), scenario.names
+    assert report["source"]["kind"] == "snapshot"
+    assert set(report["skipped_sections"]) == {"topics_without_connector", "creation_mismatches"}
+    (never,) = items(report, "sinks_never_active_topics", connector=n["sink"])
+    assert (never["topic"], never["topic_exists"]) == (n["t_empty"], None)
+    assert n["t_rtopic"] in {i["topic"] for i in report["findings"]["idle_topics"]["items"]}

@@ -1,0 +1,95 @@
+"""Raw internal-topic records for small frames, encoded by the codecs (``encode_*``) as a worker writes
+them, placed by ``partition_for_key`` as the producer would, with explicit timestamps."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from control_plane.codecs import (
+    ConfigKey,
+    ConfigKind,
+    ConnectorConfig,
+    ConnectorStatus,
+    OffsetKey,
+    SourceOffset,
+    StatusKey,
+    StatusKind,
+    TargetState,
+    TaskStatus,
+    Tombstone,
+    TopicStatus,
+    encode_config,
+    encode_offset,
+    encode_status,
+    partition_for_key,
+)
+from spark_jobs.read import RECORDS_SCHEMA
+
+TOPICS = {"config": "cfg", "status": "st", "offsets": "off"}
+OFFSET_PARTITIONS = 5
+STATUS_PARTITIONS = 3
+
+
+@dataclass
+class History:
+    """Records appended in order; each topic partition numbers its own offsets."""
+
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    _next: dict[tuple[str, int], count[int]] = field(default_factory=dict)
+
+    def add(self, role: str, key: bytes | None, value: bytes | None, ts: int, partition: int | None = None, partitions: int = 1) -> None:
+        if partition is None:
+            partition = partition_for_key(key, partitions) if key is not None and partitions > 1 else 0
+        offsets = self._next.setdefault((role, partition), count())
+        self.rows.append((role, TOPICS[role], partition, next(offsets), ts, key, value))
+
+    # -- offsets topic
+    def offset(self, connector: str, partition: Mapping[str, Any] | None, offset: Mapping[str, Any], ts: int, **kw: Any) -> None:
+        key, value = encode_offset(SourceOffset(connector, partition, offset))
+        self.add("offsets", key, value, ts, partitions=OFFSET_PARTITIONS, **kw)
+
+    def offset_tombstone(self, connector: str, partition: Mapping[str, Any] | None, ts: int) -> None:
+        key, value = encode_offset(Tombstone(OffsetKey(connector, partition)))
+        self.add("offsets", key, value, ts, partitions=OFFSET_PARTITIONS)
+
+    def raw_offset(self, key: bytes, value: bytes | None, ts: int, **kw: Any) -> None:
+        self.add("offsets", key, value, ts, partitions=OFFSET_PARTITIONS, **kw)
+
+    # -- config topic
+    def connector(self, name: str, props: Mapping[str, str], ts: int) -> None:
+        self.add("config", *encode_config(ConnectorConfig(name, dict(props))), ts)
+
+    def delete_connector(self, name: str, ts: int) -> None:
+        self.add("config", *encode_config(Tombstone(ConfigKey(ConfigKind.CONNECTOR, name))), ts)
+
+    def target_state(self, name: str, state: str, ts: int) -> None:
+        self.add("config", *encode_config(TargetState.of(name, state)), ts)
+
+    # -- status topic
+    def topic_used(self, topic: str, connector: str, ts: int, task: int = 0) -> None:
+        key, value = encode_status(TopicStatus(topic, connector, task, ts))
+        self.add("status", key, value, ts, partitions=STATUS_PARTITIONS)
+
+    def topic_reset(self, topic: str, connector: str, ts: int) -> None:
+        key, value = encode_status(Tombstone(StatusKey(StatusKind.TOPIC, connector, topic=topic)))
+        self.add("status", key, value, ts, partitions=STATUS_PARTITIONS)
+
+    def state(self, connector: str, state: str, ts: int, task: int | None = None, trace: str | None = None) -> None:
+        if task is None:
+            record: ConnectorStatus | TaskStatus = ConnectorStatus(connector, state, trace, "w1:8083", 1)
+        else:
+            record = TaskStatus(connector, task, state, trace, "w1:8083", 1)
+        key, value = encode_status(record)
+        self.add("status", key, value, ts, partitions=STATUS_PARTITIONS)
+
+    def frame(self, spark: SparkSession) -> DataFrame:
+        return spark.createDataFrame(self.rows, RECORDS_SCHEMA)
+
+
+SOURCE = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "topic": "lines"}
+SINK = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "lines"}

@@ -1,0 +1,81 @@
+"""Sink offsets against the log bounds, orphaned groups, the sink part of the restore plan, and the
+comparison with the sidecar's view."""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from spark_jobs.transforms import (
+    connector_configs,
+    decode_config_records,
+    decode_offsets,
+    history_view,
+    offsets_as_of,
+    orphaned_sink_offsets,
+    sidecar_disagreements,
+    sink_offsets,
+    sink_restore_plan,
+)
+from spark_jobs.transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
+from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
+
+from .records import OFFSET_PARTITIONS, SINK, SOURCE, History
+
+ROWS = [
+    # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of
+    ("sink", "connect-sink", True, "t", 0, 4, 0, 10, 2),
+    ("sink", "connect-sink", True, "t", 1, 1, 3, 10, 10),
+    ("sink", "connect-sink", True, "t", 2, 50, 0, 10, None),
+    ("sink", "connect-sink", True, "t", 3, None, 0, 7, 5),
+    ("gone", "connect-gone", False, "t", 0, 9, 0, 10, None),
+]
+
+
+def test_status_lag_and_orphans(spark: SparkSession) -> None:
+    offsets = sink_offsets(spark.createDataFrame(ROWS, SINK_PARTITIONS_SCHEMA))
+    got = {(r["connector"], r["partition"]): (r["status"], r["lag"]) for r in offsets.collect()}
+    assert got == {
+        ("sink", 0): ("ok", 6),
+        ("sink", 1): ("below_log_start", 9),
+        ("sink", 2): ("beyond_log_end", -40),
+        ("sink", 3): ("uncommitted", None),
+        ("gone", 0): ("ok", 1),
+    }
+    assert [tuple(r) for r in orphaned_sink_offsets(offsets).collect()] == [("gone", "sink", "connect-gone", 1)]
+    plan = {r["partition_json"]: r["offset_json"] for r in sink_restore_plan(offsets).collect()}
+    assert plan == {
+        '{"kafka_topic":"t","kafka_partition":0}': '{"kafka_offset":2}',
+        '{"kafka_topic":"t","kafka_partition":1}': '{"kafka_offset":10}',
+        '{"kafka_topic":"t","kafka_partition":3}': '{"kafka_offset":5}',
+    }  # partition 2: no position known at the time, so not in the plan
+
+
+def test_sidecar_disagreements(spark: SparkSession) -> None:
+    h = History()
+    h.connector("src", SOURCE, 100)
+    h.connector("sink", SINK, 100)
+    h.connector("quiet", SOURCE, 100)
+    h.offset("src", {"filename": "/a", "n": 1}, {"position": 3}, 1000)
+    h.offset("src", {"filename": "/b"}, {"position": 4}, 1000)
+    frame = h.frame(spark)
+    connectors = connector_configs(decode_config_records(frame))
+    sinks = sink_offsets(spark.createDataFrame(ROWS[:1], SINK_PARTITIONS_SCHEMA))
+    history = history_view(offsets_as_of(decode_offsets(frame, OFFSET_PARTITIONS), None), sinks, connectors)
+    sidecar = spark.createDataFrame(
+        [
+            ("src", '{"filename":"/a","n":1}', '{"position":3}'),  # the same, keys in another order is fine
+            ("src", '{"filename":"/c"}', None),  # the worker knows the partition, not its offset
+            ("sink", '{"kafka_partition":0,"kafka_topic":"t"}', '{"kafka_offset":5}'),
+        ],
+        SIDECAR_OFFSETS_SCHEMA,
+    )
+    answers = spark.createDataFrame(
+        [("src", None), ("sink", None), ("quiet", None), ("down", "HTTP 503: no worker")], SIDECAR_ANSWERS_SCHEMA
+    )
+    got = {r["connector"]: r for r in sidecar_disagreements(history, sidecar, answers).collect()}
+    assert got["quiet"]["agrees"] is True
+    assert (got["src"]["only_in_history"], got["src"]["only_in_sidecar"]) == (['{"filename":"/b"}'], ['{"filename":"/c"}'])
+    assert [tuple(d) for d in got["sink"]["different"]] == [
+        ('{"kafka_partition":0,"kafka_topic":"t"}', '{"kafka_offset":4}', '{"kafka_offset":5}')
+    ]
+    assert (got["down"]["agrees"], got["down"]["error"]) == (False, "HTTP 503: no worker")
