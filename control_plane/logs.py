@@ -38,7 +38,8 @@ def configure(log_format: str = "auto", level: str = "info") -> None:
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-        cache_logger_on_first_use=True,
+        # no caching: a logger bound before a later configure() (tests' capture_logs) follows it
+        cache_logger_on_first_use=False,
     )
     # uvicorn and aiokafka log through the standard library: same stream, same level
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(levelname)s %(name)s %(message)s")

@@ -184,6 +184,15 @@ def write_props(path: Path, props: dict[str, str]) -> Path:
     return path
 
 
+def random_cluster_id() -> str:
+    """A cluster id as Kafka's Uuid.randomUuid makes one: base64url of 16 random bytes, never starting
+    with '-' (StorageTool's command line would read it as an option)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def start_broker(
     home: Path = STACK, port: int | None = None, controller_port: int | None = None, format_storage: bool = True
 ) -> Proc:
@@ -216,7 +225,7 @@ def start_broker(
         },
     )
     if format_storage:
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        cluster_id = random_cluster_id()
         fmt = subprocess.run(
             java_cmd(NEW_VERSION, "kafka.tools.StorageTool", ["format", "-t", cluster_id, "-c", str(props)], log),
             capture_output=True,
