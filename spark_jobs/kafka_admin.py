@@ -18,6 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 T = TypeVar("T")
+PER_TOPIC_TIMEOUT_S = 5.0
 
 
 class KafkaUnreachable(RuntimeError):
@@ -60,6 +61,8 @@ class SinkPartition:
 class BrokerFacts:
     topics: list[BrokerTopic] = field(default_factory=list)
     sink_partitions: list[SinkPartition] = field(default_factory=list)
+    unreadable_topics: list[str] = field(default_factory=list)  # whose log offsets did not come back
+    unreadable_groups: list[str] = field(default_factory=list)  # whose committed offsets did not
 
 
 def sink_group(connector: str, properties: dict[str, str] | None, worker_group: str | None) -> str:
@@ -171,22 +174,33 @@ class KafkaAdmin:
 
     async def log_bounds(
         self, tps: list[TopicPartition], as_of_ms: int | None
-    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int], dict[TopicPartition, int | None]]:
-        if not tps:
-            return {}, {}, {}
-        starts = await self._bound(self.consumer.beginning_offsets(tps), "reading log start offsets")
-        ends = await self._bound(self.consumer.end_offsets(tps), "reading log end offsets")
+    ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int], dict[TopicPartition, int | None], list[str]]:
+        """Log start and end offsets (and the offsets at ``as_of_ms``), topic by topic: a topic deleted
+        meanwhile, or one whose leader does not answer, is left out and named, the others still count."""
+        starts: dict[TopicPartition, int] = {}
+        ends: dict[TopicPartition, int] = {}
         at: dict[TopicPartition, int | None] = {}
-        if as_of_ms is not None:
-            found = await self._bound(
-                self.consumer.offsets_for_times({tp: as_of_ms for tp in tps}), "looking offsets up by time"
-            )
-            at = {tp: (o.offset if o is not None else None) for tp, o in found.items()}
-        return starts, ends, at
+        unreadable: list[str] = []
+        by_topic: dict[str, list[TopicPartition]] = {}
+        for tp in tps:
+            by_topic.setdefault(tp.topic, []).append(tp)
+        for topic, parts in sorted(by_topic.items()):
+            try:
+                async with asyncio.timeout(min(self.timeout_s, PER_TOPIC_TIMEOUT_S)):
+                    topic_starts = await self.consumer.beginning_offsets(parts)
+                    topic_ends = await self.consumer.end_offsets(parts)
+                    found = await self.consumer.offsets_for_times({tp: as_of_ms for tp in parts}) if as_of_ms is not None else {}
+            except Exception:  # noqa: BLE001 - a timeout, or the topic went away: this topic only
+                unreadable.append(topic)
+                continue
+            starts.update(topic_starts)
+            ends.update(topic_ends)
+            at.update({tp: (o.offset if o is not None else None) for tp, o in found.items()})
+        return starts, ends, at, unreadable
 
 
 async def _collect_sinks(
-    admin: KafkaAdmin, sinks: list[SinkSpec], topics: list[BrokerTopic], as_of_ms: int | None
+    admin: KafkaAdmin, sinks: list[SinkSpec], topics: list[BrokerTopic], as_of_ms: int | None, facts: BrokerFacts
 ) -> list[SinkPartition]:
     existing_groups = await admin.groups()
     partition_counts = {t.topic: t.partitions for t in topics}
@@ -194,7 +208,10 @@ async def _collect_sinks(
     for sink in sinks:
         committed: dict[TopicPartition, int | None] = {}
         if sink.group in existing_groups:
-            committed.update(await admin.committed(sink.group))
+            try:
+                committed.update(await admin.committed(sink.group))
+            except KafkaUnreachable:  # e.g. the group went away meanwhile: this sink only
+                facts.unreadable_groups.append(sink.group)
         if sink.exists:
             names = set(sink.topics)
             if sink.regex:
@@ -211,7 +228,8 @@ async def _collect_sinks(
     all_tps = sorted({tp for _, c in per_sink for tp in c if tp.topic in partition_counts})
     now_ms = int(time.time() * 1000)
     past = as_of_ms is not None and as_of_ms < now_ms
-    starts, ends, at = await admin.log_bounds(all_tps, as_of_ms if past else None)
+    starts, ends, at, unreadable = await admin.log_bounds(all_tps, as_of_ms if past else None)
+    facts.unreadable_topics.extend(unreadable)
 
     def position_then(tp: TopicPartition, committed: int | None) -> int | None:
         """Where the sink was at the restore time: now, its committed offset; before, the first record
@@ -268,7 +286,8 @@ def broker_facts(
     async def run() -> BrokerFacts:
         async with KafkaAdmin(client_kwargs, timeout_s) as admin:
             topics = await admin.topics()
-            partitions = await _collect_sinks(admin, sinks, topics, as_of_ms) if sinks else []
-            return BrokerFacts(topics, partitions)
+            facts = BrokerFacts(topics)
+            facts.sink_partitions = await _collect_sinks(admin, sinks, topics, as_of_ms, facts) if sinks else []
+            return facts
 
     return asyncio.run(run())

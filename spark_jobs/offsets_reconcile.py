@@ -136,6 +136,11 @@ def _reconcile(
     if inputs.online:
         facts = broker_facts(target.aiokafka_kwargs, specs, as_of_ms, args.kafka_timeout_s)
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
+        if facts.unreadable_topics:
+            progress.note(f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}")
+            skipped_sections["sink_log_offsets"] = "not read for topics " + ", ".join(facts.unreadable_topics)
+        if facts.unreadable_groups:
+            skipped_sections["sink_groups"] = "committed offsets not read for groups " + ", ".join(facts.unreadable_groups)
     else:
         sink_rows = []
         skipped_sections["sinks"] = "offline: the consumer groups and log offsets were not read"
