@@ -31,35 +31,13 @@ from control_plane.rest import create_app
 from control_plane.settings import load_settings
 from control_plane.storage.consumer_groups import ConsumerGroups
 
+from .conftest import InProcess
 from .stack import Cluster, Stack
 from .test_connector_lifecycle import read_values
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-
-InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
-
-
-@pytest.fixture
-async def in_process(cluster: Cluster) -> AsyncIterator[InProcess]:
-    """An in-process sidecar on the cluster's worker properties, once its view is ready."""
-    running: list[tuple[httpx.AsyncClient, Any]] = []
-
-    async def start(**overrides: object) -> httpx.AsyncClient:
-        app = create_app(load_settings(worker_properties=cluster.properties, **overrides))
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60)
-        running.append((client, lifespan))
-        await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="in-process view ready")
-        return client
-
-    yield start
-    for client, lifespan in reversed(running):
-        await client.aclose()
-        await lifespan.__aexit__(None, None, None)
-
 
 def altered(cluster: Cluster) -> str:
     """4.3.1's FileStream connectors implement alterOffsets; the sidecar cannot call it on 3.4.1."""

@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -34,7 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.codecs import TopicStatus, decode_status, encode_status, partition_for_key
 from control_plane.rest import create_app
-from control_plane.settings import ENV_PREFIX, load_settings
+from control_plane.settings import load_settings
 from control_plane.sidecar import Sidecar
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
 
@@ -45,34 +43,6 @@ pytestmark = pytest.mark.timeout(120)
 PARTITIONS = 5  # Connect's status.storage.partitions default
 RETRY_LOG = "status write failed; retrying"
 FAIL_LOG = "status write failed"
-
-
-@pytest.fixture(autouse=True)
-def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The developer's own CONTROL_PLANE_* variables must not change the settings under test."""
-    for name in list(os.environ):
-        if name.startswith(ENV_PREFIX):
-            monkeypatch.delenv(name)
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DedicatedBroker]:
-    broker = DedicatedBroker(tmp_path_factory.mktemp("outage-broker"))
-    broker.start()
-    try:
-        broker.wait_ready()
-        yield broker
-    finally:
-        broker.stop()
-
-
-@pytest.fixture
-def live_broker(broker: DedicatedBroker) -> DedicatedBroker:
-    """The module's broker, started again if a test before left it down."""
-    if not broker.running():
-        broker.start()
-        broker.wait_ready()
-    return broker
 
 
 @pytest.fixture

@@ -13,10 +13,9 @@ sidecar is forced to do the work itself), the sidecar in process.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -27,7 +26,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from control_plane.codecs import ConnectorConfig, encode_config
 from control_plane.features.offsets import framework_managed
 from control_plane.rest import create_app
-from control_plane.settings import ENV_PREFIX, load_settings
+from control_plane.settings import load_settings
 from control_plane.sidecar import Sidecar
 from control_plane.storage import record_producer
 from control_plane.storage.log_reader import ReadTimeout
@@ -37,32 +36,6 @@ from .test_failover_and_capabilities import refused_url
 from .waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
-
-
-@pytest.fixture(autouse=True)
-def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in list(os.environ):
-        if name.startswith(ENV_PREFIX):
-            monkeypatch.delenv(name)
-
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DedicatedBroker]:
-    broker = DedicatedBroker(tmp_path_factory.mktemp("kip875-broker"))
-    broker.start()
-    try:
-        broker.wait_ready()
-        yield broker
-    finally:
-        broker.stop()
-
-
-@pytest.fixture
-def live_broker(broker: DedicatedBroker) -> DedicatedBroker:
-    if not broker.running():
-        broker.start()
-        broker.wait_ready()
-    return broker
 
 
 async def restart(broker: DedicatedBroker, side: Sidecar) -> None:

@@ -5,46 +5,20 @@ internal topics are counted and skipped."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
-import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from control_plane.rest import create_app
-from control_plane.settings import load_settings
 
+from .conftest import InProcess
 from .stack import Cluster, Stack
 from .test_failover_and_capabilities import refused_url
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-
-InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
-
-
-@pytest.fixture
-async def in_process(cluster: Cluster) -> AsyncIterator[InProcess]:
-    """An in-process sidecar on the cluster's worker properties (its view reads the real topics)."""
-    running: list[tuple[httpx.AsyncClient, object]] = []
-
-    async def start(**overrides: object) -> httpx.AsyncClient:
-        app = create_app(load_settings(worker_properties=cluster.properties, **overrides))
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=30)
-        running.append((client, lifespan))
-        await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="in-process view ready")
-        return client
-
-    yield start
-    for client, lifespan in reversed(running):
-        await client.aclose()
-        await lifespan.__aexit__(None, None, None)  # type: ignore[attr-defined]
-
 
 async def agree(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str) -> httpx.Response:
     """Until the sidecar (answering from its view) and the worker give the same status and JSON."""
