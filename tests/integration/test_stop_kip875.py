@@ -14,7 +14,8 @@ from control_plane.features.stop import unknown_connector
 
 from .stack import Cluster, Stack
 from .test_connector_lifecycle import read_values
-from .test_offsets_kip875 import FILE_SOURCE, InProcess, create, created, in_process, last_records  # noqa: F401
+from .conftest import InProcess
+from .test_offsets_kip875 import FILE_SOURCE, create, created, last_records  # noqa: F401
 from .waiting import eventually
 
 
