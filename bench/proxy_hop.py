@@ -43,7 +43,9 @@ async def sequential(session: aiohttp.ClientSession, url: str, n: int) -> list[f
     return out
 
 
-async def loaded(session: aiohttp.ClientSession, url: str, concurrency: int, seconds: float) -> tuple[float, list[float]]:
+async def loaded(
+    session: aiohttp.ClientSession, url: str, concurrency: int, seconds: float
+) -> tuple[float, list[float]]:
     samples: list[float] = []
     stop_at = time.perf_counter() + seconds
 
@@ -123,8 +125,12 @@ def main() -> int:
         httpx_proc.terminate()
         httpx_proc.wait(10)
     direct = results[targets[0][0]]
-    print(f"\nGET {args.path}: {args.requests} sequential requests, then {args.concurrency} concurrent for {args.seconds:.0f}s")
-    print(f"{'target':<26}{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}{'req/s':>9}{'load p50':>10}{'load p99':>10}")
+    print(
+        f"\nGET {args.path}: {args.requests} sequential requests, then {args.concurrency} concurrent for {args.seconds:.0f}s"
+    )
+    print(
+        f"{'target':<26}{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}{'req/s':>9}{'load p50':>10}{'load p99':>10}"
+    )
     for name, r in results.items():
         print(
             f"{name:<26}{r['p50']:>9.2f}{r['p99']:>9.2f}{r['p50'] - direct['p50']:>11.2f}{r['p99'] - direct['p99']:>11.2f}"

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401 - pa.compute
+import pyarrow.compute
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,14 @@ from control_plane.codecs.status import StatusKey, StatusKind  # noqa: E402
 TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
 PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
 SCHEMA = pa.schema(
-    [("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()), ("timestamp", pa.int64()), ("key", pa.binary()), ("value", pa.binary())]
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.int64()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+    ]
 )
 CHUNK = 500_000
 
@@ -132,7 +139,11 @@ def generate(path: Path, records: int, connectors: int, partitions: int, status_
         else:
             state = STATES[(n // connectors) % len(STATES)]
             trace = "org.example.Boom: no\n\tat org.example.Task.poll(Task.java:1)" if state == "FAILED" else None
-            record = ConnectorStatus(name, state, None, "w1:8083", n) if kind == 0 else TaskStatus(name, 0, state, trace, "w1:8083", n)
+            record = (
+                ConnectorStatus(name, state, None, "w1:8083", n)
+                if kind == 0
+                else TaskStatus(name, 0, state, trace, "w1:8083", n)
+            )
             w.add(TOPICS["status"], *encode_status(record), ts)
     for i, name in enumerate(names):
         if i % 10 == 5:  # a tenth deleted; their offsets stay
@@ -143,7 +154,9 @@ def generate(path: Path, records: int, connectors: int, partitions: int, status_
 
 def run_job(module: str, args: list[str]) -> dict[str, float]:
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     peaks = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0, "tree": 0}
     done = threading.Event()
 
@@ -202,23 +215,42 @@ def main() -> None:
     props = args.out / "bench-worker.properties"
     props.write_text(
         "bootstrap.servers=127.0.0.1:9\n"
-        + "".join(f"{k}.storage.topic={TOPICS[r]}\n" for k, r in (("config", "config"), ("status", "status"), ("offset", "offsets")))
+        + "".join(
+            f"{k}.storage.topic={TOPICS[r]}\n"
+            for k, r in (("config", "config"), ("status", "status"), ("offset", "offsets"))
+        )
     )
     if not (args.reuse and snapshot.exists()):
         started = time.monotonic()
         counts = generate(snapshot, args.records, args.connectors, args.partitions, args.status_records)
         took = time.monotonic() - started
-        print(f"generated {counts['total']:,} records ({counts['offsets']:,} offset commits, {counts['status']:,} status "
-              f"records) in {took:.0f}s: {snapshot} "
-              f"({snapshot.stat().st_size / 2**20:.0f} MiB)")
+        print(
+            f"generated {counts['total']:,} records ({counts['offsets']:,} offset commits, {counts['status']:,} status "
+            f"records) in {took:.0f}s: {snapshot} "
+            f"({snapshot.stat().st_size / 2**20:.0f} MiB)"
+        )
     table = pq.read_table(snapshot, columns=["topic"])
     per_topic = {t: table.filter(pa.compute.equal(table["topic"], t)).num_rows for t in TOPICS.values()}
     total = table.num_rows
     decoded = {"offsets-reconcile": total, "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]]}
-    common = ["--worker-properties", str(props), "--snapshot", str(snapshot), "--offline", "--master", args.master,
-              "--driver-memory", args.driver_memory, "--max-findings", "20"]
+    common = [
+        "--worker-properties",
+        str(props),
+        "--snapshot",
+        str(snapshot),
+        "--offline",
+        "--master",
+        args.master,
+        "--driver-memory",
+        args.driver_memory,
+        "--max-findings",
+        "20",
+    ]
     results = {}
-    for job, module in (("offsets-reconcile", "spark_jobs.offsets_reconcile"), ("topic-audit", "spark_jobs.topic_audit")):
+    for job, module in (
+        ("offsets-reconcile", "spark_jobs.offsets_reconcile"),
+        ("topic-audit", "spark_jobs.topic_audit"),
+    ):
         figures = run_job(module, [*common, "--out", str(args.out / job)])
         results[job] = figures
         figures["records"] = decoded[job]
@@ -228,7 +260,11 @@ def main() -> None:
             f"peak RSS: driver Python {figures['driver_python']:.0f} MiB, driver JVM {figures['driver_jvm']:.0f} MiB, "
             f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB"
         )
-    (args.out / "results.json").write_text(json.dumps({"records": total, "master": args.master, "driver_memory": args.driver_memory, "jobs": results}, indent=2))
+    (args.out / "results.json").write_text(
+        json.dumps(
+            {"records": total, "master": args.master, "driver_memory": args.driver_memory, "jobs": results}, indent=2
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -52,7 +52,9 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def generate(connectors: int, tasks_per: int, topics_per: int) -> tuple[list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
+def generate(
+    connectors: int, tasks_per: int, topics_per: int
+) -> tuple[list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
     config: list[tuple[bytes, bytes]] = []
     status: list[tuple[bytes, bytes]] = []
     now = int(time.time() * 1000)
@@ -70,7 +72,9 @@ def generate(connectors: int, tasks_per: int, topics_per: int) -> tuple[list[tup
     return config, status  # type: ignore[return-value]
 
 
-async def fill(bootstrap: str, group: str, config: list[tuple[bytes, bytes]], status: list[tuple[bytes, bytes]]) -> dict[str, str]:
+async def fill(
+    bootstrap: str, group: str, config: list[tuple[bytes, bytes]], status: list[tuple[bytes, bytes]]
+) -> dict[str, str]:
     topics = {"config": f"{group}-configs", "status": f"{group}-status", "offsets": f"{group}-offsets"}
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
@@ -98,7 +102,10 @@ async def fill(bootstrap: str, group: str, config: list[tuple[bytes, bytes]], st
 
 async def catch_up(bootstrap: str, topics: dict[str, str], total: int) -> tuple[float, dict[str, int]]:
     view = MaterializedView(
-        {"bootstrap_servers": bootstrap}, config_topic=topics["config"], status_topic=topics["status"], offsets_topic=None
+        {"bootstrap_servers": bootstrap},
+        config_topic=topics["config"],
+        status_topic=topics["status"],
+        offsets_topic=None,
     )
     started = time.perf_counter()
     await view.start()
@@ -141,7 +148,12 @@ async def load(url: str, sequential: int, concurrency: int, seconds: float) -> d
         t0 = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         rps = len(done) / (time.perf_counter() - t0)
-    return {"p50": pct([s for s, _ in seq], 0.5), "p99": pct([s for s, _ in seq], 0.99), "rps": rps, "bytes": seq[-1][1]}
+    return {
+        "p50": pct([s for s, _ in seq], 0.5),
+        "p99": pct([s for s, _ in seq], 0.99),
+        "rps": rps,
+        "bytes": seq[-1][1],
+    }
 
 
 def main() -> int:
@@ -163,13 +175,19 @@ def main() -> int:
     t = time.perf_counter()
     config, status = generate(args.connectors, args.tasks_per_connector, args.topics_per_connector)
     total = len(config) + len(status)
-    print(f"generated {len(config):,} config and {len(status):,} status records in {time.perf_counter() - t:.1f}s", flush=True)
+    print(
+        f"generated {len(config):,} config and {len(status):,} status records in {time.perf_counter() - t:.1f}s",
+        flush=True,
+    )
     t = time.perf_counter()
     topics = asyncio.run(fill(bootstrap, group, config, status))
     print(f"produced them to {topics['config']} and {topics['status']} in {time.perf_counter() - t:.1f}s", flush=True)
 
     elapsed, counts = asyncio.run(catch_up(bootstrap, topics, total))
-    print(f"in-process view caught up on {total:,} records in {elapsed:.2f}s: {total / elapsed:,.0f} records/s; {counts}", flush=True)
+    print(
+        f"in-process view caught up on {total:,} records in {elapsed:.2f}s: {total / elapsed:,.0f} records/s; {counts}",
+        flush=True,
+    )
 
     procs = []
     try:
@@ -184,7 +202,10 @@ def main() -> int:
         procs.append(sidecar)
         stack.wait_until(sidecar, lambda: stack.sidecar_ready(sidecar.url), "become ready", 300)
         sidecar_ready = time.perf_counter() - t
-        print(f"sidecar process ready (view caught up) in {sidecar_ready:.1f}s, RSS {rss_mib(sidecar.pid):.0f} MiB", flush=True)
+        print(
+            f"sidecar process ready (view caught up) in {sidecar_ready:.1f}s, RSS {rss_mib(sidecar.pid):.0f} MiB",
+            flush=True,
+        )
 
         path = "/connectors?expand=status"
         results = {}
@@ -203,7 +224,9 @@ def main() -> int:
     print(f"sidecar process to ready:    {sidecar_ready:.1f}s; RSS after load {rss_after:.0f} MiB")
     print(f"native worker to ready:      {worker_ready:.1f}s")
     print(f"\nGET {path} ({results['native worker']['bytes'] / 1024:.0f} KiB answer)")
-    print(f"{'':<16}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>9}   (sequential x{args.requests}; then {args.concurrency} concurrent for {args.seconds:.0f}s)")
+    print(
+        f"{'':<16}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>9}   (sequential x{args.requests}; then {args.concurrency} concurrent for {args.seconds:.0f}s)"
+    )
     for name, r in results.items():
         print(f"{name:<16}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['rps']:>9.1f}")
     return 0

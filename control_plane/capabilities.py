@@ -185,7 +185,7 @@ class CapabilityDetector:
         while True:
             try:
                 ok = await self.refresh()
-            except Exception:  # noqa: BLE001 - the detector must outlive any single failure
+            except Exception:
                 log.exception("capability detection failed")
                 ok = False
             # until a worker has answered once, try again soon; then at the configured pace

@@ -34,7 +34,9 @@ def format_for(path: Path, requested: str | None) -> str:
     return "parquet" if path.suffix == ".parquet" else "jsonl"
 
 
-async def read_topics(settings: Settings, timeout_s: float, on_progress: Callable[[str, int], None] | None = None) -> list[LogRecord]:
+async def read_topics(
+    settings: Settings, timeout_s: float, on_progress: Callable[[str, int], None] | None = None
+) -> list[LogRecord]:
     topics = [settings.config_storage_topic, settings.status_storage_topic, settings.offset_storage_topic]
     if not all(topics):
         raise ExportError(
@@ -51,7 +53,9 @@ async def read_topics(settings: Settings, timeout_s: float, on_progress: Callabl
                 await tail.caught_up.wait()
         except TimeoutError:
             reason = tail.error or "no progress"
-            raise ExportError(f"could not read {topic} from {settings.bootstrap_servers} within {timeout_s:g}s: {reason}") from None
+            raise ExportError(
+                f"could not read {topic} from {settings.bootstrap_servers} within {timeout_s:g}s: {reason}"
+            ) from None
         except ReadTimeout as err:
             raise ExportError(str(err)) from None
         finally:
@@ -84,7 +88,9 @@ def write_parquet(records: list[LogRecord], path: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise ExportError("Parquet needs pyarrow: pip install 'control-plane[spark]', or export --format jsonl") from None
+        raise ExportError(
+            "Parquet needs pyarrow: pip install 'control-plane[spark]', or export --format jsonl"
+        ) from None
     schema = pa.schema(
         [
             ("topic", pa.string()),
@@ -106,7 +112,9 @@ def write_parquet(records: list[LogRecord], path: Path) -> None:
     pq.write_table(pa.table(columns, schema=schema), path)
 
 
-def export(settings: Settings, out: Path, fmt: str, timeout_s: float, on_progress: Callable[[str, int], None] | None = None) -> int:
+def export(
+    settings: Settings, out: Path, fmt: str, timeout_s: float, on_progress: Callable[[str, int], None] | None = None
+) -> int:
     """Write the snapshot; returns the number of records."""
     records = asyncio.run(read_topics(settings, timeout_s, on_progress))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
@@ -117,7 +117,9 @@ class _ViewCollector(Collector):
         self._view = view
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        applied = CounterMetricFamily("view_records_applied", "Internal-topic records applied to the view", labels=["topic"])
+        applied = CounterMetricFamily(
+            "view_records_applied", "Internal-topic records applied to the view", labels=["topic"]
+        )
         for topic, count in self._view.applied.items():
             applied.add_metric([topic], count)
         yield applied
@@ -129,4 +131,6 @@ class _ViewCollector(Collector):
         for (topic, reason), count in self._view.skipped.items():
             skipped.add_metric([topic, reason], count)
         yield skipped
-        yield GaugeMetricFamily("view_ready", "1 once the view has read to the end offsets seen at start", value=int(self._view.ready))
+        yield GaugeMetricFamily(
+            "view_ready", "1 once the view has read to the end offsets seen at start", value=int(self._view.ready)
+        )

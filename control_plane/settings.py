@@ -247,4 +247,4 @@ def describe(settings: Settings) -> dict[str, Any]:
     return data
 
 
-__all__ = ["FeatureMode", "Settings", "SettingsError", "load_settings", "describe"]
+__all__ = ["FeatureMode", "Settings", "SettingsError", "describe", "load_settings"]

@@ -225,4 +225,3 @@ class Sidecar:
             "records_applied": dict(self.view.applied),
             "records_skipped": {f"{t}:{r}": n for (t, r), n in self.view.skipped.items()},
         }
-

@@ -76,7 +76,10 @@ def rule_for(props: Mapping[str, str | None], topic: str) -> CreationRule | None
         include = _list(props.get(f"{PREFIX}{group}.include"))
         exclude = _list(props.get(f"{PREFIX}{group}.exclude"))
         if _matches(include, topic) and not _matches(exclude, topic):
-            rf_text, partitions_text = props.get(f"{PREFIX}{group}.replication.factor"), props.get(f"{PREFIX}{group}.partitions")
+            rf_text, partitions_text = (
+                props.get(f"{PREFIX}{group}.replication.factor"),
+                props.get(f"{PREFIX}{group}.partitions"),
+            )
             return CreationRule(
                 group,
                 default_rf if rf_text is None else _int(rf_text),

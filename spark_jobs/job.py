@@ -20,7 +20,14 @@ from . import transforms as T
 from .kafka_admin import KafkaUnreachable, check_reachable, internal_topic_ends
 from .progress import Progress
 from .read import InputError, check_snapshot, read_kafka, read_snapshot
-from .session import DEFAULT_DRIVER_MEMORY, DEFAULT_MASTER, SessionError, SessionOptions, build_session, existing_session
+from .session import (
+    DEFAULT_DRIVER_MEMORY,
+    DEFAULT_MASTER,
+    SessionError,
+    SessionOptions,
+    build_session,
+    existing_session,
+)
 from .target import Target, TargetError, resolve_target
 
 EXPECTED_ERRORS = (TargetError, KafkaUnreachable, InputError, SessionError)
@@ -31,7 +38,9 @@ def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentPa
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--worker-properties", help="the Connect worker's properties file (default: the local stack's)")
     p.add_argument("--bootstrap", help="Kafka bootstrap servers (default: the worker's bootstrap.servers)")
-    p.add_argument("--snapshot", type=Path, help="read the records from this `control-plane export` file instead of Kafka")
+    p.add_argument(
+        "--snapshot", type=Path, help="read the records from this `control-plane export` file instead of Kafka"
+    )
     p.add_argument("--offline", action="store_true", help="with --snapshot: ask neither Kafka nor the sidecar")
     p.add_argument("--out", type=Path, default=Path(default_out), help=f"output directory (default: {default_out})")
     p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master (default: {DEFAULT_MASTER})")
@@ -83,7 +92,9 @@ def resolve(args: argparse.Namespace, use_sidecar: bool = True) -> Target:
     )
 
 
-def prepare(args: argparse.Namespace, target: Target, progress: Progress) -> tuple[bool, dict[str, dict[int, int]] | None]:
+def prepare(
+    args: argparse.Namespace, target: Target, progress: Progress
+) -> tuple[bool, dict[str, dict[int, int]] | None]:
     """The fail-fast checks before Spark starts; returns (online, end offsets of the internal topics)."""
     if args.offline and args.snapshot is None:
         raise InputError("--offline needs --snapshot (a file written by `control-plane export`)")
@@ -170,11 +181,15 @@ def load(
     latest: list[int] = []
     try:
         for role, frame in decoded.items():
-            outcome = frame.groupBy("malformed").agg(F.count("*").alias("n"), F.max("timestamp").alias("latest")).collect()
+            outcome = (
+                frame.groupBy("malformed").agg(F.count("*").alias("n"), F.max("timestamp").alias("latest")).collect()
+            )
             counts[role] = sum(r["n"] for r in outcome)
             skipped[role] = {r["malformed"]: r["n"] for r in outcome if r["malformed"] is not None}
             latest += [r["latest"] for r in outcome if r["latest"] is not None]
-            progress.note(f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown")
+            progress.note(
+                f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown"
+            )
     except Exception as err:  # noqa: BLE001 - Spark's reasons for unreadable input are many
         raise InputError(f"cannot read {source.get('path') or target.bootstrap}: {spark_reason(err)}") from None
     if args.snapshot is not None and not any(counts.values()):

@@ -189,7 +189,11 @@ class KafkaAdmin:
                 async with asyncio.timeout(min(self.timeout_s, PER_TOPIC_TIMEOUT_S)):
                     topic_starts = await self.consumer.beginning_offsets(parts)
                     topic_ends = await self.consumer.end_offsets(parts)
-                    found = await self.consumer.offsets_for_times({tp: as_of_ms for tp in parts}) if as_of_ms is not None else {}
+                    found = (
+                        await self.consumer.offsets_for_times(dict.fromkeys(parts, as_of_ms))
+                        if as_of_ms is not None
+                        else {}
+                    )
             except Exception:  # noqa: BLE001 - a timeout, or the topic went away: this topic only
                 unreadable.append(topic)
                 continue
@@ -266,7 +270,9 @@ def check_reachable(client_kwargs: dict[str, Any], timeout_s: float) -> None:
     asyncio.run(run())
 
 
-def internal_topic_ends(client_kwargs: dict[str, Any], topics: list[str], timeout_s: float) -> dict[str, dict[int, int]]:
+def internal_topic_ends(
+    client_kwargs: dict[str, Any], topics: list[str], timeout_s: float
+) -> dict[str, dict[int, int]]:
     """Per internal topic, its partitions' end offsets now (the Kafka read stops there)."""
 
     async def run() -> dict[str, dict[int, int]]:

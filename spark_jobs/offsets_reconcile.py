@@ -137,10 +137,14 @@ def _reconcile(
         facts = broker_facts(target.aiokafka_kwargs, specs, as_of_ms, args.kafka_timeout_s)
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
         if facts.unreadable_topics:
-            progress.note(f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}")
+            progress.note(
+                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}"
+            )
             skipped_sections["sink_log_offsets"] = "not read for topics " + ", ".join(facts.unreadable_topics)
         if facts.unreadable_groups:
-            skipped_sections["sink_groups"] = "committed offsets not read for groups " + ", ".join(facts.unreadable_groups)
+            skipped_sections["sink_groups"] = "committed offsets not read for groups " + ", ".join(
+                facts.unreadable_groups
+            )
     else:
         sink_rows = []
         skipped_sections["sinks"] = "offline: the consumer groups and log offsets were not read"
@@ -170,7 +174,9 @@ def _reconcile(
 
     unanswered = [error for name, error in (sidecar.answers if sidecar else []) if name == "*"]
     if unanswered:
-        skipped_sections["sidecar_disagreements"] = f"the sidecar at {target.sidecar_url} did not answer: {unanswered[0]}"
+        skipped_sections["sidecar_disagreements"] = (
+            f"the sidecar at {target.sidecar_url} did not answer: {unanswered[0]}"
+        )
     elif sidecar is not None:
         existing = [r["connector"] for r in connectors.filter("exists").select("connector").collect()]
         asked = {name for name, _ in sidecar.answers}
@@ -253,7 +259,9 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     for name, reason in report["skipped_sections"].items():
         lines.append(f"  {name}: skipped ({reason})")
     plan = report["restore_plan"]
-    lines.append(f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}")
+    lines.append(
+        f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}"
+    )
     lines.append(f"report: {args.out / 'offsets-report.json'}; tables: {args.out / 'tables'} ({report['elapsed_s']}s)")
     print("\n".join(lines))
 

@@ -22,7 +22,9 @@ SPARK_MARKS = [pytest.mark.spark, PYSPARK_SOCKETS]
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     log = tmp_path_factory.getbasetemp() / "spark" / "spark.log"
-    options = SessionOptions(app_name="control-plane-tests", kafka=True, log_file=log, conf={"spark.sql.shuffle.partitions": "2"})
+    options = SessionOptions(
+        app_name="control-plane-tests", kafka=True, log_file=log, conf={"spark.sql.shuffle.partitions": "2"}
+    )
     session = build_session(options)
     yield session
     session.stop()

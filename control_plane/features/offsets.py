@@ -270,9 +270,7 @@ class ConnectorOffsets:
             await self._alter_source(name, config, entries)
         return framework_managed("altered")
 
-    async def _alter_source(
-        self, name: str, config: Mapping[str, str | None], entries: Sequence[OffsetEntry]
-    ) -> None:
+    async def _alter_source(self, name: str, config: Mapping[str, str | None], entries: Sequence[OffsetEntry]) -> None:
         where = self._source_topics(config)
         failed = f"Failed to modify offsets for source connector {name}"
         known = await self._source_records(name, where, failed)

@@ -70,7 +70,7 @@ def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
     """The entries of a PATCH body, or BadRequestError saying what is wrong with it."""
     data, error = json_wire.loads(body)
     if error is not None:
-        raise BadRequestError(f"The request body is not valid JSON ({error}); expected {{\"offsets\": [...]}}")
+        raise BadRequestError(f'The request body is not valid JSON ({error}); expected {{"offsets": [...]}}')
     if not isinstance(data, dict):
         raise BadRequestError(f"The request body must be a JSON object with the key 'offsets', not {json_type(data)}")
     unknown = sorted(set(data) - {"offsets"})
@@ -81,7 +81,7 @@ def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
         raise BadRequestError(NO_OFFSETS)
     if not isinstance(offsets, list):
         raise BadRequestError(
-            "'offsets' must be an array of {\"partition\": {...}, \"offset\": {...}} objects, "
+            '\'offsets\' must be an array of {"partition": {...}, "offset": {...}} objects, '
             f"not {json_type(offsets)}"
         )
     entries = []
@@ -93,7 +93,9 @@ def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
             )
         extra = [k for k in item if k not in ENTRY_KEYS]
         if extra:
-            raise BadRequestError(f"{where} has the unknown key '{extra[0]}'; an entry has only 'partition' and 'offset'")
+            raise BadRequestError(
+                f"{where} has the unknown key '{extra[0]}'; an entry has only 'partition' and 'offset'"
+            )
         partition, offset = item.get("partition"), item.get("offset")
         if partition is not None and not isinstance(partition, dict):
             raise BadRequestError(f"{where}.partition must be an object, not {json_type(partition)}")

@@ -27,8 +27,7 @@ from ..view import MaterializedView
 log = structlog.get_logger(__name__)
 
 VIEW_NEEDED = (
-    "Stopping connectors on this Connect version needs the sidecar's view of the internal topics, "
-    "which is {why}"
+    "Stopping connectors on this Connect version needs the sidecar's view of the internal topics, which is {why}"
 )
 
 

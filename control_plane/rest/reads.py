@@ -160,7 +160,9 @@ async def connector_topics(request: Request) -> Response:
     tracking = _tracking(request)
     if tracking is None:
         return await proxy(request)
-    return await answer_read(request, lambda _: json_response(render.active_topics_json(name, tracking.active_topics(name))))
+    return await answer_read(
+        request, lambda _: json_response(render.active_topics_json(name, tracking.active_topics(name)))
+    )
 
 
 async def reset_connector_topics(request: Request) -> Response:
@@ -195,5 +197,7 @@ async def connector_topic_usage(request: Request) -> Response:
         raise NotFoundError("Topic tracking needs the view (the worker's internal topics are not configured).")
     tracking = sidecar.topic_tracking
     return _from_view(
-        sidecar, lambda _: json_response(render.topic_usage_json(name, tracking.usage(name))), stale=sidecar.view_is_stale()
+        sidecar,
+        lambda _: json_response(render.topic_usage_json(name, tracking.usage(name))),
+        stale=sidecar.view_is_stale(),
     )

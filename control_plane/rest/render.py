@@ -45,7 +45,5 @@ def active_topics_json(connector: str, topics: tuple[str, ...]) -> dict[str, Any
 def topic_usage_json(connector: str, usage: tuple[ActiveTopic, ...]) -> dict[str, Any]:
     return {
         "connector": connector,
-        "topics": [
-            {"topic": t.topic, "task": t.task, "discover_timestamp": t.discover_timestamp} for t in usage
-        ],
+        "topics": [{"topic": t.topic, "task": t.task, "discover_timestamp": t.discover_timestamp} for t in usage],
     }

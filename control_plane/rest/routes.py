@@ -46,9 +46,7 @@ def route_template(path: str) -> str:
         tail = rest[1:]
         if tail and tail[0] in _CONNECTOR_SUFFIXES:
             out.append(tail[0])
-            if tail[0] == "topics" and tail[1:] == ["reset"]:
-                out.append("reset")
-            elif tail[0] == "offsets" and tail[1:] == ["reset"]:
+            if (tail[0] == "topics" and tail[1:] == ["reset"]) or (tail[0] == "offsets" and tail[1:] == ["reset"]):
                 out.append("reset")
             elif tail[0] == "tasks" and len(tail) > 1:
                 out.append("{task}")

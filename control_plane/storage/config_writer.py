@@ -50,7 +50,7 @@ class ConfigWriter:
                         await producer.send(self.topic, key, value)
                 except TimeoutError as exc:
                     raise ConfigWriteFailed(written, record, AttemptTimeout(self.attempt_timeout_s)) from exc
-                except Exception as exc:  # noqa: BLE001 - every failure of a send is this record's outcome
+                except Exception as exc:
                     raise ConfigWriteFailed(written, record, exc) from exc
                 log.info("config record written", topic=self.topic, key=key_text(key))
                 written.append(record)

@@ -296,9 +296,7 @@ class ConsumerGroups:
 
             return await self._retrying(send)
 
-    def _raise_partition_errors(
-        self, operation: str, topics: Iterable[tuple[str, Iterable[tuple[int, int]]]]
-    ) -> None:
+    def _raise_partition_errors(self, operation: str, topics: Iterable[tuple[str, Iterable[tuple[int, int]]]]) -> None:
         for topic, partitions in topics:
             for partition, code in partitions:
                 if code in ACTIVE_MEMBER_ERRORS:

@@ -96,9 +96,14 @@ class TopicTail:
                 await self._consume()
             except asyncio.CancelledError:
                 raise
-            except Exception as err:  # noqa: BLE001 - e.g. the broker went away: start again where we were
+            except Exception as err:
                 self.error = repr(err)
-                log.warning("reading topic failed; retrying", topic=self.topic, error=repr(err), exc_info=not isinstance(err, KafkaError))
+                log.warning(
+                    "reading topic failed; retrying",
+                    topic=self.topic,
+                    error=repr(err),
+                    exc_info=not isinstance(err, KafkaError),
+                )
                 if self._consumer:
                     await self._consumer.stop()
                     self._consumer = None
@@ -138,7 +143,7 @@ class TopicTail:
                 for r in records:
                     try:
                         self._on_record(LogRecord(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value))
-                    except Exception:  # noqa: BLE001 - one record must never stop the tail
+                    except Exception:
                         self.failed_records += 1
                         log.exception("applying a record failed", topic=r.topic, partition=r.partition, offset=r.offset)
                     self._positions[tp.partition] = r.offset + 1

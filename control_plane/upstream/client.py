@@ -250,4 +250,3 @@ class ConnectUpstream:
                 log.debug("worker did not report its version", worker=worker, error=str(err))
                 versions[worker] = None
         return versions
-

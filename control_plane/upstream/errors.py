@@ -1,12 +1,12 @@
 """Errors of the upstream seam, translated where they enter (``classify``).
 
-    UpstreamError
-     ├── WorkerUnreachable   the request never reached the worker (refused, DNS, connect timeout):
-     │                        safe to send to another worker            retriable = True
-     ├── WorkerDisconnected  the connection broke after the request may have been sent: only safe
-     │                        methods go to another worker              retriable = False
-     ├── UpstreamTimeout     the worker took the request but did not answer in time
-     └── NoWorkerAvailable   every worker failed; carries each worker's error
+UpstreamError
+ ├── WorkerUnreachable   the request never reached the worker (refused, DNS, connect timeout):
+ │                        safe to send to another worker            retriable = True
+ ├── WorkerDisconnected  the connection broke after the request may have been sent: only safe
+ │                        methods go to another worker              retriable = False
+ ├── UpstreamTimeout     the worker took the request but did not answer in time
+ └── NoWorkerAvailable   every worker failed; carries each worker's error
 """
 
 from __future__ import annotations

@@ -224,9 +224,7 @@ class ClusterView:
         if stopped_overlay and self.target_state(name) == "STOPPED":
             stopped = StateEntry("STOPPED", status.worker_id, None, status.version, status.generation)
             return ConnectorStateView(name, stopped, (), self.connector_type(name))
-        tasks = tuple(
-            sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items())
-        )
+        tasks = tuple(sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items()))
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
 
     def task_state(self, name: str, task: int, *, stopped_overlay: bool = False) -> StateEntry | None:

@@ -59,7 +59,11 @@ def sidecar_disagreements(history: DataFrame, sidecar: DataFrame, answers: DataF
         F.collect_list(
             F.when(
                 in_h & in_s & ~F.col("h").eqNullSafe(F.col("s")),
-                F.struct(F.col("logical_partition").alias("partition"), F.col("h").alias("history"), F.col("s").alias("sidecar")),
+                F.struct(
+                    F.col("logical_partition").alias("partition"),
+                    F.col("h").alias("history"),
+                    F.col("s").alias("sidecar"),
+                ),
             )
         ).alias("different"),
     )

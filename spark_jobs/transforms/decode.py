@@ -108,7 +108,9 @@ STATUS_SCHEMA = StructType(
 
 def _columns(batch: pa.RecordBatch) -> Iterator[tuple[Any, ...]]:
     """The batch's (kafka_partition, kafka_offset, timestamp, key, value) rows as Python values."""
-    return zip(*(batch.column(name).to_pylist() for name in ("kafka_partition", "kafka_offset", "timestamp", "key", "value")))
+    return zip(
+        *(batch.column(name).to_pylist() for name in ("kafka_partition", "kafka_offset", "timestamp", "key", "value"))
+    )
 
 
 def _position(df: DataFrame, role: str) -> DataFrame:
@@ -133,7 +135,9 @@ def _key_fields(key: bytes, offset_key: OffsetKey, partitions: int | None) -> di
     }
 
 
-def _offsets_rows(batch: pa.RecordBatch, partitions: int | None, keys: dict[bytes, dict[str, object]]) -> dict[str, list[object]]:
+def _offsets_rows(
+    batch: pa.RecordBatch, partitions: int | None, keys: dict[bytes, dict[str, object]]
+) -> dict[str, list[object]]:
     out: dict[str, list[object]] = {f.name: [] for f in OFFSETS_SCHEMA.fields}
     for kp, ko, ts, key, value in _columns(batch):
         decoded = decode_offset(key, value)

@@ -65,7 +65,13 @@ def orphaned_offsets(history: DataFrame, sink_orphans: DataFrame, connectors: Da
         .join(existing, "connector", "left_anti")
         .groupBy("connector")
         .agg(F.count("*").alias("partitions"), F.max("last_commit").alias("last_commit"))
-        .select("connector", F.lit("source").alias("type"), F.lit(None).cast("string").alias("group"), "partitions", "last_commit")
+        .select(
+            "connector",
+            F.lit("source").alias("type"),
+            F.lit(None).cast("string").alias("group"),
+            "partitions",
+            "last_commit",
+        )
     )
     sinks = sink_orphans.join(existing, "connector", "left_anti").select(
         "connector", "type", "group", "partitions", F.lit(None).cast("long").alias("last_commit")
@@ -83,7 +89,11 @@ def non_canonical_keys(history: DataFrame) -> DataFrame:
             F.when(~F.col("key_canonical"), F.lit("key bytes differ from the worker's encoding")),
             F.when(
                 F.col("keys_for_partition") > 1,
-                F.concat(F.lit("the same source partition under "), F.col("keys_for_partition").cast("string"), F.lit(" keys")),
+                F.concat(
+                    F.lit("the same source partition under "),
+                    F.col("keys_for_partition").cast("string"),
+                    F.lit(" keys"),
+                ),
             ),
             F.when(
                 F.col("expected_kafka_partition").isNotNull()

@@ -28,7 +28,9 @@ def topic_usage(status: DataFrame, events: DataFrame) -> DataFrame:
     """Per topic and connector: first and last seen (topic records' times), ``active`` (the latest record
     is not a tombstone), ``ended`` (time of that tombstone), ``resets`` and ``deletions`` (tombstones)."""
     records = status.filter(F.col("malformed").isNull() & (F.col("kind") == "topic"))
-    tombstones = records.filter("tombstone").select("topic", "connector", "timestamp", "kafka_partition", "kafka_offset")
+    tombstones = records.filter("tombstone").select(
+        "topic", "connector", "timestamp", "kafka_partition", "kafka_offset"
+    )
     ev = events.select(
         "connector", F.col("timestamp").alias("e_time"), F.col("kafka_offset").alias("e_offset"), "exists_after"
     )
@@ -82,9 +84,7 @@ def topics_summary(usage: DataFrame, broker_topics: DataFrame | None) -> DataFra
     ).drop("last_ended")
     if broker_topics is None:
         return per_topic.withColumn("exists", F.lit(None).cast("boolean"))
-    return per_topic.join(
-        broker_topics.withColumn("exists", F.lit(True)), "topic", "full_outer"
-    ).select(
+    return per_topic.join(broker_topics.withColumn("exists", F.lit(True)), "topic", "full_outer").select(
         "topic",
         F.coalesce("connectors", F.array().cast("array<string>")).alias("connectors"),
         F.coalesce("active_connectors", F.array().cast("array<string>")).alias("active_connectors"),
@@ -123,9 +123,7 @@ def sink_topic_references(connectors: DataFrame, broker_topics: DataFrame | None
     regexes = sinks.select("connector", F.trim(F.col("properties")["topics.regex"]).alias("regex")).filter(
         F.col("regex").isNotNull() & (F.col("regex") != "")
     )
-    matched = regexes.crossJoin(broker_topics.select("topic")).filter(
-        F.expr("topic RLIKE concat('^(?:', regex, ')$')")
-    )
+    matched = regexes.crossJoin(broker_topics.select("topic")).filter(F.expr("topic RLIKE concat('^(?:', regex, ')$')"))
     return listed.unionByName(matched.select("connector", "topic", F.lit("topics.regex").alias("via")))
 
 

@@ -52,9 +52,7 @@ class DedicatedBroker:
         # script that started it): here that is expected, not a leak.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
-            proc = stack.start_broker(
-                self.home, self.port, self.controller_port, format_storage=not self._formatted
-            )
+            proc = stack.start_broker(self.home, self.port, self.controller_port, format_storage=not self._formatted)
         self._formatted = True
         self.pid = proc.pid
 

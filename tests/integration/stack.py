@@ -57,9 +57,15 @@ def stack_command(command: str) -> None:
 def load_stack() -> Stack:
     env = read_env()
     clusters = {
-        "new": Cluster("new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["SIDECAR_URL"], env["CONNECT_PROPERTIES"]),
+        "new": Cluster(
+            "new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["SIDECAR_URL"], env["CONNECT_PROPERTIES"]
+        ),
         "old": Cluster(
-            "old", env["CONNECT_VERSION_OLD"], env["CONNECT_URL_OLD"], env["SIDECAR_URL_OLD"], env["CONNECT_PROPERTIES_OLD"]
+            "old",
+            env["CONNECT_VERSION_OLD"],
+            env["CONNECT_URL_OLD"],
+            env["SIDECAR_URL_OLD"],
+            env["CONNECT_PROPERTIES_OLD"],
         ),
     }
     return Stack(env["KAFKA_BOOTSTRAP"], clusters, env["STACK_LOGS"])

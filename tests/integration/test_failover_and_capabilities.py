@@ -100,9 +100,7 @@ async def test_forced_mode_overrides_detection(cluster: Cluster, in_process) -> 
     assert data["features"]["stop_and_offsets_read"]["reason"] == "forced emulated by setting"
 
 
-async def test_sidecar_process_learned_from_the_worker_properties(
-    cluster: Cluster, sidecar: httpx.AsyncClient
-) -> None:
+async def test_sidecar_process_learned_from_the_worker_properties(cluster: Cluster, sidecar: httpx.AsyncClient) -> None:
     info = (await sidecar.get("/_sidecar/info")).json()
     settings = info["settings"]
     assert info["workers"] == [cluster.connect_url]

@@ -39,13 +39,22 @@ from .waiting import eventually
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
+
 def altered(cluster: Cluster) -> str:
     """4.3.1's FileStream connectors implement alterOffsets; the sidecar cannot call it on 3.4.1."""
-    return "The offsets for this connector have been altered successfully" if cluster.name == "new" else framework_managed("altered")
+    return (
+        "The offsets for this connector have been altered successfully"
+        if cluster.name == "new"
+        else framework_managed("altered")
+    )
 
 
 def reset(cluster: Cluster) -> str:
-    return "The offsets for this connector have been reset successfully" if cluster.name == "new" else framework_managed("reset")
+    return (
+        "The offsets for this connector have been reset successfully"
+        if cluster.name == "new"
+        else framework_managed("reset")
+    )
 
 
 @pytest.fixture
@@ -59,12 +68,16 @@ async def created(cluster: Cluster) -> AsyncIterator[list[str]]:
             await worker.delete(f"/connectors/{name}")
 
 
-async def create(client: httpx.AsyncClient, name: str, config: dict[str, str], created: list[str] | None = None) -> None:
+async def create(
+    client: httpx.AsyncClient, name: str, config: dict[str, str], created: list[str] | None = None
+) -> None:
     if created is not None:
         created.append(name)
     answer = await client.put(f"/connectors/{name}/config", json=config)
     assert answer.status_code == 201, answer.text
-    await eventually(lambda: client.get(f"/connectors/{name}/config"), lambda r: r.status_code == 200, what=f"{name} in the view")
+    await eventually(
+        lambda: client.get(f"/connectors/{name}/config"), lambda r: r.status_code == 200, what=f"{name} in the view"
+    )
 
 
 async def tasks_of(client: httpx.AsyncClient, name: str) -> list[str]:
@@ -98,7 +111,9 @@ def positions(entries: list[dict[str, Any]]) -> list[int]:
 
 
 def kafka_offsets(entries: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
-    return {(e["partition"]["kafka_topic"], e["partition"]["kafka_partition"]): e["offset"]["kafka_offset"] for e in entries}
+    return {
+        (e["partition"]["kafka_topic"], e["partition"]["kafka_partition"]): e["offset"]["kafka_offset"] for e in entries
+    }
 
 
 async def last_records(bootstrap: str, topic: str, key: bytes) -> list[tuple[int, bytes | None]]:
@@ -155,7 +170,9 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
         await eventually(lambda n=name: offsets(client, n), lambda o: positions(o) == [9], what=f"{name} at 9")
         with path.open("a") as f:
             f.write("l4\n")
-        grown = await eventually(lambda n=name: offsets(client, n), lambda o: positions(o) == [12], what=f"{name} at 12")
+        grown = await eventually(
+            lambda n=name: offsets(client, n), lambda o: positions(o) == [12], what=f"{name} at 12"
+        )
         assert grown == [{"partition": {"filename": str(path)}, "offset": {"position": 12}}]
         if cluster.name == "new":
             assert grown == await offsets(worker, name)
@@ -184,7 +201,9 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
     # stopped: back to the start of the file, resume, the lines come again
     for name, path in files.items():
         await stop(client, worker, name)
-        answer = await patch(client, name, {"offsets": [{"partition": {"filename": str(path)}, "offset": {"position": 0}}]})
+        answer = await patch(
+            client, name, {"offsets": [{"partition": {"filename": str(path)}, "offset": {"position": 0}}]}
+        )
         assert (answer.status_code, answer.json()) == (200, {"message": altered(cluster)})
         assert positions(await offsets(client, name)) == [0]
     key = OffsetKey(plain, {"filename": str(files[plain])}).to_bytes()
@@ -257,11 +276,15 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
         await eventually(lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 3}, what="at 3")
     await produce(stack.bootstrap, topic, ["r4"])
     for name in files:
-        grown = await eventually(lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="4")
+        grown = await eventually(
+            lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="4"
+        )
         assert grown == [{"partition": {"kafka_partition": 0, "kafka_topic": topic}, "offset": {"kafka_offset": 4}}]
         if cluster.name == "new":
             assert grown == await offsets(worker, name)
-    refused = await patch(client, plain, {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": None}]})
+    refused = await patch(
+        client, plain, {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": None}]}
+    )
     assert (refused.status_code, refused.json()["message"]) == (400, not_stopped(plain))
 
     kafka = ConsumerGroups({"bootstrap_servers": stack.bootstrap}, 5000)
@@ -278,7 +301,9 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
     assert await kafka.committed(groups[plain]) == {(topic, 0): 1}
     for name in files:
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
-    await eventually(lines(plain), lambda got: got == ["r1", "r2", "r3", "r4", "r2", "r3", "r4"], what="rewritten from 1")
+    await eventually(
+        lines(plain), lambda got: got == ["r1", "r2", "r3", "r4", "r2", "r3", "r4"], what="rewritten from 1"
+    )
     await eventually(lines(override), lambda got: got == ["r1", "r2", "r3", "r4"] * 2, what="rewritten from the start")
 
     # reset: the group is deleted; a second reset (no group) succeeds; resumed, everything again
@@ -294,7 +319,9 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
     before = {plain: 7, override: 8}
     for name in files:
-        await eventually(lines(name), lambda got, n=name: got[before[n] :] == ["r1", "r2", "r3", "r4"], what="all again")
+        await eventually(
+            lines(name), lambda got, n=name: got[before[n] :] == ["r1", "r2", "r3", "r4"], what="all again"
+        )
         assert (await client.delete(f"/connectors/{name}")).status_code == 204
 
 
@@ -302,74 +329,106 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
 SOURCE_PARTITION = {"filename": "/tmp/kip875-in.txt"}
 BAD_BODIES = [
     pytest.param("source", b"{not json", "The request body is not valid JSON (", id="not-json"),
-    pytest.param("source", b"[1]", "The request body must be a JSON object with the key 'offsets', not an array", id="array"),
+    pytest.param(
+        "source", b"[1]", "The request body must be a JSON object with the key 'offsets', not an array", id="array"
+    ),
     pytest.param("source", b"{}", NO_OFFSETS, id="no-offsets"),
     pytest.param("sink", b'{"offsets":[]}', NO_OFFSETS, id="empty-offsets"),
     pytest.param(
-        "source", b'{"offsets":"x"}', "'offsets' must be an array of {\"partition\": {...}, \"offset\": {...}} objects, not a string",
+        "source",
+        b'{"offsets":"x"}',
+        '\'offsets\' must be an array of {"partition": {...}, "offset": {...}} objects, not a string',
         id="offsets-not-array",
     ),
-    pytest.param("source", b'{"offsets":[1]}', "offsets[0] must be an object with the keys 'partition' and 'offset', not a number", id="entry-number"),
     pytest.param(
-        "source", b'{"offsets":[{"partition":{"a":1},"offset":null,"extra":1}]}',
-        "offsets[0] has the unknown key 'extra'; an entry has only 'partition' and 'offset'", id="unknown-key",
+        "source",
+        b'{"offsets":[1]}',
+        "offsets[0] must be an object with the keys 'partition' and 'offset', not a number",
+        id="entry-number",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":"t-0","offset":{"kafka_offset":1}}]}',
-        "offsets[0].partition must be an object, not a string", id="partition-not-object",
+        "source",
+        b'{"offsets":[{"partition":{"a":1},"offset":null,"extra":1}]}',
+        "offsets[0] has the unknown key 'extra'; an entry has only 'partition' and 'offset'",
+        id="unknown-key",
     ),
     pytest.param(
-        "source", b'{"offsets":[{"partition":{"filename":"f"},"offset":7}]}',
-        "offsets[0].offset must be an object or null (to reset the partition), not a number", id="offset-number",
+        "sink",
+        b'{"offsets":[{"partition":"t-0","offset":{"kafka_offset":1}}]}',
+        "offsets[0].partition must be an object, not a string",
+        id="partition-not-object",
     ),
-    pytest.param("source", b'{"offsets":[{"offset":{"position":1}}]}', "offsets[0].partition is missing or null; a source partition is an object", id="source-no-partition"),
     pytest.param(
-        "source", b'{"offsets":[{"partition":{"filename":["f"]},"offset":null}]}',
+        "source",
+        b'{"offsets":[{"partition":{"filename":"f"},"offset":7}]}',
+        "offsets[0].offset must be an object or null (to reset the partition), not a number",
+        id="offset-number",
+    ),
+    pytest.param(
+        "source",
+        b'{"offsets":[{"offset":{"position":1}}]}',
+        "offsets[0].partition is missing or null; a source partition is an object",
+        id="source-no-partition",
+    ),
+    pytest.param(
+        "source",
+        b'{"offsets":[{"partition":{"filename":["f"]},"offset":null}]}',
         "offsets[0].partition.filename is an array: offsets may only contain primitive types as values "
         "(string, number, boolean, null), but field filename contains ARRAY",
         id="source-array-value",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC"},"offset":{"kafka_offset":1}}]}',
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC"},"offset":{"kafka_offset":1}}]}',
         "offsets[0]: The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'",
         id="sink-no-partition-key",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":"x"},"offset":{"kafka_offset":1}}]}',
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":"x"},"offset":{"kafka_offset":1}}]}',
         "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: 'x'. "
         "Partition values for sink connectors need to be integers.",
         id="sink-partition-string",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{"kafka_offset":"y"}}]}',
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{"kafka_offset":"y"}}]}',
         "offsets[0]: Failed to parse the following Kafka offset value in the provided offsets: 'y'. "
         "Offset values for sink connectors need to be integers.",
         id="sink-offset-string",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{}}]}',
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{}}]}',
         "offsets[0]: The offset for a sink connector should either be null or contain the key 'kafka_offset'",
         id="sink-offset-no-key",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{"kafka_offset":-1}}]}',
-        "offsets[0].offset.kafka_offset is -1; offsets are not negative", id="sink-negative-offset",
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{"kafka_offset":-1}}]}',
+        "offsets[0].offset.kafka_offset is -1; offsets are not negative",
+        id="sink-negative-offset",
     ),
     pytest.param(
         "sink",
         b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":0},"offset":{"kafka_offset":1}},'
         b'{"partition":{"kafka_topic":"no-such-topic-kip875","kafka_partition":0},"offset":{"kafka_offset":1}}]}',
-        "offsets[1]: the topic 'no-such-topic-kip875' does not exist", id="sink-topic-missing",
+        "offsets[1]: the topic 'no-such-topic-kip875' does not exist",
+        id="sink-topic-missing",
     ),
     pytest.param(
-        "sink", b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":3},"offset":{"kafka_offset":1}}]}',
-        "offsets[0]: partition 3 of topic 'TOPIC' does not exist (the topic has 1 partition)", id="sink-partition-missing",
+        "sink",
+        b'{"offsets":[{"partition":{"kafka_topic":"TOPIC","kafka_partition":3},"offset":{"kafka_offset":1}}]}',
+        "offsets[0]: partition 3 of topic 'TOPIC' does not exist (the topic has 1 partition)",
+        id="sink-partition-missing",
     ),
 ]
 
 
 @pytest.fixture(scope="module")
-async def malformed_targets(cluster: Cluster, stack: Stack) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, str], str]]:
+async def malformed_targets(
+    cluster: Cluster, stack: Stack
+) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, str], str]]:
     """Per Connect version: an in-process sidecar, a source and a sink connector (running: the body is
     checked before the state), and the sink's topic."""
     tag = f"{cluster.name}-bad"
@@ -377,11 +436,19 @@ async def malformed_targets(cluster: Cluster, stack: Stack) -> AsyncIterator[tup
     await produce(stack.bootstrap, topic, ["x"])
     app = create_app(load_settings(worker_properties=cluster.properties))
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
+        ) as client:
             await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
             names = {"source": f"kip875-bad-src-{tag}", "sink": f"kip875-bad-sink-{tag}"}
-            await create(client, names["source"], {"connector.class": FILE_SOURCE, "file": SOURCE_PARTITION["filename"], "topic": topic})
-            await create(client, names["sink"], {"connector.class": FILE_SINK, "file": "/tmp/kip875-out.txt", "topics": topic})
+            await create(
+                client,
+                names["source"],
+                {"connector.class": FILE_SOURCE, "file": SOURCE_PARTITION["filename"], "topic": topic},
+            )
+            await create(
+                client, names["sink"], {"connector.class": FILE_SINK, "file": "/tmp/kip875-out.txt", "topics": topic}
+            )
             yield client, names, topic
             for name in names.values():
                 await client.delete(f"/connectors/{name}")

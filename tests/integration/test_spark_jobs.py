@@ -115,7 +115,9 @@ def names_for(u: str) -> dict[str, str]:
     return n
 
 
-async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient, n: dict[str, str], tmp: Path) -> Scenario:
+async def run_scenario(
+    stack: Stack, cluster: Cluster, worker: httpx.AsyncClient, n: dict[str, str], tmp: Path
+) -> Scenario:
     u = n["src"].rsplit("-", 1)[1]
     files = {k: str(tmp / f"{k}.txt") for k in ("src", "reset", "gone", "create")}
     admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap)
@@ -148,15 +150,21 @@ async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient
 
         # reset: offsets reset, topics reset
         Path(files["reset"]).write_text("r1\n")
-        await create(worker, n["reset"], {"connector.class": FILE_SOURCE, "file": files["reset"], "topic": n["t_rtopic"]})
-        await eventually(lambda: offsets_of(worker, n["reset"]), position_is({"filename": files["reset"]}, 3), what="reset at 3")
+        await create(
+            worker, n["reset"], {"connector.class": FILE_SOURCE, "file": files["reset"], "topic": n["t_rtopic"]}
+        )
+        await eventually(
+            lambda: offsets_of(worker, n["reset"]), position_is({"filename": files["reset"]}, 3), what="reset at 3"
+        )
         await stop(worker, n["reset"])
         await call(worker, "DELETE", f"/connectors/{n['reset']}/offsets", 200)
         await call(worker, "PUT", f"/connectors/{n['reset']}/topics/reset", 202)
 
         # sink: beyond the log end on data, below the log start on trim, never active on empty
         sink_topics = ",".join(n[f"t_{k}"] for k in ("data", "trim", "empty"))
-        await create(worker, n["sink"], {"connector.class": FILE_SINK, "file": str(tmp / "out.txt"), "topics": sink_topics})
+        await create(
+            worker, n["sink"], {"connector.class": FILE_SINK, "file": str(tmp / "out.txt"), "topics": sink_topics}
+        )
         await eventually(
             lambda: offsets_of(worker, n["sink"]),
             lambda o: sink_offset_is(n["t_data"], 4)(o) and sink_offset_is(n["t_trim"], 3)(o),
@@ -178,8 +186,12 @@ async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient
         # gone and gsink: ran, then deleted
         Path(files["gone"]).write_text("g1\n")
         await create(worker, n["gone"], {"connector.class": FILE_SOURCE, "file": files["gone"], "topic": n["t_gtopic"]})
-        await create(worker, n["gsink"], {"connector.class": FILE_SINK, "file": str(tmp / "g.txt"), "topics": n["t_data"]})
-        await eventually(lambda: offsets_of(worker, n["gone"]), position_is({"filename": files["gone"]}, 3), what="gone at 3")
+        await create(
+            worker, n["gsink"], {"connector.class": FILE_SINK, "file": str(tmp / "g.txt"), "topics": n["t_data"]}
+        )
+        await eventually(
+            lambda: offsets_of(worker, n["gone"]), position_is({"filename": files["gone"]}, 3), what="gone at 3"
+        )
         await eventually(lambda: offsets_of(worker, n["gsink"]), sink_offset_is(n["t_data"], 4), what="gsink caught up")
         for name in (n["gone"], n["gsink"]):
             await call(worker, "DELETE", f"/connectors/{name}", 204)
@@ -193,8 +205,12 @@ async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient
             "topic.creation.compacted.include": "spark-pre-.*",
             "topic.creation.compacted.cleanup.policy": "compact",
         }
-        await create(worker, n["create"], {"connector.class": FILE_SOURCE, "file": files["create"], "topic": n["t_pre"], **rules})
-        await eventually(lambda: offsets_of(worker, n["create"]), position_is({"filename": files["create"]}, 3), what="create at 3")
+        await create(
+            worker, n["create"], {"connector.class": FILE_SOURCE, "file": files["create"], "topic": n["t_pre"], **rules}
+        )
+        await eventually(
+            lambda: offsets_of(worker, n["create"]), position_is({"filename": files["create"]}, 3), what="create at 3"
+        )
     finally:
         await producer.stop()
         await admin.close()
@@ -202,7 +218,9 @@ async def run_scenario(stack: Stack, cluster: Cluster, worker: httpx.AsyncClient
 
 
 @pytest.fixture(scope="module")
-async def scenario(stack: Stack, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> AsyncIterator[Scenario]:  # noqa: F811
+async def scenario(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
+) -> AsyncIterator[Scenario]:
     cluster = stack.clusters["new"]
     tmp = tmp_path_factory.mktemp("spark-jobs")
     u = str(int(time.time() * 1000) % 10**8)
@@ -212,7 +230,15 @@ async def scenario(stack: Stack, tmp_path_factory: pytest.TempPathFactory, spark
             s = await run_scenario(stack, cluster, worker, names, tmp)
             common = ["--worker-properties", cluster.properties, "--max-findings", "100000"]
             # the jobs are synchronous programs with their own event loops: off this loop's thread
-            offsets_args = [*common, "--sidecar-url", cluster.sidecar_url, "--as-of", str(s.t1_ms), "--out", str(s.out / "offsets")]
+            offsets_args = [
+                *common,
+                "--sidecar-url",
+                cluster.sidecar_url,
+                "--as-of",
+                str(s.t1_ms),
+                "--out",
+                str(s.out / "offsets"),
+            ]
             assert await asyncio.to_thread(offsets_reconcile.main, offsets_args) == 0
             audit_args = [*common, "--idle-after", "1s", "--out", str(s.out / "audit")]
             assert await asyncio.to_thread(topic_audit.main, audit_args) == 0
@@ -273,7 +299,11 @@ def test_sidecar_view_disagrees_where_the_worker_cannot_find_an_offset(scenario:
     report, n = scenario.offsets_report(), scenario.names
     u = n["src"].rsplit("-", 1)[1]
     (src,) = items(report, "sidecar_disagreements", connector=n["src"])
-    assert (src["only_in_sidecar"], src["only_in_history"], src["different"]) == ([json.dumps({"filename": f"/nowhere-{u}"}, separators=(",", ":"))], [], [])
+    assert (src["only_in_sidecar"], src["only_in_history"], src["different"]) == (
+        [json.dumps({"filename": f"/nowhere-{u}"}, separators=(",", ":"))],
+        [],
+        [],
+    )
     ours = {n[k] for k in ("reset", "sink", "create")}
     assert not [i for i in report["findings"]["sidecar_disagreements"]["items"] if i["connector"] in ours]
 
@@ -328,14 +358,23 @@ def test_topics_without_connector_and_sink_topics_never_active(scenario: Scenari
 def test_topic_creation_mismatch(scenario: Scenario) -> None:
     report, n = scenario.audit_report(), scenario.names
     (found,) = items(report, "creation_mismatches", connector=n["create"])
-    assert (found["topic"], found["group"], found["mismatches"]) == (n["t_pre"], "compacted", ["partitions", "cleanup.policy"])
+    assert (found["topic"], found["group"], found["mismatches"]) == (
+        n["t_pre"],
+        "compacted",
+        ["partitions", "cleanup.policy"],
+    )
     assert (found["expected_partitions"], found["actual_partitions"]) == (2, 1)
     assert (found["expected_cleanup_policy"], found["actual_cleanup_policy"]) == ("compact", "delete")
 
 
 def test_state_timeline(scenario: Scenario, spark: SparkSession) -> None:  # noqa: F811
     table = spark.read.parquet(str(scenario.out / "audit" / "tables" / "state_timeline"))
-    src = [r["state"] for r in table.filter((table.connector == scenario.names["src"]) & table.task.isNull()).orderBy("timestamp").collect()]
+    src = [
+        r["state"]
+        for r in table.filter((table.connector == scenario.names["src"]) & table.task.isNull())
+        .orderBy("timestamp")
+        .collect()
+    ]
     assert src[-1] == "STOPPED" and "RUNNING" in src
     states = {r["connector"]: r["state"] for r in scenario.audit_report()["connector_states"]["items"]}
     assert states[scenario.names["sink"]] == "STOPPED"

@@ -51,16 +51,16 @@ async def status_topic(live_broker: DedicatedBroker) -> str:
     admin = AIOKafkaAdminClient(bootstrap_servers=live_broker.bootstrap)
     await admin.start()
     try:
-        await admin.create_topics(
-            [NewTopic(name, PARTITIONS, 1, topic_configs={"cleanup.policy": "compact"})]
-        )
+        await admin.create_topics([NewTopic(name, PARTITIONS, 1, topic_configs={"cleanup.policy": "compact"})])
     finally:
         await admin.close()
     return name
 
 
 @contextlib.asynccontextmanager
-async def sidecar(broker: DedicatedBroker, topic: str, **retry: Any) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
+async def sidecar(
+    broker: DedicatedBroker, topic: str, **retry: Any
+) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
     """The sidecar app inside its lifespan, writing status records to ``topic`` on ``broker``."""
     settings = load_settings(
         connect_urls="http://127.0.0.1:9",  # no Connect worker needed: only the sidecar's own endpoints
@@ -232,7 +232,9 @@ async def test_a_short_outage_is_ridden_out_and_the_topic_ends_with_the_last_val
     assert isinstance(decoded, TopicStatus) and decoded.discover_timestamp == 20
 
 
-async def test_defaults_write_at_the_first_attempt_without_retries(live_broker: DedicatedBroker, status_topic: str) -> None:
+async def test_defaults_write_at_the_first_attempt_without_retries(
+    live_broker: DedicatedBroker, status_topic: str
+) -> None:
     key, value = topic_record("defaults", "sink-c", 30)
     async with sidecar(live_broker, status_topic) as (side, client):
         settings = side.settings
@@ -302,7 +304,9 @@ async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_brok
             assert await _wait_for(client, connector, []) == []
             # the acknowledgement may reach the writer just after the view read the tombstones back
             deadline = time.monotonic() + 30
-            while (writes := (await client.get("/_sidecar/status-writes")).json())["pending"] and time.monotonic() < deadline:
+            while (writes := (await client.get("/_sidecar/status-writes")).json())[
+                "pending"
+            ] and time.monotonic() < deadline:
                 await asyncio.sleep(0.2)
             assert writes["pending"] == [] and writes["failed"] == []
             after = await counters(client)

@@ -64,14 +64,19 @@ async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str
     await admin.start()
     try:
         await admin.create_topics(
-            [NewTopic(topics[t], n, 1, topic_configs={"cleanup.policy": "compact"}) for t, n in (("config", 1), ("status", 5), ("offsets", 5))]
+            [
+                NewTopic(topics[t], n, 1, topic_configs={"cleanup.policy": "compact"})
+                for t, n in (("config", 1), ("status", 5), ("offsets", 5))
+            ]
         )
     finally:
         await admin.close()
     producer = AIOKafkaProducer(bootstrap_servers=live_broker.bootstrap, acks="all")
     await producer.start()
     try:
-        key, value = encode_config(ConnectorConfig(topics["connector"], {"connector.class": "FileStreamSource", "topic": "t"}))
+        key, value = encode_config(
+            ConnectorConfig(topics["connector"], {"connector.class": "FileStreamSource", "topic": "t"})
+        )
         await producer.send_and_wait(topics["config"], value, key=key)
     finally:
         await producer.stop()
@@ -79,7 +84,9 @@ async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str
 
 
 @pytest.fixture
-async def sidecar(live_broker: DedicatedBroker, cluster_topics: dict[str, str]) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
+async def sidecar(
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str]
+) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
     settings = load_settings(
         connect_urls=refused_url(),  # no worker: the sidecar does the work through Kafka
         bootstrap_servers=live_broker.bootstrap,
@@ -93,13 +100,17 @@ async def sidecar(live_broker: DedicatedBroker, cluster_topics: dict[str, str]) 
     )
     app = create_app(settings)
     async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60) as client:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
+        ) as client:
             await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
             yield app.state.sidecar, client
 
 
 async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(
-    live_broker: DedicatedBroker, cluster_topics: dict[str, str], sidecar: tuple[Sidecar, httpx.AsyncClient],
+    live_broker: DedicatedBroker,
+    cluster_topics: dict[str, str],
+    sidecar: tuple[Sidecar, httpx.AsyncClient],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     side, client = sidecar

@@ -12,9 +12,9 @@ import httpx
 from control_plane.codecs import TargetState, TaskCommit, encode_config
 from control_plane.features.stop import unknown_connector
 
+from .conftest import InProcess
 from .stack import Cluster, Stack
 from .test_connector_lifecycle import read_values
-from .conftest import InProcess
 from .test_offsets_kip875 import FILE_SOURCE, create, created, last_records  # noqa: F401
 from .waiting import eventually
 
@@ -35,7 +35,7 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     stack: Stack,
     cluster: Cluster,
     worker: httpx.AsyncClient,
-    in_process: InProcess,  # noqa: F811
+    in_process: InProcess,
     created: list[str],  # noqa: F811
     unique: str,
     tmp_path: Path,
@@ -48,7 +48,12 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     lines = tmp_path / "in.txt"
     lines.write_text("a\nb\n")
     for name in (running, paused):
-        await create(client, name, {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(lines), "topic": topic}, created)
+        await create(
+            client,
+            name,
+            {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(lines), "topic": topic},
+            created,
+        )
     for name in (running, paused):
         await until(client, name, "RUNNING", ["RUNNING"])  # tasks first: a connector paused early has none
     assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202

@@ -44,7 +44,9 @@ async def test_topics_appear_reset_reappear_and_go_with_the_connector(
     assert (await sidecar.put(f"/connectors/{source}/config", json=source_config)).status_code == 201
     await both_show(sidecar, worker, source, [first])
     # the same source now writes a second topic: both stay active
-    assert (await sidecar.put(f"/connectors/{source}/config", json={**source_config, "topic": second})).status_code == 200
+    assert (
+        await sidecar.put(f"/connectors/{source}/config", json={**source_config, "topic": second})
+    ).status_code == 200
     await eventually(
         lambda: sidecar.get(f"/connectors/{source}/status"),
         lambda r: r.status_code == 200 and [t["state"] for t in r.json()["tasks"]] == ["RUNNING"],

@@ -11,7 +11,6 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-
 from .conftest import InProcess
 from .stack import Cluster, Stack
 from .test_failover_and_capabilities import refused_url
@@ -19,6 +18,7 @@ from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
 
 async def agree(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str) -> httpx.Response:
     """Until the sidecar (answering from its view) and the worker give the same status and JSON."""
@@ -137,7 +137,9 @@ async def test_bad_records_are_counted_and_skipped(stack: Stack, in_process: InP
     admin = AIOKafkaAdminClient(bootstrap_servers=stack.bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(t, 1, 1, topic_configs={"cleanup.policy": "compact"}) for t in topics.values()])
+        await admin.create_topics(
+            [NewTopic(t, 1, 1, topic_configs={"cleanup.policy": "compact"}) for t in topics.values()]
+        )
     finally:
         await admin.close()
     client = await in_process(**{f"{kind}_storage_topic": topic for kind, topic in topics.items()})

@@ -26,11 +26,25 @@ GROUPS = {
         pytest.param({}, "t", None, id="no-rules"),
         pytest.param({"topic.creation.default.partitions": "1"}, "t", None, id="default-needs-both"),
         pytest.param(BASE, "t", CreationRule("default", 3, 5, {}), id="default-only"),
-        pytest.param(GROUPS, "configurations.x", CreationRule("compacted", 3, 5, {"cleanup.policy": "compact"}), id="first-group"),
-        pytest.param(GROUPS, "another.compacted.topic", CreationRule("compacted", 3, 5, {"cleanup.policy": "compact"}), id="escaped"),
-        pytest.param(GROUPS, "anotherXcompacted.topic", CreationRule("default", 3, 5, {"cleanup.policy": "delete"}), id="whole-name"),
+        pytest.param(
+            GROUPS, "configurations.x", CreationRule("compacted", 3, 5, {"cleanup.policy": "compact"}), id="first-group"
+        ),
+        pytest.param(
+            GROUPS,
+            "another.compacted.topic",
+            CreationRule("compacted", 3, 5, {"cleanup.policy": "compact"}),
+            id="escaped",
+        ),
+        pytest.param(
+            GROUPS,
+            "anotherXcompacted.topic",
+            CreationRule("default", 3, 5, {"cleanup.policy": "delete"}),
+            id="whole-name",
+        ),
         pytest.param(GROUPS, "hpc.jobs", CreationRule("highly_parallel", 3, None, {}), id="broker-default"),
-        pytest.param(GROUPS, "hpc.internal.x", CreationRule("default", 3, 5, {"cleanup.policy": "delete"}), id="excluded"),
+        pytest.param(
+            GROUPS, "hpc.internal.x", CreationRule("default", 3, 5, {"cleanup.policy": "delete"}), id="excluded"
+        ),
     ],
 )
 def test_rule_for(props: dict[str, str], topic: str, expected: CreationRule | None) -> None:

@@ -127,7 +127,9 @@ class Kafka:
         self.view = FakeView(self.log)
         self.groups = FakeGroups()
         settings = load_settings(
-            connect_urls="http://w1:8083", config_storage_topic=CONFIG, status_storage_topic="status",
+            connect_urls="http://w1:8083",
+            config_storage_topic=CONFIG,
+            status_storage_topic="status",
             offset_storage_topic=OFFSETS,
         )
 
@@ -241,7 +243,10 @@ async def test_source_alter_reuses_the_key_bytes_a_partition_has_and_keys_new_on
         (b'["src",{"zeta":1,"b":2}]', b'{"pos":7}'),  # HashMap order: zeta before b
     ]
     read = await kafka.offsets.read("src")
-    assert [(dict(o.partition), o.offset) for o in read] == [({"a": 2, "z": 1}, {"pos": 0}), ({"zeta": 1, "b": 2}, {"pos": 7})]
+    assert [(dict(o.partition), o.offset) for o in read] == [
+        ({"a": 2, "z": 1}, {"pos": 0}),
+        ({"zeta": 1, "b": 2}, {"pos": 7}),
+    ]
 
 
 async def test_source_reset_tombstones_every_known_key_and_is_idempotent(kafka: Kafka) -> None:
@@ -324,7 +329,9 @@ async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kaf
     assert await kafka.offsets.alter("snk", entries) == framework_managed("altered")
     assert kafka.groups.groups["connect-snk"] == {("t", 0): 1}
     read = await kafka.offsets.read("snk")
-    assert [(dict(o.partition), o.offset) for o in read] == [({"kafka_partition": 0, "kafka_topic": "t"}, {"kafka_offset": 1})]
+    assert [(dict(o.partition), o.offset) for o in read] == [
+        ({"kafka_partition": 0, "kafka_topic": "t"}, {"kafka_offset": 1})
+    ]
     assert list(read[0].partition) == ["kafka_partition", "kafka_topic"]  # as 4.3.1 answers
     assert await kafka.offsets.reset("snk") == framework_managed("reset")
     assert "connect-snk" not in kafka.groups.groups
@@ -356,8 +363,11 @@ async def test_sink_group_overrides_and_refusals(kafka: Kafka) -> None:
 
 async def test_the_worker_group_id_setting_names_the_sink_group(kafka: Kafka) -> None:
     settings = load_settings(
-        connect_urls="http://w1:8083", config_storage_topic=CONFIG, status_storage_topic="status",
-        offset_storage_topic=OFFSETS, consumer_group_id="worker-wide",
+        connect_urls="http://w1:8083",
+        config_storage_topic=CONFIG,
+        status_storage_topic="status",
+        offset_storage_topic=OFFSETS,
+        consumer_group_id="worker-wide",
     )
     writer = OffsetsWriter(lambda: FakeProducer(kafka.log, lambda k: None), 1.0)
     offsets = ConnectorOffsets(settings, kafka.view, kafka.groups, writer, {})  # type: ignore[arg-type]

@@ -24,22 +24,34 @@ from control_plane.features.offsets_request import (
     [
         pytest.param(b"", "The request body is not valid JSON (", id="empty"),
         pytest.param(b"{nope", "The request body is not valid JSON (", id="not-json"),
-        pytest.param(b'"x"', "The request body must be a JSON object with the key 'offsets', not a string", id="string"),
-        pytest.param(b'{"offsets":[],"x":1}', "The request body has the unknown key 'x'; the only key is 'offsets'", id="extra"),
+        pytest.param(
+            b'"x"', "The request body must be a JSON object with the key 'offsets', not a string", id="string"
+        ),
+        pytest.param(
+            b'{"offsets":[],"x":1}', "The request body has the unknown key 'x'; the only key is 'offsets'", id="extra"
+        ),
         pytest.param(b"{}", NO_OFFSETS, id="missing"),
         pytest.param(b'{"offsets":null}', NO_OFFSETS, id="null"),
         pytest.param(b'{"offsets":[]}', NO_OFFSETS, id="empty-list"),
         pytest.param(b'{"offsets":{}}', "'offsets' must be an array of", id="object"),
-        pytest.param(b'{"offsets":[null]}', "offsets[0] must be an object with the keys 'partition' and 'offset', not null", id="null-entry"),
+        pytest.param(
+            b'{"offsets":[null]}',
+            "offsets[0] must be an object with the keys 'partition' and 'offset', not null",
+            id="null-entry",
+        ),
         pytest.param(
             b'{"offsets":[{"partition":{},"offset":null},{"partition":[1],"offset":null}]}',
-            "offsets[1].partition must be an object, not an array", id="second-partition",
+            "offsets[1].partition must be an object, not an array",
+            id="second-partition",
         ),
         pytest.param(
             b'{"offsets":[{"partition":{},"offset":"0"}]}',
-            "offsets[0].offset must be an object or null (to reset the partition), not a string", id="offset-string",
+            "offsets[0].offset must be an object or null (to reset the partition), not a string",
+            id="offset-string",
         ),
-        pytest.param(b'{"offsets":[{"partition":{},"offsets":{}}]}', "offsets[0] has the unknown key 'offsets'", id="typo"),
+        pytest.param(
+            b'{"offsets":[{"partition":{},"offsets":{}}]}', "offsets[0] has the unknown key 'offsets'", id="typo"
+        ),
     ],
 )
 def test_malformed_bodies_are_named_precisely(body: bytes, message: str) -> None:
@@ -61,7 +73,9 @@ def test_a_good_body_keeps_each_maps_order_and_types() -> None:
     ("partition", "offset", "message"),
     [
         pytest.param(None, {"position": 1}, "offsets[0].partition is missing or null", id="no-partition"),
-        pytest.param({"f": {"x": 1}}, None, "offsets[0].partition.f is an object: offsets may only contain primitive", id="map"),
+        pytest.param(
+            {"f": {"x": 1}}, None, "offsets[0].partition.f is an object: offsets may only contain primitive", id="map"
+        ),
         pytest.param({"f": "x"}, {"p": [1]}, "offsets[0].offset.p is an array:", id="array-offset"),
         pytest.param({"f": 2**64}, None, "offsets[0].partition.f is 18446744073709551616, outside the range", id="big"),
     ],
@@ -92,29 +106,69 @@ def test_sink_entries_parse_as_connect_does_numbers_or_strings_last_one_wins() -
 @pytest.mark.parametrize(
     ("partition", "offset", "message"),
     [
-        pytest.param(None, None, "offsets[0]: The partition for a sink connector offset cannot be null or missing", id="none"),
-        pytest.param({"kafka_partition": 0}, None, "offsets[0]: The partition for a sink connector offset must contain", id="no-topic"),
-        pytest.param({"kafka_topic": None, "kafka_partition": 0}, None, "offsets[0]: Kafka topic names must be valid", id="null-topic"),
-        pytest.param({"kafka_topic": 5, "kafka_partition": 0}, None, "offsets[0].partition.kafka_topic must be a non-empty string", id="int-topic"),
-        pytest.param({"kafka_topic": "t", "kafka_partition": None}, None, "offsets[0]: Kafka partitions must be valid numbers", id="null-part"),
         pytest.param(
-            {"kafka_topic": "t", "kafka_partition": 1.5}, None,
-            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: '1.5'.", id="float-part",
+            None, None, "offsets[0]: The partition for a sink connector offset cannot be null or missing", id="none"
         ),
         pytest.param(
-            {"kafka_topic": "t", "kafka_partition": True}, None,
-            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: 'true'.", id="bool-part",
+            {"kafka_partition": 0},
+            None,
+            "offsets[0]: The partition for a sink connector offset must contain",
+            id="no-topic",
         ),
         pytest.param(
-            {"kafka_topic": "t", "kafka_partition": 2**31}, None,
-            "offsets[0]: Failed to parse the following Kafka partition value", id="int32-overflow",
+            {"kafka_topic": None, "kafka_partition": 0},
+            None,
+            "offsets[0]: Kafka topic names must be valid",
+            id="null-topic",
         ),
-        pytest.param({"kafka_topic": "t", "kafka_partition": -1}, None, "offsets[0].partition.kafka_partition is -1", id="neg-part"),
         pytest.param(
-            {"kafka_topic": "t", "kafka_partition": 0}, {"kafka_offset": None},
-            "offsets[0]: Failed to parse the following Kafka offset value in the provided offsets: 'null'.", id="null-offset",
+            {"kafka_topic": 5, "kafka_partition": 0},
+            None,
+            "offsets[0].partition.kafka_topic must be a non-empty string",
+            id="int-topic",
         ),
-        pytest.param({"kafka_topic": "t", "kafka_partition": 0}, {"offset": 1}, "offsets[0]: The offset for a sink connector should", id="no-key"),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": None},
+            None,
+            "offsets[0]: Kafka partitions must be valid numbers",
+            id="null-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 1.5},
+            None,
+            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: '1.5'.",
+            id="float-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": True},
+            None,
+            "offsets[0]: Failed to parse the following Kafka partition value in the provided offsets: 'true'.",
+            id="bool-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 2**31},
+            None,
+            "offsets[0]: Failed to parse the following Kafka partition value",
+            id="int32-overflow",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": -1},
+            None,
+            "offsets[0].partition.kafka_partition is -1",
+            id="neg-part",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 0},
+            {"kafka_offset": None},
+            "offsets[0]: Failed to parse the following Kafka offset value in the provided offsets: 'null'.",
+            id="null-offset",
+        ),
+        pytest.param(
+            {"kafka_topic": "t", "kafka_partition": 0},
+            {"offset": 1},
+            "offsets[0]: The offset for a sink connector should",
+            id="no-key",
+        ),
     ],
 )
 def test_sink_entries_are_refused_with_connects_messages_naming_the_entry(

@@ -37,7 +37,11 @@ async def test_native_workers_get_the_request_unchanged(
     ("body", "message"),
     [
         pytest.param(b'{"offsets":[]}', NO_OFFSETS, id="empty"),
-        pytest.param(b'{"offsets":[{"partition":"x","offset":null}]}', "offsets[0].partition must be an object, not a string", id="partition"),
+        pytest.param(
+            b'{"offsets":[{"partition":"x","offset":null}]}',
+            "offsets[0].partition must be an object, not a string",
+            id="partition",
+        ),
     ],
 )
 async def test_a_malformed_alter_is_answered_400_without_a_round_trip(
@@ -71,7 +75,9 @@ async def test_old_workers_without_the_internal_topics_get_a_503_that_says_why(
 
 
 async def test_a_forced_native_mode_forwards_to_an_old_worker(router: respx.MockRouter, serve) -> None:
-    route = router.route(path="/connectors/c/stop").respond(404, json={"error_code": 404, "message": "HTTP 404 Not Found"})
+    route = router.route(path="/connectors/c/stop").respond(
+        404, json={"error_code": 404, "message": "HTTP 404 Not Found"}
+    )
     settings = load_settings(connect_urls=CONNECT_URLS, feature_stop_and_offsets_read="native")
     async with serve(version="3.4.1", settings=settings) as running:
         answer = await running.client.put("/connectors/c/stop")

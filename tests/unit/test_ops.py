@@ -10,8 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from control_plane.rest.routes import route_template
 
 STALE = (
-    "Cannot complete request momentarily due to stale configuration "
-    "(typically caused by a concurrent config change)"
+    "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 )
 
 

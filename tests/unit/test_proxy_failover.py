@@ -21,6 +21,7 @@ from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, W
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
 
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -37,14 +37,16 @@ def header_names(request: httpx.Request) -> set[str]:
             id="400-connect-error",
         ),
         pytest.param(
-            409, {"Content-Type": "application/json"}, b'{"error_code":409,"message":"Connector a already exists"}',
+            409,
+            {"Content-Type": "application/json"},
+            b'{"error_code":409,"message":"Connector a already exists"}',
             id="409-final",
         ),
         pytest.param(
             404,
             {"Content-Type": "text/html;charset=iso-8859-1"},
             b"<html><head><title>Error 404 Not Found</title></head><body><h2>HTTP ERROR 404 Not Found</h2>"
-            b"<table><tr><th>URI:</th><td>/nope</td></tr></table><hr/><a href=\"https://eclipse.org/jetty\">"
+            b'<table><tr><th>URI:</th><td>/nope</td></tr></table><hr/><a href="https://eclipse.org/jetty">'
             b"Powered by Jetty:// 9.4.56.v20240826</a><hr/></body></html>",
             id="404-jetty-html",
         ),
@@ -214,7 +216,9 @@ async def test_repeated_response_headers_all_kept(router: respx.MockRouter, serv
         pytest.param("POST", "/connectors", b'{"name":"a","config":{"connector.class":"X"}}', 201, id="POST"),
         pytest.param("PUT", "/connectors/a/config", b'{"connector.class":"X","tasks.max":"1"}', 200, id="PUT"),
         pytest.param("PUT", "/connectors/a/pause", b"", 202, id="PUT-empty"),
-        pytest.param("PATCH", "/connectors/a/offsets", b'{"offsets":[{"partition":{"f":"x"},"offset":null}]}', 200, id="PATCH"),
+        pytest.param(
+            "PATCH", "/connectors/a/offsets", b'{"offsets":[{"partition":{"f":"x"},"offset":null}]}', 200, id="PATCH"
+        ),
         pytest.param("DELETE", "/connectors/a/offsets", b"", 200, id="DELETE"),
         pytest.param("OPTIONS", "/connectors", b"", 200, id="OPTIONS"),
     ],
@@ -245,9 +249,7 @@ async def test_methods_pass_through(
         pytest.param("/connectors/a+b/status", id="plus-stays-plus"),
     ],
 )
-async def test_percent_encoded_connector_names_reach_worker_encoded(
-    router: respx.MockRouter, serve, path: str
-) -> None:
+async def test_percent_encoded_connector_names_reach_worker_encoded(router: respx.MockRouter, serve, path: str) -> None:
     route = router.route(host="w1").respond(200, json={})
     async with serve() as running:
         response = await running.client.get(path)

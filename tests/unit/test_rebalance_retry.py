@@ -11,8 +11,7 @@ from control_plane.upstream import ConnectUpstream, UpstreamRequest
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 STALE = (
-    "Cannot complete request momentarily due to stale configuration "
-    "(typically caused by a concurrent config change)"
+    "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 )
 # The full messages of Connect's HerderRequestHandler / DistributedHerder for each prefix.
 REBALANCE_MESSAGES = [
@@ -46,9 +45,7 @@ def test_every_prefix_has_a_message_here() -> None:
 @pytest.mark.parametrize("message", REBALANCE_MESSAGES)
 async def test_rebalance_409_then_success_gives_success(router: respx.MockRouter, serve, message: str) -> None:
     created = {**CONNECTOR, "tasks": [], "type": "source"}
-    route = router.post(path="/connectors").mock(
-        side_effect=[conflict(message), httpx.Response(201, json=created)]
-    )
+    route = router.post(path="/connectors").mock(side_effect=[conflict(message), httpx.Response(201, json=created)])
     async with serve() as running:
         response = await running.client.post("/connectors", json=CONNECTOR)
         retries = running.sidecar.upstream.rebalance_retries

@@ -10,9 +10,9 @@ import pytest
 from control_plane import cli
 from control_plane.settings import (
     DEFAULT_CONNECT_URL,
+    WORKER_KEYS,
     FeatureMode,
     SettingsError,
-    WORKER_KEYS,
     describe,
     load_settings,
 )
@@ -95,7 +95,7 @@ def test_learns_kafka_client_security_only(worker_file) -> None:
     assert settings.kafka_client_properties == {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
-        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
         'username="connect" password="s3cret";',
         "ssl.truststore.location": "/etc/kafka/truststore.jks",
         "ssl.truststore.password": "trust-me",
@@ -234,7 +234,9 @@ BAD_FILE_VALUES = [
         id="initial-backoff-negative",
     ),
     pytest.param(
-        "status.storage.retry.max.backoff.ms=-5\n", ["status.storage.retry.max.backoff.ms", "-5"], id="max-backoff-negative"
+        "status.storage.retry.max.backoff.ms=-5\n",
+        ["status.storage.retry.max.backoff.ms", "-5"],
+        id="max-backoff-negative",
     ),
     pytest.param(
         "status.storage.retry.max.retries=2147483648\n",
@@ -264,7 +266,9 @@ def test_bad_file_value_raises_naming_the_key(worker_file, text: str, named: lis
         pytest.param({"connect_urls": " , "}, ["CONTROL_PLANE_CONNECT_URLS", "at least one"], id="empty-list"),
         pytest.param({"port": 70000}, ["CONTROL_PLANE_PORT", "70000"], id="port"),
         pytest.param(
-            {"status_write_request_timeout_ms": 0}, ["CONTROL_PLANE_STATUS_WRITE_REQUEST_TIMEOUT_MS", "0"], id="status-write-request-timeout"
+            {"status_write_request_timeout_ms": 0},
+            ["CONTROL_PLANE_STATUS_WRITE_REQUEST_TIMEOUT_MS", "0"],
+            id="status-write-request-timeout",
         ),
         pytest.param(
             {"rebalance_retry_initial_backoff_ms": 5000, "rebalance_retry_max_backoff_ms": 100},
@@ -296,8 +300,6 @@ def test_bad_environment_value_raises_naming_the_variable(monkeypatch: pytest.Mo
         load_settings()
 
 
-
-
 def test_bad_json_in_the_environment_raises_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONTROL_PLANE_KAFKA_CLIENT_PROPERTIES", "{not json")
     with pytest.raises(SettingsError, match="CONTROL_PLANE_KAFKA_CLIENT_PROPERTIES"):
@@ -310,15 +312,11 @@ def test_unreadable_worker_file_raises(tmp_path: Path) -> None:
         load_settings(worker_properties=str(missing))
 
 
-
-
 @pytest.mark.parametrize(
     ("text", "field", "expected"),
     [
         pytest.param("group.id=connect-prod   \n", "group_id", "connect-prod", id="string"),
-        pytest.param(
-            "bootstrap.servers=b1:9092,b2:9092 \n", "bootstrap_servers", "b1:9092,b2:9092", id="list"
-        ),
+        pytest.param("bootstrap.servers=b1:9092,b2:9092 \n", "bootstrap_servers", "b1:9092,b2:9092", id="list"),
         pytest.param("topic.tracking.enable=false \n", "topic_tracking_enable", False, id="boolean"),
         pytest.param("topic.creation.enable=FALSE\n", "topic_creation_enable", False, id="boolean-any-case"),
         pytest.param("status.storage.retry.max.retries=7 \n", "status_storage_retry_max_retries", 7, id="int"),

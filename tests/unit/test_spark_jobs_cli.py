@@ -43,14 +43,27 @@ def silent_port() -> Iterator[int]:
 
 
 @pytest.mark.parametrize("main", JOBS)
-def test_refused_kafka(main: Main, properties: Path, closed_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["--worker-properties", str(properties), "--bootstrap", f"127.0.0.1:{closed_port}", "--out", str(tmp_path / "o")])
+def test_refused_kafka(
+    main: Main, properties: Path, closed_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "--worker-properties",
+            str(properties),
+            "--bootstrap",
+            f"127.0.0.1:{closed_port}",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
     assert code == 2
     assert f"error: Kafka at 127.0.0.1:{closed_port} failed (connecting)" in capsys.readouterr().err
     assert not (tmp_path / "o" / "spark.log").exists()  # Spark never started
 
 
-def test_silent_kafka_times_out(properties: Path, silent_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_silent_kafka_times_out(
+    properties: Path, silent_port: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     started = time.monotonic()
     args = ["--worker-properties", str(properties), "--bootstrap", f"127.0.0.1:{silent_port}", "--kafka-timeout-s", "1"]
     assert topic_audit.main([*args, "--out", str(tmp_path)]) == 2
@@ -61,7 +74,10 @@ def test_silent_kafka_times_out(properties: Path, silent_port: int, tmp_path: Pa
 @pytest.mark.parametrize("main", JOBS)
 def test_missing_snapshot(main: Main, properties: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     snapshot = tmp_path / "gone.parquet"
-    assert main(["--worker-properties", str(properties), "--snapshot", str(snapshot), "--offline", "--out", str(tmp_path)]) == 2
+    assert (
+        main(["--worker-properties", str(properties), "--snapshot", str(snapshot), "--offline", "--out", str(tmp_path)])
+        == 2
+    )
     assert f"error: cannot read snapshot {snapshot}: no such file or directory" in capsys.readouterr().err
 
 
@@ -70,7 +86,9 @@ def test_unknown_internal_topics(tmp_path: Path, capsys: pytest.CaptureFixture[s
     bare.write_text("bootstrap.servers=127.0.0.1:9\n")
     assert offsets_reconcile.main(["--worker-properties", str(bare), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "the internal topic names are unknown (config.storage.topic, status.storage.topic, offset.storage.topic)" in err
+    assert (
+        "the internal topic names are unknown (config.storage.topic, status.storage.topic, offset.storage.topic)" in err
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,6 +104,8 @@ def test_parse_time(text: str, ms: int) -> None:
     assert parse_time(text) == ms
 
 
-@pytest.mark.parametrize(("text", "ms"), [("90", 90_000), ("90s", 90_000), ("15m", 900_000), ("12h", 43_200_000), ("7d", 604_800_000)])
+@pytest.mark.parametrize(
+    ("text", "ms"), [("90", 90_000), ("90s", 90_000), ("15m", 900_000), ("12h", 43_200_000), ("7d", 604_800_000)]
+)
 def test_parse_duration(text: str, ms: int) -> None:
     assert parse_duration(text) == ms

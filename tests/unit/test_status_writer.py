@@ -173,7 +173,10 @@ async def test_retriable_errors_are_retried_with_backoff_then_succeed() -> None:
     assert gaps[0] >= 0.020 and gaps[1] >= 0.040  # 20 ms then 40 ms (no jitter)
     assert observer.counts == {("retry", "task"): 2, ("success", "task"): 1}
     retries = [line for line in logs if line["event"] == "status write failed; retrying"]
-    assert [(r["log_level"], r["attempt"], r["backoff_ms"]) for r in retries] == [("warning", 1, 20), ("warning", 2, 40)]
+    assert [(r["log_level"], r["attempt"], r["backoff_ms"]) for r in retries] == [
+        ("warning", 1, 20),
+        ("warning", 2, 40),
+    ]
     assert retries[0]["error"].startswith("KafkaConnectionError")
     assert retries[1]["key"] == K2.decode() and retries[1]["kind"] == "task"
 

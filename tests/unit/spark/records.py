@@ -42,14 +42,24 @@ class History:
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     _next: dict[tuple[str, int], count[int]] = field(default_factory=dict)
 
-    def add(self, role: str, key: bytes | None, value: bytes | None, ts: int, partition: int | None = None, partitions: int = 1) -> None:
+    def add(
+        self,
+        role: str,
+        key: bytes | None,
+        value: bytes | None,
+        ts: int,
+        partition: int | None = None,
+        partitions: int = 1,
+    ) -> None:
         if partition is None:
             partition = partition_for_key(key, partitions) if key is not None and partitions > 1 else 0
         offsets = self._next.setdefault((role, partition), count())
         self.rows.append((role, TOPICS[role], partition, next(offsets), ts, key, value))
 
     # -- offsets topic
-    def offset(self, connector: str, partition: Mapping[str, Any] | None, offset: Mapping[str, Any], ts: int, **kw: Any) -> None:
+    def offset(
+        self, connector: str, partition: Mapping[str, Any] | None, offset: Mapping[str, Any], ts: int, **kw: Any
+    ) -> None:
         key, value = encode_offset(SourceOffset(connector, partition, offset))
         self.add("offsets", key, value, ts, partitions=OFFSET_PARTITIONS, **kw)
 

@@ -65,15 +65,23 @@ def test_history_per_connector_and_partition(history_frames: tuple[DataFrame, Da
     assert rows[("src", '{"filename":"/a"}', False)]["offset_json"] == '{"position":99}'
 
 
-def test_orphans_of_deleted_and_unknown_connectors(spark: SparkSession, history_frames: tuple[DataFrame, DataFrame]) -> None:
+def test_orphans_of_deleted_and_unknown_connectors(
+    spark: SparkSession, history_frames: tuple[DataFrame, DataFrame]
+) -> None:
     decoded, connectors = history_frames
     sinks = sink_offsets(
         spark.createDataFrame(
-            [("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None), ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None)],
+            [
+                ("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None),
+                ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None),
+            ],
             SINK_PARTITIONS_SCHEMA,
         )
     )
-    found = {r["connector"]: r for r in orphaned_offsets(offset_history(decoded), orphaned_sink_offsets(sinks), connectors).collect()}
+    found = {
+        r["connector"]: r
+        for r in orphaned_offsets(offset_history(decoded), orphaned_sink_offsets(sinks), connectors).collect()
+    }
     assert set(found) == {"gone", "never", "old-sink"}
     assert (found["gone"]["type"], found["gone"]["partitions"], found["gone"]["deleted"]) == ("source", 1, 4000)
     assert found["never"]["deleted"] is None
@@ -95,7 +103,9 @@ def test_keys_the_worker_would_not_find(spark: SparkSession, history_frames: tup
     h.raw_offset(key, value, 1000, partition=wrong)  # written by a producer with another partitioner
     misplaced = non_canonical_keys(offset_history(decode_offsets(h.frame(spark), OFFSET_PARTITIONS))).collect()
     expected = partition_for_key(key, OFFSET_PARTITIONS)
-    assert [r["reasons"] for r in misplaced] == [[f"in Kafka partition {wrong}, the default partitioner picks {expected}"]]
+    assert [r["reasons"] for r in misplaced] == [
+        [f"in Kafka partition {wrong}, the default partitioner picks {expected}"]
+    ]
 
 
 def test_offsets_that_went_backwards(history_frames: tuple[DataFrame, DataFrame]) -> None:
@@ -108,8 +118,14 @@ def test_offsets_that_went_backwards(history_frames: tuple[DataFrame, DataFrame]
 
 def test_restore_plan_as_of_a_time(history_frames: tuple[DataFrame, DataFrame]) -> None:
     decoded, connectors = history_frames
-    at = {(r["connector"], r["partition_json"]): r["offset_json"] for r in source_restore_plan(decoded, connectors, 2600).collect()}
+    at = {
+        (r["connector"], r["partition_json"]): r["offset_json"]
+        for r in source_restore_plan(decoded, connectors, 2600).collect()
+    }
     assert at == {("src", '{"filename":"/a"}'): '{"position":20}', ("src", '{"filename":"/b"}'): '{"position":5}'}
-    early = {(r["connector"], r["partition_json"]): r["offset_json"] for r in source_restore_plan(decoded, connectors, 1200).collect()}
+    early = {
+        (r["connector"], r["partition_json"]): r["offset_json"]
+        for r in source_restore_plan(decoded, connectors, 1200).collect()
+    }
     # B had no offset then: the plan resets it (null); deleted and unknown connectors are not in the plan
     assert early == {("src", '{"filename":"/a"}'): '{"position":10}', ("src", '{"filename":"/b"}'): None}

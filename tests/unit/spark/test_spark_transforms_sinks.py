@@ -74,7 +74,10 @@ def test_sidecar_disagreements(spark: SparkSession) -> None:
     )
     got = {r["connector"]: r for r in sidecar_disagreements(history, sidecar, answers).collect()}
     assert got["quiet"]["agrees"] is True
-    assert (got["src"]["only_in_history"], got["src"]["only_in_sidecar"]) == (['{"filename":"/b"}'], ['{"filename":"/c"}'])
+    assert (got["src"]["only_in_history"], got["src"]["only_in_sidecar"]) == (
+        ['{"filename":"/b"}'],
+        ['{"filename":"/c"}'],
+    )
     assert [tuple(d) for d in got["sink"]["different"]] == [
         ('{"kafka_partition":0,"kafka_topic":"t"}', '{"kafka_offset":4}', '{"kafka_offset":5}')
     ]

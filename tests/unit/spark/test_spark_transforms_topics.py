@@ -103,14 +103,23 @@ def test_summary_idle_and_without_connector(frames: dict[str, DataFrame]) -> Non
 
 def test_sink_topics_never_active(frames: dict[str, DataFrame]) -> None:
     refs = sink_topic_references(frames["connectors"], frames["broker"])
-    never = {(r["connector"], r["topic"], r["via"], r["topic_exists"]) for r in sinks_never_active(refs, frames["usage"], frames["broker"]).collect()}
+    never = {
+        (r["connector"], r["topic"], r["via"], r["topic_exists"])
+        for r in sinks_never_active(refs, frames["usage"], frames["broker"]).collect()
+    }
     assert never == {("sink", "missing", "topics", False), ("rx", "orders-eu", "topics.regex", True)}
 
 
 def test_creation_mismatches(frames: dict[str, DataFrame]) -> None:
-    got = {r["topic"]: r for r in creation_mismatches(frames["connectors"], frames["usage"], frames["broker"]).collect()}
+    got = {
+        r["topic"]: r for r in creation_mismatches(frames["connectors"], frames["usage"], frames["broker"]).collect()
+    }
     assert set(got) == {"lines", "cfg-a"}
-    assert (got["lines"]["group"], got["lines"]["expected_partitions"], got["lines"]["mismatches"]) == ("default", 3, ["partitions"])
+    assert (got["lines"]["group"], got["lines"]["expected_partitions"], got["lines"]["mismatches"]) == (
+        "default",
+        3,
+        ["partitions"],
+    )
     assert (got["cfg-a"]["group"], got["cfg-a"]["expected_cleanup_policy"], got["cfg-a"]["mismatches"]) == (
         "compacted",
         "compact",
@@ -121,7 +130,10 @@ def test_creation_mismatches(frames: dict[str, DataFrame]) -> None:
 
 def test_state_timeline(frames: dict[str, DataFrame]) -> None:
     timeline = state_timeline(frames["status"])
-    got = [(r["timestamp"], r["task"], r["state"], r["previous_state"], r["trace_first_line"]) for r in timeline.orderBy("timestamp").collect()]
+    got = [
+        (r["timestamp"], r["task"], r["state"], r["previous_state"], r["trace_first_line"])
+        for r in timeline.orderBy("timestamp").collect()
+    ]
     assert got == [
         (90, None, "UNASSIGNED", None, None),
         (100, None, "RUNNING", "UNASSIGNED", None),
