@@ -17,9 +17,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from .kafka_config import client_kwargs
 from .settings import Settings
-from .storage.kafka_clients import client_kwargs
-from .storage.log_reader import LogRecord, ReadTimeout, TopicTail
+from .storage.errors import ReadTimeout
+from .storage.log_reader import LogRecord, TopicTail
 
 FORMATS = ("jsonl", "parquet")
 
@@ -41,7 +42,8 @@ async def read_topics(
     if not all(topics):
         raise ExportError(
             "the internal topic names are unknown: pass --worker-properties or set "
-            "CONTROL_PLANE_CONFIG_STORAGE_TOPIC, CONTROL_PLANE_STATUS_STORAGE_TOPIC and CONTROL_PLANE_OFFSET_STORAGE_TOPIC"
+            "CONTROL_PLANE_CONFIG_STORAGE_TOPIC, CONTROL_PLANE_STATUS_STORAGE_TOPIC and "
+            "CONTROL_PLANE_OFFSET_STORAGE_TOPIC"
         )
     records: list[LogRecord] = []
     for topic in topics:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -22,6 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from .modes import FeatureMode
 from .worker_properties import connect_url_from_listeners, read_properties
 
 ENV_PREFIX = "CONTROL_PLANE_"
@@ -51,12 +51,6 @@ DEFAULT_CONNECT_URL = "http://127.0.0.1:8083"
 # Parts of the names of Kafka's password-type client settings (ssl.*.password, sasl.jaas.config,
 # sasl.oauthbearer.*.secret, *.passphrase ...): never shown.
 SECRET_WORDS = ("password", "jaas", "secret", "passphrase")
-
-
-class FeatureMode(str, Enum):
-    AUTO = "auto"  # decided from the worker's version
-    NATIVE = "native"  # always forward to the worker
-    EMULATED = "emulated"  # always do it in the sidecar
 
 
 class SettingsError(ValueError):

@@ -17,6 +17,8 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
+from control_plane.rules.connectors import sink_group_id
+
 T = TypeVar("T")
 PER_TOPIC_TIMEOUT_S = 5.0
 
@@ -66,10 +68,8 @@ class BrokerFacts:
 
 
 def sink_group(connector: str, properties: dict[str, str] | None, worker_group: str | None) -> str:
-    """The sink's consumer group: ``consumer.override.group.id``, the worker's ``consumer.group.id``, or
-    ``connect-<name>``."""
-    override = (properties or {}).get("consumer.override.group.id")
-    return override or worker_group or f"connect-{connector}"
+    """The sink's consumer group, by the rule the sidecar uses too (``rules.connectors.sink_group_id``)."""
+    return sink_group_id(connector, properties, worker_group)
 
 
 async def _bounded(awaitable: Awaitable[T], timeout_s: float, what: str, bootstrap: str) -> T:

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from control_plane.kafka_config import client_kwargs
 from control_plane.settings import SettingsError, load_settings
-from control_plane.storage.kafka_clients import client_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK_ENV = Path(os.environ.get("STACK_DIR", ROOT / ".stack")) / "env"

@@ -1,8 +1,17 @@
 """Small helpers that reproduce how the worker's Java code reads keys, so that the codecs accept and
 reject exactly what the worker does: ``String.split("-")`` (trailing empty strings dropped),
-``Integer.parseInt`` and the consumer's ``StringDeserializer`` (UTF-8)."""
+``Integer.parseInt`` and the consumer's ``StringDeserializer`` (UTF-8); and the Java semantics the
+worker's writes depend on: ``String.hashCode`` and ``java.util.HashMap`` iteration order (the field order
+of offsets the worker writes), ``String.valueOf`` and the number parsing of ``SinkUtils``. Each Java
+rule lives here once; the sidecar and the Spark jobs import it."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from . import json_wire
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -50,3 +59,68 @@ def key_text(key: bytes | None) -> str | None:
         return key.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+INT32_BOUNDS = (INT32_MIN, INT32_MAX)
+INT64_BOUNDS = (INT64_MIN, INT64_MAX)
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def java_string(value: object) -> str:
+    """``String.valueOf`` of a value Jackson read, for Connect's parse-failure messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return json_wire.java_double(value)
+    if isinstance(value, str):
+        return value
+    return json_wire.dumps(value).decode()
+
+
+def java_value_as_int(value: object, bounds: tuple[int, int]) -> int | None:
+    """``Integer.parseInt`` / ``Long.parseLong`` of ``String.valueOf(value)`` (SinkUtils): "10" and 10
+    both parse; ``bounds`` is ``INT32_BOUNDS`` or ``INT64_BOUNDS``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and _JAVA_INTEGER.fullmatch(value):
+        number = int(value)
+    else:
+        return None
+    return number if bounds[0] <= number <= bounds[1] else None
+
+
+# -- java.util.HashMap iteration order ------------------------------------------------------------
+def java_string_hash(text: str) -> int:
+    """``String.hashCode``: over UTF-16 code units, 32-bit overflow."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_map_order(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """``mapping`` re-ordered as a ``java.util.HashMap`` filled in its order iterates.
+
+    The worker writes altered source offsets after a round trip through its JsonConverter
+    (Worker.normalizeSourceConnectorOffsets), which reads a JSON object into a HashMap: the key and
+    value bytes it writes list the fields in this order, not in the order of the request."""
+    capacity = 16
+    while len(mapping) > capacity * 0.75:  # HashMap resizes past its load factor
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key)
+        return (h ^ (h >> 16)) & (capacity - 1)  # HashMap.hash spreads the high bits down
+
+    ordered = sorted(enumerate(mapping), key=lambda pair: (bucket(pair[1]), pair[0]))
+    return {key: mapping[key] for _, key in ordered}
+
+
+def canonical_partition(partition: Mapping[str, Any] | None) -> bytes:
+    """A source partition's identity regardless of field order (types kept: 1, 1.0 and true differ)."""
+    return json_wire.dumps(None if partition is None else dict(sorted(partition.items())))

@@ -11,7 +11,7 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..errors import (
+from ..domain.errors import (
     BadRequestError,
     ControlPlaneError,
     NotFoundError,

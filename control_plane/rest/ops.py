@@ -1,38 +1,37 @@
-"""The sidecar's own endpoints: liveness, readiness, metrics, and what it decided about the cluster."""
+"""The sidecar's own endpoints: liveness, readiness, metrics, what it decided about the cluster, and
+its status-topic writes."""
 
 from __future__ import annotations
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..sidecar import Sidecar
-
-
-def _json(data: object, status: int = 200) -> Response:
-    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+from .outcomes import json_response
+from .state import herder, runtime
 
 
 async def healthz(_: Request) -> Response:
-    return _json({"status": "ok"})
+    return json_response({"status": "ok"})
 
 
 async def readyz(request: Request) -> Response:
-    sidecar: Sidecar = request.app.state.sidecar
-    readiness = sidecar.readiness()
-    return _json({"ready": readiness.ready, "checks": readiness.checks}, 200 if readiness.ready else 503)
+    readiness = herder(request).readiness()
+    return json_response({"ready": readiness.ready, "checks": readiness.checks}, 200 if readiness.ready else 503)
 
 
 async def metrics(request: Request) -> Response:
-    registry = request.app.state.metrics
+    registry = runtime(request).metrics
     return Response(registry.render(), media_type=registry.content_type)
 
 
 async def capabilities(request: Request) -> Response:
-    sidecar: Sidecar = request.app.state.sidecar
-    return _json(sidecar.capabilities.as_dict())
+    return json_response(herder(request).capabilities.as_dict())
 
 
 async def info(request: Request) -> Response:
-    sidecar: Sidecar = request.app.state.sidecar
-    return _json(sidecar.info())
+    return json_response(herder(request).info())
+
+
+async def status_writes(request: Request) -> Response:
+    """``GET /_sidecar/status-writes``: the status-topic writes still pending, and those that failed."""
+    return json_response(herder(request).status_writes())

@@ -8,19 +8,18 @@ import structlog
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..sidecar import Sidecar
 from ..upstream import UpstreamRequest
+from .state import herder
 
 log = structlog.get_logger("control_plane.proxy")
 
 
 async def proxy(request: Request) -> Response:
-    sidecar: Sidecar = request.app.state.sidecar
     scope = request.scope
     path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
     path = path.split("?", 1)[0]
     started = time.perf_counter()
-    answer = await sidecar.forward(
+    answer = await herder(request).forward(
         UpstreamRequest(
             method=request.method,
             path=path,

@@ -17,13 +17,14 @@ from collections.abc import Callable, Sequence
 import structlog
 
 from ..codecs import ConfigRecord, encode_config
-from .record_producer import AttemptTimeout, RecordProducer
+from .errors import AttemptTimeout, WriteFailed
+from .record_producer import RecordProducer
 from .status_writes import describe_error, key_text
 
 log = structlog.get_logger(__name__)
 
 
-class ConfigWriteFailed(Exception):
+class ConfigWriteFailed(WriteFailed):
     def __init__(self, written: Sequence[ConfigRecord], failed: ConfigRecord, cause: BaseException) -> None:
         self.written = tuple(written)
         self.failed = failed

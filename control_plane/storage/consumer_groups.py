@@ -32,6 +32,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest, OffsetFetchRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
+from .errors import GroupNotEmpty, GroupOperationError
 from .status_writes import describe_error
 
 log = structlog.get_logger(__name__)
@@ -55,17 +56,6 @@ ACTIVE_MEMBER_ERRORS = frozenset(
 COORDINATOR_RETRIABLE = frozenset({14, 15, 16})
 # group states without active members (ClassicGroupState / ConsumerGroupState)
 EMPTY_STATES = frozenset({"Empty", "Dead", ""})
-
-
-class GroupOperationError(Exception):
-    def __init__(self, operation: str, cause: str) -> None:
-        super().__init__(f"{operation}: {cause}")
-        self.operation = operation
-        self.cause = cause
-
-
-class GroupNotEmpty(GroupOperationError):
-    pass
 
 
 # -- OffsetDelete (API key 47): aiokafka has no request class for it ------------------------------

@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from ..background import cancel_and_wait
+from .errors import ReadTimeout
 
 log = structlog.get_logger(__name__)
 
@@ -33,10 +34,6 @@ class LogRecord:
     timestamp: int  # ms since the epoch, as the broker stored it
     key: bytes | None
     value: bytes | None
-
-
-class ReadTimeout(Exception):
-    """``read_to_end`` did not reach the end offsets in time."""
 
 
 class TopicTail:
@@ -185,3 +182,25 @@ class TopicTail:
             raise ReadTimeout(f"did not read {self.topic} to its end within {timeout_s}s") from None
         except KafkaError as err:
             raise ReadTimeout(f"cannot read {self.topic} to its end: {err!r}") from err
+
+
+class TopicReader:
+    """Reads a whole topic once, from its beginning to the end offsets it finds (a KafkaBasedLog started,
+    read to its end and stopped): for a connector's own offsets topic, which no tail follows."""
+
+    def __init__(self, client_kwargs: dict[str, Any]) -> None:
+        self._kwargs = client_kwargs
+
+    async def read_all(self, topic: str, timeout_s: float) -> list[LogRecord]:
+        records: list[LogRecord] = []
+        tail = TopicTail(topic, self._kwargs, records.append)
+        await tail.start()
+        try:
+            async with asyncio.timeout(timeout_s):
+                await tail.caught_up.wait()
+        except TimeoutError:
+            cause = f" ({tail.error})" if tail.error else ""
+            raise ReadTimeout(f"did not read the topic {topic} to its end within {timeout_s:g}s{cause}") from None
+        finally:
+            await tail.stop()
+        return records

@@ -18,7 +18,8 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from .record_producer import AttemptTimeout, RecordProducer
+from .errors import AttemptTimeout, WriteFailed
+from .record_producer import RecordProducer
 from .status_writes import describe_error, key_text
 
 log = structlog.get_logger(__name__)
@@ -26,7 +27,7 @@ log = structlog.get_logger(__name__)
 OffsetRecord = tuple[bytes, bytes | None]
 
 
-class OffsetsWriteFailed(Exception):
+class OffsetsWriteFailed(WriteFailed):
     def __init__(self, topic: str, written: Sequence[bytes], failed: Sequence[bytes], cause: BaseException) -> None:
         self.topic = topic
         self.written = tuple(written)

@@ -3,11 +3,8 @@
 ``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises.
 ``AiokafkaRecordProducer`` is the real one; tests put a fake with the same three methods underneath.
 
-Which failures are retriable is decided by ``is_retriable``: aiokafka's own ``retriable`` class
-attribute (``aiokafka.errors``), and timeouts (the sidecar's ``AttemptTimeout`` and aiokafka's
-``KafkaTimeoutError``, which aiokafka leaves unmarked although Kafka's Java ``TimeoutException`` is a
-``RetriableException``: a broker that does not answer in time may answer the next time). Never the text
-of a message.
+Which failures are retriable is decided by ``storage.errors.is_retriable``, never by the text of a
+message.
 """
 
 from __future__ import annotations
@@ -17,25 +14,10 @@ from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaProducer
-from aiokafka.errors import KafkaError, KafkaTimeoutError
+
+from .errors import AttemptTimeout, is_retriable
 
 log = structlog.get_logger(__name__)
-
-
-class AttemptTimeout(Exception):
-    """One produce attempt did not finish within its time bound (a broker that is gone, or slow)."""
-
-    retriable = True
-
-    def __init__(self, timeout_s: float) -> None:
-        super().__init__(f"no acknowledgement within {timeout_s:g} s")
-        self.timeout_s = timeout_s
-
-
-def is_retriable(exc: BaseException) -> bool:
-    if isinstance(exc, (AttemptTimeout, KafkaTimeoutError)):
-        return True
-    return isinstance(exc, KafkaError) and bool(type(exc).retriable)
 
 
 class RecordProducer(Protocol):

@@ -26,9 +26,10 @@ import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from ..backoff import ProposalBackoff
-from ..settings import Settings
-from .kafka_clients import client_kwargs
-from .record_producer import AiokafkaRecordProducer, AttemptTimeout, RecordProducer, is_retriable
+from ..codecs import StatusRecord, Tombstone, encode_status
+from ..codecs.status import StatusKey, StatusKind, status_key_of
+from .errors import AttemptTimeout, is_retriable
+from .record_producer import RecordProducer
 from .status_writes import (
     KINDS,
     Outcome,
@@ -47,6 +48,7 @@ from .status_writes import (
 log = structlog.get_logger(__name__)
 
 FAILED_KEPT = 1000  # failed writes listed by the endpoint, newest kept
+_KIND_NAMES = {StatusKind.CONNECTOR: "connector", StatusKind.TASK: "task", StatusKind.TOPIC: "topic"}
 
 
 @dataclass(eq=False)
@@ -110,23 +112,6 @@ class StatusWriter:
         self._failed: OrderedDict[bytes, StatusWriteState] = OrderedDict()
         self._running = False
         self._closing = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings, observer: StatusWriteObserver | None = None) -> StatusWriter:
-        topic = settings.status_storage_topic
-        request_timeout_ms = settings.status_write_request_timeout_ms
-        producer = AiokafkaRecordProducer(client_kwargs(settings), request_timeout_ms) if topic else None
-        return cls(
-            topic,
-            producer,
-            ProposalBackoff.from_settings(settings),
-            max_retries=settings.status_storage_retry_max_retries,
-            # aiokafka fails a record it could not deliver within its request timeout (a retriable error
-            # the writer retries); this bound is the backstop for an attempt that still does not end.
-            attempt_timeout_s=2 * request_timeout_ms / 1000,
-            stop_timeout_s=request_timeout_ms / 1000,
-            observer=observer,
-        )
 
     @property
     def configured(self) -> bool:
@@ -195,6 +180,12 @@ class StatusWriter:
         if lane.task is None:
             lane.task = asyncio.get_running_loop().create_task(self._drain(key, lane), name=f"status-write {key!r}")
         return write.ticket
+
+    def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> WriteTicket:
+        """``submit`` of a codec record: encoded as the worker encodes it, its kind from its key."""
+        key, value = encode_status(record)
+        status_key = record.key if isinstance(record, Tombstone) else status_key_of(record)
+        return self.submit(key, value, _KIND_NAMES[status_key.kind])
 
     async def write(self, key: bytes, value: bytes | None, kind: str) -> Outcome:
         """``submit`` and wait for the final outcome; raises ``StatusWriteFailed`` on final failure."""

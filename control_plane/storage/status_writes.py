@@ -1,12 +1,5 @@
 """What the status writer hands out and reports: tickets and outcomes, the states its endpoint lists,
-its observer, and the errors of the domain's status writes (the HTTP layer decides their status codes)::
-
-    ControlPlaneError
-     └── StatusWriteError
-          ├── StatusStoreNotConfigured   no status.storage.topic: the writer never starts
-          ├── StatusWriterClosed         submit() before start() or after stop(); a write abandoned at stop()
-          └── StatusWriteFailed          final: retries exhausted, or an error that is not retriable
-"""
+its observer, and its errors (``StatusWriteError`` and below, in the tree of ``storage.errors``)."""
 
 from __future__ import annotations
 
@@ -15,13 +8,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from ..errors import ControlPlaneError
+from .errors import StorageError
 
 KINDS = frozenset({"connector", "task", "topic"})
 
 
-class StatusWriteError(ControlPlaneError):
+class StatusWriteError(StorageError):
     """A status write that cannot be, or was not, made."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class StatusStoreNotConfigured(StatusWriteError):

@@ -20,7 +20,7 @@ import orjson
 import structlog
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
-from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, WorkerUnreachable, classify
+from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, classify
 
 log = structlog.get_logger(__name__)
 
@@ -142,6 +142,7 @@ class ConnectUpstream:
         rebalance_retry_max: int = 5,
         rebalance_retry_initial_backoff_ms: int = 200,
         rebalance_retry_max_backoff_ms: int = 3000,
+        observer: UpstreamObserver | None = None,
     ) -> None:
         if not workers:
             raise ValueError("at least one worker URL is needed")
@@ -159,7 +160,7 @@ class ConnectUpstream:
         self._backoff_initial_s = rebalance_retry_initial_backoff_ms / 1000
         self._backoff_max_s = rebalance_retry_max_backoff_ms / 1000
         self.rebalance_retries = 0
-        self.observer: UpstreamObserver | None = None
+        self.observer = observer
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -202,7 +203,7 @@ class ConnectUpstream:
                 errors.append(err)
                 if self.observer:
                     self.observer.upstream_error(worker, type(err).__name__)
-                if isinstance(err, WorkerUnreachable):
+                if err.retriable:  # never reached the worker (WorkerUnreachable): safe to send elsewhere
                     self._down_until[worker] = time.monotonic() + self._worker_down_s
                     log.warning("worker unreachable", worker=worker, error=err.detail)
                     continue

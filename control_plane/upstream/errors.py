@@ -1,12 +1,14 @@
-"""Errors of the upstream seam, translated where they enter (``classify``).
+"""Errors of the upstream seam, translated where they enter (``classify``). ``retriable`` says whether
+the request may go to another worker whatever its method (the failover loop reads it)::
 
-UpstreamError
- ├── WorkerUnreachable   the request never reached the worker (refused, DNS, connect timeout):
- │                        safe to send to another worker            retriable = True
- ├── WorkerDisconnected  the connection broke after the request may have been sent: only safe
- │                        methods go to another worker              retriable = False
- ├── UpstreamTimeout     the worker took the request but did not answer in time
- └── NoWorkerAvailable   every worker failed; carries each worker's error
+    UpstreamError                one worker failed                              retriable
+     ├── WorkerUnreachable       the request never reached the worker (refused,  yes
+     │                           DNS, connect timeout, no free connection)
+     ├── WorkerDisconnected      the connection broke after the request may      no (only safe methods
+     │                           have been sent                                      go to another worker)
+     └── UpstreamTimeout         the worker took the request, did not answer     no
+
+    NoWorkerAvailable            every worker failed; carries each worker's UpstreamError
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class UpstreamTimeout(UpstreamError):
 
 
 class NoWorkerAvailable(Exception):
+    """Every worker of the cluster failed (each one's ``UpstreamError`` in ``errors``)."""
+
     def __init__(self, errors: list[UpstreamError]) -> None:
         self.errors = errors
         detail = "; ".join(str(e) for e in errors) or "no worker configured"

@@ -66,6 +66,22 @@ class MaterializedView:
             for name, tail in self.tails.items()
         }
 
+    def diagnostics(self) -> dict[str, Any]:
+        """The tails' progress and the records applied and skipped, for the sidecar's own info endpoint."""
+        return {
+            "tails": self.progress(),
+            "records_applied": dict(self.applied),
+            "records_skipped": {f"{t}:{r}": n for (t, r), n in self.skipped.items()},
+        }
+
+    def has_tail(self, topic: str) -> bool:
+        return topic in self.tails
+
+    def tail_error(self, topic: str) -> str | None:
+        """The last error of the tail of ``topic`` (``config``, ``status`` or ``offsets``), if any."""
+        tail = self.tails.get(topic)
+        return tail.error if tail is not None else None
+
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         await self.tails[topic].read_to_end(timeout_s)
 

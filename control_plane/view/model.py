@@ -33,6 +33,7 @@ from ..codecs import (
 from ..codecs.config import ConfigKey, ConfigKind
 from ..codecs.offsets import OffsetKey
 from ..codecs.status import StatusKey, StatusKind
+from ..rules.connectors import connector_type
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,16 +204,8 @@ class ClusterView:
         return tuple(self.connector_configs)
 
     def connector_type(self, name: str) -> str:
-        """``source``, ``sink`` or ``unknown``, as AbstractHerder.connectorType answers."""
-        config = self.connector_configs.get(name)
-        if config is None:
-            return "unknown"
-        cls = config.get("connector.class") or ""
-        known = self.plugin_types.get(cls)
-        if known:
-            return known
-        # Without the plugin list: every sink connector needs `topics` or `topics.regex`
-        return "sink" if ("topics" in config or "topics.regex" in config) else "source"
+        """``source``, ``sink`` or ``unknown``, as AbstractHerder.connectorType answers (the shared rule)."""
+        return connector_type(self.connector_configs.get(name), self.plugin_types)
 
     def connector_state(self, name: str, *, stopped_overlay: bool = False) -> ConnectorStateView | None:
         """``stopped_overlay``: the worker cannot stop connectors (before 3.5; the sidecar did, KIP-875):

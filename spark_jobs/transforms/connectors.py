@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType
 
-SINK_KEYS = ("topics", "topics.regex")  # a sink connector needs one of them; a source has neither
+from control_plane.rules.connectors import connector_type
+
 ORDER = ("kafka_partition", "kafka_offset")  # the config topic has one partition
 
 
@@ -15,6 +17,13 @@ def _latest(df: DataFrame, *keys: str) -> DataFrame:
         F.max_by(F.struct("tombstone", "properties", "target_state", "timestamp"), F.struct(*ORDER)).alias("latest"),
         F.min(F.when(~F.col("tombstone"), F.col("timestamp"))).alias("first_seen"),
     )
+
+
+@F.udf(returnType=StringType())
+def _type_of(properties: dict[str, str | None] | None) -> str:
+    """The shared rule (``rules.connectors.connector_type``) on the latest configuration; the job has no
+    plugin list, so it decides from the class name and the sink topic keys."""
+    return connector_type(properties or {})
 
 
 def connector_configs(config: DataFrame) -> DataFrame:
@@ -36,16 +45,13 @@ def connector_configs(config: DataFrame) -> DataFrame:
         .agg(F.max_by("target_state", F.struct(*ORDER)).alias("target_state"))
     )
     props = F.col("last_properties")
-    is_sink = F.lit(False)
-    for key in SINK_KEYS:
-        is_sink = is_sink | F.coalesce(F.trim(props.getItem(key)) != "", F.lit(False))
     return (
         latest.join(last_config, "connector", "left")
         .join(states, "connector", "left")
         .select(
             "connector",
             (~F.col("latest.tombstone")).alias("exists"),
-            F.when(is_sink, "sink").otherwise("source").alias("type"),
+            _type_of(props).alias("type"),
             props.alias("properties"),
             F.coalesce("target_state", F.lit("STARTED")).alias("target_state"),
             F.col("first_seen").alias("created"),

@@ -25,8 +25,8 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from control_plane.codecs import OffsetKey, partition_for_key
-from control_plane.features.offsets import framework_managed, not_found, not_stopped
-from control_plane.features.offsets_request import NO_OFFSETS
+from control_plane.domain.offsets import framework_managed, not_found, not_stopped
+from control_plane.domain.offsets_request import NO_OFFSETS
 from control_plane.rest import create_app
 from control_plane.settings import load_settings
 from control_plane.storage.consumer_groups import ConsumerGroups

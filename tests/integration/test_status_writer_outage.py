@@ -31,9 +31,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.codecs import TopicStatus, decode_status, encode_status, partition_for_key
+from control_plane.composition import Runtime
 from control_plane.rest import create_app
+from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings
-from control_plane.sidecar import Sidecar
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
 
 from .broker import DedicatedBroker
@@ -60,7 +61,7 @@ async def status_topic(live_broker: DedicatedBroker) -> str:
 @contextlib.asynccontextmanager
 async def sidecar(
     broker: DedicatedBroker, topic: str, **retry: Any
-) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
+) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     """The sidecar app inside its lifespan, writing status records to ``topic`` on ``broker``."""
     settings = load_settings(
         connect_urls="http://127.0.0.1:9",  # no Connect worker needed: only the sidecar's own endpoints
@@ -68,10 +69,12 @@ async def sidecar(
         status_storage_topic=topic,
         **retry,
     )
-    app = create_app(settings)
+    slot = RuntimeSlot()
+    app = create_app(settings, slot=slot)
     async with app.router.lifespan_context(app):
+        assert slot.runtime is not None
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
-            yield app.state.sidecar, client
+            yield slot.runtime, client
 
 
 async def counter(client: httpx.AsyncClient, name: str, kind: str = "topic") -> float:
@@ -278,9 +281,11 @@ async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_brok
         status_storage_retry_max_backoff_ms=1000,
         status_write_request_timeout_ms=1500,
     )
-    app = create_app(settings)
+    slot = RuntimeSlot()
+    app = create_app(settings, slot=slot)
     async with app.router.lifespan_context(app):
-        side: Sidecar = app.state.sidecar
+        assert slot.runtime is not None
+        side = slot.runtime
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
             for topic in ("orders", "payments"):
                 key, value = topic_record(topic, connector, int(time.time() * 1000))

@@ -24,12 +24,13 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from control_plane.codecs import ConnectorConfig, encode_config
-from control_plane.features.offsets import framework_managed
+from control_plane.composition import Runtime
+from control_plane.domain.offsets import framework_managed
 from control_plane.rest import create_app
+from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings
-from control_plane.sidecar import Sidecar
 from control_plane.storage import record_producer
-from control_plane.storage.log_reader import ReadTimeout
+from control_plane.storage.errors import ReadTimeout
 
 from .broker import DedicatedBroker
 from .test_failover_and_capabilities import refused_url
@@ -38,7 +39,7 @@ from .waiting import eventually
 pytestmark = pytest.mark.timeout(180)
 
 
-async def restart(broker: DedicatedBroker, side: Sidecar) -> None:
+async def restart(broker: DedicatedBroker, side: Runtime) -> None:
     """The broker back on its ports and data, and the sidecar's view reading again."""
     broker.start()
     await asyncio.to_thread(broker.wait_ready)
@@ -86,7 +87,7 @@ async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str
 @pytest.fixture
 async def sidecar(
     live_broker: DedicatedBroker, cluster_topics: dict[str, str]
-) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
+) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     settings = load_settings(
         connect_urls=refused_url(),  # no worker: the sidecar does the work through Kafka
         bootstrap_servers=live_broker.bootstrap,
@@ -98,19 +99,21 @@ async def sidecar(
         emulation_request_timeout_ms=1000,
         emulation_read_back_timeout_s=5,
     )
-    app = create_app(settings)
+    slot = RuntimeSlot()
+    app = create_app(settings, slot=slot)
     async with app.router.lifespan_context(app):
+        assert slot.runtime is not None
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
         ) as client:
             await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
-            yield app.state.sidecar, client
+            yield slot.runtime, client
 
 
 async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(
     live_broker: DedicatedBroker,
     cluster_topics: dict[str, str],
-    sidecar: tuple[Sidecar, httpx.AsyncClient],
+    sidecar: tuple[Runtime, httpx.AsyncClient],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     side, client = sidecar
@@ -146,7 +149,7 @@ async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeate
 
 
 async def test_an_alter_while_the_broker_is_down_fails_with_the_cause_and_completes_when_repeated(
-    live_broker: DedicatedBroker, cluster_topics: dict[str, str], sidecar: tuple[Sidecar, httpx.AsyncClient]
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str], sidecar: tuple[Runtime, httpx.AsyncClient]
 ) -> None:
     side, client = sidecar
     name = cluster_topics["connector"]

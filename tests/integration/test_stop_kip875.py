@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from control_plane.codecs import TargetState, TaskCommit, encode_config
-from control_plane.features.stop import unknown_connector
+from control_plane.domain.stop import unknown_connector
 
 from .conftest import InProcess
 from .stack import Cluster, Stack

@@ -19,14 +19,22 @@ import pytest
 import respx
 from starlette.applications import Starlette
 
+from control_plane.composition import Runtime
 from control_plane.rest import create_app
+from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import ENV_PREFIX, Settings, load_settings
-from control_plane.sidecar import Sidecar
+from control_plane.storage.record_producer import RecordProducer
 from control_plane.upstream import ConnectUpstream
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
 CONNECT_URLS = f"{W1},{W2}"
+# the keyword arguments of ConnectUpstream that the settings name otherwise
+SETTING_OF = {
+    "connect_timeout_s": "upstream_connect_timeout_s",
+    "read_timeout_s": "upstream_read_timeout_s",
+    "pool_timeout_s": "upstream_pool_timeout_s",
+}
 
 # Fast everything: no test waits for a backoff longer than a few milliseconds.
 UPSTREAM_DEFAULTS: dict[str, Any] = {
@@ -99,10 +107,7 @@ def root_answer(version: str) -> dict[str, str]:
 class Running:
     app: Starlette
     client: httpx.AsyncClient
-
-    @property
-    def sidecar(self) -> Sidecar:
-        return self.app.state.sidecar  # type: ignore[no-any-return]
+    runtime: Runtime
 
 
 @contextlib.asynccontextmanager
@@ -112,6 +117,7 @@ async def _serve(
     version: str | None = None,
     settings: Settings | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    status_producer: RecordProducer | None = None,
     **upstream_overrides: Any,
 ) -> AsyncIterator[Running]:
     """The app inside its lifespan, in front of the fake workers; ``version``: what every worker's
@@ -119,11 +125,14 @@ async def _serve(
     if version is not None:
         router["root"].respond(200, json=root_answer(version))
     settings = settings or load_settings(connect_urls=CONNECT_URLS)
-    upstream = _make_upstream(router, workers=settings.connect_urls, transport=transport, **upstream_overrides)
-    app = create_app(settings, upstream=upstream)
+    upstream = {SETTING_OF.get(k, k): v for k, v in {**UPSTREAM_DEFAULTS, **upstream_overrides}.items()}
+    settings = settings.model_copy(update=upstream)
+    slot = RuntimeSlot()
+    app = create_app(settings, transport=transport or fake_workers(router), status_producer=status_producer, slot=slot)
     async with app.router.lifespan_context(app):
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
-            yield Running(app, client)
+            assert slot.runtime is not None
+            yield Running(app, client, slot.runtime)
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ import httpx
 import pytest
 import respx
 
-from control_plane.capabilities import FEATURES, Version, decide
+from control_plane.domain.capabilities import FEATURES, Version, decide
 from control_plane.settings import FeatureMode, load_settings
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
-ALL = {f.name for f in FEATURES}
+ALL = {f.feature.value for f in FEATURES}
 
 
 def root(version: str) -> httpx.Response:
@@ -104,7 +104,8 @@ def test_decide_reasons() -> None:
         "spec": "KIP-875",
         "native_since": "3.5.0",
         "reason": "worker 3.4.1 < 3.5.0",
-        "summary": decisions["stop_and_offsets_read"].feature.summary,
+        "summary": decisions["stop_and_offsets_read"].spec.summary,
+        "emulation": decisions["stop_and_offsets_read"].spec.emulation,
     }
 
 
@@ -141,7 +142,8 @@ def test_forced_modes(version: str | None, modes: dict[str, FeatureMode], expect
     decisions = decide(Version.parse(version) if version else None, modes)
     for name, mode in modes.items():
         if mode is not FeatureMode.AUTO:
-            assert decisions[name].reason == f"forced {mode.value} by setting"
+            # a feature the sidecar does not emulate says so after the setting
+            assert decisions[name].reason.startswith(f"forced {mode.value} by setting")
 
 
 @pytest.mark.parametrize(
@@ -157,7 +159,7 @@ def test_decide_for_a_confluent_platform_worker_as_for_its_kafka(confluent: str,
 
 async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, serve) -> None:
     async with serve(version="3.4.1") as running:
-        assert await running.sidecar.capabilities.wait_detected(1.0)
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
         response = await running.client.get("/_sidecar/capabilities")
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -171,7 +173,7 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         "topic_creation": "native",
         "stop_and_offsets_read": "emulated",
         "offsets_alter_reset": "emulated",
-        "plugin_versions": "emulated",
+        "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
         "status_store_retries": "emulated",
     }
 
@@ -180,7 +182,7 @@ async def test_capabilities_follow_the_oldest_worker(router: respx.MockRouter, s
     versions = {"w1": "3.6.0", "w2": "3.5.0"}
     router["root"].mock(side_effect=lambda request: root(versions[request.url.host]))
     async with serve() as running:
-        assert await running.sidecar.capabilities.wait_detected(1.0)
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
         body = (await running.client.get("/_sidecar/capabilities")).json()
     assert body["worker_version"] == "3.5.0"
     assert body["worker_versions"] == {W1: "3.6.0", W2: "3.5.0"}
@@ -193,7 +195,7 @@ async def test_capabilities_from_the_workers_that_answer(router: respx.MockRoute
         side_effect=lambda request: root("4.3.1") if request.url.host == "w2" else httpx.Response(503, text="starting")
     )
     async with serve() as running:
-        assert await running.sidecar.capabilities.refresh()
+        assert await running.runtime.herder.capabilities.refresh()
         body = (await running.client.get("/_sidecar/capabilities")).json()
     assert body["worker_version"] == "4.3.1"
     assert body["worker_versions"] == {W2: "4.3.1"}
@@ -204,7 +206,7 @@ async def test_forced_mode_shows_in_the_endpoint(router: respx.MockRouter, serve
         connect_urls=f"{W1},{W2}", feature_plugin_versions="native", feature_topic_tracking="emulated"
     )
     async with serve(version="3.4.1", settings=settings) as running:
-        assert await running.sidecar.capabilities.wait_detected(1.0)
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
         features = (await running.client.get("/_sidecar/capabilities")).json()["features"]
     assert features["plugin_versions"]["mode"] == "native"
     assert features["plugin_versions"]["reason"] == "forced native by setting"
@@ -235,14 +237,18 @@ async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serv
 
     router["root"].mock(side_effect=answer)
     async with serve() as running:
-        detector = running.sidecar.capabilities
+        detector = running.runtime.herder.capabilities
         assert not await detector.refresh()  # both workers: no usable answer
         response = await running.client.get("/readyz")
         assert response.status_code == 503
         assert response.json() == {"ready": False, "checks": {"worker_version_detected": False}}
         capabilities = (await running.client.get("/_sidecar/capabilities")).json()
         assert capabilities["worker_version"] is None
-        assert {f["mode"] for f in capabilities["features"].values()} == {"emulated"}
+        modes = {name: f["mode"] for name, f in capabilities["features"].items()}
+        # nothing is native before a worker answered; what the sidecar does not emulate is unavailable
+        assert modes == {
+            name: "unavailable" if name in ("topic_creation", "plugin_versions") else "emulated" for name in ALL
+        }
 
         up = True
         assert await detector.refresh()
@@ -254,6 +260,6 @@ async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serv
 
 async def test_readyz_through_the_background_detector(router: respx.MockRouter, serve) -> None:
     async with serve(version="4.3.1") as running:
-        assert await running.sidecar.capabilities.wait_detected(1.0)
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
         response = await running.client.get("/readyz")
     assert response.status_code == 200

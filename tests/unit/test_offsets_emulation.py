@@ -19,13 +19,15 @@ from control_plane.codecs import (
     decode_offset,
     encode_offset,
 )
-from control_plane.errors import BadRequestError, NotFoundError, OperationFailed
-from control_plane.features.offsets import ConnectorOffsets, framework_managed, not_stopped, sink_tasks_running
-from control_plane.features.offsets_request import parse_alter_request
-from control_plane.features.stop import ConnectorStopper
+from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
+from control_plane.domain.offsets import ConnectorOffsets, framework_managed, not_stopped, sink_tasks_running
+from control_plane.domain.offsets_request import parse_alter_request
+from control_plane.domain.ports import TopicPartition
+from control_plane.domain.stop import ConnectorStopper
 from control_plane.settings import SettingsError, load_settings
 from control_plane.storage.config_writer import ConfigWriter
-from control_plane.storage.consumer_groups import GroupNotEmpty, GroupOperationError, TopicPartition
+from control_plane.storage.errors import GroupNotEmpty, GroupOperationError
+from control_plane.storage.log_reader import LogRecord
 from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.view import ClusterView
 
@@ -50,18 +52,22 @@ class FakeProducer:
     async def stop(self) -> None: ...
 
 
-class FakeTail:
-    error: str | None = None
-
-
 class FakeView:
-    """What the features use of MaterializedView: its state, updated from the log by ``read_to_end``."""
+    """The view port (``domain.ports.ViewSnapshot``): its state, updated from the log by ``read_to_end``."""
 
     def __init__(self, log: Log) -> None:
         self.state = ClusterView()
         self.ready = True
-        self.tails = {"config": FakeTail(), "status": FakeTail(), "offsets": FakeTail()}
         self._log, self._read = log, 0
+
+    def has_tail(self, topic: str) -> bool:
+        return topic in ("config", "status", "offsets")
+
+    def tail_error(self, topic: str) -> str | None:
+        return None
+
+    def diagnostics(self) -> dict[str, Any]:
+        return {}
 
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         for topic_name, key, value in self._log[self._read :]:
@@ -118,6 +124,16 @@ class FakeGroups:
         return self.groups.pop(group, None) is not None
 
 
+class FakeReader:
+    """The topic reader port: a whole topic of the log, once."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+    async def read_all(self, topic: str, timeout_s: float) -> list[LogRecord]:
+        return [LogRecord(t, 0, i, 0, k, v) for i, (t, k, v) in enumerate(self.log) if t == topic]
+
+
 class Kafka:
     """The fakes wired into the real stopper and offsets feature."""
 
@@ -126,18 +142,23 @@ class Kafka:
         self.failing: Callable[[bytes], BaseException | None] = lambda key: None
         self.view = FakeView(self.log)
         self.groups = FakeGroups()
-        settings = load_settings(
-            connect_urls="http://w1:8083",
-            config_storage_topic=CONFIG,
-            status_storage_topic="status",
-            offset_storage_topic=OFFSETS,
+        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0)
+        self.offsets = self.connector_offsets()
+
+    def producer(self) -> FakeProducer:
+        return FakeProducer(self.log, lambda key: self.failing(key))
+
+    def connector_offsets(self, worker_group: str | None = None) -> ConnectorOffsets:
+        return ConnectorOffsets(
+            self.view,
+            self.groups,
+            self.groups,
+            OffsetsWriter(self.producer, 1.0),
+            FakeReader(self.log),
+            worker_offsets_topic=OFFSETS,
+            worker_consumer_group=worker_group,
+            read_back_timeout_s=1.0,
         )
-
-        def producer() -> FakeProducer:
-            return FakeProducer(self.log, lambda key: self.failing(key))
-
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, producer, 1.0), self.groups, 1.0)  # type: ignore[arg-type]
-        self.offsets = ConnectorOffsets(settings, self.view, self.groups, OffsetsWriter(producer, 1.0), {})  # type: ignore[arg-type]
 
     def connector(self, name: str, **config: str) -> None:
         self.view.state.apply_config(ConnectorConfig(name, {"connector.class": "X", "name": name, **config}))
@@ -286,20 +307,9 @@ async def test_a_source_alter_failing_half_way_says_what_was_written(kafka: Kafk
     assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
 
 
-async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_topic_too(
-    kafka: Kafka, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_topic_too(kafka: Kafka) -> None:
     await stopped_source(kafka, **{"offsets.storage.topic": OWN})
     kafka.groups.topics[OWN] = 5
-
-    async def own_topic(topic: str, failed: str) -> ClusterView:
-        view = ClusterView()
-        for name, key, value in kafka.log:
-            if name == topic:
-                view.apply_offset(decode_offset(key, value), key)
-        return view
-
-    monkeypatch.setattr(kafka.offsets, "_read_own_topic", own_topic)
     key = kafka.offset(OWN, "src", {"f": "x"}, {"p": 9})
     gone = kafka.offset(OFFSETS, "src", {"f": "old"}, {"p": 1})
     entries = parse_alter_request(
@@ -362,15 +372,7 @@ async def test_sink_group_overrides_and_refusals(kafka: Kafka) -> None:
 
 
 async def test_the_worker_group_id_setting_names_the_sink_group(kafka: Kafka) -> None:
-    settings = load_settings(
-        connect_urls="http://w1:8083",
-        config_storage_topic=CONFIG,
-        status_storage_topic="status",
-        offset_storage_topic=OFFSETS,
-        consumer_group_id="worker-wide",
-    )
-    writer = OffsetsWriter(lambda: FakeProducer(kafka.log, lambda k: None), 1.0)
-    offsets = ConnectorOffsets(settings, kafka.view, kafka.groups, writer, {})  # type: ignore[arg-type]
+    offsets = kafka.connector_offsets(worker_group="worker-wide")
     kafka.connector("snk", topics="t")
     kafka.groups.groups["worker-wide"] = {("t", 1): 4}
     assert [o.offset for o in await offsets.read("snk")] == [{"kafka_offset": 4}]

@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from control_plane.codecs import OffsetKey, json_wire, partition_for_key
-from control_plane.errors import BadRequestError
-from control_plane.features.offsets_request import (
+from control_plane.codecs.javalang import canonical_partition as canonical
+from control_plane.codecs.javalang import java_hash_map_order, java_string_hash
+from control_plane.domain.errors import BadRequestError
+from control_plane.domain.offsets_request import (
     NO_OFFSETS,
     SinkOffsetEntry,
-    canonical,
     check_sink_topics,
     check_source_entries,
-    java_hash_map_order,
-    java_string_hash,
     parse_alter_request,
     parse_sink_entries,
 )

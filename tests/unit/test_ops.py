@@ -100,7 +100,7 @@ async def test_metrics_count_upstream_errors(router: respx.MockRouter, serve) ->
 
 async def test_metrics_show_which_workers_answered(serve) -> None:
     async with serve(version="4.3.1") as running:
-        assert await running.sidecar.capabilities.wait_detected(1.0)
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
         text = (await running.client.get("/metrics")).text
     detected = samples(text, "upstream_worker_version_detected")
     assert detected == {(("worker", "http://w1:8083"),): 1.0, (("worker", "http://w2:8083"),): 1.0}

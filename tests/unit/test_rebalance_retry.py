@@ -48,7 +48,7 @@ async def test_rebalance_409_then_success_gives_success(router: respx.MockRouter
     route = router.post(path="/connectors").mock(side_effect=[conflict(message), httpx.Response(201, json=created)])
     async with serve() as running:
         response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.sidecar.upstream.rebalance_retries
+        retries = running.runtime.upstream.rebalance_retries
     assert response.status_code == 201
     assert response.json() == created
     assert route.call_count == 2
@@ -89,7 +89,7 @@ async def test_other_409_returned_at_once(router: respx.MockRouter, serve, body:
     route = router.post(path="/connectors").respond(409, json=body)
     async with serve() as running:
         response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.sidecar.upstream.rebalance_retries
+        retries = running.runtime.upstream.rebalance_retries
     assert response.status_code == 409
     assert response.json() == body
     assert route.call_count == 1
@@ -111,7 +111,7 @@ async def test_retries_are_bounded_and_last_409_returned(router: respx.MockRoute
     route = router.post(path="/connectors").mock(side_effect=answers)
     async with serve(rebalance_retry_max=retry_max) as running:
         response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.sidecar.upstream.rebalance_retries
+        retries = running.runtime.upstream.rebalance_retries
     assert response.status_code == 409
     assert response.json() == {"error_code": 409, "message": f"{STALE} #{retry_max + 1}"}
     assert route.call_count == retry_max + 1

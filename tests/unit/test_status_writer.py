@@ -24,10 +24,10 @@ from aiokafka.errors import (
 )
 
 from control_plane.backoff import ProposalBackoff
-from control_plane.errors import ControlPlaneError
+from control_plane.composition import build_status_writer
 from control_plane.metrics import Metrics
 from control_plane.settings import load_settings
-from control_plane.storage.record_producer import AttemptTimeout, is_retriable
+from control_plane.storage.errors import AttemptTimeout, StorageError, is_retriable
 from control_plane.storage.status_writer import StatusWriter
 from control_plane.storage.status_writes import (
     Outcome,
@@ -314,13 +314,13 @@ async def test_an_old_value_never_lands_after_a_new_one() -> None:
 
 
 async def test_without_a_status_topic_the_writer_does_not_start_and_submit_says_why() -> None:
-    writer = StatusWriter.from_settings(load_settings())
+    writer = build_status_writer(load_settings())
     async with writer:
         assert not writer.running
         with pytest.raises(StatusStoreNotConfigured) as caught:
             writer.submit(K1, b"v", "topic")
     assert "status.storage.topic" in str(caught.value)
-    assert isinstance(caught.value, ControlPlaneError)
+    assert isinstance(caught.value, StorageError)
     assert writer.snapshot().running is False
 
 
@@ -361,7 +361,7 @@ async def test_a_settings_built_writer_uses_the_retry_settings() -> None:
         status_storage_retry_initial_backoff_ms=5,
         status_write_request_timeout_ms=1500,
     )
-    writer = StatusWriter.from_settings(settings)
+    writer = build_status_writer(settings)
     assert (writer.topic, writer.max_retries, writer.attempt_timeout_s, writer.stop_timeout_s) == ("st", 7, 3.0, 1.5)
     assert writer.configured and not writer.running
 
@@ -395,38 +395,40 @@ async def test_metrics_count_successes_retries_and_failures_per_kind() -> None:
 
 
 async def test_the_sidecar_lists_pending_and_failed_writes_and_shows_the_counters(serve) -> None:
-    settings = load_settings(connect_urls="http://w1:8083", status_storage_topic=TOPIC)
-    async with serve(settings=settings) as running:
-        sidecar = running.sidecar
-        assert sidecar.status_writer.running
-        # the real writer's producer would need a broker: put the fake under a writer like it
-        await sidecar.status_writer.stop()
-        producer = FakeProducer()
-        producer.script(K1, TopicAuthorizationFailedError())
-        producer.script(K2, KafkaConnectionError())
-        writer = make_writer(producer, initial_ms=10_000, max_ms=10_000, observer=running.app.state.metrics)
-        sidecar.status_writer = writer
-        async with writer:
-            with pytest.raises(StatusWriteFailed):
-                await writer.write(K1, b"{}", "topic")
-            writer.submit(K2, b"{}", "task")
-            await until(lambda: any(p.state == "waiting-retry" for p in writer.snapshot().pending))
+    settings = load_settings(
+        connect_urls="http://w1:8083",
+        status_storage_topic=TOPIC,
+        status_storage_retry_initial_backoff_ms=10_000,
+        status_storage_retry_max_backoff_ms=10_000,
+        status_storage_retry_jitter_factor=0.0,
+    )
+    # the real writer's producer would need a broker: the fake goes under the sidecar's own writer
+    producer = FakeProducer()
+    producer.script(K1, TopicAuthorizationFailedError())
+    producer.script(K2, KafkaConnectionError())
+    async with serve(settings=settings, status_producer=producer) as running:
+        writer = running.runtime.status_writer
+        assert writer.running
+        with pytest.raises(StatusWriteFailed):
+            await writer.write(K1, b"{}", "topic")
+        writer.submit(K2, b"{}", "task")
+        await until(lambda: any(p.state == "waiting-retry" for p in writer.snapshot().pending))
 
-            answer = await running.client.get("/_sidecar/status-writes")
-            assert answer.status_code == 200
-            body = orjson.loads(answer.content)
-            assert body["topic"] == TOPIC and body["running"] is True
-            (pending,) = body["pending"]
-            assert pending["key"] == K2.decode() and pending["kind"] == "task"
-            assert pending["state"] == "waiting-retry" and pending["attempts"] == 1
-            assert pending["last_error"].startswith("KafkaConnectionError")
-            assert pending["next_retry_ms"] > pending["first_submitted_ms"]
-            (failed,) = body["failed"]
-            assert failed["key"] == K1.decode() and failed["state"] == "failed"
+        answer = await running.client.get("/_sidecar/status-writes")
+        assert answer.status_code == 200
+        body = orjson.loads(answer.content)
+        assert body["topic"] == TOPIC and body["running"] is True
+        (pending,) = body["pending"]
+        assert pending["key"] == K2.decode() and pending["kind"] == "task"
+        assert pending["state"] == "waiting-retry" and pending["attempts"] == 1
+        assert pending["last_error"].startswith("KafkaConnectionError")
+        assert pending["next_retry_ms"] > pending["first_submitted_ms"]
+        (failed,) = body["failed"]
+        assert failed["key"] == K1.decode() and failed["state"] == "failed"
 
-            metrics = (await running.client.get("/metrics")).text
-            assert 'status_update_failure_total{kind="topic"} 1.0' in metrics
-            assert 'status_update_retry_total{kind="task"} 0.0' in metrics  # the retry has not started yet
+        metrics = (await running.client.get("/metrics")).text
+        assert 'status_update_failure_total{kind="topic"} 1.0' in metrics
+        assert 'status_update_retry_total{kind="task"} 0.0' in metrics  # the retry has not started yet
 
 
 async def test_without_a_status_topic_the_endpoint_says_the_writer_is_not_running(serve) -> None:
@@ -434,7 +436,7 @@ async def test_without_a_status_topic_the_endpoint_says_the_writer_is_not_runnin
         body = (await running.client.get("/_sidecar/status-writes")).json()
         assert body == {"topic": None, "running": False, "pending": [], "failed": []}
         with pytest.raises(StatusStoreNotConfigured):
-            running.sidecar.status_writer.submit(K1, None, "topic")
+            running.runtime.status_writer.submit(K1, None, "topic")
 
 
 async def test_a_writer_stopped_and_started_again_writes_again() -> None:
@@ -458,7 +460,7 @@ async def test_the_real_producer_turns_a_broker_that_refuses_into_a_retriable_er
         status_write_request_timeout_ms=1000,
     )
     observer = CountingObserver()
-    async with StatusWriter.from_settings(settings, observer) as writer:
+    async with build_status_writer(settings, observer) as writer:
         with pytest.raises(StatusWriteFailed) as caught:
             await writer.write(K1, b"v", "topic")
     assert isinstance(caught.value.cause, KafkaConnectionError) and is_retriable(caught.value.cause)

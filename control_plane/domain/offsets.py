@@ -27,7 +27,6 @@ The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,30 +34,29 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
-from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
-from ..settings import Settings
-from ..storage.consumer_groups import ConsumerGroups, GroupNotEmpty, GroupOperationError, TopicPartition
-from ..storage.log_reader import LogRecord, ReadTimeout, TopicTail
-from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed, OffsetsWriter
-from ..view import ClusterView, MaterializedView
+from ..codecs.javalang import canonical_partition as canonical
+from ..codecs.javalang import java_hash_map_order
+from ..rules.connectors import sink_group_id
+from ..storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
+from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
+from ..view import ClusterView
+from .errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
 from .offsets_request import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
     KAFKA_TOPIC_KEY,
     OffsetEntry,
     SinkOffsetEntry,
-    canonical,
     check_sink_topics,
     check_source_entries,
-    java_hash_map_order,
     parse_sink_entries,
 )
+from .ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
 from .stop import read_failure
 
 log = structlog.get_logger(__name__)
 
 OFFSETS_TOPIC_KEY = "offsets.storage.topic"  # SourceConnectorConfig (KIP-618)
-GROUP_OVERRIDE_KEY = "consumer.override.group.id"
 
 
 def not_found(name: str) -> str:
@@ -91,12 +89,6 @@ def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnec
     )
 
 
-def sink_group_id(name: str, config: Mapping[str, str | None], worker_group_id: str | None) -> str:
-    """Worker.baseConsumerConfigs: ``connect-<c>``, the worker's ``consumer.group.id``, the connector's
-    ``consumer.override.group.id``, later ones winning."""
-    return config.get(GROUP_OVERRIDE_KEY) or worker_group_id or f"connect-{name}"
-
-
 @dataclass(frozen=True)
 class ConnectorOffset:
     """One entry of Connect's ``ConnectorOffsets``: maps in the order Connect's answer has them."""
@@ -116,21 +108,27 @@ class _Source:
 class ConnectorOffsets:
     def __init__(
         self,
-        settings: Settings,
-        view: MaterializedView | None,
-        groups: ConsumerGroups,
-        writer: OffsetsWriter,
-        client_kwargs: dict[str, Any],
+        view: ViewSnapshot | None,
+        groups: GroupAdmin,
+        metadata: ClusterMetadata,
+        writer: OffsetsLog,
+        reader: TopicReader,
+        *,
+        worker_offsets_topic: str | None,
+        worker_consumer_group: str | None,
+        read_back_timeout_s: float,
     ) -> None:
-        self._settings = settings
         self._view = view
         self._groups = groups
+        self._metadata = metadata
         self._writer = writer
-        self._client_kwargs = client_kwargs
-        self.read_back_timeout_s = settings.emulation_read_back_timeout_s
+        self._reader = reader
+        self._worker_offsets_topic = worker_offsets_topic
+        self._worker_consumer_group = worker_consumer_group
+        self.read_back_timeout_s = read_back_timeout_s
 
     # -- the connector as the config topic has it -------------------------------------------------
-    def _ready_view(self) -> MaterializedView:
+    def _ready_view(self) -> ViewSnapshot:
         if self._view is None:
             raise ViewNotReady(
                 "Connector offsets on this Connect version need the sidecar's view of the internal topics, "
@@ -147,15 +145,15 @@ class ConnectorOffsets:
         try:
             await view.read_to_end("config", self.read_back_timeout_s)
         except ReadTimeout as err:
-            raise OperationFailed(f"{refresh}: {await read_failure(view, 'config', err, self._groups)}") from err
+            raise OperationFailed(f"{refresh}: {await read_failure(view, 'config', err, self._metadata)}") from err
         config = view.state.connector_config(name)
         if config is None:
             raise NotFoundError(not_found(name))
         return view.state, config
 
     def _source_topics(self, config: Mapping[str, str | None]) -> _Source:
-        worker_topic = self._settings.offset_storage_topic
-        if not worker_topic or self._view is None or "offsets" not in self._view.tails:
+        worker_topic = self._worker_offsets_topic
+        if not worker_topic or self._view is None or not self._view.has_tail("offsets"):
             raise OperationFailed(
                 "The sidecar does not know the worker's offsets topic: give it offset.storage.topic "
                 "(the worker's properties file, or CONTROL_PLANE_OFFSET_STORAGE_TOPIC)"
@@ -177,7 +175,7 @@ class ConnectorOffsets:
             return ()
         parsed = parse_sink_entries(entries)
         try:
-            counts = await self._groups.partition_counts(e.topic for e in parsed)
+            counts = await self._metadata.partition_counts(e.topic for e in parsed)
         except GroupOperationError as err:
             log.warning("cannot check the topics of a sink offsets request", error=str(err))
             return parsed  # the write fails with the broker's answer instead
@@ -188,7 +186,7 @@ class ConnectorOffsets:
     async def read(self, name: str) -> tuple[ConnectorOffset, ...]:
         state, config = await self._config(name, refresh=f"Failed to retrieve offsets for connector {name}")
         if state.connector_type(name) == "sink":
-            group = sink_group_id(name, config, self._settings.consumer_group_id)
+            group = sink_group_id(name, config, self._worker_consumer_group)
             try:
                 committed = await self._groups.committed(group)
             except GroupOperationError as err:
@@ -220,7 +218,7 @@ class ConnectorOffsets:
         try:
             await self._view.read_to_end("offsets", self.read_back_timeout_s)
         except ReadTimeout as err:
-            cause = await read_failure(self._view, "offsets", err, self._groups)
+            cause = await read_failure(self._view, "offsets", err, self._metadata)
             raise OperationFailed(f"{failed}: {cause}") from err
         out = {where.worker_topic: dict(self._view.state.offsets.get(name, {}))}
         if where.own_topic:
@@ -231,29 +229,19 @@ class ConnectorOffsets:
         """A connector's own offsets topic, read once from the beginning to its end (KafkaBasedLog)."""
         records = ClusterView()
         try:
-            counts = await self._groups.partition_counts([topic])
+            counts = await self._metadata.partition_counts([topic])
         except GroupOperationError as err:
             raise OperationFailed(f"{failed}: {err}") from err
         if counts.get(topic) is None:
             return records  # never written: no offsets
-
-        def apply(record: LogRecord) -> None:
+        try:
+            read = await self._reader.read_all(topic, self.read_back_timeout_s)
+        except ReadTimeout as err:
+            raise OperationFailed(f"{failed}: {err}") from err
+        for record in read:
             decoded = decode_offset(record.key, record.value)
             if not isinstance(decoded, Malformed) and record.key is not None:
                 records.apply_offset(decoded, record.key, record.timestamp)
-
-        tail = TopicTail(topic, self._client_kwargs, apply)
-        await tail.start()
-        try:
-            async with asyncio.timeout(self.read_back_timeout_s):
-                await tail.caught_up.wait()
-        except TimeoutError:
-            raise OperationFailed(
-                f"{failed}: did not read the offsets topic {topic} to its end within {self.read_back_timeout_s:g}s"
-                + (f" ({tail.error})" if tail.error else "")
-            ) from None
-        finally:
-            await tail.stop()
         return records
 
     # -- PATCH ----------------------------------------------------------------------------------
@@ -279,8 +267,8 @@ class ConnectorOffsets:
             wanted.pop(canonical(entry.partition), None)
             wanted[canonical(entry.partition)] = entry
         existing: dict[bytes, set[bytes]] = {}  # canonical partition -> every key it has in either topic
-        for records in known.values():
-            for key, record in records.items():
+        for topic_records in known.values():
+            for key, record in topic_records.items():
                 existing.setdefault(canonical(record.partition), set()).add(key)
         records: list[OffsetRecord] = []
         for ident, entry in wanted.items():
@@ -340,14 +328,14 @@ class ConnectorOffsets:
 
     async def _groups_partition_count(self, topic: str, failed: str) -> int | None:
         try:
-            return (await self._groups.partition_counts([topic])).get(topic)
+            return (await self._metadata.partition_counts([topic])).get(topic)
         except GroupOperationError as err:
             raise OperationFailed(f"{failed}: {err}") from err
 
     async def _alter_sink(
         self, name: str, config: Mapping[str, str | None], entries: Sequence[SinkOffsetEntry]
     ) -> None:
-        group = sink_group_id(name, config, self._settings.consumer_group_id)
+        group = sink_group_id(name, config, self._worker_consumer_group)
         commits = {(e.topic, e.partition): e.offset for e in entries if e.offset is not None}
         deletes = [(e.topic, e.partition) for e in entries if e.offset is None]
         failed = f"Failed to alter consumer group offsets for connector {name}"
@@ -391,7 +379,7 @@ class ConnectorOffsets:
         await self._write_source(name, where, [(key, None) for key in keys], failed)
 
     async def _reset_sink(self, name: str, config: Mapping[str, str | None]) -> None:
-        group = sink_group_id(name, config, self._settings.consumer_group_id)
+        group = sink_group_id(name, config, self._worker_consumer_group)
         try:
             if await self._groups.active_members(group):
                 raise OperationFailed(sink_tasks_running(name, "reset"))
@@ -419,6 +407,5 @@ __all__ = [
     "framework_managed",
     "not_found",
     "not_stopped",
-    "sink_group_id",
     "sink_tasks_running",
 ]

@@ -11,13 +11,13 @@ words where Connect has them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..codecs import json_wire
-from ..errors import BadRequestError
+from ..codecs.javalang import INT32_BOUNDS, INT64_BOUNDS, INT64_MAX, INT64_MIN, java_string, java_value_as_int
+from .errors import BadRequestError
 
 # ConnectorsResource.alterConnectorOffsets
 NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
@@ -26,9 +26,6 @@ KAFKA_TOPIC_KEY = "kafka_topic"
 KAFKA_PARTITION_KEY = "kafka_partition"
 KAFKA_OFFSET_KEY = "kafka_offset"
 ENTRY_KEYS = ("partition", "offset")
-_INT32 = (-(2**31), 2**31 - 1)
-_INT64 = (-(2**63), 2**63 - 1)
-_JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -116,7 +113,7 @@ def _check_primitives(where: str, values: Mapping[str, Any]) -> None:
                 f"{where}.{key} is {json_type(value)}: offsets may only contain primitive types as values "
                 f"(string, number, boolean, null), but field {key} contains {kind}"
             )
-        if isinstance(value, int) and not isinstance(value, bool) and not _INT64[0] <= value <= _INT64[1]:
+        if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
             raise BadRequestError(f"{where}.{key} is {value}, outside the range of a 64-bit integer")
 
 
@@ -128,32 +125,6 @@ def check_source_entries(entries: Sequence[OffsetEntry]) -> None:
         _check_primitives(f"{entry.where}.partition", entry.partition)
         if entry.offset is not None:
             _check_primitives(f"{entry.where}.offset", entry.offset)
-
-
-def java_string(value: object) -> str:
-    """``String.valueOf`` of a value Jackson read, for Connect's parse-failure messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return json_wire.java_double(value)
-    if isinstance(value, str):
-        return value
-    return json_wire.dumps(value).decode()
-
-
-def _java_parse(value: object, bounds: tuple[int, int]) -> int | None:
-    """``Integer.parseInt`` / ``Long.parseLong`` of ``String.valueOf(value)``: "10" and 10 both do."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and _JAVA_INT.fullmatch(value):
-        number = int(value)
-    else:
-        return None
-    return number if bounds[0] <= number <= bounds[1] else None
 
 
 def parse_sink_entries(entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
@@ -178,7 +149,7 @@ def parse_sink_entries(entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry,
             )
         if number is None:
             raise BadRequestError(f"{where}: Kafka partitions must be valid numbers and may not be null")
-        kafka_partition = _java_parse(number, _INT32)
+        kafka_partition = java_value_as_int(number, INT32_BOUNDS)
         if kafka_partition is None:
             raise BadRequestError(
                 f"{where}: Failed to parse the following Kafka partition value in the provided offsets: "
@@ -196,7 +167,7 @@ def parse_sink_entries(entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry,
                     f"'{KAFKA_OFFSET_KEY}'"
                 )
             raw = entry.offset[KAFKA_OFFSET_KEY]
-            kafka_offset = _java_parse(raw, _INT64)
+            kafka_offset = java_value_as_int(raw, INT64_BOUNDS)
             if kafka_offset is None:
                 raise BadRequestError(
                     f"{where}: Failed to parse the following Kafka offset value in the provided offsets: "
@@ -224,39 +195,6 @@ def check_sink_topics(entries: Sequence[SinkOffsetEntry], partition_counts: Mapp
             )
 
 
-# -- java.util.HashMap iteration order ------------------------------------------------------------
-def java_string_hash(text: str) -> int:
-    """``String.hashCode``: over UTF-16 code units, 32-bit overflow."""
-    h = 0
-    data = text.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def java_hash_map_order(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    """``mapping`` re-ordered as a ``java.util.HashMap`` filled in its order iterates.
-
-    The worker writes altered source offsets after a round trip through its JsonConverter
-    (Worker.normalizeSourceConnectorOffsets), which reads a JSON object into a HashMap: the key and
-    value bytes it writes list the fields in this order, not in the order of the request."""
-    capacity = 16
-    while len(mapping) > capacity * 0.75:  # HashMap resizes past its load factor
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key)
-        return (h ^ (h >> 16)) & (capacity - 1)  # HashMap.hash spreads the high bits down
-
-    ordered = sorted(enumerate(mapping), key=lambda pair: (bucket(pair[1]), pair[0]))
-    return {key: mapping[key] for _, key in ordered}
-
-
-def canonical(partition: Mapping[str, Any] | None) -> bytes:
-    """A partition's identity regardless of field order (types kept: 1, 1.0 and true differ)."""
-    return json_wire.dumps(None if partition is None else dict(sorted(partition.items())))
-
-
 __all__ = [
     "KAFKA_OFFSET_KEY",
     "KAFKA_PARTITION_KEY",
@@ -264,11 +202,8 @@ __all__ = [
     "NO_OFFSETS",
     "OffsetEntry",
     "SinkOffsetEntry",
-    "canonical",
     "check_sink_topics",
     "check_source_entries",
-    "java_hash_map_order",
-    "java_string_hash",
     "parse_alter_request",
     "parse_sink_entries",
 ]

@@ -1,26 +1,26 @@
-"""Connector topic tracking (KIP-558) from the view, on every Connect version, plus the inverse index.
+"""Connector topic tracking (KIP-558) from the view, plus the inverse index; and the reset, where the
+sidecar does it (the workers lack KIP-558, or the operator forced it).
 
 Mirrors ConnectorsResource.getConnectorActiveTopics / resetConnectorActiveTopics and
 AbstractHerder.resetConnectorActiveTopics: neither checks that the connector exists; reset writes a
 tombstone for every active ``status-topic-<topic>:connector-<c>`` key through the status writer, and
-the topics leave the view when the tombstones are read back.
+the topics leave the view when the tombstones are read back. The switches are the worker's own
+``topic.tracking.enable`` and ``topic.tracking.allow.reset``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
+from ..codecs import Tombstone
 from ..codecs.status import StatusKey, StatusKind
-from ..errors import OperationDisabled
+from ..storage.status_writes import StatusWriteError
 from ..view import ActiveTopic, ClusterView
+from .errors import OperationDisabled, OperationFailed
+from .ports import StatusSink
 
 TRACKING_DISABLED = "Topic tracking is disabled."
 RESET_DISABLED = "Topic tracking reset is disabled."
-
-
-class StatusWrites(Protocol):
-    def submit(self, key: bytes, value: bytes | None, kind: str) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class ResetOutcome:
 
 
 class TopicTracking:
-    def __init__(self, view: ClusterView, writes: StatusWrites, *, enabled: bool, allow_reset: bool) -> None:
+    def __init__(self, view: ClusterView, writes: StatusSink, *, enabled: bool, allow_reset: bool) -> None:
         self._view = view
         self._writes = writes
         self.enabled = enabled
@@ -55,11 +55,18 @@ class TopicTracking:
         return self._view.topic_connectors(topic)
 
     def reset(self, connector: str) -> ResetOutcome:
+        """Submits the tombstones and returns at once; they go out in the background, as the worker's
+        reset does (its 202)."""
         self._check_enabled()
         if not self.allow_reset:
             raise OperationDisabled(RESET_DISABLED)
         topics = tuple(sorted(t.topic for t in self._view.active_topics(connector)))
-        for topic in topics:
-            key = StatusKey(StatusKind.TOPIC, connector, topic=topic).to_bytes()
-            self._writes.submit(key, None, "topic")
+        try:
+            for topic in topics:
+                self._writes.submit_record(Tombstone(StatusKey(StatusKind.TOPIC, connector, topic=topic)))
+        except StatusWriteError as err:
+            raise OperationFailed(f"Failed to reset the active topics of connector {connector}: {err.message}") from err
         return ResetOutcome(connector, topics)
+
+
+__all__ = ["RESET_DISABLED", "TRACKING_DISABLED", "ResetOutcome", "TopicTracking"]

@@ -1,4 +1,5 @@
-"""Keyword arguments for aiokafka clients, from the settings the sidecar shares with the worker.
+"""Keyword arguments for aiokafka clients, from the settings the sidecar shares with the worker (pure:
+the storage package and the Spark jobs take the result, never the settings).
 
 The worker's ``security.protocol``, ``sasl.*`` and ``ssl.*`` properties are translated to aiokafka's
 names, so the sidecar reaches the brokers the way the worker does.
@@ -9,7 +10,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from ..settings import Settings
+from .settings import Settings
 
 _SASL = {
     "sasl.mechanism": "sasl_mechanism",

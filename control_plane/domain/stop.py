@@ -18,11 +18,10 @@ from __future__ import annotations
 import structlog
 
 from ..codecs import TargetState, TaskCommit
-from ..errors import NotFoundError, OperationFailed, ViewNotReady
-from ..storage.config_writer import ConfigWriteFailed, ConfigWriter
-from ..storage.consumer_groups import ConsumerGroups
-from ..storage.log_reader import ReadTimeout
-from ..view import MaterializedView
+from ..storage.config_writer import ConfigWriteFailed
+from ..storage.errors import ReadTimeout
+from .errors import NotFoundError, OperationFailed, ViewNotReady
+from .ports import ClusterMetadata, ConfigLog, ViewSnapshot
 
 log = structlog.get_logger(__name__)
 
@@ -35,20 +34,19 @@ def unknown_connector(name: str) -> str:
     return f"Unknown connector {name}"  # DistributedHerder.stopConnector
 
 
-async def read_failure(view: MaterializedView, tail: str, err: ReadTimeout, kafka: ConsumerGroups) -> str:
+async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: ClusterMetadata) -> str:
     """A read-to-end that did not finish, with its cause: the tail's own last error, or why Kafka
     cannot be reached now."""
-    cause = view.tails[tail].error if tail in view.tails else None
-    cause = cause or await kafka.unreachable()
+    cause = view.tail_error(tail) or await kafka.unreachable()
     return f"{err}: {cause}" if cause else str(err)
 
 
 class ConnectorStopper:
     def __init__(
         self,
-        view: MaterializedView | None,
-        writer: ConfigWriter | None,
-        kafka: ConsumerGroups,
+        view: ViewSnapshot | None,
+        writer: ConfigLog | None,
+        kafka: ClusterMetadata,
         read_back_timeout_s: float,
     ) -> None:
         self._view = view
@@ -56,7 +54,7 @@ class ConnectorStopper:
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
 
-    def _ready_view(self) -> MaterializedView:
+    def _ready_view(self) -> ViewSnapshot:
         if self._view is None or self._writer is None:
             raise ViewNotReady(VIEW_NEEDED.format(why="not configured (no config.storage.topic, status.storage.topic)"))
         if not self._view.ready:

@@ -1,0 +1,198 @@
+"""The composition root: everything the sidecar runs is built here, from the settings, in order;
+started in that order and stopped in reverse, a partial start undone (as Connect's
+``ConnectDistributed.startConnect`` reads top to bottom: stores, herder, REST server).
+
+    metrics (given) -> the workers' client -> capabilities -> Kafka: status writer, view, writers,
+    consumer groups -> features -> herder
+
+``running(settings, metrics)`` is an async context manager yielding the ``Runtime``: the typed state the
+HTTP layer's lifespan hands its handlers. ``transport`` and ``status_producer`` put fakes under the
+real upstream client and status writer (the unit tests' seams); nothing is swapped after construction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+import httpx
+
+from .backoff import ProposalBackoff
+from .domain.capabilities import Capabilities, Feature
+from .domain.herder import Herder
+from .domain.liveness import WorkerProbe
+from .domain.offsets import ConnectorOffsets
+from .domain.stop import ConnectorStopper
+from .domain.topics import TopicTracking
+from .kafka_config import client_kwargs
+from .metrics import Metrics
+from .settings import Settings, describe
+from .storage.config_writer import ConfigWriter
+from .storage.consumer_groups import ConsumerGroups
+from .storage.log_reader import TopicReader
+from .storage.offsets_writer import OffsetsWriter
+from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
+from .storage.status_writer import StatusWriter
+from .storage.status_writes import StatusWriteObserver
+from .upstream import ConnectUpstream
+from .upstream.client import build_transport
+from .view import MaterializedView
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What the handlers get: the herder, and the parts the sidecar's own endpoints and tests read."""
+
+    settings: Settings
+    herder: Herder
+    metrics: Metrics
+    upstream: ConnectUpstream
+    status_writer: StatusWriter
+    view: MaterializedView | None
+
+
+def build_upstream(
+    settings: Settings, metrics: Metrics | None = None, transport: httpx.AsyncBaseTransport | None = None
+) -> ConnectUpstream:
+    return ConnectUpstream(
+        settings.connect_urls,
+        transport=transport
+        or build_transport(
+            settings.upstream_transport, settings.upstream_max_connections, settings.upstream_keepalive_s
+        ),
+        connect_timeout_s=settings.upstream_connect_timeout_s,
+        read_timeout_s=settings.upstream_read_timeout_s,
+        pool_timeout_s=settings.upstream_pool_timeout_s,
+        worker_down_s=settings.worker_down_s,
+        rebalance_retry_max=settings.rebalance_retry_max,
+        rebalance_retry_initial_backoff_ms=settings.rebalance_retry_initial_backoff_ms,
+        rebalance_retry_max_backoff_ms=settings.rebalance_retry_max_backoff_ms,
+        observer=metrics,
+    )
+
+
+def build_status_writer(
+    settings: Settings, observer: StatusWriteObserver | None = None, producer: RecordProducer | None = None
+) -> StatusWriter:
+    """The status writer of the status-store retry proposal; not started without a status topic."""
+    topic = settings.status_storage_topic
+    request_timeout_ms = settings.status_write_request_timeout_ms
+    if producer is None and topic:
+        producer = AiokafkaRecordProducer(client_kwargs(settings), request_timeout_ms)
+    return StatusWriter(
+        topic,
+        producer,
+        ProposalBackoff.from_settings(settings),
+        max_retries=settings.status_storage_retry_max_retries,
+        # aiokafka fails a record it could not deliver within its request timeout (a retriable error
+        # the writer retries); this bound is the backstop for an attempt that still does not end.
+        attempt_timeout_s=2 * request_timeout_ms / 1000,
+        stop_timeout_s=request_timeout_ms / 1000,
+        observer=observer,
+    )
+
+
+def build_view(settings: Settings, metrics: Metrics | None = None) -> MaterializedView | None:
+    if not (settings.view_enabled and settings.config_storage_topic and settings.status_storage_topic):
+        return None
+    view = MaterializedView(
+        client_kwargs(settings),
+        config_topic=settings.config_storage_topic,
+        status_topic=settings.status_storage_topic,
+        offsets_topic=settings.offset_storage_topic,
+    )
+    if metrics is not None:
+        metrics.watch_view(view)
+    return view
+
+
+@contextlib.asynccontextmanager
+async def running(
+    settings: Settings,
+    metrics: Metrics,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    status_producer: RecordProducer | None = None,
+) -> AsyncIterator[Runtime]:
+    async with contextlib.AsyncExitStack() as started:
+        upstream = build_upstream(settings, metrics, transport)
+        started.push_async_callback(upstream.aclose)
+        view = build_view(settings, metrics)
+        capabilities = Capabilities(
+            upstream,
+            {Feature(name): mode for name, mode in settings.feature_modes().items()},
+            refresh_s=settings.capability_refresh_s,
+            first_detection_wait_s=settings.upstream_connect_timeout_s,
+            view_answers=view is not None and settings.read_from == "view",
+            on_answer=metrics.worker_answered,
+        )
+        status_writer = build_status_writer(settings, metrics, status_producer)
+        kafka = client_kwargs(settings)
+        write_timeout_ms = settings.emulation_request_timeout_ms
+        attempt_s = 2 * write_timeout_ms / 1000  # a metadata wait and the produce request
+
+        def producer() -> RecordProducer:
+            return AiokafkaRecordProducer(kafka, write_timeout_ms)
+
+        config_topic = settings.config_storage_topic
+        config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
+        groups = ConsumerGroups(kafka, write_timeout_ms)
+        read_back_s = settings.emulation_read_back_timeout_s
+        probe = (
+            WorkerProbe(
+                upstream, view, interval_s=settings.worker_probe_s, plugins_refresh_s=settings.capability_refresh_s
+            )
+            if view
+            else None
+        )
+        tracking = (
+            TopicTracking(
+                view.state,
+                status_writer,
+                enabled=settings.topic_tracking_enable,
+                allow_reset=settings.topic_tracking_allow_reset,
+            )
+            if view
+            else None
+        )
+        herder = Herder(
+            capabilities=capabilities,
+            workers=upstream,
+            view=view,
+            probe=probe,
+            tracking=tracking,
+            stopper=ConnectorStopper(view, config_log, groups, read_back_s),
+            offsets=ConnectorOffsets(
+                view,
+                groups,
+                groups,
+                OffsetsWriter(producer, attempt_s),
+                TopicReader(kafka),
+                worker_offsets_topic=settings.offset_storage_topic,
+                worker_consumer_group=settings.consumer_group_id,
+                read_back_timeout_s=read_back_s,
+            ),
+            status_writes=status_writer,
+            reads_from_view=settings.read_from == "view",
+            describe_settings=lambda: describe(settings),
+        )
+        for part in (status_writer, view, probe, capabilities):
+            if part is not None:
+                await _start(started, part)
+        yield Runtime(settings, herder, metrics, upstream, status_writer, view)
+
+
+class _Part(Protocol):
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+async def _start(started: contextlib.AsyncExitStack, part: _Part) -> None:
+    await part.start()
+    started.push_async_callback(part.stop)
+
+
+__all__ = ["Runtime", "build_status_writer", "build_upstream", "build_view", "running"]

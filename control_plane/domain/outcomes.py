@@ -1,0 +1,66 @@
+"""What the herder answers: the domain's own outcomes, never HTTP objects (the REST layer renders them).
+
+- ``Answer[T]``: the sidecar answers itself, with ``value`` and where it came from (``Provenance``);
+- ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
+- ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
+  answer to give instead when no worker answers (the view, marked stale);
+- ``Accepted``: an asynchronous action was started (Connect's 202), ``Done``: carried out (204).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Generic, TypeVar
+
+from .errors import ControlPlaneError
+
+T = TypeVar("T", covariant=True)
+
+
+class Source(StrEnum):
+    VIEW = "view"  # the materialized view of the internal topics
+    SIDECAR = "sidecar"  # the sidecar carried the operation out itself (emulated)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    source: Source
+    stale: bool = False  # no worker answered the last probe: the view may be out of date
+    age_s: float | None = None  # how old the newest record the view applied is
+
+
+SIDECAR = Provenance(Source.SIDECAR)
+
+
+@dataclass(frozen=True)
+class Answer(Generic[T]):
+    value: T
+    provenance: Provenance = SIDECAR
+
+
+@dataclass(frozen=True)
+class Refusal:
+    error: ControlPlaneError
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class Forward(Generic[T]):
+    fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
+
+
+@dataclass(frozen=True)
+class Accepted:
+    pass
+
+
+@dataclass(frozen=True)
+class Done:
+    pass
+
+
+Read = Answer[T] | Refusal | Forward[T]
+
+__all__ = ["SIDECAR", "Accepted", "Answer", "Done", "Forward", "Provenance", "Read", "Refusal", "Source"]

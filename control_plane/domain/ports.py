@@ -1,0 +1,119 @@
+"""The small interfaces the domain's features depend on, each implemented by one class of ``storage``,
+``upstream`` or ``view`` (named below) and by a few-line fake in the unit tests. Built and wired in one
+place, ``control_plane.composition``; the features never see settings or Kafka client arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from ..codecs import ConfigRecord, StatusRecord, Tombstone
+from ..codecs.status import StatusKey
+from ..storage.log_reader import LogRecord
+from ..storage.offsets_writer import OffsetRecord
+from ..storage.status_writes import StatusWrites
+from ..upstream import UpstreamRequest, UpstreamResponse
+from ..view import ClusterView
+
+TopicPartition = tuple[str, int]
+
+
+class ConfigLog(Protocol):
+    """Writes to the config topic, in order (``storage.config_writer.ConfigWriter``); raises
+    ``ConfigWriteFailed`` naming what was written before the failure."""
+
+    async def write(self, records: Sequence[ConfigRecord]) -> None: ...
+
+
+class OffsetsLog(Protocol):
+    """Writes to an offsets topic (``storage.offsets_writer.OffsetsWriter``): exact key bytes, a value of
+    None is a tombstone; raises ``OffsetsWriteFailed`` naming what was and was not written."""
+
+    async def write(self, topic: str, records: Sequence[OffsetRecord]) -> None: ...
+
+
+class TopicReader(Protocol):
+    """Reads a whole topic once, from its beginning to its end (``storage.log_reader.read_topic``);
+    raises ``ReadTimeout``."""
+
+    async def read_all(self, topic: str, timeout_s: float) -> Sequence[LogRecord]: ...
+
+
+class GroupAdmin(Protocol):
+    """Sink connectors' consumer groups (``storage.consumer_groups.ConsumerGroups``); raises
+    ``GroupOperationError`` and ``GroupNotEmpty``."""
+
+    async def committed(self, group: str) -> dict[TopicPartition, int]: ...
+
+    async def active_members(self, group: str) -> int: ...
+
+    async def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None: ...
+
+    async def delete_offsets(self, group: str, partitions: Iterable[TopicPartition]) -> None: ...
+
+    async def delete_group(self, group: str) -> bool: ...
+
+
+class ClusterMetadata(Protocol):
+    """What the brokers say about topics and themselves (``storage.consumer_groups.ConsumerGroups``)."""
+
+    async def partition_counts(self, topics: Iterable[str]) -> dict[str, int | None]: ...
+
+    async def unreachable(self) -> str | None: ...
+
+
+class ViewSnapshot(Protocol):
+    """The materialized view of the internal topics (``view.MaterializedView``): its state, whether it
+    has read to the end offsets seen at start, and read-your-writes."""
+
+    @property
+    def state(self) -> ClusterView: ...
+
+    @property
+    def ready(self) -> bool: ...
+
+    def has_tail(self, topic: str) -> bool: ...
+
+    def diagnostics(self) -> dict[str, Any]: ...
+
+    def tail_error(self, topic: str) -> str | None: ...
+
+    async def read_to_end(self, topic: str, timeout_s: float) -> None: ...
+
+
+class StatusSink(Protocol):
+    """Status-topic writes with the status-store retry proposal's retries, in the background
+    (``storage.status_writer.StatusWriter``)."""
+
+    @property
+    def running(self) -> bool: ...
+
+    def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> object: ...
+
+    def snapshot(self) -> StatusWrites: ...
+
+
+class Workers(Protocol):
+    """The Connect workers' REST API (``upstream.ConnectUpstream``): a request passed through unchanged,
+    and every worker's version."""
+
+    @property
+    def workers(self) -> tuple[str, ...]: ...
+
+    async def forward(self, request: UpstreamRequest) -> UpstreamResponse: ...
+
+    async def worker_versions(self) -> dict[str, str | None]: ...
+
+
+__all__ = [
+    "ClusterMetadata",
+    "ConfigLog",
+    "GroupAdmin",
+    "OffsetsLog",
+    "StatusSink",
+    "TopicPartition",
+    "TopicReader",
+    "ViewSnapshot",
+    "Workers",
+]

@@ -1,0 +1,76 @@
+"""Rules about a connector that Connect applies from its configuration alone: its type and its sink
+consumer group. Pure; the sidecar and the Spark jobs both decide with these functions.
+
+- Type (AbstractHerder.connectorType): ``sink`` or ``source`` from the plugin class (``SinkConnector`` or
+  ``SourceConnector``); the worker's plugin list says which, under every alias Connect accepts for a class
+  (``PluginUtils.simpleName`` and ``prunedName``). Without that list: the class name's suffix where it has
+  one (``MirrorSourceConnector`` is a source although it carries ``topics``), else a connector with a
+  non-empty ``topics`` or ``topics.regex`` is a sink (SinkConnectorConfig.validate requires one of them).
+- Sink group (Worker.baseConsumerConfigs): ``connect-<name>``, overridden by the worker's
+  ``consumer.group.id``, overridden by the connector's ``consumer.override.group.id``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+ConnectorType = Literal["source", "sink", "unknown"]
+
+CONNECTOR_CLASS_KEY = "connector.class"
+SINK_TOPIC_KEYS = ("topics", "topics.regex")  # SinkConnectorConfig.TOPICS_CONFIG, TOPICS_REGEX_CONFIG
+GROUP_OVERRIDE_KEY = "consumer.override.group.id"
+
+
+def plugin_aliases(class_name: str) -> tuple[str, ...]:
+    """The names Connect accepts for a connector class: the full name, the simple name, and the simple
+    name without its ``Connector`` suffix (PluginUtils.simpleName, prunedName)."""
+    simple = class_name.rsplit(".", 1)[-1]
+    return tuple(dict.fromkeys((class_name, simple, simple.removesuffix("Connector"))))
+
+
+def plugin_types(plugins: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(class, type) pairs of the worker's ``GET /connector-plugins`` -> every alias -> ``source``/``sink``."""
+    types: dict[str, str] = {}
+    for class_name, kind in plugins:
+        if kind in ("source", "sink"):
+            for alias in plugin_aliases(class_name):
+                types[alias] = kind
+    return types
+
+
+def connector_type(
+    config: Mapping[str, str | None] | None, known_plugins: Mapping[str, str] | None = None
+) -> ConnectorType:
+    """``source``, ``sink``, or ``unknown`` (no configuration), as AbstractHerder.connectorType answers."""
+    if config is None:
+        return "unknown"
+    class_name = (config.get(CONNECTOR_CLASS_KEY) or "").strip()
+    known = (known_plugins or {}).get(class_name)
+    if known == "source":
+        return "source"
+    if known == "sink":
+        return "sink"
+    simple = class_name.rsplit(".", 1)[-1]
+    if simple.endswith(("SourceConnector", "Source")):
+        return "source"
+    if simple.endswith(("SinkConnector", "Sink")):
+        return "sink"
+    return "sink" if any((config.get(key) or "").strip() for key in SINK_TOPIC_KEYS) else "source"
+
+
+def sink_group_id(name: str, config: Mapping[str, str | None] | None, worker_group_id: str | None) -> str:
+    """The consumer group of sink connector ``name`` (Worker.baseConsumerConfigs)."""
+    return (config or {}).get(GROUP_OVERRIDE_KEY) or worker_group_id or f"connect-{name}"
+
+
+__all__ = [
+    "CONNECTOR_CLASS_KEY",
+    "GROUP_OVERRIDE_KEY",
+    "SINK_TOPIC_KEYS",
+    "ConnectorType",
+    "connector_type",
+    "plugin_aliases",
+    "plugin_types",
+    "sink_group_id",
+]
