@@ -4,173 +4,22 @@ that fail half-way are made to fail here at a chosen record."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 from control_plane.codecs import (
     ConnectorConfig,
     ConnectorStatus,
-    SourceOffset,
     TaskCommit,
     TaskStatus,
     decode_config,
-    decode_offset,
-    encode_offset,
 )
 from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
-from control_plane.domain.offsets import ConnectorOffsets, framework_managed, not_stopped, sink_tasks_running
+from control_plane.domain.offsets import framework_managed, not_stopped, sink_tasks_running
 from control_plane.domain.offsets_request import parse_alter_request
-from control_plane.domain.ports import TopicPartition
-from control_plane.domain.stop import ConnectorStopper
 from control_plane.settings import SettingsError, load_settings
-from control_plane.storage.config_writer import ConfigWriter
-from control_plane.storage.errors import GroupNotEmpty, GroupOperationError
-from control_plane.storage.log_reader import LogRecord
-from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.view import ClusterView
 
-CONFIG, OFFSETS, OWN = "configs", "offsets", "own-offsets"
-Log = list[tuple[str, bytes, bytes | None]]
-
-
-class FakeProducer:
-    """The record producer seam: appends to ``log``; ``fail(key)`` returns the error to raise for a key."""
-
-    def __init__(self, log: Log, fail: Callable[[bytes], BaseException | None]) -> None:
-        self.log, self.fail = log, fail
-
-    async def start(self) -> None: ...
-
-    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
-        error = self.fail(key)
-        if error is not None:
-            raise error
-        self.log.append((topic, key, value))
-
-    async def stop(self) -> None: ...
-
-
-class FakeView:
-    """The view port (``domain.ports.ViewSnapshot``): its state, updated from the log by ``read_to_end``."""
-
-    def __init__(self, log: Log) -> None:
-        self.state = ClusterView()
-        self.ready = True
-        self._log, self._read = log, 0
-
-    def has_tail(self, topic: str) -> bool:
-        return topic in ("config", "status", "offsets")
-
-    def tail_error(self, topic: str) -> str | None:
-        return None
-
-    def diagnostics(self) -> dict[str, Any]:
-        return {}
-
-    async def read_to_end(self, topic: str, timeout_s: float) -> None:
-        for topic_name, key, value in self._log[self._read :]:
-            if topic_name == CONFIG:
-                self.state.apply_config(decode_config(key, value))
-            elif topic_name == OFFSETS:
-                self.state.apply_offset(decode_offset(key, value), key)
-        self._read = len(self._log)
-
-
-class FakeGroups:
-    """ConsumerGroups in memory."""
-
-    def __init__(self) -> None:
-        self.groups: dict[str, dict[TopicPartition, int]] = {}
-        self.members: dict[str, int] = {}
-        self.topics = {"t": 2}
-        self.down: str | None = None
-
-    def _up(self, what: str) -> None:
-        if self.down:
-            raise GroupOperationError(what, self.down)
-
-    async def committed(self, group: str) -> dict[TopicPartition, int]:
-        self._up("read")
-        return dict(self.groups.get(group, {}))
-
-    async def active_members(self, group: str) -> int:
-        self._up("describe")
-        return self.members.get(group, 0)
-
-    async def partition_counts(self, topics: Any) -> dict[str, int | None]:
-        self._up("metadata")
-        return {t: self.topics.get(t) for t in topics}
-
-    async def unreachable(self) -> str | None:
-        return self.down
-
-    async def commit(self, group: str, offsets: dict[TopicPartition, int]) -> None:
-        self._up("commit")
-        if self.members.get(group):
-            raise GroupNotEmpty("commit", "UnknownMemberIdError")
-        self.groups.setdefault(group, {}).update(offsets)
-
-    async def delete_offsets(self, group: str, partitions: Any) -> None:
-        self._up("delete offsets")
-        for tp in partitions:
-            self.groups.get(group, {}).pop(tp, None)
-
-    async def delete_group(self, group: str) -> bool:
-        self._up("delete group")
-        if self.members.get(group):
-            raise GroupNotEmpty("delete", "NonEmptyGroup")
-        return self.groups.pop(group, None) is not None
-
-
-class FakeReader:
-    """The topic reader port: a whole topic of the log, once."""
-
-    def __init__(self, log: Log) -> None:
-        self.log = log
-
-    async def read_all(self, topic: str, timeout_s: float) -> list[LogRecord]:
-        return [LogRecord(t, 0, i, 0, k, v) for i, (t, k, v) in enumerate(self.log) if t == topic]
-
-
-class Kafka:
-    """The fakes wired into the real stopper and offsets feature."""
-
-    def __init__(self) -> None:
-        self.log: Log = []
-        self.failing: Callable[[bytes], BaseException | None] = lambda key: None
-        self.view = FakeView(self.log)
-        self.groups = FakeGroups()
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0)
-        self.offsets = self.connector_offsets()
-
-    def producer(self) -> FakeProducer:
-        return FakeProducer(self.log, lambda key: self.failing(key))
-
-    def connector_offsets(self, worker_group: str | None = None) -> ConnectorOffsets:
-        return ConnectorOffsets(
-            self.view,
-            self.groups,
-            self.groups,
-            OffsetsWriter(self.producer, 1.0),
-            FakeReader(self.log),
-            worker_offsets_topic=OFFSETS,
-            worker_consumer_group=worker_group,
-            read_back_timeout_s=1.0,
-        )
-
-    def connector(self, name: str, **config: str) -> None:
-        self.view.state.apply_config(ConnectorConfig(name, {"connector.class": "X", "name": name, **config}))
-        self.view.state.apply_config(TaskCommit(name, 1))
-
-    def offset(self, topic: str, connector: str, partition: dict[str, Any], offset: dict[str, Any] | None) -> bytes:
-        key, value = encode_offset(SourceOffset(connector, partition, offset or {}))
-        self.log.append((topic, key, value if offset is not None else None))
-        return key
-
-    def written(self, topic: str) -> list[tuple[bytes, bytes | None]]:
-        return [(k, v) for t, k, v in self.log if t == topic]
+from .fakes import CONFIG, OFFSETS, OWN, Kafka
 
 
 @pytest.fixture

@@ -1,0 +1,208 @@
+"""The herder built on fakes of its ports: where each answer comes from (view, stale view, worker), who
+does a feature (the workers or the sidecar) on an old and a new worker, and what a refusal carries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeVar
+
+import pytest
+
+from control_plane.codecs import ConnectorConfig, ConnectorStatus, TargetState, TaskCommit, TaskStatus, Tombstone
+from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
+from control_plane.domain.capabilities import Capabilities, Feature
+from control_plane.domain.errors import BadRequestError, NotFoundError
+from control_plane.domain.herder import Herder
+from control_plane.domain.liveness import WorkerProbe
+from control_plane.domain.offsets_request import parse_alter_request
+from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
+from control_plane.domain.topics import TopicTracking
+from control_plane.modes import FeatureMode
+
+from .fakes import CONFIG, FakeStatusSink, FakeWorkers, Kafka
+
+T = TypeVar("T")
+
+
+class Cluster:
+    """A herder on the fakes: ``version`` is what the workers report (None: no worker answers)."""
+
+    def __init__(
+        self,
+        version: str | None,
+        *,
+        read_from_view: bool = True,
+        modes: Mapping[Feature, FeatureMode] | None = None,
+    ) -> None:
+        self.kafka = Kafka()
+        self.workers = FakeWorkers(version)
+        self.sink = FakeStatusSink()
+        self.capabilities = Capabilities(
+            self.workers,
+            modes or {},
+            refresh_s=60,
+            first_detection_wait_s=0.05,
+            view_answers=read_from_view,
+        )
+        self.probe = WorkerProbe(self.workers, self.kafka.view, interval_s=60, plugins_refresh_s=60)
+        self.herder = Herder(
+            capabilities=self.capabilities,
+            workers=self.workers,
+            view=self.kafka.view,
+            probe=self.probe,
+            tracking=TopicTracking(self.kafka.view.state, self.sink, enabled=True, allow_reset=True),
+            stopper=self.kafka.stopper,
+            offsets=self.kafka.offsets,
+            status_writes=self.sink,
+            reads_from_view=read_from_view,
+            describe_settings=dict,
+        )
+
+    async def detect(self) -> None:
+        assert await self.capabilities.refresh()
+        await self.probe.probe()
+
+    def running(self, name: str, **config: str) -> None:
+        state = self.kafka.view.state
+        state.apply_config(ConnectorConfig(name, {"connector.class": "FileStreamSource", "name": name, **config}))
+        state.apply_config(TaskCommit(name, 1))
+        state.apply_status(ConnectorStatus(name, "RUNNING", None, "w1", 1))
+        state.apply_status(TaskStatus(name, 0, "RUNNING", None, "w1", 1))
+
+
+def view_answer(outcome: Answer[T] | Refusal | Forward[T]) -> T:
+    assert isinstance(outcome, Answer), outcome
+    assert outcome.provenance.source is Source.VIEW and not outcome.provenance.stale
+    return outcome.value
+
+
+@pytest.mark.parametrize("version", ["3.4.1", "4.3.1"])
+async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> None:
+    cluster = Cluster(version)
+    await cluster.detect()
+    cluster.running("c")
+    state = view_answer(cluster.herder.connector_status("c"))
+    assert state.connector.state == "RUNNING" and state.type == "source"
+    assert view_answer(cluster.herder.connector_config("c")) == {"connector.class": "FileStreamSource", "name": "c"}
+    listing = view_answer(cluster.herder.list_connectors([]))
+    assert listing.names == ("c",) and listing.expanded is None
+
+
+async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    refusal = cluster.herder.connector_status("nope")
+    assert isinstance(refusal, Refusal) and isinstance(refusal.error, NotFoundError)
+    assert refusal.error.message == "No status found for connector nope"
+    assert refusal.provenance.source is Source.VIEW
+
+
+async def test_with_read_from_upstream_reads_go_to_the_workers_and_fall_back_to_the_stale_view() -> None:
+    cluster = Cluster("4.3.1", read_from_view=False)
+    await cluster.detect()
+    cluster.running("c")
+    outcome = cluster.herder.connector_config("c")
+    assert isinstance(outcome, Forward) and outcome.fallback is not None
+    fallback = outcome.fallback()
+    assert isinstance(fallback, Answer) and fallback.provenance.stale
+    assert fallback.value["name"] == "c"
+
+
+async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_age() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.running("c")
+    cluster.kafka.view.state.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 2), timestamp_ms=1)
+    cluster.workers.versions = {"http://w1:8083": None}
+    await cluster.probe.probe()
+    outcome = cluster.herder.connector_status("c")
+    assert isinstance(outcome, Answer) and outcome.provenance.stale
+    assert outcome.provenance.age_s is not None and outcome.provenance.age_s > 0
+
+
+async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar_before_3_5() -> None:
+    new, old = Cluster("4.3.1"), Cluster("3.4.1")
+    for cluster in (new, old):
+        await cluster.detect()
+        cluster.running("c")
+    assert isinstance(await new.herder.stop_connector("c"), Forward)
+    assert new.kafka.written(CONFIG) == []
+    assert isinstance(await old.herder.stop_connector("c"), Done)
+    assert [k for k, _ in old.kafka.written(CONFIG)] == [b"commit-c", b"target-state-c"]
+    # the old worker would show PAUSED: the view knows better, even with reads from the workers
+    state = view_answer(old.herder.connector_status("c"))
+    assert state.connector.state == "STOPPED" and state.tasks == ()
+
+
+async def test_before_any_worker_answered_a_request_waits_a_bounded_moment_then_goes_to_the_workers() -> None:
+    cluster = Cluster(None)
+    cluster.running("c")
+    assert isinstance(await cluster.herder.stop_connector("c"), Forward)
+    assert cluster.kafka.written(CONFIG) == []
+
+
+async def test_a_feature_forced_emulated_is_done_by_the_sidecar_on_a_new_worker() -> None:
+    cluster = Cluster("4.3.1", modes={Feature.STOP_AND_OFFSETS_READ: FeatureMode.EMULATED})
+    await cluster.detect()
+    cluster.running("c")
+    assert isinstance(await cluster.herder.stop_connector("c"), Done)
+
+
+async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_status_sink() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
+    assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
+    assert isinstance(await cluster.herder.reset_connector_topics("c"), Accepted)
+    assert cluster.sink.submitted == [Tombstone(StatusKey(StatusKind.TOPIC, "c", topic="orders"))]
+
+
+async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:
+    cluster = Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.NATIVE})
+    await cluster.detect()
+    assert isinstance(await cluster.herder.connector_topics("c"), Forward)
+    assert isinstance(await cluster.herder.reset_connector_topics("c"), Forward)
+    assert cluster.sink.submitted == []
+
+
+async def test_an_alter_for_a_native_worker_is_checked_before_it_is_forwarded() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.running("s", topics="t")
+    cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
+    bad = parse_alter_request(b'{"offsets":[{"partition":{"kafka_topic":"t"},"offset":{"kafka_offset":1}}]}')
+    with pytest.raises(BadRequestError):
+        await cluster.herder.alter_offsets("s", bad)
+    good = parse_alter_request(
+        b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
+    )
+    assert isinstance(await cluster.herder.alter_offsets("s", good), Forward)
+
+
+async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
+    cluster = Cluster("4.3.1")
+    cluster.workers.answers[("GET", "/connector-plugins")] = (
+        200,
+        b'[{"class":"org.example.ThingConnector","type":"sink","version":"1"}]',
+    )
+    await cluster.detect()
+    cluster.running("c", **{"connector.class": "Thing"})
+    state = view_answer(cluster.herder.connector_status("c"))
+    assert state.type == "sink"
+
+
+async def test_readiness_follows_the_view() -> None:
+    cluster = Cluster("4.3.1")
+    cluster.kafka.view.ready = False
+    assert not cluster.herder.readiness().ready
+    cluster.kafka.view.ready = True
+    assert cluster.herder.readiness().checks == {"view_caught_up": True}
+
+
+async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_404() -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    with pytest.raises(NotFoundError, match="Unknown connector ghost"):
+        await cluster.herder.stop_connector("ghost")
+    cluster.kafka.view.state.apply_config(TargetState.of("ghost", "STOPPED"))
+    assert cluster.kafka.written(CONFIG) == []
