@@ -163,7 +163,7 @@ async def running(
             view=view,
             probe=probe,
             tracking=tracking,
-            stopper=ConnectorStopper(view, config_log, groups, read_back_s),
+            stopper=ConnectorStopper(view, config_log, groups, read_back_s, settings.emulation_task_stop_timeout_s),
             offsets=ConnectorOffsets(
                 view,
                 groups,
@@ -173,6 +173,7 @@ async def running(
                 worker_offsets_topic=settings.offset_storage_topic,
                 worker_consumer_group=settings.consumer_group_id,
                 read_back_timeout_s=read_back_s,
+                task_stop_timeout_s=settings.emulation_task_stop_timeout_s,
             ),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",

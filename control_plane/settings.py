@@ -152,6 +152,9 @@ class Settings(BaseSettings):
     # how long reading a topic to its end may take: before a change (the herder's refreshed snapshot)
     # and to read a write back (the config or offsets topic, the group's offsets)
     emulation_read_back_timeout_s: float = Field(30.0, gt=0)
+    # how long an emulated stop, alter or reset waits for the connector's tasks to stop (their last offset
+    # commits must not overwrite new offsets): a worker's graceful task shutdown and a rebalance
+    emulation_task_stop_timeout_s: float = Field(60.0, gt=0)
 
     @field_validator("connect_urls", mode="before")
     @classmethod

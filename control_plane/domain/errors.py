@@ -5,6 +5,7 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── NotFoundError        the connector, task or status does not exist
      ├── OperationDisabled    the worker's settings forbid it (e.g. topic.tracking.enable=false)
      ├── BadRequestError      the request cannot be carried out as given
+     ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
      └── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
                               Kafka, its read-back); the message says which step and the cause
@@ -28,6 +29,10 @@ class OperationDisabled(ControlPlaneError):
 
 
 class BadRequestError(ControlPlaneError):
+    pass
+
+
+class ConflictError(ControlPlaneError):
     pass
 
 

@@ -40,7 +40,7 @@ from ..rules.connectors import sink_group_id
 from ..storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ..view import ClusterView
-from .errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
+from .errors import BadRequestError, ConflictError, NotFoundError, OperationFailed, ViewNotReady
 from .offsets_request import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
@@ -52,7 +52,7 @@ from .offsets_request import (
     parse_sink_entries,
 )
 from .ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
-from .stop import read_failure
+from .stop import read_failure, tasks_still_active, tasks_stopped
 
 log = structlog.get_logger(__name__)
 
@@ -117,6 +117,7 @@ class ConnectorOffsets:
         worker_offsets_topic: str | None,
         worker_consumer_group: str | None,
         read_back_timeout_s: float,
+        task_stop_timeout_s: float,
     ) -> None:
         self._view = view
         self._groups = groups
@@ -126,6 +127,7 @@ class ConnectorOffsets:
         self._worker_offsets_topic = worker_offsets_topic
         self._worker_consumer_group = worker_consumer_group
         self.read_back_timeout_s = read_back_timeout_s
+        self.task_stop_timeout_s = task_stop_timeout_s
 
     # -- the connector as the config topic has it -------------------------------------------------
     def _ready_view(self) -> ViewSnapshot:
@@ -161,9 +163,18 @@ class ConnectorOffsets:
         own = config.get(OFFSETS_TOPIC_KEY)
         return _Source(worker_topic, own if own and own != worker_topic else None)
 
-    def _check_stopped(self, state: ClusterView, name: str) -> None:
+    async def _check_stopped(self, state: ClusterView, name: str) -> None:
+        """DistributedHerder.modifyConnectorOffsetsChecks (STOPPED, no tasks), then: the tasks have really
+        stopped and their last commits are read (``stop.tasks_stopped``), else 409 and nothing is written."""
         if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
             raise BadRequestError(not_stopped(name))
+        assert self._view is not None
+        still = await tasks_stopped(self._view, name, self.task_stop_timeout_s)
+        if still:
+            raise ConflictError(
+                f"{tasks_still_active(name, still, self.task_stop_timeout_s)}. Nothing was written; retry the "
+                "request once they have stopped."
+            )
 
     # -- checks of an alter request's contents (also before forwarding to a native worker) ----------
     async def check_entries(self, kind: str, entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
@@ -251,7 +262,7 @@ class ConnectorOffsets:
         )
         kind = state.connector_type(name)
         sink_entries = await self.check_entries(kind, entries)
-        self._check_stopped(state, name)
+        await self._check_stopped(state, name)
         if kind == "sink":
             await self._alter_sink(name, config, sink_entries)
         else:
@@ -361,7 +372,7 @@ class ConnectorOffsets:
         state, config = await self._config(
             name, refresh="Failed to read to end of config topic before modifying connector offsets"
         )
-        self._check_stopped(state, name)
+        await self._check_stopped(state, name)
         if state.connector_type(name) == "sink":
             await self._reset_sink(name, config)
         else:

@@ -5,7 +5,7 @@ place, ``control_plane.composition``; the features never see settings or Kafka c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..codecs import ConfigRecord, StatusRecord, Tombstone
@@ -80,6 +80,8 @@ class ViewSnapshot(Protocol):
     def tail_error(self, topic: str) -> str | None: ...
 
     async def read_to_end(self, topic: str, timeout_s: float) -> None: ...
+
+    async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None: ...
 
 
 class StatusSink(Protocol):

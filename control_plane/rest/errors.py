@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from ..domain.errors import (
     BadRequestError,
+    ConflictError,
     ControlPlaneError,
     NotFoundError,
     OperationDisabled,
@@ -38,6 +39,7 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     NotFoundError: 404,
     OperationDisabled: 403,
     BadRequestError: 400,
+    ConflictError: 409,
     ViewNotReady: 503,
     OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
 }

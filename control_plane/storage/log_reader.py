@@ -169,6 +169,15 @@ class TopicTail:
         ends = await self._consumer.end_offsets(tps)
         return {tp.partition: off for tp, off in ends.items()}
 
+    async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> None:
+        """Wait until ``condition`` holds, checked now and after each batch this tail hands on; raises
+        ``ReadTimeout`` when it does not hold within ``timeout_s``."""
+        try:
+            async with asyncio.timeout(timeout_s), self._progress:
+                await self._progress.wait_for(condition)
+        except TimeoutError:
+            raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {self.topic}") from None
+
     async def read_to_end(self, timeout_s: float) -> None:
         """Wait until every record written to the topic before this call has been handed on."""
         try:

@@ -10,6 +10,7 @@ as its tail hands it on; ``read_to_end`` lets a writer wait until its own write 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -73,6 +74,11 @@ class MaterializedView:
             "records_applied": dict(self.applied),
             "records_skipped": {f"{t}:{r}": n for (t, r), n in self.skipped.items()},
         }
+
+    async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
+        """Wait until ``condition`` holds of the view, re-checked as the tail of ``topic`` hands on
+        records; raises ``ReadTimeout`` when it does not within ``timeout_s``."""
+        await self.tails[topic].wait_until(lambda: condition(self.state), timeout_s)
 
     def has_tail(self, topic: str) -> bool:
         return topic in self.tails

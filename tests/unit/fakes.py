@@ -7,12 +7,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from control_plane.codecs import ConnectorConfig, SourceOffset, TaskCommit, decode_config, decode_offset, encode_offset
+from control_plane.codecs import (
+    ConnectorConfig,
+    SourceOffset,
+    TaskCommit,
+    Tombstone,
+    decode_config,
+    decode_offset,
+    encode_offset,
+)
+from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.offsets import ConnectorOffsets
 from control_plane.domain.ports import TopicPartition
 from control_plane.domain.stop import ConnectorStopper
 from control_plane.storage.config_writer import ConfigWriter
-from control_plane.storage.errors import GroupNotEmpty, GroupOperationError
+from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from control_plane.storage.log_reader import LogRecord
 from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.storage.status_writes import StatusWrites
@@ -46,7 +55,14 @@ class FakeView:
     def __init__(self, log: Log) -> None:
         self.state = ClusterView()
         self.ready = True
+        self.worker_stops_tasks = True  # False: a worker whose tasks never stop (one that hangs)
         self._log, self._read = log, 0
+
+    async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
+        """No time passes here: what the log holds is read, then the condition holds or it never will."""
+        await self.read_to_end(topic, timeout_s)
+        if not condition(self.state):
+            raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {topic}")
 
     def has_tail(self, topic: str) -> bool:
         return topic in ("config", "status", "offsets")
@@ -60,7 +76,12 @@ class FakeView:
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         for topic_name, key, value in self._log[self._read :]:
             if topic_name == CONFIG:
-                self.state.apply_config(decode_config(key, value))
+                record = decode_config(key, value)
+                self.state.apply_config(record)
+                if isinstance(record, TaskCommit) and record.tasks == 0 and self.worker_stops_tasks:
+                    # a worker shuts the tasks down; its leader then deletes their statuses
+                    for task in list(self.state.task_statuses.get(record.connector, {})):
+                        self.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, record.connector, task=task)))
             elif topic_name == OFFSETS:
                 self.state.apply_offset(decode_offset(key, value), key)
         self._read = len(self._log)
@@ -130,7 +151,7 @@ class Kafka:
         self.failing: Callable[[bytes], BaseException | None] = lambda key: None
         self.view = FakeView(self.log)
         self.groups = FakeGroups()
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0)
+        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0, 1.0)
         self.offsets = self.connector_offsets()
 
     def producer(self) -> FakeProducer:
@@ -146,6 +167,7 @@ class Kafka:
             worker_offsets_topic=OFFSETS,
             worker_consumer_group=worker_group,
             read_back_timeout_s=1.0,
+            task_stop_timeout_s=1.0,
         )
 
     def connector(self, name: str, **config: str) -> None:

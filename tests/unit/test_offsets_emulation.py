@@ -11,9 +11,11 @@ from control_plane.codecs import (
     ConnectorStatus,
     TaskCommit,
     TaskStatus,
+    Tombstone,
     decode_config,
 )
-from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
+from control_plane.codecs.status import StatusKey, StatusKind
+from control_plane.domain.errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from control_plane.domain.offsets import framework_managed, not_stopped, sink_tasks_running
 from control_plane.domain.offsets_request import parse_alter_request
 from control_plane.settings import SettingsError, load_settings
@@ -234,3 +236,32 @@ def test_emulation_settings_have_defaults_and_refuse_bad_values_naming_the_key()
         with pytest.raises(SettingsError) as caught:
             load_settings(connect_urls="http://w1:8083", **{field: 0})
         assert f"CONTROL_PLANE_{field.upper()}" in str(caught.value)
+
+
+async def test_a_stop_answers_once_the_tasks_are_down_and_says_so_when_they_do_not_stop(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.stopper.stop("c")
+    assert caught.value.message == (
+        "Connector c is STOPPED (its empty task set and STOPPED target state are in the config topic), but: "
+        "The tasks of connector c have not stopped within 1s (still active in the status topic: task 0), so their "
+        "last offset commits could still overwrite new offsets. Repeat the request to wait for them again."
+    )
+    # an alter now is refused with 409 and writes nothing
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    with pytest.raises(ConflictError):
+        await kafka.offsets.alter("c", entries)
+    assert kafka.written(OFFSETS) == []
+    # the worker's leader deletes the status of the task once it stopped: now both go through
+    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)))
+    await kafka.stopper.stop("c")
+    assert await kafka.offsets.alter("c", entries) == framework_managed("altered")
+
+
+async def test_failed_and_unassigned_tasks_do_not_hold_a_stop(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 3))
+    kafka.view.state.apply_status(TaskStatus("c", 1, "UNASSIGNED", None, "w1", 3))
+    await kafka.stopper.stop("c")
