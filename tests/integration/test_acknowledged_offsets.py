@@ -27,7 +27,7 @@ pytestmark = pytest.mark.timeout(240)
 @contextlib.asynccontextmanager
 async def appending(path: Path) -> AsyncIterator[None]:
     """A file that grows by 20 lines every 10 ms while the block runs: a busy source."""
-    path.write_text("".join(f"line {i}\n" for i in range(1000)))
+    await asyncio.to_thread(path.write_text, "".join(f"line {i}\n" for i in range(1000)))
 
     async def grow() -> None:
         i = 1000
