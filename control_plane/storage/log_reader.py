@@ -62,6 +62,10 @@ class TopicTail:
         self.failed_records = 0
         self.last_record_at: float | None = None  # wall clock of the last record applied
         self.error: str | None = None
+        # end offsets are asked on a connection of their own: a broker answers the requests of one
+        # connection in order, so on the tail's they would wait behind its long-poll fetch (up to 500 ms)
+        self._ends_client: AIOKafkaConsumer | None = None
+        self._ends_lock = asyncio.Lock()
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"tail-{self.topic}")
@@ -71,6 +75,12 @@ class TopicTail:
         if self._consumer:
             await self._consumer.stop()
             self._consumer = None
+        await self._close_ends_client()
+
+    async def _close_ends_client(self) -> None:
+        client, self._ends_client = self._ends_client, None
+        if client is not None:
+            await client.stop()
 
     async def _partitions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         delay = 0.2
@@ -166,7 +176,18 @@ class TopicTail:
         if self._consumer is None:
             raise ReadTimeout(f"not reading {self.topic}: {self.error or 'not started'}")
         tps = [TopicPartition(self.topic, p) for p in self._partition_ids]
-        ends = await self._consumer.end_offsets(tps)
+        async with self._ends_lock:
+            if self._ends_client is None:
+                client = AIOKafkaConsumer(
+                    **self._kwargs, group_id=None, enable_auto_commit=False, isolation_level="read_committed"
+                )
+                await client.start()
+                self._ends_client = client
+            try:
+                ends = await self._ends_client.end_offsets(tps)
+            except KafkaError:
+                await self._close_ends_client()  # made again on the next call
+                raise
         return {tp.partition: off for tp, off in ends.items()}
 
     async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> None:
