@@ -125,7 +125,8 @@ async def running(
             {Feature(name): mode for name, mode in settings.feature_modes().items()},
             refresh_s=settings.capability_refresh_s,
             first_detection_wait_s=settings.upstream_connect_timeout_s,
-            view_answers=view is not None and settings.read_from == "view",
+            # the view serves topic tracking when it answers reads and the worker's switches are known
+            view_answers=view is not None and settings.read_from == "view" and settings.tracking_switches_known,
             on_answer=metrics.worker_answered,
         )
         status_writer = build_status_writer(settings, metrics, status_producer)

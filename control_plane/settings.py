@@ -202,6 +202,14 @@ class Settings(BaseSettings):
         )
         return init_settings, env_settings, WorkerPropertiesSource(settings_cls, path)
 
+    @property
+    def tracking_switches_known(self) -> bool:
+        """Whether ``topic.tracking.enable`` and ``.allow.reset`` are the worker's own: read from its
+        properties file (absent there: Connect's defaults), or both set explicitly. Otherwise the sidecar
+        cannot know them and leaves topic tracking to the workers."""
+        explicit = {"topic_tracking_enable", "topic_tracking_allow_reset"} <= self.model_fields_set
+        return self.worker_properties is not None or explicit
+
     def feature_modes(self) -> dict[str, FeatureMode]:
         prefix = "feature_"
         return {name[len(prefix) :]: getattr(self, name) for name in type(self).model_fields if name.startswith(prefix)}

@@ -263,3 +263,9 @@ async def test_readyz_through_the_background_detector(router: respx.MockRouter, 
         assert await running.runtime.herder.capabilities.wait_detected(1.0)
         response = await running.client.get("/readyz")
     assert response.status_code == 200
+
+
+def test_topic_tracking_is_the_sidecars_only_where_the_view_serves_it() -> None:
+    served = decide(Version.parse("3.4.1"), {}, view_answers=True)["topic_tracking"]
+    assert (served.mode.value, served.reason) == ("emulated", "served by the sidecar from the view on every version")
+    assert decide(Version.parse("3.4.1"), {}, view_answers=False)["topic_tracking"].mode.value == "native"

@@ -403,3 +403,10 @@ def test_describe_hides_client_secrets(worker_file) -> None:
 def test_describe_hides_every_secret_key(worker_file, key: str) -> None:
     shown = describe(load_settings(worker_properties=worker_file(f"{key}=top-secret\n")))
     assert shown["kafka_client_properties"][key] == "[hidden]"
+
+
+def test_the_tracking_switches_are_known_from_the_worker_file_or_when_both_are_set(worker_file) -> None:
+    assert load_settings(worker_properties=worker_file()).tracking_switches_known
+    assert not load_settings(config_storage_topic="c", status_storage_topic="s").tracking_switches_known
+    assert not load_settings(topic_tracking_enable=False).tracking_switches_known
+    assert load_settings(topic_tracking_enable=True, topic_tracking_allow_reset=False).tracking_switches_known
