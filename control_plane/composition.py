@@ -23,7 +23,7 @@ from .backoff import ProposalBackoff
 from .domain.capabilities import Capabilities, Feature
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
-from .domain.offsets import ConnectorOffsets
+from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.stop import ConnectorStopper
 from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
@@ -171,8 +171,14 @@ async def running(
                 groups,
                 OffsetsWriter(producer, attempt_s),
                 TopicReader(kafka),
-                worker_offsets_topic=settings.offset_storage_topic,
-                worker_consumer_group=settings.consumer_group_id,
+                worker=WorkerKafka(
+                    bootstrap=settings.bootstrap_servers,
+                    offsets_topic=settings.offset_storage_topic,
+                    consumer_group=settings.consumer_group_id,
+                    producer_bootstrap=settings.worker_producer_bootstrap_servers,
+                    consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
+                    exactly_once_source_support=settings.exactly_once_source_support,
+                ),
                 read_back_timeout_s=read_back_s,
                 task_stop_timeout_s=settings.emulation_task_stop_timeout_s,
             ),

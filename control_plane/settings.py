@@ -38,6 +38,9 @@ WORKER_KEYS: dict[str, str] = {
     "topic.tracking.allow.reset": "topic_tracking_allow_reset",
     "topic.creation.enable": "topic_creation_enable",
     "consumer.group.id": "consumer_group_id",
+    "producer.bootstrap.servers": "worker_producer_bootstrap_servers",
+    "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
+    "exactly.once.source.support": "exactly_once_source_support",
     "status.storage.retry.max.retries": "status_storage_retry_max_retries",
     "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
     "status.storage.retry.max.backoff.ms": "status_storage_retry_max_backoff_ms",
@@ -132,6 +135,9 @@ class Settings(BaseSettings):
     offset_storage_topic: str | None = None
     status_storage_topic: str | None = None
     consumer_group_id: str | None = None
+    worker_producer_bootstrap_servers: str | None = None  # the worker's producer.bootstrap.servers
+    worker_consumer_bootstrap_servers: str | None = None  # the worker's consumer.bootstrap.servers
+    exactly_once_source_support: str = "disabled"  # the worker's exactly.once.source.support (KIP-618)
     topic_tracking_enable: bool = True
     topic_tracking_allow_reset: bool = True
     topic_creation_enable: bool = True

@@ -232,8 +232,8 @@ class Herder:
         # the worker does it; its contents are checked first (a precise 400 without a round trip) when
         # the view knows the connector's type; otherwise the worker checks
         kind = self._known_type(name)
-        if kind is not None:
-            await self._offsets.check_entries(kind, entries)
+        if kind is not None and self._view is not None:
+            await self._offsets.check_entries(kind, entries, self._view.state.connector_config(name))
         return Forward()
 
     async def reset_offsets(self, name: str) -> Answer[str] | Forward[str]:

@@ -36,7 +36,13 @@ import structlog
 from ..codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
 from ..codecs.javalang import canonical_partition as canonical
 from ..codecs.javalang import java_hash_map_order
-from ..rules.connectors import sink_group_id
+from ..rules.connectors import (
+    CONSUMER_BOOTSTRAP_OVERRIDE,
+    PRODUCER_BOOTSTRAP_OVERRIDE,
+    client_cluster,
+    on_another_cluster,
+    sink_group_id,
+)
 from ..storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ..view import ClusterView
@@ -90,6 +96,39 @@ def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnec
 
 
 @dataclass(frozen=True)
+class WorkerKafka:
+    """What the worker's properties say about where connectors' offsets live."""
+
+    bootstrap: str  # bootstrap.servers
+    offsets_topic: str | None  # offset.storage.topic
+    consumer_group: str | None = None  # consumer.group.id
+    producer_bootstrap: str | None = None  # producer.bootstrap.servers
+    consumer_bootstrap: str | None = None  # consumer.bootstrap.servers
+    exactly_once_source_support: str = "disabled"  # exactly.once.source.support (KIP-618)
+
+
+def cannot_reach(name: str, kind: str, servers: str, worker: str) -> str:
+    where = (
+        "its consumer group lives on"
+        if kind == "sink"
+        else "its offsets may be kept in a connector-specific offsets topic on (KIP-618)"
+    )
+    return (
+        f"The sidecar cannot read or modify the offsets of {kind} connector {name} on this Connect version: its "
+        f"{'consumer' if kind == 'sink' else 'producer'} uses another Kafka cluster ({servers}) than the worker "
+        f"({worker}), and {where} that cluster, which the sidecar does not reach. Nothing was read or written."
+    )
+
+
+def needs_fencing(name: str, mode: str) -> str:
+    return (
+        f"The sidecar cannot modify the offsets of source connector {name} on this Connect version: the worker "
+        f"cluster has exactly.once.source.support={mode}, and doing it safely needs the connector's zombie tasks "
+        "fenced out first, as Connect 3.6+ does (KIP-618), which the sidecar does not do. Nothing was written."
+    )
+
+
+@dataclass(frozen=True)
 class ConnectorOffset:
     """One entry of Connect's ``ConnectorOffsets``: maps in the order Connect's answer has them."""
 
@@ -114,8 +153,7 @@ class ConnectorOffsets:
         writer: OffsetsLog,
         reader: TopicReader,
         *,
-        worker_offsets_topic: str | None,
-        worker_consumer_group: str | None,
+        worker: WorkerKafka,
         read_back_timeout_s: float,
         task_stop_timeout_s: float,
     ) -> None:
@@ -124,8 +162,7 @@ class ConnectorOffsets:
         self._metadata = metadata
         self._writer = writer
         self._reader = reader
-        self._worker_offsets_topic = worker_offsets_topic
-        self._worker_consumer_group = worker_consumer_group
+        self._worker = worker
         self.read_back_timeout_s = read_back_timeout_s
         self.task_stop_timeout_s = task_stop_timeout_s
 
@@ -154,7 +191,7 @@ class ConnectorOffsets:
         return view.state, config
 
     def _source_topics(self, config: Mapping[str, str | None]) -> _Source:
-        worker_topic = self._worker_offsets_topic
+        worker_topic = self._worker.offsets_topic
         if not worker_topic or self._view is None or not self._view.has_tail("offsets"):
             raise OperationFailed(
                 "The sidecar does not know the worker's offsets topic: give it offset.storage.topic "
@@ -176,15 +213,43 @@ class ConnectorOffsets:
                 "request once they have stopped."
             )
 
+    def _client_cluster(self, kind: str, config: Mapping[str, str | None]) -> str:
+        if kind == "sink":
+            return client_cluster(
+                config, CONSUMER_BOOTSTRAP_OVERRIDE, self._worker.bootstrap, self._worker.consumer_bootstrap
+            )
+        return client_cluster(
+            config, PRODUCER_BOOTSTRAP_OVERRIDE, self._worker.bootstrap, self._worker.producer_bootstrap
+        )
+
+    def _check_reachable(
+        self, name: str, kind: str, config: Mapping[str, str | None], *, modifying: bool = False
+    ) -> None:
+        """What the emulation cannot do safely is refused, never answered 200: offsets or a group on another
+        Kafka cluster; source offsets of an exactly-once cluster (they need zombie fencing)."""
+        servers = self._client_cluster(kind, config)
+        if on_another_cluster(servers, self._worker.bootstrap):
+            raise BadRequestError(
+                cannot_reach(name, "sink" if kind == "sink" else "source", servers, self._worker.bootstrap)
+            )
+        mode = self._worker.exactly_once_source_support.strip().lower()
+        if modifying and kind != "sink" and mode == "enabled":
+            raise BadRequestError(needs_fencing(name, mode))
+
     # -- checks of an alter request's contents (also before forwarding to a native worker) ----------
-    async def check_entries(self, kind: str, entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
-        """400 for contents a ``kind`` connector cannot take; a sink's topics and partitions must exist."""
+    async def check_entries(
+        self, kind: str, entries: Sequence[OffsetEntry], config: Mapping[str, str | None] | None = None
+    ) -> tuple[SinkOffsetEntry, ...]:
+        """400 for contents a ``kind`` connector cannot take; a sink's topics and partitions must exist (on
+        the worker's cluster: a sink that consumes from another cluster is not checked there)."""
         if kind == "source":
             check_source_entries(entries)
             return ()
         if kind != "sink":
             return ()
         parsed = parse_sink_entries(entries)
+        if config is not None and on_another_cluster(self._client_cluster(kind, config), self._worker.bootstrap):
+            return parsed
         try:
             counts = await self._metadata.partition_counts(e.topic for e in parsed)
         except GroupOperationError as err:
@@ -196,8 +261,9 @@ class ConnectorOffsets:
     # -- GET ------------------------------------------------------------------------------------
     async def read(self, name: str) -> tuple[ConnectorOffset, ...]:
         state, config = await self._config(name, refresh=f"Failed to retrieve offsets for connector {name}")
+        self._check_reachable(name, state.connector_type(name), config)
         if state.connector_type(name) == "sink":
-            group = sink_group_id(name, config, self._worker_consumer_group)
+            group = sink_group_id(name, config, self._worker.consumer_group)
             try:
                 committed = await self._groups.committed(group)
             except GroupOperationError as err:
@@ -261,6 +327,7 @@ class ConnectorOffsets:
             name, refresh="Failed to read to end of config topic before modifying connector offsets"
         )
         kind = state.connector_type(name)
+        self._check_reachable(name, kind, config, modifying=True)
         sink_entries = await self.check_entries(kind, entries)
         await self._check_stopped(state, name)
         if kind == "sink":
@@ -346,7 +413,7 @@ class ConnectorOffsets:
     async def _alter_sink(
         self, name: str, config: Mapping[str, str | None], entries: Sequence[SinkOffsetEntry]
     ) -> None:
-        group = sink_group_id(name, config, self._worker_consumer_group)
+        group = sink_group_id(name, config, self._worker.consumer_group)
         commits = {(e.topic, e.partition): e.offset for e in entries if e.offset is not None}
         deletes = [(e.topic, e.partition) for e in entries if e.offset is None]
         failed = f"Failed to alter consumer group offsets for connector {name}"
@@ -372,6 +439,7 @@ class ConnectorOffsets:
         state, config = await self._config(
             name, refresh="Failed to read to end of config topic before modifying connector offsets"
         )
+        self._check_reachable(name, state.connector_type(name), config, modifying=True)
         await self._check_stopped(state, name)
         if state.connector_type(name) == "sink":
             await self._reset_sink(name, config)
@@ -390,7 +458,7 @@ class ConnectorOffsets:
         await self._write_source(name, where, [(key, None) for key in keys], failed)
 
     async def _reset_sink(self, name: str, config: Mapping[str, str | None]) -> None:
-        group = sink_group_id(name, config, self._worker_consumer_group)
+        group = sink_group_id(name, config, self._worker.consumer_group)
         try:
             if await self._groups.active_members(group):
                 raise OperationFailed(sink_tasks_running(name, "reset"))

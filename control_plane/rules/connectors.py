@@ -66,11 +66,41 @@ def sink_group_id(name: str, config: Mapping[str, str | None] | None, worker_gro
 
 __all__ = [
     "CONNECTOR_CLASS_KEY",
+    "CONSUMER_BOOTSTRAP_OVERRIDE",
     "GROUP_OVERRIDE_KEY",
+    "PRODUCER_BOOTSTRAP_OVERRIDE",
     "SINK_TOPIC_KEYS",
     "ConnectorType",
+    "client_cluster",
     "connector_type",
+    "on_another_cluster",
     "plugin_aliases",
     "plugin_types",
     "sink_group_id",
 ]
+
+
+# -- which Kafka cluster a connector's clients use ---------------------------------------------------
+PRODUCER_BOOTSTRAP_OVERRIDE = "producer.override.bootstrap.servers"
+CONSUMER_BOOTSTRAP_OVERRIDE = "consumer.override.bootstrap.servers"
+
+
+def _servers(value: str | None) -> frozenset[str]:
+    return frozenset(part.strip().lower() for part in (value or "").split(",") if part.strip())
+
+
+def client_cluster(
+    config: Mapping[str, str | None] | None,
+    override_key: str,
+    worker_bootstrap: str,
+    worker_client_bootstrap: str | None,
+) -> str:
+    """The ``bootstrap.servers`` a connector's producer (``producer.override.``) or consumer
+    (``consumer.override.``) uses: the connector's override, else the worker's ``producer.``/``consumer.``
+    prefixed setting, else the worker's own (Worker.baseProducerConfigs, baseConsumerConfigs)."""
+    return (config or {}).get(override_key) or worker_client_bootstrap or worker_bootstrap
+
+
+def on_another_cluster(client_bootstrap: str, worker_bootstrap: str) -> bool:
+    """Whether a client's bootstrap servers name other brokers than the worker's (compared as sets)."""
+    return _servers(client_bootstrap) != _servers(worker_bootstrap)

@@ -17,7 +17,7 @@ from control_plane.codecs import (
     encode_offset,
 )
 from control_plane.codecs.status import StatusKey, StatusKind
-from control_plane.domain.offsets import ConnectorOffsets
+from control_plane.domain.offsets import ConnectorOffsets, WorkerKafka
 from control_plane.domain.ports import TopicPartition
 from control_plane.domain.stop import ConnectorStopper
 from control_plane.storage.config_writer import ConfigWriter
@@ -157,15 +157,16 @@ class Kafka:
     def producer(self) -> FakeProducer:
         return FakeProducer(self.log, lambda key: self.failing(key))
 
-    def connector_offsets(self, worker_group: str | None = None) -> ConnectorOffsets:
+    def connector_offsets(self, worker_group: str | None = None, **worker: Any) -> ConnectorOffsets:
         return ConnectorOffsets(
             self.view,
             self.groups,
             self.groups,
             OffsetsWriter(self.producer, 1.0),
             FakeReader(self.log),
-            worker_offsets_topic=OFFSETS,
-            worker_consumer_group=worker_group,
+            worker=WorkerKafka(
+                **{"bootstrap": "k1:9092", "offsets_topic": OFFSETS, "consumer_group": worker_group, **worker}
+            ),
             read_back_timeout_s=1.0,
             task_stop_timeout_s=1.0,
         )

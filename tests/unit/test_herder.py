@@ -206,3 +206,15 @@ async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_4
         await cluster.herder.stop_connector("ghost")
     cluster.kafka.view.state.apply_config(TargetState.of("ghost", "STOPPED"))
     assert cluster.kafka.written(CONFIG) == []
+
+
+async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_cluster_unchecked() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
+    body = b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
+    cluster.running("here", topics="elsewhere")
+    with pytest.raises(BadRequestError, match="the topic 'elsewhere' does not exist"):
+        await cluster.herder.alter_offsets("here", parse_alter_request(body))
+    cluster.running("there", topics="elsewhere", **{"consumer.override.bootstrap.servers": "other:9092"})
+    assert isinstance(await cluster.herder.alter_offsets("there", parse_alter_request(body)), Forward)

@@ -265,3 +265,49 @@ async def test_failed_and_unassigned_tasks_do_not_hold_a_stop(kafka: Kafka) -> N
     kafka.view.state.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 3))
     kafka.view.state.apply_status(TaskStatus("c", 1, "UNASSIGNED", None, "w1", 3))
     await kafka.stopper.stop("c")
+
+
+@pytest.mark.parametrize(
+    ("config", "worker", "kind"),
+    [
+        pytest.param({"producer.override.bootstrap.servers": "other:9092"}, {}, "source", id="source-override"),
+        pytest.param({}, {"producer_bootstrap": "other:9092"}, "source", id="source-worker-producer-prefix"),
+        pytest.param({"topics": "t", "consumer.override.bootstrap.servers": "o:1"}, {}, "sink", id="sink-override"),
+        pytest.param({"topics": "t"}, {"consumer_bootstrap": "o:1,o:2"}, "sink", id="sink-worker-consumer-prefix"),
+    ],
+)
+async def test_offsets_on_another_kafka_cluster_are_refused_naming_the_reason(
+    kafka: Kafka, config: dict[str, str], worker: dict[str, str], kind: str
+) -> None:
+    offsets = kafka.connector_offsets(**worker)
+    kafka.connector("c", **config)
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    for action in (offsets.read("c"), offsets.alter("c", entries), offsets.reset("c")):
+        with pytest.raises(BadRequestError) as refused:
+            await action
+        assert refused.value.message.startswith(
+            f"The sidecar cannot read or modify the offsets of {kind} connector c on this Connect version: its "
+        )
+        assert "uses another Kafka cluster (" in refused.value.message
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_the_same_brokers_in_another_order_are_the_same_cluster(kafka: Kafka) -> None:
+    offsets = kafka.connector_offsets(bootstrap="a:1,b:2", producer_bootstrap="B:2, a:1")
+    kafka.connector("c")
+    assert await offsets.read("c") == ()
+
+
+async def test_source_offsets_of_an_exactly_once_cluster_are_not_modified(kafka: Kafka) -> None:
+    offsets = kafka.connector_offsets(exactly_once_source_support="enabled")
+    kafka.connector("c")
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    for action in (offsets.alter("c", entries), offsets.reset("c")):
+        with pytest.raises(BadRequestError, match=r"exactly\.once\.source\.support=enabled"):
+            await action
+    assert await offsets.read("c") == ()  # reading is safe
+    assert kafka.written(OFFSETS) == []
+    prepared = kafka.connector_offsets(exactly_once_source_support="preparing")
+    assert await prepared.alter("c", entries) == framework_managed("altered")
