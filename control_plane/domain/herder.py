@@ -224,7 +224,12 @@ class Herder:
     ) -> Answer[tuple[ConnectorOffset, ...]] | Forward[tuple[ConnectorOffset, ...]]:
         if not await self._emulates(Feature.STOP_AND_OFFSETS_READ):
             return Forward()
-        return Answer(await self._offsets.read(name))
+        read = await self._offsets.read(name)
+        warnings = tuple(
+            f"source partition stored under {len(d.keys)} key encodings in {d.topic}; shown: the key its tasks look up"
+            for d in read.duplicates
+        )
+        return Answer(read.offsets, warnings=warnings)
 
     async def alter_offsets(self, name: str, entries: Sequence[OffsetEntry]) -> Answer[str] | Forward[str]:
         if await self._emulates(Feature.OFFSETS_ALTER_RESET):

@@ -137,6 +137,31 @@ class ConnectorOffset:
 
 
 @dataclass(frozen=True)
+class DuplicateKeys:
+    """One source partition stored in ``topic`` under several key encodings, the one shown first."""
+
+    topic: str
+    keys: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class OffsetsRead:
+    offsets: tuple[ConnectorOffset, ...]
+    duplicates: tuple[DuplicateKeys, ...] = ()
+
+
+def _lookup_rank(name: str, key: bytes, record: SourceOffset) -> int:
+    """Which of a partition's keys the tasks find: a task looks its offsets up by the bytes the worker's
+    converter makes of its partition map (OffsetStorageReaderImpl), compact JSON in the map's order: the
+    java.util.HashMap order first (what the worker itself writes after an alter, and most tasks' maps),
+    then the order the record has, then anything else (a key written by hand, with spaces)."""
+    partition = record.partition or {}
+    if key == OffsetKey(name, java_hash_map_order(partition)).to_bytes():
+        return 0
+    return 1 if key == OffsetKey(name, partition).to_bytes() else 2
+
+
+@dataclass(frozen=True)
 class _Source:
     """Where a source connector's offsets are: the worker's topic and, maybe, its own."""
 
@@ -259,7 +284,7 @@ class ConnectorOffsets:
         return parsed
 
     # -- GET ------------------------------------------------------------------------------------
-    async def read(self, name: str) -> tuple[ConnectorOffset, ...]:
+    async def read(self, name: str) -> OffsetsRead:
         state, config = await self._config(name, refresh=f"Failed to retrieve offsets for connector {name}")
         self._check_reachable(name, state.connector_type(name), config)
         if state.connector_type(name) == "sink":
@@ -270,23 +295,42 @@ class ConnectorOffsets:
                 raise OperationFailed(
                     f"Failed to retrieve consumer group offsets for sink connector {name}: {err.cause}"
                 ) from err
-            return tuple(
-                ConnectorOffset(
-                    java_hash_map_order({KAFKA_TOPIC_KEY: topic, KAFKA_PARTITION_KEY: partition}),
-                    {KAFKA_OFFSET_KEY: offset},
+            return OffsetsRead(
+                tuple(
+                    ConnectorOffset(
+                        java_hash_map_order({KAFKA_TOPIC_KEY: topic, KAFKA_PARTITION_KEY: partition}),
+                        {KAFKA_OFFSET_KEY: offset},
+                    )
+                    for (topic, partition), offset in sorted(committed.items())
                 )
-                for (topic, partition), offset in sorted(committed.items())
             )
         where = self._source_topics(config)
         failed = f"Failed to retrieve offsets for source connector {name}"
         records = await self._source_records(name, where, failed)
         merged: dict[bytes, SourceOffset] = {}
-        for topic_records in records.values():  # the worker's topic first, the connector's own then wins
-            for record in topic_records.values():
-                merged[canonical(record.partition)] = record
-        return tuple(
-            ConnectorOffset(java_hash_map_order(r.partition or {}), java_hash_map_order(r.offset))
-            for r in merged.values()
+        duplicates: list[DuplicateKeys] = []
+        for topic, topic_records in records.items():  # the worker's topic first, the connector's own then wins
+            by_partition: dict[bytes, list[tuple[bytes, SourceOffset]]] = {}
+            for key, record in topic_records.items():
+                by_partition.setdefault(canonical(record.partition), []).append((key, record))
+            for ident, keyed in by_partition.items():
+                keyed.sort(key=lambda pair: _lookup_rank(name, *pair))
+                merged[ident] = keyed[0][1]
+                if len(keyed) > 1:
+                    duplicates.append(DuplicateKeys(topic, tuple(key for key, _ in keyed)))
+        for duplicate in duplicates:
+            log.warning(
+                "a source partition is stored under several keys; the answer shows the one the tasks look up",
+                connector=name,
+                topic=duplicate.topic,
+                keys=[key.decode("utf-8", "replace") for key in duplicate.keys],
+            )
+        return OffsetsRead(
+            tuple(
+                ConnectorOffset(java_hash_map_order(r.partition or {}), java_hash_map_order(r.offset))
+                for r in merged.values()
+            ),
+            tuple(duplicates),
         )
 
     async def _source_records(self, name: str, where: _Source, failed: str) -> dict[str, dict[bytes, SourceOffset]]:

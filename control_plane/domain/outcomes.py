@@ -38,6 +38,7 @@ SIDECAR = Provenance(Source.SIDECAR)
 class Answer(Generic[T]):
     value: T
     provenance: Provenance = SIDECAR
+    warnings: tuple[str, ...] = ()  # what the answer's shape cannot say (an HTTP Warning header each)
 
 
 @dataclass(frozen=True)

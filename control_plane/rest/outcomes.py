@@ -42,7 +42,10 @@ def answered(outcome: Answer[T] | Refusal, render: Callable[[T], Any]) -> Respon
     """The sidecar's own answer (``render`` gives the JSON body) or refusal, marked with its provenance."""
     if isinstance(outcome, Refusal):
         return _mark(error_response(outcome.error), outcome.provenance)
-    return _mark(json_response(render(outcome.value)), outcome.provenance)
+    response = _mark(json_response(render(outcome.value)), outcome.provenance)
+    for warning in outcome.warnings:  # RFC 9111 5.5: 199, miscellaneous warning
+        response.headers.append("warning", f'199 - "{warning}"')
+    return response
 
 
 async def respond(

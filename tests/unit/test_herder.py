@@ -19,7 +19,7 @@ from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refus
 from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
 
-from .fakes import CONFIG, FakeStatusSink, FakeWorkers, Kafka
+from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka
 
 T = TypeVar("T")
 
@@ -218,3 +218,17 @@ async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_clust
         await cluster.herder.alter_offsets("here", parse_alter_request(body))
     cluster.running("there", topics="elsewhere", **{"consumer.override.bootstrap.servers": "other:9092"})
     assert isinstance(await cluster.herder.alter_offsets("there", parse_alter_request(body)), Forward)
+
+
+async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    cluster.running("c")
+    cluster.kafka.offset(OFFSETS, "c", {"f": "x"}, {"p": 1})
+    cluster.kafka.log.append((OFFSETS, b'["c", {"f": "x"}]', b'{"p":2}'))
+    answer = await cluster.herder.connector_offsets("c")
+    assert isinstance(answer, Answer)
+    assert [o.offset for o in answer.value] == [{"p": 1}]
+    assert answer.warnings == (
+        f"source partition stored under 2 key encodings in {OFFSETS}; shown: the key its tasks look up",
+    )

@@ -114,7 +114,7 @@ async def test_source_alter_reuses_the_key_bytes_a_partition_has_and_keys_new_on
         (existing, b'{"pos":0}'),
         (b'["src",{"zeta":1,"b":2}]', b'{"pos":7}'),  # HashMap order: zeta before b
     ]
-    read = await kafka.offsets.read("src")
+    read = (await kafka.offsets.read("src")).offsets
     assert [(dict(o.partition), o.offset) for o in read] == [
         ({"a": 2, "z": 1}, {"pos": 0}),
         ({"zeta": 1, "b": 2}, {"pos": 7}),
@@ -128,7 +128,7 @@ async def test_source_reset_tombstones_every_known_key_and_is_idempotent(kafka: 
     kafka.offset(OFFSETS, "other", {"a": 1}, {"pos": 1})
     assert await kafka.offsets.reset("src") == framework_managed("reset")
     assert sorted(kafka.written(OFFSETS)[3:]) == sorted([(first, None), (second, None)])
-    assert await kafka.offsets.read("src") == ()
+    assert (await kafka.offsets.read("src")).offsets == ()
     written = len(kafka.log)
     assert await kafka.offsets.reset("src") == framework_managed("reset")
     assert len(kafka.log) == written
@@ -174,9 +174,11 @@ async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_
         (OWN, gone, None),
         (OFFSETS, key, b'{"p":0}'),
     ]
-    assert [(dict(o.partition), o.offset) for o in await kafka.offsets.read("src")] == [({"f": "x"}, {"p": 0})]
+    assert [(dict(o.partition), o.offset) for o in (await kafka.offsets.read("src")).offsets] == [
+        ({"f": "x"}, {"p": 0})
+    ]
     await kafka.offsets.reset("src")
-    assert await kafka.offsets.read("src") == ()
+    assert (await kafka.offsets.read("src")).offsets == ()
 
 
 async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kafka) -> None:
@@ -189,7 +191,7 @@ async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kaf
     )
     assert await kafka.offsets.alter("snk", entries) == framework_managed("altered")
     assert kafka.groups.groups["connect-snk"] == {("t", 0): 1}
-    read = await kafka.offsets.read("snk")
+    read = (await kafka.offsets.read("snk")).offsets
     assert [(dict(o.partition), o.offset) for o in read] == [
         ({"kafka_partition": 0, "kafka_topic": "t"}, {"kafka_offset": 1})
     ]
@@ -226,7 +228,7 @@ async def test_the_worker_group_id_setting_names_the_sink_group(kafka: Kafka) ->
     offsets = kafka.connector_offsets(worker_group="worker-wide")
     kafka.connector("snk", topics="t")
     kafka.groups.groups["worker-wide"] = {("t", 1): 4}
-    assert [o.offset for o in await offsets.read("snk")] == [{"kafka_offset": 4}]
+    assert [o.offset for o in (await offsets.read("snk")).offsets] == [{"kafka_offset": 4}]
 
 
 def test_emulation_settings_have_defaults_and_refuse_bad_values_naming_the_key() -> None:
@@ -296,7 +298,7 @@ async def test_offsets_on_another_kafka_cluster_are_refused_naming_the_reason(
 async def test_the_same_brokers_in_another_order_are_the_same_cluster(kafka: Kafka) -> None:
     offsets = kafka.connector_offsets(bootstrap="a:1,b:2", producer_bootstrap="B:2, a:1")
     kafka.connector("c")
-    assert await offsets.read("c") == ()
+    assert (await offsets.read("c")).offsets == ()
 
 
 async def test_source_offsets_of_an_exactly_once_cluster_are_not_modified(kafka: Kafka) -> None:
@@ -307,7 +309,18 @@ async def test_source_offsets_of_an_exactly_once_cluster_are_not_modified(kafka:
     for action in (offsets.alter("c", entries), offsets.reset("c")):
         with pytest.raises(BadRequestError, match=r"exactly\.once\.source\.support=enabled"):
             await action
-    assert await offsets.read("c") == ()  # reading is safe
+    assert (await offsets.read("c")).offsets == ()  # reading is safe
     assert kafka.written(OFFSETS) == []
     prepared = kafka.connector_offsets(exactly_once_source_support="preparing")
     assert await prepared.alter("c", entries) == framework_managed("altered")
+
+
+async def test_a_partition_under_two_key_encodings_shows_the_one_the_tasks_look_up_and_says_so(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    canonical = kafka.offset(OFFSETS, "src", {"zeta": 1, "b": 2}, {"pos": 7})  # HashMap order: as the worker writes
+    spaced = b'["src", {"b": 2, "zeta": 1}]'
+    kafka.log.append((OFFSETS, spaced, b'{"pos":99}'))  # written later, by hand
+    read = await kafka.offsets.read("src")
+    assert [o.offset for o in read.offsets] == [{"pos": 7}]
+    ((duplicate),) = read.duplicates
+    assert duplicate.topic == OFFSETS and duplicate.keys == (canonical, spaced)
