@@ -185,6 +185,7 @@ async def running(
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
             describe_settings=lambda: describe(settings),
+            read_your_writes_s=settings.read_your_writes_timeout_s,
         )
         for part in (status_writer, view, probe, capabilities):
             if part is not None:

@@ -115,6 +115,9 @@ class Settings(BaseSettings):
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
     capability_refresh_s: float = Field(60.0, gt=0)
     worker_probe_s: float = Field(2.0, gt=0)  # how often the workers are checked while the view answers
+    # after a change of a connector through the sidecar, how long the view may take to read it back
+    # before the answer goes to the client (read-your-writes)
+    read_your_writes_timeout_s: float = Field(5.0, gt=0)
 
     # -- the materialized view of the cluster (needs bootstrap.servers and the internal topics)
     view_enabled: bool = True

@@ -18,6 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import structlog
+
+from ..storage.errors import ReadTimeout
 from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
@@ -32,6 +35,9 @@ from .stop import ConnectorStopper
 from .topics import TopicTracking
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 VIEW_NEEDED = "Topic tracking needs the view (the worker's internal topics are not configured)."
 
@@ -70,7 +76,9 @@ class Herder:
         status_writes: StatusSink,
         reads_from_view: bool,
         describe_settings: Callable[[], dict[str, Any]],
+        read_your_writes_s: float = 5.0,
     ) -> None:
+        self._read_your_writes_s = read_your_writes_s
         self.capabilities = capabilities
         self._workers = workers
         self._view = view
@@ -83,8 +91,25 @@ class Herder:
         self._describe_settings = describe_settings
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
-        """Pass a Connect REST request through to a worker of the cluster, unchanged."""
-        return await self._workers.forward(request)
+        """Pass a Connect REST request through to a worker of the cluster, unchanged.
+
+        Read-your-writes: a worker answers a change of a connector (create, config, pause, resume, stop,
+        delete) once the leader has written it to the config topic and read it back. When one succeeded,
+        the view reads the config topic to its end before the answer goes back, so the client's next read
+        through the view shows the change (bounded by ``read_your_writes_timeout_s``)."""
+        answer = await self._workers.forward(request)
+        if (
+            request.method in WRITE_METHODS
+            and 200 <= answer.status < 300
+            and request.path.startswith("/connectors")
+            and self.view_ready
+            and self._view is not None
+        ):
+            try:
+                await self._view.read_to_end("config", self._read_your_writes_s)
+            except ReadTimeout as err:
+                log.warning("the view did not read a change back in time", path=request.path, error=str(err))
+        return answer
 
     # -- the read rule ----------------------------------------------------------------------------
     @property

@@ -191,6 +191,7 @@ class FakeWorkers:
         self.versions: dict[str, str | None] = {"http://w1:8083": version}
         self.answers: dict[tuple[str, str], tuple[int, bytes]] = {}
         self.forwarded: list[UpstreamRequest] = []
+        self.before_answer: Callable[[UpstreamRequest], None] = lambda request: None  # what the worker does
 
     @property
     def workers(self) -> tuple[str, ...]:
@@ -198,6 +199,7 @@ class FakeWorkers:
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         self.forwarded.append(request)
+        self.before_answer(request)
         status, body = self.answers.get((request.method, request.path), (404, b'{"error_code":404}'))
         return UpstreamResponse(status, [], body, "http://w1:8083")
 

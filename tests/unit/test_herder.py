@@ -8,7 +8,15 @@ from typing import TypeVar
 
 import pytest
 
-from control_plane.codecs import ConnectorConfig, ConnectorStatus, TargetState, TaskCommit, TaskStatus, Tombstone
+from control_plane.codecs import (
+    ConnectorConfig,
+    ConnectorStatus,
+    TargetState,
+    TaskCommit,
+    TaskStatus,
+    Tombstone,
+    encode_config,
+)
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Capabilities, Feature
 from control_plane.domain.errors import BadRequestError, NotFoundError
@@ -18,6 +26,7 @@ from control_plane.domain.offsets_request import parse_alter_request
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
 from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
+from control_plane.upstream import UpstreamRequest
 
 from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka
 
@@ -232,3 +241,20 @@ async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> N
     assert answer.warnings == (
         f"source partition stored under 2 key encodings in {OFFSETS}; shown: the key its tasks look up",
     )
+
+
+async def test_a_change_through_the_sidecar_is_in_the_view_when_the_answer_comes_back() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.running("c")
+
+    def worker_pauses(request: UpstreamRequest) -> None:
+        # the worker's leader writes the target state and reads it back before it answers
+        key, value = encode_config(TargetState.of("c", "PAUSED"))
+        cluster.kafka.log.append((CONFIG, key, value))
+
+    cluster.workers.answers[("PUT", "/connectors/c/pause")] = (202, b"")
+    cluster.workers.before_answer = worker_pauses
+    answer = await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/pause"))
+    assert answer.status == 202
+    assert cluster.kafka.view.state.target_state("c") == "PAUSED"
