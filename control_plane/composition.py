@@ -25,6 +25,7 @@ from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.stop import ConnectorStopper
+from .domain.task_shutdown import TaskShutdown
 from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
 from .metrics import Metrics
@@ -164,7 +165,7 @@ async def running(
             view=view,
             probe=probe,
             tracking=tracking,
-            stopper=ConnectorStopper(view, config_log, groups, read_back_s, settings.emulation_task_stop_timeout_s),
+            stopper=ConnectorStopper(view, config_log, groups, read_back_s),
             offsets=ConnectorOffsets(
                 view,
                 groups,
@@ -180,7 +181,13 @@ async def running(
                     exactly_once_source_support=settings.exactly_once_source_support,
                 ),
                 read_back_timeout_s=read_back_s,
-                task_stop_timeout_s=settings.emulation_task_stop_timeout_s,
+                shutdown=TaskShutdown(
+                    view,
+                    status_timeout_s=settings.emulation_task_stop_timeout_s,
+                    graceful_shutdown_s=settings.task_shutdown_graceful_timeout_ms / 1000,
+                )
+                if view
+                else None,
             ),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",

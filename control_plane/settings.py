@@ -41,6 +41,7 @@ WORKER_KEYS: dict[str, str] = {
     "producer.bootstrap.servers": "worker_producer_bootstrap_servers",
     "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
     "exactly.once.source.support": "exactly_once_source_support",
+    "task.shutdown.graceful.timeout.ms": "task_shutdown_graceful_timeout_ms",
     "status.storage.retry.max.retries": "status_storage_retry_max_retries",
     "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
     "status.storage.retry.max.backoff.ms": "status_storage_retry_max_backoff_ms",
@@ -141,6 +142,7 @@ class Settings(BaseSettings):
     worker_producer_bootstrap_servers: str | None = None  # the worker's producer.bootstrap.servers
     worker_consumer_bootstrap_servers: str | None = None  # the worker's consumer.bootstrap.servers
     exactly_once_source_support: str = "disabled"  # the worker's exactly.once.source.support (KIP-618)
+    task_shutdown_graceful_timeout_ms: int = Field(5000, ge=0)  # the worker's (WorkerConfig's default)
     topic_tracking_enable: bool = True
     topic_tracking_allow_reset: bool = True
     topic_creation_enable: bool = True
@@ -161,8 +163,8 @@ class Settings(BaseSettings):
     # how long reading a topic to its end may take: before a change (the herder's refreshed snapshot)
     # and to read a write back (the config or offsets topic, the group's offsets)
     emulation_read_back_timeout_s: float = Field(30.0, gt=0)
-    # how long an emulated stop, alter or reset waits for the connector's tasks to stop (their last offset
-    # commits must not overwrite new offsets): a worker's graceful task shutdown and a rebalance
+    # how long an emulated alter or reset waits for the status topic to show the connector's tasks stopped
+    # (their last offset commits must not overwrite new offsets): a rebalance and a graceful task shutdown
     emulation_task_stop_timeout_s: float = Field(60.0, gt=0)
 
     @field_validator("connect_urls", mode="before")

@@ -46,7 +46,7 @@ from ..rules.connectors import (
 from ..storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ..view import ClusterView
-from .errors import BadRequestError, ConflictError, NotFoundError, OperationFailed, ViewNotReady
+from .errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
 from .offsets_request import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
@@ -58,7 +58,8 @@ from .offsets_request import (
     parse_sink_entries,
 )
 from .ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
-from .stop import read_failure, tasks_still_active, tasks_stopped
+from .stop import read_failure
+from .task_shutdown import TaskShutdown
 
 log = structlog.get_logger(__name__)
 
@@ -180,7 +181,7 @@ class ConnectorOffsets:
         *,
         worker: WorkerKafka,
         read_back_timeout_s: float,
-        task_stop_timeout_s: float,
+        shutdown: TaskShutdown | None,
     ) -> None:
         self._view = view
         self._groups = groups
@@ -189,7 +190,7 @@ class ConnectorOffsets:
         self._reader = reader
         self._worker = worker
         self.read_back_timeout_s = read_back_timeout_s
-        self.task_stop_timeout_s = task_stop_timeout_s
+        self._shutdown = shutdown
 
     # -- the connector as the config topic has it -------------------------------------------------
     def _ready_view(self) -> ViewSnapshot:
@@ -227,16 +228,11 @@ class ConnectorOffsets:
 
     async def _check_stopped(self, state: ClusterView, name: str) -> None:
         """DistributedHerder.modifyConnectorOffsetsChecks (STOPPED, no tasks), then: the tasks have really
-        stopped and their last commits are read (``stop.tasks_stopped``), else 409 and nothing is written."""
+        stopped and their last commits are read (``task_shutdown``), else 409 and nothing is written."""
         if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
             raise BadRequestError(not_stopped(name))
-        assert self._view is not None
-        still = await tasks_stopped(self._view, name, self.task_stop_timeout_s)
-        if still:
-            raise ConflictError(
-                f"{tasks_still_active(name, still, self.task_stop_timeout_s)}. Nothing was written; retry the "
-                "request once they have stopped."
-            )
+        if self._shutdown is not None:
+            await self._shutdown.wait(name)
 
     def _client_cluster(self, kind: str, config: Mapping[str, str | None]) -> str:
         if kind == "sink":

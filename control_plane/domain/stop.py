@@ -20,7 +20,6 @@ import structlog
 from ..codecs import TargetState, TaskCommit
 from ..storage.config_writer import ConfigWriteFailed
 from ..storage.errors import ReadTimeout
-from ..view import ClusterView
 from .errors import NotFoundError, OperationFailed, ViewNotReady
 from .ports import ClusterMetadata, ConfigLog, ViewSnapshot
 
@@ -42,44 +41,6 @@ async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: C
     return f"{err}: {cause}" if cause else str(err)
 
 
-# task states of a task that may still produce records and commit offsets (AbstractStatus.State)
-ACTIVE_TASK_STATES = frozenset({"RUNNING", "PAUSED", "RESTARTING"})
-
-
-def active_tasks(state: ClusterView, name: str) -> list[int]:
-    """The tasks of ``name`` the status topic still shows active."""
-    return sorted(t for t, s in state.task_statuses.get(name, {}).items() if s.state in ACTIVE_TASK_STATES)
-
-
-async def tasks_stopped(view: ViewSnapshot, name: str, timeout_s: float) -> list[int]:
-    """Wait until the tasks of a connector whose task set is empty have stopped, and their last offset
-    commits are readable; returns the tasks still active when ``timeout_s`` ran out (empty: all stopped).
-
-    What a worker does when its tasks go (3.4 and later): a source task's last offset commit is
-    acknowledged before the task reports its shutdown (AbstractWorkerSourceTask.execute ends with
-    ``finalOffsetCommit``; WorkerTask.run then ``onShutdown``: UNASSIGNED through ``putSafe``), and after the
-    rebalance the leader deletes the statuses of tasks no longer configured
-    (DistributedHerder.updateDeletedTaskStatus). So once no task shows active, reading the offsets topic to
-    its end reads every offset the tasks will ever commit: a new offset written after that is not
-    overwritten by a task's last commit, as on a native worker, where the offsets request waits behind
-    the rebalance that shut the tasks down."""
-    try:
-        await view.wait_for("status", lambda state: not active_tasks(state, name), timeout_s)
-        if view.has_tail("offsets"):
-            await view.read_to_end("offsets", timeout_s)
-    except ReadTimeout:
-        return active_tasks(view.state, name) or [-1]
-    return []
-
-
-def tasks_still_active(name: str, tasks: list[int], timeout_s: float) -> str:
-    shown = ", ".join(str(t) for t in tasks if t >= 0) or "?"
-    return (
-        f"The tasks of connector {name} have not stopped within {timeout_s:g}s (still active in the status topic: "
-        f"task {shown}), so their last offset commits could still overwrite new offsets"
-    )
-
-
 class ConnectorStopper:
     def __init__(
         self,
@@ -87,13 +48,11 @@ class ConnectorStopper:
         writer: ConfigLog | None,
         kafka: ClusterMetadata,
         read_back_timeout_s: float,
-        task_stop_timeout_s: float,
     ) -> None:
         self._view = view
         self._writer = writer
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
-        self.task_stop_timeout_s = task_stop_timeout_s
 
     def _ready_view(self) -> ViewSnapshot:
         if self._view is None or self._writer is None:
@@ -144,23 +103,7 @@ class ConnectorStopper:
                 f"topic back shows target state {state.target_state(name)} and "
                 f"{state.task_counts.get(name, 0)} tasks: another request changed the connector meanwhile"
             )
-        # acknowledged means done: the 204 comes once the tasks are down and their last commits readable
-        still = await tasks_stopped(view, name, self.task_stop_timeout_s)
-        if still:
-            raise OperationFailed(
-                f"Connector {name} is STOPPED (its empty task set and STOPPED target state are in the config "
-                f"topic), but: {tasks_still_active(name, still, self.task_stop_timeout_s)}. Repeat the request "
-                "to wait for them again."
-            )
         log.info("connector stopped through the config topic", connector=name)
 
 
-__all__ = [
-    "ACTIVE_TASK_STATES",
-    "ConnectorStopper",
-    "active_tasks",
-    "read_failure",
-    "tasks_still_active",
-    "tasks_stopped",
-    "unknown_connector",
-]
+__all__ = ["ConnectorStopper", "read_failure", "unknown_connector"]

@@ -87,6 +87,8 @@ class ClusterView:
     topic_users: dict[str, set[str]] = field(default_factory=dict)  # topic -> connectors (inverse index)
     offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
     plugin_types: dict[str, str] = field(default_factory=dict)  # connector class or alias -> source/sink
+    # connector -> timestamp of the latest deletion of one of its task statuses (a task left the connector)
+    task_status_deleted_ms: dict[str, int] = field(default_factory=dict)
     last_record_timestamp_ms: int | None = None
     last_applied_at: float | None = None
 
@@ -151,6 +153,7 @@ class ClusterView:
                 self.connector_statuses.pop(key.connector, None)
                 self.task_statuses.pop(key.connector, None)
             elif key.kind is StatusKind.TASK and key.task is not None:
+                self.task_status_deleted_ms[key.connector] = timestamp_ms
                 tasks = self.task_statuses.get(key.connector)
                 if tasks is not None:
                     tasks.pop(key.task, None)

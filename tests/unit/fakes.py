@@ -20,6 +20,7 @@ from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.offsets import ConnectorOffsets, WorkerKafka
 from control_plane.domain.ports import TopicPartition
 from control_plane.domain.stop import ConnectorStopper
+from control_plane.domain.task_shutdown import TaskShutdown
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from control_plane.storage.log_reader import LogRecord
@@ -56,6 +57,7 @@ class FakeView:
         self.state = ClusterView()
         self.ready = True
         self.worker_stops_tasks = True  # False: a worker whose tasks never stop (one that hangs)
+        self.now_ms: Callable[[], int] = lambda: 0  # the time the fake worker stamps its records with
         self._log, self._read = log, 0
 
     async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
@@ -81,7 +83,8 @@ class FakeView:
                 if isinstance(record, TaskCommit) and record.tasks == 0 and self.worker_stops_tasks:
                     # a worker shuts the tasks down; its leader then deletes their statuses
                     for task in list(self.state.task_statuses.get(record.connector, {})):
-                        self.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, record.connector, task=task)))
+                        key = StatusKey(StatusKind.TASK, record.connector, task=task)
+                        self.state.apply_status(Tombstone(key), timestamp_ms=self.now_ms())
             elif topic_name == OFFSETS:
                 self.state.apply_offset(decode_offset(key, value), key)
         self._read = len(self._log)
@@ -150,9 +153,16 @@ class Kafka:
         self.log: Log = []
         self.failing: Callable[[bytes], BaseException | None] = lambda key: None
         self.view = FakeView(self.log)
+        self.view.now_ms = lambda: int(self.now * 1000)
         self.groups = FakeGroups()
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0, 1.0)
+        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0)
+        self.now = 1_000.0  # the clock of the task shutdown: seconds, moved by sleeping
+        self.slept: list[float] = []
         self.offsets = self.connector_offsets()
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
 
     def producer(self) -> FakeProducer:
         return FakeProducer(self.log, lambda key: self.failing(key))
@@ -168,7 +178,9 @@ class Kafka:
                 **{"bootstrap": "k1:9092", "offsets_topic": OFFSETS, "consumer_group": worker_group, **worker}
             ),
             read_back_timeout_s=1.0,
-            task_stop_timeout_s=1.0,
+            shutdown=TaskShutdown(
+                self.view, status_timeout_s=1.0, graceful_shutdown_s=5.0, clock=lambda: self.now, sleep=self.sleep
+            ),
         )
 
     def connector(self, name: str, **config: str) -> None:

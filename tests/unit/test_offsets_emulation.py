@@ -240,33 +240,39 @@ def test_emulation_settings_have_defaults_and_refuse_bad_values_naming_the_key()
         assert f"CONTROL_PLANE_{field.upper()}" in str(caught.value)
 
 
-async def test_a_stop_answers_once_the_tasks_are_down_and_says_so_when_they_do_not_stop(kafka: Kafka) -> None:
+async def test_an_alter_waits_until_the_tasks_are_down_and_their_worker_could_commit_last(kafka: Kafka) -> None:
     kafka.connector("c")
     kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
     kafka.view.worker_stops_tasks = False
-    with pytest.raises(OperationFailed) as caught:
-        await kafka.stopper.stop("c")
-    assert caught.value.message == (
-        "Connector c is STOPPED (its empty task set and STOPPED target state are in the config topic), but: "
-        "The tasks of connector c have not stopped within 1s (still active in the status topic: task 0), so their "
-        "last offset commits could still overwrite new offsets. Repeat the request to wait for them again."
-    )
-    # an alter now is refused with 409 and writes nothing
+    await kafka.stopper.stop("c")  # answers at once, as a native worker's stop does
     entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
-    with pytest.raises(ConflictError):
+    with pytest.raises(ConflictError) as refused:  # the task never stops: refused, nothing written
         await kafka.offsets.alter("c", entries)
-    assert kafka.written(OFFSETS) == []
-    # the worker's leader deletes the status of the task once it stopped: now both go through
-    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)))
-    await kafka.stopper.stop("c")
+    assert refused.value.message == (
+        "The tasks of connector c have not stopped within 1s (still active in the status topic: task 0), so their "
+        "last offset commits could still overwrite new offsets. Nothing was written; retry the request once they "
+        "have stopped."
+    )
+    assert kafka.written(OFFSETS) == [] and kafka.slept == []
+    # the worker's leader deletes the task's status after the rebalance, maybe before the task stopped: the
+    # alter waits for the worker's graceful shutdown timeout from then (the task commits within it)
+    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=999_000)
     assert await kafka.offsets.alter("c", entries) == framework_managed("altered")
+    assert kafka.slept == [4.0]  # deleted at 999 s, now 1000 s, graceful 5 s
+    # long after: no wait
+    assert await kafka.offsets.reset("c") == framework_managed("reset")
+    assert kafka.slept == [4.0]
 
 
-async def test_failed_and_unassigned_tasks_do_not_hold_a_stop(kafka: Kafka) -> None:
+async def test_failed_and_unassigned_tasks_do_not_hold_an_alter(kafka: Kafka) -> None:
     kafka.connector("c")
     kafka.view.state.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 3))
     kafka.view.state.apply_status(TaskStatus("c", 1, "UNASSIGNED", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
     await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    assert await kafka.offsets.alter("c", entries) == framework_managed("altered")
+    assert kafka.slept == []
 
 
 @pytest.mark.parametrize(
