@@ -83,8 +83,8 @@ class FakeView:
                 if isinstance(record, TaskCommit) and record.tasks == 0 and self.worker_stops_tasks:
                     # a worker shuts the tasks down; its leader then deletes their statuses
                     for task in list(self.state.task_statuses.get(record.connector, {})):
-                        key = StatusKey(StatusKind.TASK, record.connector, task=task)
-                        self.state.apply_status(Tombstone(key), timestamp_ms=self.now_ms())
+                        deleted = StatusKey(StatusKind.TASK, record.connector, task=task)
+                        self.state.apply_status(Tombstone(deleted), timestamp_ms=self.now_ms())
             elif topic_name == OFFSETS:
                 self.state.apply_offset(decode_offset(key, value), key)
         self._read = len(self._log)
