@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,12 +49,11 @@ UPSTREAM_DEFAULTS: dict[str, Any] = {
 
 
 @pytest.fixture(autouse=True)
-def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """The developer's own CONTROL_PLANE_* variables must not leak into the settings under test."""
     for name in list(os.environ):
         if name.startswith(ENV_PREFIX):
             monkeypatch.delenv(name)
-    yield
 
 
 @pytest.fixture

@@ -308,7 +308,7 @@ def test_bad_json_in_the_environment_raises_naming_the_variable(monkeypatch: pyt
 
 def test_unreadable_worker_file_raises(tmp_path: Path) -> None:
     missing = tmp_path / "missing.properties"
-    with pytest.raises(SettingsError, match="cannot read the worker properties file .*missing.properties"):
+    with pytest.raises(SettingsError, match=r"cannot read the worker properties file .*missing\.properties"):
         load_settings(worker_properties=str(missing))
 
 
