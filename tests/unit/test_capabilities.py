@@ -3,11 +3,13 @@ shown at /_sidecar/capabilities, and /readyz waits for the first answer."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import httpx
 import pytest
 import respx
 
-from control_plane.domain.capabilities import FEATURES, Version, decide
+from control_plane.domain.capabilities import FEATURES, Feature, Version, decide
 from control_plane.settings import FeatureMode, load_settings
 
 W1 = "http://w1:8083"
@@ -19,9 +21,9 @@ def root(version: str) -> httpx.Response:
     return httpx.Response(200, json={"version": version, "commit": "abc", "kafka_cluster_id": "k"})
 
 
-def native(version: str | None, **modes: FeatureMode) -> set[str]:
+def native(version: str | None, modes: Mapping[Feature, FeatureMode] | None = None) -> set[str]:
     parsed = Version.parse(version) if version else None
-    return {name for name, d in decide(parsed, modes).items() if d.native}
+    return {feature.value for feature, d in decide(parsed, modes or {}).items() if d.native}
 
 
 # -- Version
@@ -95,24 +97,24 @@ def test_decide_from_the_version(version: str, expected_native: set[str]) -> Non
 def test_decide_reasons() -> None:
     decisions = decide(Version.parse("3.4.1"), {})
     assert set(decisions) == ALL
-    assert decisions["stop_and_offsets_read"].reason == "worker 3.4.1 < 3.5.0"
-    assert decisions["topic_tracking"].reason == "worker 3.4.1 >= 2.5.0"
-    assert decisions["status_store_retries"].reason == "no Connect release has it"
-    shown = decisions["stop_and_offsets_read"].as_dict()
+    assert decisions[Feature.STOP_AND_OFFSETS_READ].reason == "worker 3.4.1 < 3.5.0"
+    assert decisions[Feature.TOPIC_TRACKING].reason == "worker 3.4.1 >= 2.5.0"
+    assert decisions[Feature.STATUS_STORE_RETRIES].reason == "no Connect release has it"
+    shown = decisions[Feature.STOP_AND_OFFSETS_READ].as_dict()
     assert shown == {
         "mode": "emulated",
         "spec": "KIP-875",
         "native_since": "3.5.0",
         "reason": "worker 3.4.1 < 3.5.0",
-        "summary": decisions["stop_and_offsets_read"].spec.summary,
-        "emulation": decisions["stop_and_offsets_read"].spec.emulation,
+        "summary": decisions[Feature.STOP_AND_OFFSETS_READ].spec.summary,
+        "emulation": decisions[Feature.STOP_AND_OFFSETS_READ].spec.emulation,
     }
 
 
 def test_decide_without_a_version_emulates_everything() -> None:
     decisions = decide(None, {})
     assert not any(d.native for d in decisions.values())
-    assert decisions["topic_tracking"].reason == "worker version unknown (no worker answered yet)"
+    assert decisions[Feature.TOPIC_TRACKING].reason == "worker version unknown (no worker answered yet)"
 
 
 @pytest.mark.parametrize(
@@ -120,25 +122,29 @@ def test_decide_without_a_version_emulates_everything() -> None:
     [
         pytest.param(
             "3.4.1",
-            {"stop_and_offsets_read": FeatureMode.NATIVE},
+            {Feature.STOP_AND_OFFSETS_READ: FeatureMode.NATIVE},
             {"topic_tracking", "topic_creation", "stop_and_offsets_read"},
             id="force-native-on-old",
         ),
         pytest.param(
             "4.3.1",
-            {"topic_tracking": FeatureMode.EMULATED, "plugin_versions": FeatureMode.EMULATED},
+            {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
             {"topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
             id="force-emulated-on-new",
         ),
         pytest.param(
-            "4.3.1", {"status_store_retries": FeatureMode.NATIVE}, ALL, id="force-native-where-no-release-has-it"
+            "4.3.1", {Feature.STATUS_STORE_RETRIES: FeatureMode.NATIVE}, ALL, id="force-native-where-no-release-has-it"
         ),
-        pytest.param(None, {"topic_tracking": FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"),
-        pytest.param("3.4.1", {"topic_tracking": FeatureMode.AUTO}, {"topic_tracking", "topic_creation"}, id="auto"),
+        pytest.param(
+            None, {Feature.TOPIC_TRACKING: FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"
+        ),
+        pytest.param(
+            "3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking", "topic_creation"}, id="auto"
+        ),
     ],
 )
-def test_forced_modes(version: str | None, modes: dict[str, FeatureMode], expected_native: set[str]) -> None:
-    assert native(version, **modes) == expected_native
+def test_forced_modes(version: str | None, modes: dict[Feature, FeatureMode], expected_native: set[str]) -> None:
+    assert native(version, modes) == expected_native
     decisions = decide(Version.parse(version) if version else None, modes)
     for name, mode in modes.items():
         if mode is not FeatureMode.AUTO:
@@ -266,6 +272,6 @@ async def test_readyz_through_the_background_detector(router: respx.MockRouter, 
 
 
 def test_topic_tracking_is_the_sidecars_only_where_the_view_serves_it() -> None:
-    served = decide(Version.parse("3.4.1"), {}, view_answers=True)["topic_tracking"]
+    served = decide(Version.parse("3.4.1"), {}, view_answers=True)[Feature.TOPIC_TRACKING]
     assert (served.mode.value, served.reason) == ("emulated", "served by the sidecar from the view on every version")
-    assert decide(Version.parse("3.4.1"), {}, view_answers=False)["topic_tracking"].mode.value == "native"
+    assert decide(Version.parse("3.4.1"), {}, view_answers=False)[Feature.TOPIC_TRACKING].mode.value == "native"

@@ -203,6 +203,7 @@ def test_hash_map_order_matches_what_a_430_worker_wrote() -> None:
         b'{"zeta":1,"filename":"/tmp/x","b":2.50,"alpha":true,"mid":"m","k1":1,"k2":2,"k3":3,"k4":4,"k5":5,'
         b'"k6":6,"k7":7,"k8":8}'
     )[0]
+    assert isinstance(request, dict)
     key = OffsetKey("exp-src", java_hash_map_order(request)).to_bytes()
     assert key == (
         b'["exp-src",{"zeta":1,"b":2.5,"k1":1,"k2":2,"k3":3,"mid":"m","k4":4,"k5":5,"k6":6,"k7":7,"k8":8,'

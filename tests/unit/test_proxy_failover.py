@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
+from typing import Any
 
 import aiohttp
 import httpcore
@@ -81,7 +82,7 @@ def refusing(router: respx.MockRouter, fake_transport: httpx.MockTransport):
     return make
 
 
-def kinds() -> list:
+def kinds() -> list[Any]:
     """The three ways a refused connection reaches ``classify``."""
     return [
         pytest.param("aiohttp-transport", id="aiohttp-transport"),
@@ -90,10 +91,10 @@ def kinds() -> list:
     ]
 
 
-def assert_connect_error(response: httpx.Response, status: int) -> dict:
+def assert_connect_error(response: httpx.Response, status: int) -> dict[str, Any]:
     assert response.status_code == status
     assert response.headers["content-type"] == "application/json"
-    body = response.json()
+    body: dict[str, Any] = response.json()
     assert set(body) == {"error_code", "message"}
     assert body["error_code"] == status
     assert isinstance(body["message"], str) and body["message"]

@@ -38,7 +38,7 @@ def conflict(message: str) -> httpx.Response:
 
 
 def test_every_prefix_has_a_message_here() -> None:
-    messages = [p.values[0] for p in REBALANCE_MESSAGES]
+    messages = [str(p.values[0]) for p in REBALANCE_MESSAGES]
     assert all(any(m.startswith(prefix) for m in messages) for prefix in REBALANCE_409_PREFIXES)
 
 
