@@ -95,12 +95,12 @@ def write_parquet(records: list[LogRecord], path: Path) -> None:
         ) from None
     schema = pa.schema(
         [
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("offset", pa.int64()),
-            ("timestamp", pa.int64()),
-            ("key", pa.binary()),
-            ("value", pa.binary()),
+            pa.field("topic", pa.string()),
+            pa.field("partition", pa.int32()),
+            pa.field("offset", pa.int64()),
+            pa.field("timestamp", pa.int64()),
+            pa.field("key", pa.binary()),
+            pa.field("value", pa.binary()),
         ]
     )
     columns = {

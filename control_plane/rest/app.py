@@ -18,11 +18,9 @@ from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from . import offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
-from .proxy import proxy
+from .proxy import PassThrough
 from .routes import SIDECAR_PREFIX, route_template
 from .state import RuntimeScope, RuntimeSlot
-
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
 
 class MetricsMiddleware:
@@ -70,7 +68,7 @@ ROUTES = [
     # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
     Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
     Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
-    Route("/{path:path}", proxy, methods=ALL_METHODS),
+    Route("/{path:path}", PassThrough()),  # every method, known or not
 ]
 
 

@@ -7,11 +7,21 @@ import time
 import structlog
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from ..upstream import UpstreamRequest
 from .state import herder
 
 log = structlog.get_logger("control_plane.proxy")
+
+
+class PassThrough:
+    """The catch-all route's endpoint as an ASGI app, so that every method reaches it, including ones
+    neither the sidecar nor Starlette knows (a function endpoint would answer those 405)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await proxy(Request(scope, receive))
+        await response(scope, receive, send)
 
 
 async def proxy(request: Request) -> Response:

@@ -21,6 +21,7 @@ import structlog
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, classify
+from .transport import RAW_TARGET, PassThroughTransport
 
 log = structlog.get_logger(__name__)
 
@@ -104,20 +105,10 @@ def build_transport(kind: str, max_connections: int, keepalive_s: float) -> http
         max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=keepalive_s
     )
     if kind == "aiohttp":
-        # httpx's own pool slows down under concurrency (encode/httpx#3215); aiohttp's does not.
-        import aiohttp
-        from httpx_aiohttp import AiohttpTransport
-
-        def session() -> aiohttp.ClientSession:
-            # aiohttp adds Accept, Accept-Encoding, User-Agent and (on an empty PUT) a Content-Type of
-            # its own; a pass-through proxy must send only what the client sent.
-            return aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=max_connections, keepalive_timeout=keepalive_s),
-                skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
-                auto_decompress=False,
-            )
-
-        return AiohttpTransport(limits=limits, trust_env=False, client=session)
+        # httpx's own pool slows down under concurrency (encode/httpx#3215); aiohttp's does not; and this
+        # one sends the client's target byte for byte
+        return PassThroughTransport(max_connections, keepalive_s)
+    # httpx's own transport, for comparison: it resolves dot segments in the path (not a pass-through)
     return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
 
 
@@ -177,8 +168,13 @@ class ConnectUpstream:
             url += "?" + request.query.decode("latin-1")
         # httpx.Request, not client.build_request: the client's default headers (its User-Agent,
         # Accept-Encoding) must not be added to what the caller sent.
+        target = request.path.encode("latin-1") + (b"?" + request.query if request.query else b"")
         http_request = httpx.Request(
-            request.method, url, headers=strip_hop_by_hop(request.headers), content=request.body
+            request.method,
+            url,
+            headers=strip_hop_by_hop(request.headers),
+            content=request.body,
+            extensions={RAW_TARGET: target},  # byte for byte, as the client sent it (PassThroughTransport)
         )
         try:
             response = await self._client.send(http_request, stream=True)

@@ -1,0 +1,117 @@
+"""The request target reaches the worker byte for byte, whatever the client put in it: the sidecar runs
+on a real HTTP server (uvicorn, loopback), a raw socket sends the bytes, and a raw socket server stands
+in for the worker and records the request line it got."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncIterator
+
+import pytest
+import uvicorn
+
+from control_plane.rest import create_app
+from control_plane.settings import load_settings
+
+
+class RecordingWorker:
+    """Answers every request ``{}`` and keeps its request line; ``GET /`` reports Connect 4.3.1."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.port = 0
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                line = head.split(b"\r\n", 1)[0]
+                length = next(
+                    (int(h.split(b":", 1)[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")),
+                    0,
+                )
+                if length:
+                    await reader.readexactly(length)
+                body = (
+                    b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}' if line == b"GET / HTTP/1.1" else b"{}"
+                )
+                if line != b"GET / HTTP/1.1":
+                    self.lines.append(line)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
+                    + str(len(body)).encode()
+                    + b"\r\n\r\n"
+                    + body
+                )
+                await writer.drain()
+        writer.close()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[RecordingWorker]:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        async with server:
+            yield self
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.asynccontextmanager
+async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
+    port = free_port()
+    app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on", http="httptools")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
+            await asyncio.sleep(0.01)
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def send_raw(port: int, request_line: bytes, body: bytes = b"") -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    headers = b"host: sidecar\r\nconnection: close\r\n"
+    if body:
+        headers += b"content-type: application/json\r\ncontent-length: " + str(len(body)).encode() + b"\r\n"
+    writer.write(request_line + b"\r\n" + headers + b"\r\n" + body)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    return answer.split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param(b"/connectors/prod%3Bx/pause", id="encoded-semicolon"),
+        pytest.param(b"/connectors/x/../../admin/loggers", id="dot-segments"),
+        pytest.param(b"/connectors/x/%2E%2E/%2e%2e/admin/loggers", id="encoded-dot-segments"),
+        pytest.param(b"/connectors/a%2Fb/restart?includeTasks=true&x=%3B", id="encoded-slash-and-query"),
+        pytest.param(b"/connectors/caf%C3%A9/restart", id="utf-8"),
+        pytest.param(b"/connectors/sp%20ace/restart", id="space"),
+        pytest.param(b"/connectors//restart", id="empty-segment"),
+    ],
+)
+async def test_the_target_reaches_the_worker_unchanged(target: bytes) -> None:
+    async with RecordingWorker().running() as worker, sidecar_in_front_of(worker) as port:
+        status = await send_raw(port, b"POST " + target + b" HTTP/1.1", b"{}")
+    assert status == b"HTTP/1.1 200 OK"
+    assert worker.lines == [b"POST " + target + b" HTTP/1.1"]
+
+
+@pytest.mark.parametrize("method", [b"PROPFIND", b"PURGE", b"TRACE"])
+async def test_methods_the_sidecar_does_not_know_go_through(method: bytes) -> None:
+    async with RecordingWorker().running() as worker, sidecar_in_front_of(worker) as port:
+        status = await send_raw(port, method + b" /connectors/c HTTP/1.1")
+    assert status == b"HTTP/1.1 200 OK"
+    assert worker.lines == [method + b" /connectors/c HTTP/1.1"]
