@@ -49,16 +49,10 @@ class MetricsMiddleware:
             self.metrics.observe(route_template(scope["path"]), scope["method"], status, time.perf_counter() - started)
 
 
-ROUTES = [
-    Route("/healthz", ops.healthz, methods=["GET"]),
-    Route("/readyz", ops.readyz, methods=["GET"]),
-    Route("/metrics", ops.metrics, methods=["GET"]),
-    Route(f"{SIDECAR_PREFIX}/capabilities", ops.capabilities, methods=["GET"]),
-    Route(f"{SIDECAR_PREFIX}/info", ops.info, methods=["GET"]),
-    Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
-    Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
-    Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
-    # Connect paths the view can answer; every other method and path goes to the catch-all proxy
+# Connect paths the sidecar may answer itself. The worker's JAX-RS resources match a path with or without
+# a trailing slash (Jersey), so these do too: ``/status/`` must not reach a worker that would answer it
+# otherwise (a connector the sidecar stopped on a 3.4 worker shows PAUSED there).
+CONNECT_ROUTES = [
     Route("/connectors", reads.list_connectors, methods=["GET"]),
     Route("/connectors/{connector}/status", reads.connector_status, methods=["GET"]),
     Route("/connectors/{connector}/config", reads.connector_config, methods=["GET"]),
@@ -68,7 +62,21 @@ ROUTES = [
     # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
     Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
     Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
-    Route("/{path:path}", PassThrough()),  # every method, known or not
+]
+
+ROUTES = [
+    Route("/healthz", ops.healthz, methods=["GET"]),
+    Route("/readyz", ops.readyz, methods=["GET"]),
+    Route("/metrics", ops.metrics, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/capabilities", ops.capabilities, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/info", ops.info, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
+    *CONNECT_ROUTES,
+    *(Route(r.path + "/", r.endpoint, methods=sorted(r.methods or ())) for r in CONNECT_ROUTES),
+    # every other method and path goes through to the workers, every method, known or not
+    Route("/{path:path}", PassThrough()),
 ]
 
 

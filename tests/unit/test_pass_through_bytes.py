@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import uvicorn
+from starlette.routing import Match
 
 from control_plane.rest import create_app
 from control_plane.settings import load_settings
@@ -115,3 +116,27 @@ async def test_methods_the_sidecar_does_not_know_go_through(method: bytes) -> No
         status = await send_raw(port, method + b" /connectors/c HTTP/1.1")
     assert status == b"HTTP/1.1 200 OK"
     assert worker.lines == [method + b" /connectors/c HTTP/1.1"]
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "handler"),
+    [
+        pytest.param("/connectors/c/status/", "GET", "connector_status", id="status-slash"),
+        pytest.param("/connectors/", "GET", "list_connectors", id="list-slash"),
+        pytest.param("/connectors/c/tasks/0/status/", "GET", "task_status", id="task-status-slash"),
+        pytest.param("/connectors/c/offsets/", "PATCH", "connector_offsets", id="offsets-slash"),
+        pytest.param("/connectors/c/stop/", "PUT", "stop_connector", id="stop-slash"),
+        pytest.param("/connectors/c/status/x", "GET", "PassThrough", id="deeper-goes-through"),
+        pytest.param("/connectors/c/status", "DELETE", "PassThrough", id="other-method-goes-through"),
+    ],
+)
+def test_the_sidecars_own_routes_match_with_a_trailing_slash_as_the_workers_resources_do(
+    path: str, method: str, handler: str
+) -> None:
+    """Jersey matches ``/connectors/{c}/status/`` to the same resource as ``/status`` (checked on 3.4.1
+    and 4.3.1): the sidecar must answer both the same way."""
+    app = create_app(load_settings(connect_urls="http://w1:8083"))
+    scope = {"type": "http", "path": path, "method": method, "root_path": ""}
+    matched = [r for r in app.routes if r.matches(scope)[0] is Match.FULL]
+    endpoint = getattr(matched[0], "endpoint", None)
+    assert getattr(endpoint, "__name__", type(endpoint).__name__) == handler
