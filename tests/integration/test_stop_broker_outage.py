@@ -32,7 +32,7 @@ from control_plane.storage import record_producer
 from control_plane.storage.log_reader import ReadTimeout
 
 from .broker import DedicatedBroker
-from .test_failover_and_capabilities import refused_url
+from .harness import closed_url, serve
 from .waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -88,7 +88,7 @@ async def sidecar(
     live_broker: DedicatedBroker, cluster_topics: dict[str, str]
 ) -> AsyncIterator[tuple[Sidecar, httpx.AsyncClient]]:
     settings = load_settings(
-        connect_urls=refused_url(),  # no worker: the sidecar does the work through Kafka
+        connect_urls=closed_url(),  # no worker: the sidecar does the work through Kafka
         bootstrap_servers=live_broker.bootstrap,
         config_storage_topic=cluster_topics["config"],
         status_storage_topic=cluster_topics["status"],
@@ -99,12 +99,8 @@ async def sidecar(
         emulation_read_back_timeout_s=5,
     )
     app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
-        ) as client:
-            await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
-            yield app.state.sidecar, client
+    async with serve(app) as running:  # once ready: its view read to the end
+        yield app.state.sidecar, running.client
 
 
 async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(

@@ -4,7 +4,6 @@ internal topics are counted and skipped."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -12,8 +11,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from .conftest import InProcess
+from .harness import closed_url
 from .stack import Cluster, Stack
-from .test_failover_and_capabilities import refused_url
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -113,7 +112,7 @@ async def test_view_serves_reads_marked_stale_when_no_worker_answers(
         what="connector RUNNING",
     )
     for read_from in ("view", "upstream"):
-        dead = await in_process(connect_urls=refused_url(), read_from=read_from, worker_probe_s=0.2)
+        dead = await in_process(connect_urls=closed_url(), read_from=read_from, worker_probe_s=0.2)
         status = await eventually(
             lambda: dead.get(f"/connectors/{name}/status"),
             lambda r: r.headers.get("x-sidecar-stale") == "true",
@@ -165,4 +164,3 @@ async def test_bad_records_are_counted_and_skipped(stack: Stack, in_process: InP
     )
     assert "view_ready 1.0" in metrics.text
     assert (await client.get("/readyz")).json() == {"ready": True, "checks": {"view_caught_up": True}}
-    await asyncio.sleep(0)
