@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from control_plane.codecs import (
     ConnectorStatus,
@@ -35,6 +33,7 @@ from control_plane.codecs import (
     partition_for_key,
 )
 
+from .harness import TopicLog, read_to_end
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -42,7 +41,6 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 PROBE = 'tab\t nl\n ctl\x01\x1f quote" backslash\\ slash/ é ü 日本 😀 \u2028 del\x7f'
 
-Record = tuple[int, int, bytes | None, bytes | None]  # partition, offset, key, value
 Codec = tuple[Callable[[bytes | None, bytes | None], Any], Callable[[Any], tuple[bytes, bytes | None]]]
 
 
@@ -63,38 +61,9 @@ async def reach(worker: httpx.AsyncClient, name: str, state: str, tasks: list[st
     await eventually(lambda: status_of(worker, name), lambda s: s == (state, tasks), what=f"{name} {state} {tasks}")
 
 
-async def read_topic(bootstrap: str, topic: str) -> tuple[int, list[Record]]:
-    """Every record of ``topic`` up to its end offsets now, and its partition count."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        (description,) = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    partitions = [TopicPartition(topic, p["partition"]) for p in description["partitions"]]
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    records: list[Record] = []
-    try:
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        end = await consumer.end_offsets(partitions)
-        pending = {tp for tp in partitions if end[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=5_000)
-            for tp, batch_records in batch.items():
-                records += [(tp.partition, r.offset, r.key, r.value) for r in batch_records]
-            for tp in list(pending):
-                if await consumer.position(tp) >= end[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
-    return len(partitions), records
-
-
 def check_topic(
     topic: str,
-    records: list[Record],
+    log: TopicLog,
     codec: Codec,
     partitions: int | None = None,
     exact: Callable[[bytes | None], bool] = lambda _: True,
@@ -104,7 +73,7 @@ def check_topic(
     also re-encode to the same bytes and sit in the partition murmur2 gives."""
     decode, encode = codec
     decoded, problems = [], []
-    for partition, offset, key, value in records:
+    for partition, offset, key, value in ((r.partition, r.offset, r.key, r.value) for r in log.records):
         where = f"{topic}[{partition}]@{offset} key={key!r} value={value!r}"
         result = decode(key, value)
         if isinstance(result, (UnknownKey, Malformed)):
@@ -223,9 +192,9 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
     config_topic = cluster.worker_property("config.storage.topic")
     status_topic = cluster.worker_property("status.storage.topic")
     offsets_topic = cluster.worker_property("offset.storage.topic")
-    _, config_records = await read_topic(stack.bootstrap, config_topic)
-    _, status_records = await read_topic(stack.bootstrap, status_topic)
-    offset_partitions, offset_records = await read_topic(stack.bootstrap, offsets_topic)
+    config_records = await read_to_end(stack.bootstrap, config_topic)
+    status_records = await read_to_end(stack.bootstrap, status_topic)
+    offset_records = await read_to_end(stack.bootstrap, offsets_topic)
 
     tag = f"{cluster.name}-{unique}".encode()
 
@@ -239,7 +208,7 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
         status_topic, status_records, (decode_status, encode_status), exact=of_this_run
     )
     offsets, offset_problems = check_topic(
-        offsets_topic, offset_records, (decode_offset, encode_offset), offset_partitions, exact=of_this_run
+        offsets_topic, offset_records, (decode_offset, encode_offset), offset_records.partitions, exact=of_this_run
     )
     assert config_problems + status_problems + offset_problems == []
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import httpx
-from aiokafka import AIOKafkaConsumer
 
+from .harness import read_values
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -46,22 +46,6 @@ def connector_state(status: dict[str, object]) -> str | None:
 def task_states(status: dict[str, object]) -> list[str]:
     tasks = status.get("tasks")
     return [t["state"] for t in tasks] if isinstance(tasks, list) else []
-
-
-async def read_values(bootstrap: str, topic: str, count: int) -> list[object]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None)
-    await consumer.start()
-    values: list[object] = []
-    try:
-        while len(values) < count:
-            batch = await consumer.getmany(timeout_ms=30_000)
-            if not batch:
-                break
-            for records in batch.values():
-                values += [json.loads(r.value) for r in records if r.value is not None]
-    finally:
-        await consumer.stop()
-    return values
 
 
 async def test_source_connector_lifecycle_through_the_sidecar(

@@ -13,9 +13,9 @@ from control_plane.codecs import TargetState, TaskCommit, encode_config
 from control_plane.features.stop import unknown_connector
 
 from .conftest import InProcess
+from .harness import read_to_end, read_values
 from .stack import Cluster, Stack
-from .test_connector_lifecycle import read_values
-from .test_offsets_kip875 import FILE_SOURCE, create, created, last_records  # noqa: F401
+from .test_offsets_kip875 import FILE_SOURCE, create, created  # noqa: F401
 from .waiting import eventually
 
 
@@ -35,12 +35,13 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     stack: Stack,
     cluster: Cluster,
     worker: httpx.AsyncClient,
+    sidecar: httpx.AsyncClient,
     in_process: InProcess,
     created: list[str],  # noqa: F811
     unique: str,
     tmp_path: Path,
 ) -> None:
-    client = await in_process()
+    client = sidecar
     upstream_reads = await in_process(read_from="upstream")
     tag = f"{cluster.name}-{unique}"
     running, paused = f"kip875-stop-run-{tag}", f"kip875-stop-paused-{tag}"
@@ -81,8 +82,9 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
         commit_key, commit = encode_config(TaskCommit(running, 0))
         target_key, target = encode_config(TargetState.of(running, "STOPPED"))
         assert commit == b'{"tasks":0}' and target == b'{"state":"PAUSED","state.v2":"STOPPED"}'
-        assert (await last_records(stack.bootstrap, config_topic, commit_key))[-1] == (0, commit)
-        assert (await last_records(stack.bootstrap, config_topic, target_key))[-1] == (0, target)
+        config_log = await read_to_end(stack.bootstrap, config_topic)
+        assert config_log.with_key(commit_key)[-1] == (0, commit)
+        assert config_log.with_key(target_key)[-1] == (0, target)
 
     # pausing a stopped connector: PAUSED without tasks (as 4.3.1 does); resuming it: RUNNING, lines flow
     assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202
