@@ -16,7 +16,7 @@ import json
 import socket
 from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 import uvicorn
@@ -154,8 +154,7 @@ class Sidecars:
 
 
 # -- a topic read to its end --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     partition: int
     offset: int
     key: bytes | None
@@ -219,3 +218,43 @@ async def read_values(bootstrap: str, topic: str, count: int, *, timeout_s: floa
         what=f"{count} values in {topic}",
     )
     return log.json_values()
+
+
+# -- a connector's state, and the sidecar's answers against the worker's -------------------------------
+async def states(client: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
+    """(connector state, task states) of ``GET /connectors/{name}/status``; (None, []) when not 200."""
+    answer = await client.get(f"/connectors/{name}/status")
+    if answer.status_code != 200:
+        return None, []
+    body = answer.json()
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+async def until_states(client: httpx.AsyncClient, name: str, connector: str, tasks: list[str]) -> None:
+    """Until ``name`` is in state ``connector`` with tasks in ``tasks``."""
+    await eventually(
+        lambda: states(client, name), lambda s: s == (connector, tasks), what=f"{name} {connector} {tasks}"
+    )
+
+
+async def same_answer(
+    sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str, *, timeout_s: float = 30
+) -> httpx.Response:
+    """GET ``path`` through the sidecar and from the worker until both give the same status and JSON (state
+    may be moving); lists are compared in any order (e.g. GET /connectors: the worker's is a hash set's).
+    Returns the sidecar's answer."""
+
+    async def both() -> tuple[httpx.Response, httpx.Response]:
+        return await sidecar.get(path), await worker.get(path)
+
+    def agree(pair: tuple[httpx.Response, httpx.Response]) -> bool:
+        via, direct = pair
+        if via.status_code != direct.status_code:
+            return False
+        a, b = via.json(), direct.json()
+        if isinstance(a, list) and isinstance(b, list):
+            a, b = (sorted(x, key=lambda item: json.dumps(item, sort_keys=True)) for x in (a, b))
+        return bool(a == b)
+
+    via, _ = await eventually(both, agree, timeout_s=timeout_s, what=f"sidecar and worker agree on {path}")
+    return via

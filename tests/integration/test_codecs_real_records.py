@@ -33,7 +33,7 @@ from control_plane.codecs import (
     partition_for_key,
 )
 
-from .harness import TopicLog, read_to_end
+from .harness import TopicLog, read_to_end, states, until_states
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -49,18 +49,6 @@ def version_at_least(cluster: Cluster, major: int, minor: int) -> bool:
     return (parts[0], parts[1]) >= (major, minor)
 
 
-async def status_of(worker: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
-    response = await worker.get(f"/connectors/{name}/status")
-    if response.status_code != 200:
-        return None, []
-    body = response.json()
-    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
-
-
-async def reach(worker: httpx.AsyncClient, name: str, state: str, tasks: list[str]) -> None:
-    await eventually(lambda: status_of(worker, name), lambda s: s == (state, tasks), what=f"{name} {state} {tasks}")
-
-
 def check_topic(
     topic: str,
     log: TopicLog,
@@ -73,7 +61,7 @@ def check_topic(
     also re-encode to the same bytes and sit in the partition murmur2 gives."""
     decode, encode = codec
     decoded, problems = [], []
-    for partition, offset, key, value in ((r.partition, r.offset, r.key, r.value) for r in log.records):
+    for partition, offset, key, value in log.records:
         where = f"{topic}[{partition}]@{offset} key={key!r} value={value!r}"
         result = decode(key, value)
         if isinstance(result, (UnknownKey, Malformed)):
@@ -142,10 +130,8 @@ async def run_lifecycle(
         created = await worker.post("/connectors", json={"name": names[role], "config": configs[role]})
         assert created.status_code == 201, created.text
     for role in ("src_a", "src_b", "sink"):
-        await reach(worker, names[role], "RUNNING", ["RUNNING"])
-    await eventually(
-        lambda: status_of(worker, names["broken"]), lambda s: s[1] == ["FAILED"], what="broken task FAILED"
-    )
+        await until_states(worker, names[role], "RUNNING", ["RUNNING"])
+    await eventually(lambda: states(worker, names["broken"]), lambda s: s[1] == ["FAILED"], what="broken task FAILED")
 
     async def sunk() -> set[str]:
         return set(out.read_text().splitlines()) if out.exists() else set()
@@ -154,18 +140,18 @@ async def run_lifecycle(
 
     source = names["src_a"]
     assert (await worker.put(f"/connectors/{source}/pause")).status_code == 202
-    await reach(worker, source, "PAUSED", ["PAUSED"])
+    await until_states(worker, source, "PAUSED", ["PAUSED"])
     assert (await worker.put(f"/connectors/{source}/resume")).status_code == 202
-    await reach(worker, source, "RUNNING", ["RUNNING"])
+    await until_states(worker, source, "RUNNING", ["RUNNING"])
     restarted = await worker.post(f"/connectors/{source}/restart", params={"includeTasks": "true"})
     assert restarted.status_code == 202, restarted.text
-    await reach(worker, source, "RUNNING", ["RUNNING"])
+    await until_states(worker, source, "RUNNING", ["RUNNING"])
 
     if version_at_least(cluster, 3, 5):  # KIP-875: the two-field STOPPED target state
         assert (await worker.put(f"/connectors/{names['src_b']}/stop")).status_code == 204
-        await reach(worker, names["src_b"], "STOPPED", [])
+        await until_states(worker, names["src_b"], "STOPPED", [])
         assert (await worker.put(f"/connectors/{names['src_b']}/resume")).status_code == 202
-        await reach(worker, names["src_b"], "RUNNING", ["RUNNING"])
+        await until_states(worker, names["src_b"], "RUNNING", ["RUNNING"])
     if version_at_least(cluster, 3, 7):  # KIP-976: logger-cluster- records
         namespace = f"codec.probe.{unique}"
         logged = await worker.put(f"/admin/loggers/{namespace}", params={"scope": "cluster"}, json={"level": "DEBUG"})
