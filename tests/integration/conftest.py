@@ -1,23 +1,25 @@
-"""Integration tests run against the real stack: a KRaft broker, Connect 4.3.1 and 3.4.1, and a
-sidecar process in front of each. ``make test`` starts it before pytest; a bare ``pytest`` starts it
-here (the same script) and stops it at the end."""
+"""Integration tests run against the real stack: a KRaft broker, Connect 4.3.1 and 3.4.1. ``make test``
+starts it before pytest; a bare ``pytest`` starts it here (the same script) and stops it at the end.
+
+The sidecar under test is never the stack's sidecar process: ``sidecar`` is the session's sidecar of
+the cluster, ``in_process(**overrides)`` one with given settings, both built from the code under test and
+served in this process over loopback HTTP (``harness``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any
 
 import httpx
 import pytest
 
-from control_plane.rest import create_app
-from control_plane.settings import ENV_PREFIX, load_settings
+from control_plane.settings import ENV_PREFIX
 
 from .broker import DedicatedBroker
+from .harness import Sidecars, sidecar_with
 from .stack import Cluster, Stack, load_stack, stack_command, stack_running
-from .waiting import eventually
 
 InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
 
@@ -46,9 +48,21 @@ def cluster(request: pytest.FixtureRequest, stack: Stack) -> Cluster:
     return stack.clusters[request.param]
 
 
+@pytest.fixture(scope="session")
+async def sidecars() -> AsyncIterator[Sidecars]:
+    """The session's sidecar of each cluster (default settings), started once on first use, ready."""
+    running = Sidecars()
+    try:
+        yield running
+    finally:
+        await running.aclose()
+
+
 @pytest.fixture
-async def sidecar(cluster: Cluster) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=cluster.sidecar_url, timeout=60) as client:
+async def sidecar(cluster: Cluster, sidecars: Sidecars) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of the session's sidecar of ``cluster``, built from the code under test."""
+    running = await sidecars.of(cluster)
+    async with httpx.AsyncClient(base_url=running.url, timeout=60) as client:
         yield client
 
 
@@ -73,23 +87,16 @@ def _no_control_plane_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 async def in_process(cluster: Cluster) -> AsyncIterator[InProcess]:
-    """``await in_process(**overrides)``: a sidecar app in this process on the cluster's worker properties
-    (its view reads the real topics), once ready; stopped after the test."""
-    running: list[tuple[httpx.AsyncClient, Any]] = []
+    """``await in_process(**overrides)``: a sidecar with given settings on the cluster's worker properties
+    (its view reads the real topics), served like ``sidecar``, once ready (``wait_ready=False``: at once);
+    stopped after the test. ``worker_properties=None`` leaves the properties file out."""
+    async with contextlib.AsyncExitStack() as running:
 
-    async def start(**overrides: object) -> httpx.AsyncClient:
-        app = create_app(load_settings(worker_properties=cluster.properties, **overrides))
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60)
-        running.append((client, lifespan))
-        await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="in-process view ready")
-        return client
+        async def start(*, wait_ready: bool = True, **overrides: object) -> httpx.AsyncClient:
+            served = await running.enter_async_context(sidecar_with(cluster, wait_ready=wait_ready, **overrides))
+            return served.client
 
-    yield start
-    for client, lifespan in reversed(running):
-        await client.aclose()
-        await lifespan.__aexit__(None, None, None)
+        yield start
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,13 @@ STACK_SCRIPT = ROOT / "deploy" / "local" / "stack.py"
 
 @dataclass(frozen=True)
 class Cluster:
+    """A Connect cluster of the stack: its worker. The stack's sidecar processes (``make stack-up`` starts
+    them, from the code as it was then) are deliberately not here: the tests serve their own sidecar,
+    built from the code under test (``harness.Sidecars``)."""
+
     name: str  # "new" or "old"
     version: str
     connect_url: str
-    sidecar_url: str
     properties: str  # the worker's properties file
 
     def worker_property(self, key: str) -> str:
@@ -57,15 +60,7 @@ def stack_command(command: str) -> None:
 def load_stack() -> Stack:
     env = read_env()
     clusters = {
-        "new": Cluster(
-            "new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["SIDECAR_URL"], env["CONNECT_PROPERTIES"]
-        ),
-        "old": Cluster(
-            "old",
-            env["CONNECT_VERSION_OLD"],
-            env["CONNECT_URL_OLD"],
-            env["SIDECAR_URL_OLD"],
-            env["CONNECT_PROPERTIES_OLD"],
-        ),
+        "new": Cluster("new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["CONNECT_PROPERTIES"]),
+        "old": Cluster("old", env["CONNECT_VERSION_OLD"], env["CONNECT_URL_OLD"], env["CONNECT_PROPERTIES_OLD"]),
     }
     return Stack(env["KAFKA_BOOTSTRAP"], clusters, env["STACK_LOGS"])

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
 
 from control_plane.codecs import (
     ConnectorStatus,
@@ -35,6 +33,7 @@ from control_plane.codecs import (
     partition_for_key,
 )
 
+from .harness import TopicLog, read_to_end, states, until_states
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -42,7 +41,6 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 PROBE = 'tab\t nl\n ctl\x01\x1f quote" backslash\\ slash/ é ü 日本 😀 \u2028 del\x7f'
 
-Record = tuple[int, int, bytes | None, bytes | None]  # partition, offset, key, value
 Codec = tuple[Callable[[bytes | None, bytes | None], Any], Callable[[Any], tuple[bytes, bytes | None]]]
 
 
@@ -51,50 +49,9 @@ def version_at_least(cluster: Cluster, major: int, minor: int) -> bool:
     return (parts[0], parts[1]) >= (major, minor)
 
 
-async def status_of(worker: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
-    response = await worker.get(f"/connectors/{name}/status")
-    if response.status_code != 200:
-        return None, []
-    body = response.json()
-    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
-
-
-async def reach(worker: httpx.AsyncClient, name: str, state: str, tasks: list[str]) -> None:
-    await eventually(lambda: status_of(worker, name), lambda s: s == (state, tasks), what=f"{name} {state} {tasks}")
-
-
-async def read_topic(bootstrap: str, topic: str) -> tuple[int, list[Record]]:
-    """Every record of ``topic`` up to its end offsets now, and its partition count."""
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        (description,) = await admin.describe_topics([topic])
-    finally:
-        await admin.close()
-    partitions = [TopicPartition(topic, p["partition"]) for p in description["partitions"]]
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    records: list[Record] = []
-    try:
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        end = await consumer.end_offsets(partitions)
-        pending = {tp for tp in partitions if end[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=5_000)
-            for tp, batch_records in batch.items():
-                records += [(tp.partition, r.offset, r.key, r.value) for r in batch_records]
-            for tp in list(pending):
-                if await consumer.position(tp) >= end[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
-    return len(partitions), records
-
-
 def check_topic(
     topic: str,
-    records: list[Record],
+    log: TopicLog,
     codec: Codec,
     partitions: int | None = None,
     exact: Callable[[bytes | None], bool] = lambda _: True,
@@ -104,7 +61,7 @@ def check_topic(
     also re-encode to the same bytes and sit in the partition murmur2 gives."""
     decode, encode = codec
     decoded, problems = [], []
-    for partition, offset, key, value in records:
+    for partition, offset, key, value in log.records:
         where = f"{topic}[{partition}]@{offset} key={key!r} value={value!r}"
         result = decode(key, value)
         if isinstance(result, (UnknownKey, Malformed)):
@@ -173,10 +130,8 @@ async def run_lifecycle(
         created = await worker.post("/connectors", json={"name": names[role], "config": configs[role]})
         assert created.status_code == 201, created.text
     for role in ("src_a", "src_b", "sink"):
-        await reach(worker, names[role], "RUNNING", ["RUNNING"])
-    await eventually(
-        lambda: status_of(worker, names["broken"]), lambda s: s[1] == ["FAILED"], what="broken task FAILED"
-    )
+        await until_states(worker, names[role], "RUNNING", ["RUNNING"])
+    await eventually(lambda: states(worker, names["broken"]), lambda s: s[1] == ["FAILED"], what="broken task FAILED")
 
     async def sunk() -> set[str]:
         return set(out.read_text().splitlines()) if out.exists() else set()
@@ -185,18 +140,18 @@ async def run_lifecycle(
 
     source = names["src_a"]
     assert (await worker.put(f"/connectors/{source}/pause")).status_code == 202
-    await reach(worker, source, "PAUSED", ["PAUSED"])
+    await until_states(worker, source, "PAUSED", ["PAUSED"])
     assert (await worker.put(f"/connectors/{source}/resume")).status_code == 202
-    await reach(worker, source, "RUNNING", ["RUNNING"])
+    await until_states(worker, source, "RUNNING", ["RUNNING"])
     restarted = await worker.post(f"/connectors/{source}/restart", params={"includeTasks": "true"})
     assert restarted.status_code == 202, restarted.text
-    await reach(worker, source, "RUNNING", ["RUNNING"])
+    await until_states(worker, source, "RUNNING", ["RUNNING"])
 
     if version_at_least(cluster, 3, 5):  # KIP-875: the two-field STOPPED target state
         assert (await worker.put(f"/connectors/{names['src_b']}/stop")).status_code == 204
-        await reach(worker, names["src_b"], "STOPPED", [])
+        await until_states(worker, names["src_b"], "STOPPED", [])
         assert (await worker.put(f"/connectors/{names['src_b']}/resume")).status_code == 202
-        await reach(worker, names["src_b"], "RUNNING", ["RUNNING"])
+        await until_states(worker, names["src_b"], "RUNNING", ["RUNNING"])
     if version_at_least(cluster, 3, 7):  # KIP-976: logger-cluster- records
         namespace = f"codec.probe.{unique}"
         logged = await worker.put(f"/admin/loggers/{namespace}", params={"scope": "cluster"}, json={"level": "DEBUG"})
@@ -223,9 +178,9 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
     config_topic = cluster.worker_property("config.storage.topic")
     status_topic = cluster.worker_property("status.storage.topic")
     offsets_topic = cluster.worker_property("offset.storage.topic")
-    _, config_records = await read_topic(stack.bootstrap, config_topic)
-    _, status_records = await read_topic(stack.bootstrap, status_topic)
-    offset_partitions, offset_records = await read_topic(stack.bootstrap, offsets_topic)
+    config_records = await read_to_end(stack.bootstrap, config_topic)
+    status_records = await read_to_end(stack.bootstrap, status_topic)
+    offset_records = await read_to_end(stack.bootstrap, offsets_topic)
 
     tag = f"{cluster.name}-{unique}".encode()
 
@@ -239,7 +194,7 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
         status_topic, status_records, (decode_status, encode_status), exact=of_this_run
     )
     offsets, offset_problems = check_topic(
-        offsets_topic, offset_records, (decode_offset, encode_offset), offset_partitions, exact=of_this_run
+        offsets_topic, offset_records, (decode_offset, encode_offset), offset_records.partitions, exact=of_this_run
     )
     assert config_problems + status_problems + offset_problems == []
 

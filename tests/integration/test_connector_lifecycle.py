@@ -3,65 +3,16 @@ sidecar's answers equal the worker's own for the same calls, and the records rea
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import httpx
-from aiokafka import AIOKafkaConsumer
 
+from .harness import read_values, same_answer, until_states
 from .stack import Cluster, Stack
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-
-
-async def same_answer(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str) -> httpx.Response:
-    """GET through the sidecar and from the worker until both agree (state may be moving)."""
-
-    async def both() -> tuple[httpx.Response, httpx.Response]:
-        return await sidecar.get(path), await worker.get(path)
-
-    def agree(pair: tuple[httpx.Response, httpx.Response]) -> bool:
-        via, direct = pair
-        a, b = via.json(), direct.json()
-        if isinstance(a, list) and isinstance(b, list):  # e.g. GET /connectors: the worker's order is a hash set's
-            a, b = sorted(a, key=json.dumps), sorted(b, key=json.dumps)
-        return via.status_code == direct.status_code and a == b
-
-    via, _ = await eventually(both, agree, timeout_s=30, what=f"sidecar and worker agree on {path}")
-    return via
-
-
-async def state_of(client: httpx.AsyncClient, name: str) -> dict[str, object]:
-    response = await client.get(f"/connectors/{name}/status")
-    return response.json() if response.status_code == 200 else {}
-
-
-def connector_state(status: dict[str, object]) -> str | None:
-    connector = status.get("connector")
-    return connector.get("state") if isinstance(connector, dict) else None
-
-
-def task_states(status: dict[str, object]) -> list[str]:
-    tasks = status.get("tasks")
-    return [t["state"] for t in tasks] if isinstance(tasks, list) else []
-
-
-async def read_values(bootstrap: str, topic: str, count: int) -> list[object]:
-    consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", group_id=None)
-    await consumer.start()
-    values: list[object] = []
-    try:
-        while len(values) < count:
-            batch = await consumer.getmany(timeout_ms=30_000)
-            if not batch:
-                break
-            for records in batch.values():
-                values += [json.loads(r.value) for r in records if r.value is not None]
-    finally:
-        await consumer.stop()
-    return values
 
 
 async def test_source_connector_lifecycle_through_the_sidecar(
@@ -82,11 +33,8 @@ async def test_source_connector_lifecycle_through_the_sidecar(
     assert again.status_code == 409
     assert again.json() == {"error_code": 409, "message": f"Connector {name} already exists"}
 
-    running = await eventually(
-        lambda: state_of(sidecar, name),
-        lambda s: connector_state(s) == "RUNNING" and task_states(s) == ["RUNNING"],
-        what="connector and task RUNNING",
-    )
+    await until_states(sidecar, name, "RUNNING", ["RUNNING"])
+    running = (await sidecar.get(f"/connectors/{name}/status")).json()
     assert running["type"] == "source"
     await same_answer(sidecar, worker, f"/connectors/{name}/status")
     await same_answer(sidecar, worker, f"/connectors/{name}")
@@ -102,20 +50,12 @@ async def test_source_connector_lifecycle_through_the_sidecar(
 
     paused = await sidecar.put(f"/connectors/{name}/pause")
     assert paused.status_code == 202
-    await eventually(
-        lambda: state_of(sidecar, name),
-        lambda s: connector_state(s) == "PAUSED" and task_states(s) == ["PAUSED"],
-        what="connector and task PAUSED",
-    )
+    await until_states(sidecar, name, "PAUSED", ["PAUSED"])
     await same_answer(sidecar, worker, f"/connectors/{name}/status")
 
     resumed = await sidecar.put(f"/connectors/{name}/resume")
     assert resumed.status_code == 202
-    await eventually(
-        lambda: state_of(sidecar, name),
-        lambda s: connector_state(s) == "RUNNING" and task_states(s) == ["RUNNING"],
-        what="connector and task RUNNING after resume",
-    )
+    await until_states(sidecar, name, "RUNNING", ["RUNNING"])
     with source_file.open("a") as f:
         f.write("third line\n")
     assert (await read_values(stack.bootstrap, topic, 3))[-1] == "third line"
@@ -124,14 +64,10 @@ async def test_source_connector_lifecycle_through_the_sidecar(
     assert restarted.status_code == 204
     restarted_all = await sidecar.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
     assert restarted_all.status_code == 202
-    assert connector_state(restarted_all.json()) in {"RUNNING", "RESTARTING"}
+    assert restarted_all.json()["connector"]["state"] in {"RUNNING", "RESTARTING"}
     task_restart = await sidecar.post(f"/connectors/{name}/tasks/0/restart")
     assert task_restart.status_code == 204
-    await eventually(
-        lambda: state_of(sidecar, name),
-        lambda s: connector_state(s) == "RUNNING" and task_states(s) == ["RUNNING"],
-        what="RUNNING after restarts",
-    )
+    await until_states(sidecar, name, "RUNNING", ["RUNNING"])  # after the restarts
 
     deleted = await sidecar.delete(f"/connectors/{name}")
     assert deleted.status_code == 204

@@ -2,49 +2,24 @@
 
 from __future__ import annotations
 
-import socket
-from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
 
-from control_plane.rest import create_app
-from control_plane.settings import load_settings
-
+from .conftest import InProcess
+from .harness import closed_url, sidecar_with
 from .stack import Cluster
+from .waiting import eventually
 
 
-def refused_url() -> str:
-    """A loopback port nobody listens on: connections to it are refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
-
-
-@pytest.fixture
-async def in_process() -> AsyncIterator[object]:
-    """Start a sidecar app in this process (real aiohttp upstream), with its lifespan."""
-    apps: list[tuple[Starlette, httpx.AsyncClient, object]] = []
-
-    async def start(**settings: object) -> httpx.AsyncClient:
-        app = create_app(load_settings(**settings))
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=30)
-        apps.append((app, client, lifespan))
-        return client
-
-    yield start
-    for _, client, lifespan in reversed(apps):
-        await client.aclose()
-        await lifespan.__aexit__(None, None, None)  # type: ignore[attr-defined]
-
-
-async def test_a_refusing_worker_is_skipped(cluster: Cluster, in_process) -> None:  # type: ignore[no-untyped-def]
-    dead = refused_url()
-    client = await in_process(connect_urls=f"{dead},{cluster.connect_url}", worker_down_s=30)
+# The sidecars with given workers have no worker properties file (worker_properties=None): no internal
+# topics named, so no view; every request goes to the workers given, through the failover.
+async def test_a_refusing_worker_is_skipped(cluster: Cluster, in_process: InProcess) -> None:
+    dead = closed_url()
+    client = await in_process(
+        worker_properties=None, connect_urls=f"{dead},{cluster.connect_url}", worker_down_s=30, wait_ready=False
+    )
     for _ in range(3):
         answer = await client.get("/connectors")
         assert answer.status_code == 200
@@ -54,15 +29,16 @@ async def test_a_refusing_worker_is_skipped(cluster: Cluster, in_process) -> Non
     assert 'http_requests_total{method="GET",route="/connectors",status="200"} 3.0' in metrics
 
 
-async def test_no_worker_answers_503_in_connect_error_shape(in_process) -> None:  # type: ignore[no-untyped-def]
-    first, second = refused_url(), refused_url()
-    client = await in_process(connect_urls=f"{first},{second}")
-    answer = await client.get("/connectors")
-    assert answer.status_code == 503
-    body = answer.json()
-    assert body["error_code"] == 503
-    assert first in body["message"] and second in body["message"]
-    assert (await client.get("/readyz")).status_code == 503
+async def test_no_worker_answers_503_in_connect_error_shape() -> None:
+    first, second = closed_url(), closed_url()
+    async with sidecar_with(None, connect_urls=f"{first},{second}", wait_ready=False) as running:
+        client = running.client
+        answer = await client.get("/connectors")
+        assert answer.status_code == 503
+        body = answer.json()
+        assert body["error_code"] == 503
+        assert first in body["message"] and second in body["message"]
+        assert (await client.get("/readyz")).status_code == 503
 
 
 @pytest.mark.parametrize(
@@ -86,21 +62,24 @@ async def test_capabilities_follow_the_worker_version(
     assert data["features"][feature]["mode"] == ("native" if expected else "emulated")
 
 
-async def test_forced_mode_overrides_detection(cluster: Cluster, in_process) -> None:  # type: ignore[no-untyped-def]
-    client = await in_process(connect_urls=cluster.connect_url, feature_stop_and_offsets_read="emulated")
-    for _ in range(50):
-        data = (await client.get("/_sidecar/capabilities")).json()
-        if data["worker_version"]:
-            break
-        import asyncio
+async def test_forced_mode_overrides_detection(cluster: Cluster, in_process: InProcess) -> None:
+    client = await in_process(
+        worker_properties=None,
+        connect_urls=cluster.connect_url,
+        feature_stop_and_offsets_read="emulated",
+        wait_ready=False,
+    )
 
-        await asyncio.sleep(0.1)
+    async def capabilities() -> dict[str, Any]:
+        return (await client.get("/_sidecar/capabilities")).json()  # type: ignore[no-any-return]
+
+    data = await eventually(capabilities, lambda d: bool(d["worker_version"]), what="the worker's version detected")
     assert data["worker_version"] == cluster.version
     assert data["features"]["stop_and_offsets_read"]["mode"] == "emulated"
     assert data["features"]["stop_and_offsets_read"]["reason"] == "forced emulated by setting"
 
 
-async def test_sidecar_process_learned_from_the_worker_properties(cluster: Cluster, sidecar: httpx.AsyncClient) -> None:
+async def test_sidecar_learned_from_the_worker_properties(cluster: Cluster, sidecar: httpx.AsyncClient) -> None:
     info = (await sidecar.get("/_sidecar/info")).json()
     settings = info["settings"]
     assert info["workers"] == [cluster.connect_url]

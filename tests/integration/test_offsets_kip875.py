@@ -10,7 +10,7 @@ the sidecar through Kafka on 3.4.1. The KIP's test plan lines that apply:
 - alter or reset a running, paused or unknown connector is refused and changes nothing;
 - malformed bodies get a 400 that says what is wrong.
 
-The sidecars run in process (the stack's sidecar processes run the code as it was when the stack started).
+The sidecars are the harness's: built from the code under test and served in this process.
 """
 
 from __future__ import annotations
@@ -22,18 +22,15 @@ from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import OffsetKey, partition_for_key
 from control_plane.domain.offsets import framework_managed, not_found, not_stopped
 from control_plane.domain.offsets_request import NO_OFFSETS
-from control_plane.rest import create_app
-from control_plane.settings import load_settings
 from control_plane.storage.consumer_groups import ConsumerGroups
 
-from .conftest import InProcess
+from .harness import Sidecars, read_to_end, read_values
 from .stack import Cluster, Stack
-from .test_connector_lifecycle import read_values
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -116,46 +113,16 @@ def kafka_offsets(entries: list[dict[str, Any]]) -> dict[tuple[str, int], int]:
     }
 
 
-async def last_records(bootstrap: str, topic: str, key: bytes) -> list[tuple[int, bytes | None]]:
-    """(partition, value) of every record with ``key`` in ``topic``, from the beginning."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    found: list[tuple[int, bytes | None]] = []
-    try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or [])]
-        if not partitions:
-            partitions = [TopicPartition(topic, p) for p in range(await partition_count(consumer, topic))]
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        end = await consumer.end_offsets(partitions)
-        pending = {tp for tp in partitions if end[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=5_000)
-            for tp, records in batch.items():
-                found += [(tp.partition, r.value) for r in records if r.key == key]
-            for tp in list(pending):
-                if await consumer.position(tp) >= end[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
-    return found
-
-
-async def partition_count(consumer: AIOKafkaConsumer, topic: str) -> int:
-    metadata = await consumer._client.fetch_all_metadata()
-    return len(metadata.partitions_for_topic(topic) or ())
-
-
 async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_replay(
     stack: Stack,
     cluster: Cluster,
     worker: httpx.AsyncClient,
-    in_process: InProcess,
+    sidecar: httpx.AsyncClient,
     created: list[str],
     unique: str,
     tmp_path: Path,
 ) -> None:
-    client = await in_process()
+    client = sidecar
     tag = f"{cluster.name}-{unique}"
     plain, own = f"kip875-src-{tag}", f"kip875-src-own-{tag}"
     own_topic, worker_topic = f"kip875-own-offsets-{tag}", cluster.worker_property("offset.storage.topic")
@@ -196,7 +163,8 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
     assert positions(await offsets(client, plain)) == [12]
 
     own_key = OffsetKey(own, {"filename": str(files[own])}).to_bytes()
-    assert (await last_records(stack.bootstrap, own_topic, own_key))[-1][1] == b'{"position":12}'  # the worker's own
+    own_records = (await read_to_end(stack.bootstrap, own_topic)).with_key(own_key)
+    assert own_records[-1][1] == b'{"position":12}'  # the worker's own
 
     # stopped: back to the start of the file, resume, the lines come again
     for name, path in files.items():
@@ -207,10 +175,10 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
         assert (answer.status_code, answer.json()) == (200, {"message": altered(cluster)})
         assert positions(await offsets(client, name)) == [0]
     key = OffsetKey(plain, {"filename": str(files[plain])}).to_bytes()
-    records = await last_records(stack.bootstrap, worker_topic, key)
+    records = (await read_to_end(stack.bootstrap, worker_topic)).with_key(key)
     assert records[-1] == (partition_for_key(key, 25), b'{"position":0}')  # offset.storage.partitions: 25
     assert {p for p, _ in records} == {partition_for_key(key, 25)}
-    assert (await last_records(stack.bootstrap, own_topic, own_key))[-1][1] == b'{"position":0}'
+    assert (await read_to_end(stack.bootstrap, own_topic)).with_key(own_key)[-1][1] == b'{"position":0}'
     for name in files:
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
     for name in files:
@@ -225,8 +193,8 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
             answer = await client.delete(f"/connectors/{name}/offsets")
             assert (answer.status_code, answer.json()) == (200, {"message": reset(cluster)})
         assert await offsets(client, name) == []
-    assert (await last_records(stack.bootstrap, worker_topic, key))[-1] == (partition_for_key(key, 25), None)
-    assert (await last_records(stack.bootstrap, own_topic, own_key))[-1][1] is None
+    assert (await read_to_end(stack.bootstrap, worker_topic)).with_key(key)[-1] == (partition_for_key(key, 25), None)
+    assert (await read_to_end(stack.bootstrap, own_topic)).with_key(own_key)[-1][1] is None
     for name in files:
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
     for name in files:
@@ -248,12 +216,12 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
     stack: Stack,
     cluster: Cluster,
     worker: httpx.AsyncClient,
-    in_process: InProcess,
+    sidecar: httpx.AsyncClient,
     created: list[str],
     unique: str,
     tmp_path: Path,
 ) -> None:
-    client = await in_process()
+    client = sidecar
     tag = f"{cluster.name}-{unique}"
     topic = f"kip875-records-{tag}"
     await produce(stack.bootstrap, topic, ["r1", "r2", "r3"])
@@ -427,31 +395,24 @@ BAD_BODIES = [
 
 @pytest.fixture(scope="module")
 async def malformed_targets(
-    cluster: Cluster, stack: Stack
+    cluster: Cluster, stack: Stack, sidecars: Sidecars
 ) -> AsyncIterator[tuple[httpx.AsyncClient, dict[str, str], str]]:
-    """Per Connect version: an in-process sidecar, a source and a sink connector (running: the body is
+    """Per Connect version: the session's sidecar, a source and a sink connector (running: the body is
     checked before the state), and the sink's topic."""
     tag = f"{cluster.name}-bad"
     topic = f"kip875-bad-{cluster.name}"
     await produce(stack.bootstrap, topic, ["x"])
-    app = create_app(load_settings(worker_properties=cluster.properties))
-    async with app.router.lifespan_context(app):
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
-        ) as client:
-            await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
-            names = {"source": f"kip875-bad-src-{tag}", "sink": f"kip875-bad-sink-{tag}"}
-            await create(
-                client,
-                names["source"],
-                {"connector.class": FILE_SOURCE, "file": SOURCE_PARTITION["filename"], "topic": topic},
-            )
-            await create(
-                client, names["sink"], {"connector.class": FILE_SINK, "file": "/tmp/kip875-out.txt", "topics": topic}
-            )
-            yield client, names, topic
-            for name in names.values():
-                await client.delete(f"/connectors/{name}")
+    client = (await sidecars.of(cluster)).client
+    names = {"source": f"kip875-bad-src-{tag}", "sink": f"kip875-bad-sink-{tag}"}
+    await create(
+        client,
+        names["source"],
+        {"connector.class": FILE_SOURCE, "file": SOURCE_PARTITION["filename"], "topic": topic},
+    )
+    await create(client, names["sink"], {"connector.class": FILE_SINK, "file": "/tmp/kip875-out.txt", "topics": topic})
+    yield client, names, topic
+    for name in names.values():
+        await client.delete(f"/connectors/{name}")
 
 
 @pytest.mark.parametrize(("kind", "body", "message"), BAD_BODIES)

@@ -35,6 +35,7 @@ from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
 from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
 
+from .harness import Sidecars
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -136,7 +137,9 @@ async def run_scenario(
         await create(worker, n["src"], {"connector.class": FILE_SOURCE, "file": files["src"], "topic": n["t_data"]})
         await eventually(lambda: offsets_of(worker, n["src"]), position_is(a, 6), what="src at 6")
         t1_ms = int(time.time() * 1000)
-        await asyncio.sleep(1.1)  # the commits after T1 carry later timestamps
+        # time has to pass on the worker's clock (a JVM's, not injectable): the commits after T1 must carry
+        # later timestamps than T1, with a margin
+        await asyncio.sleep(1.1)
         with open(files["src"], "a") as f:
             f.write("a3\na4\n")
         await eventually(lambda: offsets_of(worker, n["src"]), position_is(a, 12), what="src at 12")
@@ -219,9 +222,10 @@ async def run_scenario(
 
 @pytest.fixture(scope="module")
 async def scenario(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
+    stack: Stack, sidecars: Sidecars, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
 ) -> AsyncIterator[Scenario]:
     cluster = stack.clusters["new"]
+    sidecar = await sidecars.of(cluster)  # the code under test, served in this process (the jobs call it)
     tmp = tmp_path_factory.mktemp("spark-jobs")
     u = str(int(time.time() * 1000) % 10**8)
     names = names_for(u)
@@ -233,7 +237,7 @@ async def scenario(
             offsets_args = [
                 *common,
                 "--sidecar-url",
-                cluster.sidecar_url,
+                sidecar.url,
                 "--as-of",
                 str(s.t1_ms),
                 "--out",

@@ -2,7 +2,8 @@
 
 A broker of its own (``broker.DedicatedBroker``: the stack's ``start_broker``, its own directory, fixed
 ports) that the tests kill and start again on the same ports and data; the stack's broker is not touched.
-The sidecar runs in process (its real app and lifespan), so its endpoints can be asked during the outage.
+The sidecar is served in process (``harness.serve``: its real app and lifespan, over loopback HTTP), so its
+endpoints can be asked during the outage.
 
 - broker killed while a write is pending: retries with growing backoff (metrics and log lines), then
   ``status_update_failure_total`` goes up once retries run out, while the sidecar keeps answering; the
@@ -26,7 +27,6 @@ import httpx
 import orjson
 import pytest
 import structlog
-from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -38,6 +38,8 @@ from control_plane.settings import load_settings
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
 
 from .broker import DedicatedBroker
+from .harness import closed_url, read_to_end, serve
+from .waiting import eventually
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -64,17 +66,16 @@ async def sidecar(
 ) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     """The sidecar app inside its lifespan, writing status records to ``topic`` on ``broker``."""
     settings = load_settings(
-        connect_urls="http://127.0.0.1:9",  # no Connect worker needed: only the sidecar's own endpoints
+        connect_urls=closed_url(),  # no Connect worker needed: only the sidecar's own endpoints
         bootstrap_servers=broker.bootstrap,
         status_storage_topic=topic,
         **retry,
     )
     slot = RuntimeSlot()
     app = create_app(settings, slot=slot)
-    async with app.router.lifespan_context(app):
+    async with serve(app, wait_ready=False) as running:  # no worker, no view: it never reports ready
         assert slot.runtime is not None
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
-            yield slot.runtime, client
+        yield slot.runtime, running.client
 
 
 async def counter(client: httpx.AsyncClient, name: str, kind: str = "topic") -> float:
@@ -98,29 +99,6 @@ def topic_record(topic: str, connector: str, stamp: int) -> tuple[bytes, bytes]:
     key, value = encode_status(TopicStatus(topic, connector, 0, stamp))
     assert value is not None
     return key, value
-
-
-async def read_all(bootstrap: str, topic: str) -> list[tuple[int, bytes | None, bytes | None]]:
-    """(partition, key, value) of every record of ``topic``, from the beginning to its end offsets now."""
-    partitions = [TopicPartition(topic, p) for p in range(PARTITIONS)]
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
-    records = []
-    try:
-        consumer.assign(partitions)
-        await consumer.seek_to_beginning(*partitions)
-        end = await consumer.end_offsets(partitions)
-        pending = {tp for tp in partitions if end[tp] > 0}
-        while pending:
-            batch = await consumer.getmany(*pending, timeout_ms=5_000)
-            for tp, batch_records in batch.items():
-                records += [(tp.partition, r.key, r.value) for r in batch_records]
-            for tp in list(pending):
-                if await consumer.position(tp) >= end[tp]:
-                    pending.discard(tp)
-    finally:
-        await consumer.stop()
-    return records
 
 
 async def test_broker_down_retries_then_fails_and_the_next_write_after_restart_succeeds(
@@ -147,7 +125,12 @@ async def test_broker_down_retries_then_fails_and_the_next_write_after_restart_s
             ticket = writer.submit(key, second, "topic")  # returns at once, as for a topics reset's 202
 
             # while the write is pending the sidecar answers, and lists it
-            await asyncio.sleep(0.3)
+            await eventually(
+                lambda: client.get("/_sidecar/status-writes"),
+                lambda r: [p["attempts"] >= 1 for p in r.json()["pending"]] == [True],
+                timeout_s=5,
+                what="the write pending after its first attempt",
+            )
             asked = time.monotonic()
             assert (await client.get("/healthz")).status_code == 200
             listing = (await client.get("/_sidecar/status-writes")).json()
@@ -208,7 +191,9 @@ async def test_a_short_outage_is_ridden_out_and_the_topic_ends_with_the_last_val
         down = time.monotonic()
         await asyncio.to_thread(live_broker.kill, signal.SIGTERM)  # a clean restart: back in 2-3 s
         ticket = writer.submit(key, last, "topic")
-        await asyncio.sleep(1.0)  # down for a moment longer: the outage is the stop, this, and the start
+        # the subject of the test, so a fixed time: the broker stays down a moment longer (the outage is
+        # the stop, this second, and the start)
+        await asyncio.sleep(1.0)
         live_broker.start()
         assert await ticket.result() is Outcome.WRITTEN
         outage = time.monotonic() - down
@@ -225,8 +210,7 @@ async def test_a_short_outage_is_ridden_out_and_the_topic_ends_with_the_last_val
         }
     print(f"outage {outage:.1f}s, {after['retry'] - before['retry']:.0f} retries")
 
-    records = await read_all(live_broker.bootstrap, status_topic)
-    ours = [(partition, value) for partition, k, value in records if k == key]
+    ours = (await read_to_end(live_broker.bootstrap, status_topic)).with_key(key)
     assert ours[0] == (partition_for_key(key, PARTITIONS), first)
     assert ours[-1][1] == last  # the topic ends with the last value written (a retry may repeat it)
     assert {value for _, value in ours} == {first, last}
@@ -254,7 +238,7 @@ async def test_defaults_write_at_the_first_attempt_without_retries(
         assert tombstone is Outcome.WRITTEN
         assert await counters(client) == {"success": 2, "retry": 0, "failure": 0}
         assert not [line for line in logs if line["event"] in (RETRY_LOG, FAIL_LOG)]
-    records = [(k, v) for _, k, v in await read_all(live_broker.bootstrap, status_topic)]
+    records = [(r.key, r.value) for r in (await read_to_end(live_broker.bootstrap, status_topic)).records]
     assert records == [(key, value), (key, None)]
     assert orjson.loads(value)["topic"]["name"] == "defaults"
 
@@ -272,7 +256,7 @@ async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_brok
         await admin.close()
     connector = f"reset-{uuid.uuid4().hex[:6]}"
     settings = load_settings(
-        connect_urls="http://127.0.0.1:9",  # no worker answers: the view alone serves topics and reset
+        connect_urls=closed_url(),  # no worker answers: the view alone serves topics and reset
         bootstrap_servers=live_broker.bootstrap,
         status_storage_topic=status_topic,
         config_storage_topic=config_topic,
@@ -283,52 +267,54 @@ async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_brok
     )
     slot = RuntimeSlot()
     app = create_app(settings, slot=slot)
-    async with app.router.lifespan_context(app):
+    async with serve(app, wait_ready=False) as running:
         assert slot.runtime is not None
         side = slot.runtime
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
-            for topic in ("orders", "payments"):
-                key, value = topic_record(topic, connector, int(time.time() * 1000))
-                await side.status_writer.write(key, value, "topic")
-            topics = await _wait_for(client, connector, ["orders", "payments"])
-            assert topics == ["orders", "payments"]
-            before = await counters(client)
+        client = running.client
+        for topic in ("orders", "payments"):
+            key, value = topic_record(topic, connector, int(time.time() * 1000))
+            await side.status_writer.write(key, value, "topic")
+        topics = await _wait_for(client, connector, ["orders", "payments"])
+        assert topics == ["orders", "payments"]
+        before = await counters(client)
 
-            live_broker.kill(signal.SIGTERM)
-            started = time.monotonic()
-            reset = await client.put(f"/connectors/{connector}/topics/reset")
-            assert reset.status_code == 202 and time.monotonic() - started < 1.0
-            pending = (await client.get("/_sidecar/status-writes")).json()["pending"]
-            assert {row["kind"] for row in pending} == {"topic"} and len(pending) == 2
-            assert (await client.get("/healthz")).status_code == 200
-            await asyncio.sleep(2.0)
-            assert (await counters(client))["retry"] > before["retry"]
+        live_broker.kill(signal.SIGTERM)
+        started = time.monotonic()
+        reset = await client.put(f"/connectors/{connector}/topics/reset")
+        assert reset.status_code == 202 and time.monotonic() - started < 1.0
+        pending = (await client.get("/_sidecar/status-writes")).json()["pending"]
+        assert {row["kind"] for row in pending} == {"topic"} and len(pending) == 2
+        assert (await client.get("/healthz")).status_code == 200
+        retried = await eventually(
+            lambda: counters(client), lambda c: c["retry"] > before["retry"], what="a retry while the broker is down"
+        )
+        assert retried["retry"] > before["retry"]
 
-            live_broker.start()
-            live_broker.wait_ready()
-            assert await _wait_for(client, connector, []) == []
-            # the acknowledgement may reach the writer just after the view read the tombstones back
-            deadline = time.monotonic() + 30
-            while (writes := (await client.get("/_sidecar/status-writes")).json())[
-                "pending"
-            ] and time.monotonic() < deadline:
-                await asyncio.sleep(0.2)
-            assert writes["pending"] == [] and writes["failed"] == []
-            after = await counters(client)
-            assert after["success"] == before["success"] + 2 and after["failure"] == before["failure"]
-    last = {key: value for _, key, value in await read_all(live_broker.bootstrap, status_topic)}
+        live_broker.start()
+        live_broker.wait_ready()
+        assert await _wait_for(client, connector, []) == []
+        # the acknowledgement may reach the writer just after the view read the tombstones back
+        answer = await eventually(
+            lambda: client.get("/_sidecar/status-writes"),
+            lambda r: r.json()["pending"] == [],
+            timeout_s=30,
+            what="no status write pending",
+        )
+        writes = answer.json()
+        assert writes["pending"] == [] and writes["failed"] == []
+        after = await counters(client)
+        assert after["success"] == before["success"] + 2 and after["failure"] == before["failure"]
+    last = {r.key: r.value for r in (await read_to_end(live_broker.bootstrap, status_topic)).records}
     for topic in ("orders", "payments"):
         assert last[topic_record(topic, connector, 0)[0]] is None  # the topic ends consistent with the view
 
 
 async def _wait_for(client: httpx.AsyncClient, connector: str, expected: list[str], timeout_s: float = 60) -> list[str]:
-    deadline = time.monotonic() + timeout_s
-    topics: list[str] = []
-    while time.monotonic() < deadline:
+    async def topics() -> list[str] | None:
         answer = await client.get(f"/connectors/{connector}/topics")
-        if answer.status_code == 200:
-            topics = sorted(answer.json()[connector]["topics"])
-            if topics == expected:
-                return topics
-        await asyncio.sleep(0.2)
-    raise AssertionError(f"topics of {connector} stayed {topics}, expected {expected}")
+        return sorted(answer.json()[connector]["topics"]) if answer.status_code == 200 else None
+
+    found = await eventually(
+        topics, lambda t: t == expected, timeout_s=timeout_s, what=f"{connector}'s topics {expected}"
+    )
+    return found or []

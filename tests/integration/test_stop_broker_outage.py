@@ -33,7 +33,7 @@ from control_plane.storage import record_producer
 from control_plane.storage.errors import ReadTimeout
 
 from .broker import DedicatedBroker
-from .test_failover_and_capabilities import refused_url
+from .harness import closed_url, serve
 from .waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
@@ -89,7 +89,7 @@ async def sidecar(
     live_broker: DedicatedBroker, cluster_topics: dict[str, str]
 ) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     settings = load_settings(
-        connect_urls=refused_url(),  # no worker: the sidecar does the work through Kafka
+        connect_urls=closed_url(),  # no worker: the sidecar does the work through Kafka
         bootstrap_servers=live_broker.bootstrap,
         config_storage_topic=cluster_topics["config"],
         status_storage_topic=cluster_topics["status"],
@@ -101,13 +101,9 @@ async def sidecar(
     )
     slot = RuntimeSlot()
     app = create_app(settings, slot=slot)
-    async with app.router.lifespan_context(app):
+    async with serve(app) as running:  # once ready: its view read to the end
         assert slot.runtime is not None
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://sidecar", timeout=60
-        ) as client:
-            await eventually(lambda: client.get("/readyz"), lambda r: r.status_code == 200, what="view ready")
-            yield slot.runtime, client
+        yield slot.runtime, running.client
 
 
 async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(

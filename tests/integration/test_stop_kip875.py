@@ -13,34 +13,23 @@ from control_plane.codecs import TargetState, TaskCommit, encode_config
 from control_plane.domain.stop import unknown_connector
 
 from .conftest import InProcess
+from .harness import read_to_end, read_values, until_states
 from .stack import Cluster, Stack
-from .test_connector_lifecycle import read_values
-from .test_offsets_kip875 import FILE_SOURCE, create, created, last_records  # noqa: F401
+from .test_offsets_kip875 import FILE_SOURCE, create, created  # noqa: F401
 from .waiting import eventually
-
-
-async def state(client: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
-    answer = await client.get(f"/connectors/{name}/status")
-    if answer.status_code != 200:
-        return None, []
-    body = answer.json()
-    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
-
-
-async def until(client: httpx.AsyncClient, name: str, connector: str, tasks: list[str]) -> None:
-    await eventually(lambda: state(client, name), lambda s: s == (connector, tasks), what=f"{name} {connector} {tasks}")
 
 
 async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     stack: Stack,
     cluster: Cluster,
     worker: httpx.AsyncClient,
+    sidecar: httpx.AsyncClient,
     in_process: InProcess,
     created: list[str],  # noqa: F811
     unique: str,
     tmp_path: Path,
 ) -> None:
-    client = await in_process()
+    client = sidecar
     upstream_reads = await in_process(read_from="upstream")
     tag = f"{cluster.name}-{unique}"
     running, paused = f"kip875-stop-run-{tag}", f"kip875-stop-paused-{tag}"
@@ -55,17 +44,17 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
             created,
         )
     for name in (running, paused):
-        await until(client, name, "RUNNING", ["RUNNING"])  # tasks first: a connector paused early has none
+        await until_states(client, name, "RUNNING", ["RUNNING"])  # tasks first: a connector paused early has none
     assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202
-    await until(client, paused, "PAUSED", ["PAUSED"])
+    await until_states(client, paused, "PAUSED", ["PAUSED"])
 
     for name in (running, paused, running):  # a running, a paused, then an already stopped connector
         answer = await client.put(f"/connectors/{name}/stop")
         assert (answer.status_code, answer.content) == (204, b"")
-        await until(client, name, "STOPPED", [])
+        await until_states(client, name, "STOPPED", [])
     for name in (running, paused):
-        await until(worker, name, "STOPPED" if cluster.name == "new" else "PAUSED", [])  # 3.4.1 paused it
-        await until(upstream_reads, name, "STOPPED", [])  # the worker's answer would be wrong: the view's
+        await until_states(worker, name, "STOPPED" if cluster.name == "new" else "PAUSED", [])  # 3.4.1 paused it
+        await until_states(upstream_reads, name, "STOPPED", [])  # the worker's answer would be wrong: the view's
         status = (await client.get(f"/connectors/{name}/status")).json()
         if cluster.name == "new":
             assert status == (await worker.get(f"/connectors/{name}/status")).json()
@@ -81,15 +70,16 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
         commit_key, commit = encode_config(TaskCommit(running, 0))
         target_key, target = encode_config(TargetState.of(running, "STOPPED"))
         assert commit == b'{"tasks":0}' and target == b'{"state":"PAUSED","state.v2":"STOPPED"}'
-        assert (await last_records(stack.bootstrap, config_topic, commit_key))[-1] == (0, commit)
-        assert (await last_records(stack.bootstrap, config_topic, target_key))[-1] == (0, target)
+        config_log = await read_to_end(stack.bootstrap, config_topic)
+        assert config_log.with_key(commit_key)[-1] == (0, commit)
+        assert config_log.with_key(target_key)[-1] == (0, target)
 
     # pausing a stopped connector: PAUSED without tasks (as 4.3.1 does); resuming it: RUNNING, lines flow
     assert (await client.put(f"/connectors/{paused}/pause")).status_code == 202
-    await until(client, paused, "PAUSED", [])
+    await until_states(client, paused, "PAUSED", [])
     for name in (paused, running):
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
-        await until(client, name, "RUNNING", ["RUNNING"])
+        await until_states(client, name, "RUNNING", ["RUNNING"])
     with lines.open("a") as f:
         f.write("c\n")
     assert sorted(await read_values(stack.bootstrap, topic, 6)) == ["a", "a", "b", "b", "c", "c"]

@@ -4,15 +4,12 @@ reappear, deleting the connector clears them; the switches of the worker answer 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from control_plane.rest import create_app
-from control_plane.settings import load_settings
-
+from .conftest import InProcess
 from .stack import Cluster
 from .waiting import eventually
 
@@ -97,23 +94,9 @@ async def test_unknown_connector_answers_like_the_worker(
 
 
 @pytest.fixture
-async def switched_off(cluster: Cluster) -> AsyncIterator[httpx.AsyncClient]:
-    """An in-process sidecar whose settings say tracking on but reset off, and one with tracking off."""
-    apps = []
-    clients = []
-    for overrides in ({"topic_tracking_allow_reset": False}, {"topic_tracking_enable": False}):
-        app = create_app(load_settings(worker_properties=cluster.properties, **overrides))
-        lifespan = app.router.lifespan_context(app)
-        await lifespan.__aenter__()
-        apps.append(lifespan)
-        clients.append(httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://s", timeout=30))
-    for client in clients:
-        await eventually(lambda c=client: c.get("/readyz"), lambda r: r.status_code == 200, what="ready")
-    yield clients  # type: ignore[misc]
-    for client in clients:
-        await client.aclose()
-    for lifespan in reversed(apps):
-        await lifespan.__aexit__(None, None, None)
+async def switched_off(in_process: InProcess) -> list[httpx.AsyncClient]:
+    """A sidecar whose settings say tracking on but reset off, and one with tracking off."""
+    return [await in_process(topic_tracking_allow_reset=False), await in_process(topic_tracking_enable=False)]
 
 
 async def test_tracking_switches_answer_403_as_the_worker_does(switched_off: list[httpx.AsyncClient]) -> None:

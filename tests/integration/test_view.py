@@ -4,7 +4,6 @@ internal topics are counted and skipped."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import httpx
@@ -12,8 +11,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from .conftest import InProcess
+from .harness import closed_url, same_answer
 from .stack import Cluster, Stack
-from .test_failover_and_capabilities import refused_url
 from .waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -22,20 +21,7 @@ FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
 async def agree(sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str) -> httpx.Response:
     """Until the sidecar (answering from its view) and the worker give the same status and JSON."""
-
-    async def both() -> tuple[httpx.Response, httpx.Response]:
-        return await sidecar.get(path), await worker.get(path)
-
-    def same(pair: tuple[httpx.Response, httpx.Response]) -> bool:
-        via, direct = pair
-        if via.status_code != direct.status_code:
-            return False
-        a, b = via.json(), direct.json()
-        if isinstance(a, list) and isinstance(b, list):  # GET /connectors: the worker's order is a hash set's
-            return sorted(a, key=str) == sorted(b, key=str)
-        return bool(a == b)
-
-    via, _ = await eventually(both, same, timeout_s=45, what=f"view and worker agree on {path}")
+    via = await same_answer(sidecar, worker, path, timeout_s=45)
     assert via.headers.get("x-sidecar-source") == "view", f"{path} was not answered from the view"
     return via
 
@@ -113,9 +99,9 @@ async def test_view_serves_reads_marked_stale_when_no_worker_answers(
         what="connector RUNNING",
     )
     for read_from in ("view", "upstream"):
-        dead = await in_process(connect_urls=refused_url(), read_from=read_from, worker_probe_s=0.2)
+        dead = await in_process(connect_urls=closed_url(), read_from=read_from, worker_probe_s=0.2)
         status = await eventually(
-            lambda: dead.get(f"/connectors/{name}/status"),
+            lambda client=dead: client.get(f"/connectors/{name}/status"),
             lambda r: r.headers.get("x-sidecar-stale") == "true",
             what=f"stale answer with read_from={read_from}",
         )
@@ -165,4 +151,3 @@ async def test_bad_records_are_counted_and_skipped(stack: Stack, in_process: InP
     )
     assert "view_ready 1.0" in metrics.text
     assert (await client.get("/readyz")).json() == {"ready": True, "checks": {"view_caught_up": True}}
-    await asyncio.sleep(0)

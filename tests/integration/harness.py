@@ -1,0 +1,260 @@
+"""The one test harness of the integration tests: a sidecar built from the code under test, served in this
+process over real HTTP on loopback, and the helpers the tests share (a closed port, a topic read to its end).
+
+A sidecar is ``create_app(load_settings(...))`` of the ``control_plane`` this checkout imports, served by
+a ``uvicorn.Server`` as a task on the test session's event loop, on a port of its own (a socket bound to
+port 0 before the server starts, so no other process can take it meanwhile). Requests go through a real
+socket, so raw paths and headers reach the app as a real client sends them. Never a process that
+``make stack-up`` started earlier: the stack's sidecar addresses are not handed to the tests at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+from collections.abc import AsyncIterator, Generator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import httpx
+import uvicorn
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient
+from starlette.applications import Starlette
+
+from control_plane.rest import create_app
+from control_plane.settings import load_settings
+
+from .stack import Cluster
+from .waiting import eventually
+
+READY_TIMEOUT_S = 90.0
+
+
+# -- a closed port ------------------------------------------------------------------------------------
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound and released at once): connections to it are refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def closed_url() -> str:
+    """``http://`` on a closed loopback port: a Connect worker that refuses every connection."""
+    return f"http://127.0.0.1:{closed_port()}"
+
+
+# -- a sidecar served in this process -----------------------------------------------------------------
+class _InProcessServer(uvicorn.Server):
+    """uvicorn's server without its signal handlers: Ctrl-C stays pytest's, and the session's loop is
+    shared with the tests (``serve`` runs as a task on it)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+@dataclass
+class RunningSidecar:
+    """A sidecar app served on ``url``; ``client`` talks to it over loopback HTTP."""
+
+    app: Starlette
+    url: str
+    client: httpx.AsyncClient
+    server: uvicorn.Server
+
+    @property
+    def requests_served(self) -> int:
+        """How many HTTP requests this process's server has answered (uvicorn's own count)."""
+        return int(self.server.server_state.total_requests)
+
+
+@contextlib.asynccontextmanager
+async def serve(app: Starlette, *, wait_ready: bool = True, timeout_s: float = 60) -> AsyncIterator[RunningSidecar]:
+    """Serve ``app`` (its lifespan included) on a free loopback port until the block ends; with
+    ``wait_ready``, only once ``GET /readyz`` answers 200 (its view read to the end, or a worker found)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        lifespan="on",  # a lifespan that fails to start fails the server, loudly
+        ws="none",
+        log_config=None,  # the process's logging stays the tests' (structlog capture_logs and all)
+        access_log=False,
+        timeout_graceful_shutdown=10,
+    )
+    server = _InProcessServer(config)
+    task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sidecar-on-{port}")
+    try:
+        await eventually(_started(server, task), bool, timeout_s=timeout_s, what=f"the sidecar serving on port {port}")
+        url = f"http://127.0.0.1:{port}"
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            running = RunningSidecar(app, url, client, server)
+            if wait_ready:
+                await eventually(
+                    lambda: client.get("/readyz"),
+                    lambda r: r.status_code == 200,
+                    timeout_s=READY_TIMEOUT_S,
+                    what=f"the sidecar on port {port} ready",
+                )
+            yield running
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def _started(server: uvicorn.Server, task: asyncio.Task[None]) -> Any:
+    async def probe() -> bool:
+        if task.done():  # the lifespan failed, or the server could not start: say why
+            task.result()
+            raise AssertionError("the sidecar's server stopped before it started")
+        return bool(server.started)
+
+    return probe
+
+
+def settings_for(cluster: Cluster | None, **overrides: object) -> dict[str, object]:
+    """The settings of a sidecar in front of ``cluster`` (its worker's properties file), with
+    ``overrides``; an override of None drops a setting (``worker_properties=None``: no properties file)."""
+    base: dict[str, object] = {"worker_properties": cluster.properties} if cluster is not None else {}
+    return {**base, **overrides}
+
+
+@contextlib.asynccontextmanager
+async def sidecar_with(
+    cluster: Cluster | None, *, wait_ready: bool = True, **overrides: object
+) -> AsyncIterator[RunningSidecar]:
+    """A sidecar with given settings, built from the code under test, served until the block ends."""
+    app = create_app(load_settings(**settings_for(cluster, **overrides)))
+    async with serve(app, wait_ready=wait_ready) as running:
+        yield running
+
+
+class Sidecars:
+    """The session's sidecar with default settings, one per cluster, started on first use and stopped
+    at the end of the session."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self._running: dict[str, RunningSidecar] = {}
+        self._lock = asyncio.Lock()
+
+    async def of(self, cluster: Cluster) -> RunningSidecar:
+        async with self._lock:
+            if cluster.name not in self._running:
+                self._running[cluster.name] = await self._stack.enter_async_context(sidecar_with(cluster))
+            return self._running[cluster.name]
+
+    async def aclose(self) -> None:
+        await self._stack.aclose()
+
+
+# -- a topic read to its end --------------------------------------------------------------------------
+class Record(NamedTuple):
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+@dataclass(frozen=True)
+class TopicLog:
+    """What a topic held when it was read: its partition count and its records, partition by partition."""
+
+    partitions: int
+    records: list[Record]
+
+    def with_key(self, key: bytes) -> list[tuple[int, bytes | None]]:
+        """(partition, value) of every record with ``key``, in log order."""
+        return [(r.partition, r.value) for r in self.records if r.key == key]
+
+    def json_values(self) -> list[Any]:
+        return [json.loads(r.value) for r in self.records if r.value is not None]
+
+
+async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
+    """Every record of ``topic`` from the beginning to the end offsets it has now (a topic that does not
+    exist reads as no partitions and no records)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (description,) = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    partitions = [TopicPartition(topic, p["partition"]) for p in description["partitions"]]
+    records: list[Record] = []
+    if not partitions:
+        return TopicLog(0, records)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        end = await consumer.end_offsets(partitions)
+        pending = {tp for tp in partitions if end[tp] > 0}
+        while pending:
+            batch = await consumer.getmany(*pending, timeout_ms=5_000)
+            for tp, batch_records in batch.items():
+                records += [Record(tp.partition, r.offset, r.key, r.value) for r in batch_records]
+            for tp in list(pending):
+                if await consumer.position(tp) >= end[tp]:
+                    pending.discard(tp)
+    finally:
+        await consumer.stop()
+    records.sort(key=lambda r: (r.partition, r.offset))
+    return TopicLog(len(partitions), records)
+
+
+async def read_values(bootstrap: str, topic: str, count: int, *, timeout_s: float = 60) -> list[Any]:
+    """The JSON values of ``topic`` once it holds at least ``count`` of them (a connector writing it)."""
+    log = await eventually(
+        lambda: read_to_end(bootstrap, topic),
+        lambda t: len(t.json_values()) >= count,
+        timeout_s=timeout_s,
+        what=f"{count} values in {topic}",
+    )
+    return log.json_values()
+
+
+# -- a connector's state, and the sidecar's answers against the worker's -------------------------------
+async def states(client: httpx.AsyncClient, name: str) -> tuple[str | None, list[str]]:
+    """(connector state, task states) of ``GET /connectors/{name}/status``; (None, []) when not 200."""
+    answer = await client.get(f"/connectors/{name}/status")
+    if answer.status_code != 200:
+        return None, []
+    body = answer.json()
+    return body["connector"]["state"], [t["state"] for t in body["tasks"]]
+
+
+async def until_states(client: httpx.AsyncClient, name: str, connector: str, tasks: list[str]) -> None:
+    """Until ``name`` is in state ``connector`` with tasks in ``tasks``."""
+    await eventually(
+        lambda: states(client, name), lambda s: s == (connector, tasks), what=f"{name} {connector} {tasks}"
+    )
+
+
+async def same_answer(
+    sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str, *, timeout_s: float = 30
+) -> httpx.Response:
+    """GET ``path`` through the sidecar and from the worker until both give the same status and JSON (state
+    may be moving); lists are compared in any order (e.g. GET /connectors: the worker's is a hash set's).
+    Returns the sidecar's answer."""
+
+    async def both() -> tuple[httpx.Response, httpx.Response]:
+        return await sidecar.get(path), await worker.get(path)
+
+    def agree(pair: tuple[httpx.Response, httpx.Response]) -> bool:
+        via, direct = pair
+        if via.status_code != direct.status_code:
+            return False
+        a, b = via.json(), direct.json()
+        if isinstance(a, list) and isinstance(b, list):
+            a, b = (sorted(x, key=lambda item: json.dumps(item, sort_keys=True)) for x in (a, b))
+        return bool(a == b)
+
+    via, _ = await eventually(both, agree, timeout_s=timeout_s, what=f"sidecar and worker agree on {path}")
+    return via
