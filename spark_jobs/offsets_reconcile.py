@@ -138,7 +138,8 @@ def _reconcile(
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
         if facts.unreadable_topics:
             progress.note(
-                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}"
+                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): "
+                + ", ".join(facts.unreadable_topics[:5])
             )
             skipped_sections["sink_log_offsets"] = "not read for topics " + ", ".join(facts.unreadable_topics)
         if facts.unreadable_groups:
@@ -170,7 +171,8 @@ def _reconcile(
         limit,
         ["connector", "topic", "partition"],
     )
-    findings["sink_lag"]["total"] = int(lagging.agg(F.sum("lag")).first()[0] or 0)
+    total = lagging.agg(F.sum("lag")).first()  # a global aggregate: one row (a null sum when none lags)
+    findings["sink_lag"]["total"] = int(total[0] or 0) if total is not None else 0
 
     unanswered = [error for name, error in (sidecar.answers if sidecar else []) if name == "*"]
     if unanswered:
@@ -251,7 +253,8 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
         f"  offsets that went backwards   {f['offsets_went_backwards']['count']}",
         f"  sink offsets below log start  {f['sink_offsets_below_log_start']['count']}",
         f"  sink offsets beyond log end   {f['sink_offsets_beyond_log_end']['count']}",
-        f"  sink lag                      {f['sink_lag']['total']} record(s) over {f['sink_lag']['count']} partition(s)",
+        f"  sink lag                      {f['sink_lag']['total']} record(s) "
+        f"over {f['sink_lag']['count']} partition(s)",
     ]
     if "sidecar_disagreements" in f:
         d = f["sidecar_disagreements"]
