@@ -29,7 +29,7 @@ from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .progress import Progress
 from .report import finding, iso, write_json, write_tables
 from .session import existing_session
-from .sidecar_view import SidecarView, read_sidecar_offsets
+from .sidecar_view import SidecarView, read_sidecar_view
 from .target import Target
 from .transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
 from .transforms.sinks import SINK_PARTITIONS_SCHEMA
@@ -47,19 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _sidecar_view(url: str, progress: Progress) -> SidecarView:
-    import httpx
-
     progress.step(f"asking the sidecar at {url} for every connector's offsets")
-    try:
-        listed = httpx.get(f"{url}/connectors", timeout=30)
-        names = listed.json() if listed.status_code == 200 else []
-    except (httpx.HTTPError, ValueError) as err:
-        view = SidecarView()
-        view.answers.append(("*", f"no answer: {err!r}"))
-        progress.note(f"the sidecar did not answer: {err!r}")
-        return view
-    view = read_sidecar_offsets(url, sorted(names))
-    progress.note(f"{len(names)} connector(s) listed")
+    view = read_sidecar_view(url)
+    unanswered = [error for name, error in view.answers if name == "*"]
+    if unanswered:
+        progress.note(f"the sidecar did not answer ({unanswered[0]})")
+    else:
+        progress.note(f"{len(view.answers)} connector(s) listed")
     return view
 
 
