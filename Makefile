@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars run stack-up stack-down stack-status test unit bench bench-view clean
+.PHONY: install tools jars run stack-up stack-down stack-status check test unit bench bench-view clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -23,7 +23,7 @@ tools:
 $(INSTALLED): pyproject.toml
 	@bash deploy/local/ensure-tools.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test,spark]'
+	$(PY) -m pip install -q -e '.[test,spark,check]'
 	@touch $@
 
 install: $(INSTALLED)
@@ -42,6 +42,10 @@ stack-down:
 
 stack-status: install
 	@$(STACK) status
+
+# The style gate: ruff format --check, ruff check, mypy --strict, lint-imports (see scripts/check).
+check: install
+	@VENV=$(VENV) scripts/check
 
 test: install
 	@$(call with_stack,$(PY) -m pytest $(PYTEST_ARGS))

@@ -126,14 +126,17 @@ def main() -> int:
         httpx_proc.wait(10)
     direct = results[targets[0][0]]
     print(
-        f"\nGET {args.path}: {args.requests} sequential requests, then {args.concurrency} concurrent for {args.seconds:.0f}s"
+        f"\nGET {args.path}: {args.requests} sequential requests, "
+        f"then {args.concurrency} concurrent for {args.seconds:.0f}s"
     )
     print(
-        f"{'target':<26}{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}{'req/s':>9}{'load p50':>10}{'load p99':>10}"
+        f"{'target':<26}{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}"
+        f"{'req/s':>9}{'load p50':>10}{'load p99':>10}"
     )
     for name, r in results.items():
         print(
-            f"{name:<26}{r['p50']:>9.2f}{r['p99']:>9.2f}{r['p50'] - direct['p50']:>11.2f}{r['p99'] - direct['p99']:>11.2f}"
+            f"{name:<26}{r['p50']:>9.2f}{r['p99']:>9.2f}"
+            f"{r['p50'] - direct['p50']:>11.2f}{r['p99'] - direct['p99']:>11.2f}"
             f"{r['rps']:>9.0f}{r['load_p50']:>10.2f}{r['load_p99']:>10.2f}"
         )
     print(f"(2 cores shared by the load generator, the sidecar and the JVMs; cpu count {os.cpu_count()})")

@@ -49,16 +49,15 @@ from control_plane.codecs.status import StatusKey, StatusKind  # noqa: E402
 
 TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
 PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
-SCHEMA = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", pa.int64()),
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-    ]
-)
+COLUMNS: list[tuple[str, pa.DataType]] = [  # typed: a list of mixed DataTypes would be inferred as list[object]
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("timestamp", pa.int64()),
+    ("key", pa.binary()),
+    ("value", pa.binary()),
+]
+SCHEMA = pa.schema(COLUMNS)
 CHUNK = 500_000
 
 
@@ -74,7 +73,7 @@ class Writer:
             partition = partition_for_key(key, PARTITIONS[topic])
         offset = self.next_offset.get((topic, partition), 0)
         self.next_offset[(topic, partition)] = offset + 1
-        for name, item in zip(SCHEMA.names, (topic, partition, offset, ts, key, value)):
+        for name, item in zip(SCHEMA.names, (topic, partition, offset, ts, key, value), strict=True):
             self.cols[name].append(item)
         self.count += 1
         if len(self.cols["topic"]) >= CHUNK:
@@ -230,7 +229,7 @@ def main() -> None:
             f"({snapshot.stat().st_size / 2**20:.0f} MiB)"
         )
     table = pq.read_table(snapshot, columns=["topic"])
-    per_topic = {t: table.filter(pa.compute.equal(table["topic"], t)).num_rows for t in TOPICS.values()}
+    per_topic = {t: table.filter(pa.compute.equal(table["topic"], pa.scalar(t))).num_rows for t in TOPICS.values()}
     total = table.num_rows
     decoded = {"offsets-reconcile": total, "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]]}
     common = [

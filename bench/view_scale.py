@@ -22,7 +22,6 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 from aiokafka import AIOKafkaProducer
@@ -31,8 +30,10 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from control_plane.codecs import (  # noqa: E402
+    ConfigRecord,
     ConnectorConfig,
     ConnectorStatus,
+    StatusRecord,
     TaskCommit,
     TaskConfig,
     TaskStatus,
@@ -52,29 +53,28 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def generate(
-    connectors: int, tasks_per: int, topics_per: int
-) -> tuple[list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
-    config: list[tuple[bytes, bytes]] = []
-    status: list[tuple[bytes, bytes]] = []
+Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
+
+
+def generate(connectors: int, tasks_per: int, topics_per: int) -> tuple[Records, Records]:
+    config: Records = []
+    status: Records = []
     now = int(time.time() * 1000)
     for c in range(connectors):
         name = f"bench-connector-{c:05d}"
         props = {"connector.class": "bench.NoSuchSourceConnector", "tasks.max": str(tasks_per), "name": name}
-        records: list[Any] = [ConnectorConfig(name, props)]
+        records: list[ConfigRecord] = [ConnectorConfig(name, props)]
         records += [TaskConfig(name, t, {"task.class": "bench.NoSuchTask", "n": str(t)}) for t in range(tasks_per)]
         records.append(TaskCommit(name, tasks_per))
-        config += [encode_config(r) for r in records]  # type: ignore[misc]
-        states: list[Any] = [ConnectorStatus(name, "RUNNING", None, "bench-worker:8083", 1)]
+        config += [encode_config(r) for r in records]
+        states: list[StatusRecord] = [ConnectorStatus(name, "RUNNING", None, "bench-worker:8083", 1)]
         states += [TaskStatus(name, t, "RUNNING", None, "bench-worker:8083", 1) for t in range(tasks_per)]
         states += [TopicStatus(f"bench-topic-{c:05d}-{k}", name, k % tasks_per, now) for k in range(topics_per)]
-        status += [encode_status(s) for s in states]  # type: ignore[misc]
-    return config, status  # type: ignore[return-value]
+        status += [encode_status(s) for s in states]
+    return config, status
 
 
-async def fill(
-    bootstrap: str, group: str, config: list[tuple[bytes, bytes]], status: list[tuple[bytes, bytes]]
-) -> dict[str, str]:
+async def fill(bootstrap: str, group: str, config: Records, status: Records) -> dict[str, str]:
     topics = {"config": f"{group}-configs", "status": f"{group}-status", "offsets": f"{group}-offsets"}
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
@@ -110,8 +110,7 @@ async def catch_up(bootstrap: str, topics: dict[str, str], total: int) -> tuple[
     started = time.perf_counter()
     await view.start()
     try:
-        while not view.ready:
-            await asyncio.sleep(0.05)
+        await asyncio.gather(*(tail.caught_up.wait() for tail in view.tails.values()))  # view.ready
         elapsed = time.perf_counter() - started
         counts = view.state.counts()
         assert sum(view.applied.values()) >= total, (view.applied, total)
@@ -225,7 +224,8 @@ def main() -> int:
     print(f"native worker to ready:      {worker_ready:.1f}s")
     print(f"\nGET {path} ({results['native worker']['bytes'] / 1024:.0f} KiB answer)")
     print(
-        f"{'':<16}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>9}   (sequential x{args.requests}; then {args.concurrency} concurrent for {args.seconds:.0f}s)"
+        f"{'':<16}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>9}   "
+        f"(sequential x{args.requests}; then {args.concurrency} concurrent for {args.seconds:.0f}s)"
     )
     for name, r in results.items():
         print(f"{name:<16}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['rps']:>9.1f}")

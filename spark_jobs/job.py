@@ -159,11 +159,13 @@ def load(
         topic = target.topics[role]
         if args.snapshot is not None:
             return snapshot.filter(F.col("topic") == topic)  # by topic: Parquet row groups can be skipped
-        known = ends is not None and topic in ends
-        frame = read_kafka(spark, {role: topic}, target.spark_kafka_options(), {topic: ends[topic]} if known else None)
-        if known:  # a small topic in few tasks: tiny tasks cost more than they do
-            estimate = sum(ends[topic].values())
-            frame = frame.coalesce(max(1, min(len(ends[topic]), -(-estimate // RECORDS_PER_TASK))))
+        known = ends.get(topic) if ends is not None else None  # its partitions' end offsets
+        frame = read_kafka(
+            spark, {role: topic}, target.spark_kafka_options(), {topic: known} if known is not None else None
+        )
+        if known is not None:  # a small topic in few tasks: tiny tasks cost more than they do
+            estimate = sum(known.values())
+            frame = frame.coalesce(max(1, min(len(known), -(-estimate // RECORDS_PER_TASK))))
         return frame
 
     decoders = {

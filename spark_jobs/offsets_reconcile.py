@@ -29,7 +29,7 @@ from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .progress import Progress
 from .report import finding, iso, write_json, write_tables
 from .session import existing_session
-from .sidecar_view import SidecarView, read_sidecar_offsets
+from .sidecar_view import SidecarView, read_sidecar_view
 from .target import Target
 from .transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
 from .transforms.sinks import SINK_PARTITIONS_SCHEMA
@@ -47,19 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _sidecar_view(url: str, progress: Progress) -> SidecarView:
-    import httpx
-
     progress.step(f"asking the sidecar at {url} for every connector's offsets")
-    try:
-        listed = httpx.get(f"{url}/connectors", timeout=30)
-        names = listed.json() if listed.status_code == 200 else []
-    except (httpx.HTTPError, ValueError) as err:
-        view = SidecarView()
-        view.answers.append(("*", f"no answer: {err!r}"))
-        progress.note(f"the sidecar did not answer: {err!r}")
-        return view
-    view = read_sidecar_offsets(url, sorted(names))
-    progress.note(f"{len(names)} connector(s) listed")
+    view = read_sidecar_view(url)
+    unanswered = [error for name, error in view.answers if name == "*"]
+    if unanswered:
+        progress.note(f"the sidecar did not answer ({unanswered[0]})")
+    else:
+        progress.note(f"{len(view.answers)} connector(s) listed")
     return view
 
 
@@ -138,7 +132,8 @@ def _reconcile(
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
         if facts.unreadable_topics:
             progress.note(
-                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}"
+                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): "
+                + ", ".join(facts.unreadable_topics[:5])
             )
             skipped_sections["sink_log_offsets"] = "not read for topics " + ", ".join(facts.unreadable_topics)
         if facts.unreadable_groups:
@@ -170,7 +165,8 @@ def _reconcile(
         limit,
         ["connector", "topic", "partition"],
     )
-    findings["sink_lag"]["total"] = int(lagging.agg(F.sum("lag")).first()[0] or 0)
+    total = lagging.agg(F.sum("lag")).first()  # a global aggregate: one row (a null sum when none lags)
+    findings["sink_lag"]["total"] = int(total[0] or 0) if total is not None else 0
 
     unanswered = [error for name, error in (sidecar.answers if sidecar else []) if name == "*"]
     if unanswered:
@@ -251,7 +247,8 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
         f"  offsets that went backwards   {f['offsets_went_backwards']['count']}",
         f"  sink offsets below log start  {f['sink_offsets_below_log_start']['count']}",
         f"  sink offsets beyond log end   {f['sink_offsets_beyond_log_end']['count']}",
-        f"  sink lag                      {f['sink_lag']['total']} record(s) over {f['sink_lag']['count']} partition(s)",
+        f"  sink lag                      {f['sink_lag']['total']} record(s) "
+        f"over {f['sink_lag']['count']} partition(s)",
     ]
     if "sidecar_disagreements" in f:
         d = f["sidecar_disagreements"]

@@ -76,11 +76,10 @@ def resolve_target(
     stack_env: Path = STACK_ENV,
 ) -> Target:
     stack_sidecar = None
-    if worker_properties is None and not os.environ.get("CONTROL_PLANE_WORKER_PROPERTIES"):
-        if stack_env.exists():
-            env = read_stack_env(stack_env)
-            worker_properties = env.get("CONNECT_PROPERTIES")
-            stack_sidecar = env.get("SIDECAR_URL")
+    if worker_properties is None and not os.environ.get("CONTROL_PLANE_WORKER_PROPERTIES") and stack_env.exists():
+        env = read_stack_env(stack_env)
+        worker_properties = env.get("CONNECT_PROPERTIES")
+        stack_sidecar = env.get("SIDECAR_URL")
     try:
         settings = load_settings(worker_properties=worker_properties, bootstrap_servers=bootstrap)
     except SettingsError as err:

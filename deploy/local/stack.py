@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import json
 import os
 import signal
@@ -25,6 +26,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,17 +76,16 @@ def log_tail(path: str | Path, lines: int = 40) -> str:
 
 def spawn(name: str, cmd: list[str], log: Path, env: dict[str, str] | None = None) -> Proc:
     log.parent.mkdir(parents=True, exist_ok=True)
-    out = open(log, "ab")
-    proc = subprocess.Popen(
-        cmd,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        start_new_session=True,
-    )
-    out.close()
+    with open(log, "ab") as out:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
     return Proc(name=name, pid=proc.pid, log=str(log))
 
 
@@ -110,7 +111,7 @@ def ours(pid: int) -> bool:
     return MARK in cmdline or f"stack_mark={STACK}" in cmdline
 
 
-def wait_until(proc: Proc, check, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
+def wait_until(proc: Proc, check: Callable[[], bool], what: str, timeout_s: float = START_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout_s
     last = ""
     while time.monotonic() < deadline:
@@ -323,14 +324,10 @@ def stop(procs: list[Proc], timeout_s: float = 30.0) -> None:
         while alive(proc.pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         if alive(proc.pid):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:  # reap our own children; harmless for processes started by another invocation
+        with contextlib.suppress(ChildProcessError):  # reap our own children; harmless for another invocation's
             os.waitpid(proc.pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
 
 
 def load_pids() -> list[Proc]:

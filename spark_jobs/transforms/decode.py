@@ -7,7 +7,7 @@ row with ``malformed`` set (the reason) and is skipped by every later transform:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -59,8 +59,8 @@ POSITION = [
 ]
 
 OFFSETS_SCHEMA = StructType(
-    POSITION
-    + [
+    [
+        *POSITION,
         StructField("key", BinaryType(), True),
         StructField("connector", StringType(), True),
         StructField("partition_json", StringType(), True),  # the source partition as the worker writes it
@@ -76,8 +76,8 @@ OFFSETS_SCHEMA = StructType(
 )
 
 CONFIG_SCHEMA = StructType(
-    POSITION
-    + [
+    [
+        *POSITION,
         StructField("kind", StringType(), True),  # connector, task, commit, target-state, restart, ...
         StructField("connector", StringType(), True),
         StructField("task", IntegerType(), True),
@@ -89,8 +89,8 @@ CONFIG_SCHEMA = StructType(
 )
 
 STATUS_SCHEMA = StructType(
-    POSITION
-    + [
+    [
+        *POSITION,
         StructField("kind", StringType(), True),  # connector, task, topic
         StructField("connector", StringType(), True),
         StructField("task", IntegerType(), True),
@@ -109,7 +109,8 @@ STATUS_SCHEMA = StructType(
 def _columns(batch: pa.RecordBatch) -> Iterator[tuple[Any, ...]]:
     """The batch's (kafka_partition, kafka_offset, timestamp, key, value) rows as Python values."""
     return zip(
-        *(batch.column(name).to_pylist() for name in ("kafka_partition", "kafka_offset", "timestamp", "key", "value"))
+        *(batch.column(name).to_pylist() for name in ("kafka_partition", "kafka_offset", "timestamp", "key", "value")),
+        strict=True,
     )
 
 
@@ -166,7 +167,7 @@ def decode_offsets(records: DataFrame, partitions: int | None = None) -> DataFra
 
     schema = to_arrow_schema(OFFSETS_SCHEMA)
 
-    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         keys: dict[bytes, dict[str, object]] = {}  # per task: a partition's commits share their key
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_offsets_rows(batch, partitions, keys), schema=schema)
@@ -202,7 +203,7 @@ def decode_config_records(records: DataFrame) -> DataFrame:
 
     schema = to_arrow_schema(CONFIG_SCHEMA)
 
-    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_config_rows(batch), schema=schema)
 
@@ -249,7 +250,7 @@ def decode_status_records(records: DataFrame) -> DataFrame:
 
     schema = to_arrow_schema(STATUS_SCHEMA)
 
-    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_status_rows(batch), schema=schema)
 
