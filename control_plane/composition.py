@@ -17,8 +17,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
-import httpx
-
 from .backoff import ProposalBackoff
 from .domain.capabilities import Capabilities, Feature
 from .domain.herder import Herder
@@ -37,7 +35,7 @@ from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
 from .storage.status_writer import StatusWriter
 from .storage.status_writes import StatusWriteObserver
-from .upstream import ConnectUpstream
+from .upstream import ConnectUpstream, Transport
 from .upstream.client import build_transport
 from .view import MaterializedView
 
@@ -55,7 +53,7 @@ class Runtime:
 
 
 def build_upstream(
-    settings: Settings, metrics: Metrics | None = None, transport: httpx.AsyncBaseTransport | None = None
+    settings: Settings, metrics: Metrics | None = None, transport: Transport | None = None
 ) -> ConnectUpstream:
     return ConnectUpstream(
         settings.connect_urls,
@@ -114,7 +112,7 @@ async def running(
     settings: Settings,
     metrics: Metrics,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: Transport | None = None,
     status_producer: RecordProducer | None = None,
 ) -> AsyncIterator[Runtime]:
     async with contextlib.AsyncExitStack() as started:

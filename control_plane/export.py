@@ -93,16 +93,15 @@ def write_parquet(records: list[LogRecord], path: Path) -> None:
         raise ExportError(
             "Parquet needs pyarrow: pip install 'control-plane[spark]', or export --format jsonl"
         ) from None
-    schema = pa.schema(
-        [
-            pa.field("topic", pa.string()),
-            pa.field("partition", pa.int32()),
-            pa.field("offset", pa.int64()),
-            pa.field("timestamp", pa.int64()),
-            pa.field("key", pa.binary()),
-            pa.field("value", pa.binary()),
-        ]
-    )
+    columns_types: list[tuple[str, pa.DataType]] = [  # typed: mixed DataTypes would be list[object]
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.int64()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+    ]
+    schema = pa.schema(columns_types)
     columns = {
         "topic": [r.topic for r in records],
         "partition": [r.partition for r in records],

@@ -7,7 +7,6 @@ import contextlib
 import time
 from collections.abc import AsyncIterator
 
-import httpx
 from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -16,6 +15,7 @@ from ..composition import running
 from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
+from ..upstream import Transport
 from . import offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import PassThrough
@@ -83,7 +83,7 @@ ROUTES = [
 def create_app(
     settings: Settings,
     *,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: Transport | None = None,
     status_producer: RecordProducer | None = None,
     slot: RuntimeSlot | None = None,
 ) -> Starlette:

@@ -26,6 +26,7 @@ from .transport import RAW_TARGET, PassThroughTransport
 log = structlog.get_logger(__name__)
 
 Headers = list[tuple[bytes, bytes]]
+Transport = httpx.AsyncBaseTransport  # what the client sends through (tests put a fake one here)
 
 # RFC 9110 section 7.6.1: connection-specific headers a proxy must not forward; plus the ones that
 # describe the framing of one hop (the proxy frames its own messages).

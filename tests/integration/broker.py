@@ -7,6 +7,7 @@ on the same address with the same data (``format_storage=False``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import select
@@ -86,10 +87,8 @@ class DedicatedBroker:
         os.killpg(self.pid, sig)
         if not exited(self.pid, timeout_s) and stack.alive(self.pid):
             os.killpg(self.pid, signal.SIGKILL)
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
         return time.monotonic() - started
 
     def running(self) -> bool:

@@ -78,7 +78,9 @@ async def test_an_alter_right_after_stopping_a_busy_source_holds_and_the_source_
         config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source), "topic": topic}
         await create(sidecar, name, config, created)
         await running(sidecar, name)
-        await eventually(lambda: offsets(sidecar, name), lambda o: positions(o) and positions(o)[0] > 0, what="offsets")
+        await eventually(
+            lambda: offsets(sidecar, name), lambda o: bool(positions(o)) and positions(o)[0] > 0, what="offsets"
+        )
 
         assert (await sidecar.put(f"/connectors/{name}/stop")).status_code == 204
         body = {"offsets": [{"partition": {"filename": str(source)}, "offset": {"position": 0}}]}

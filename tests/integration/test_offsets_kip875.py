@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -134,12 +135,10 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
         await create(client, name, config if name == plain else {**config, "offsets.storage.topic": own_topic}, created)
     # offsets of running connectors, growing as lines are read
     for name, path in files.items():
-        await eventually(lambda n=name: offsets(client, n), lambda o: positions(o) == [9], what=f"{name} at 9")
+        await eventually(partial(offsets, client, name), lambda o: positions(o) == [9], what=f"{name} at 9")
         with path.open("a") as f:
             f.write("l4\n")
-        grown = await eventually(
-            lambda n=name: offsets(client, n), lambda o: positions(o) == [12], what=f"{name} at 12"
-        )
+        grown = await eventually(partial(offsets, client, name), lambda o: positions(o) == [12], what=f"{name} at 12")
         assert grown == [{"partition": {"filename": str(path)}, "offset": {"position": 12}}]
         if cluster.name == "new":
             assert grown == await offsets(worker, name)
@@ -187,7 +186,7 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
 
     # reset: gone, twice; resumed, the connector starts over
     for name in files:
-        await eventually(lambda n=name: offsets(client, n), lambda o: positions(o) == [12], what=f"{name} read again")
+        await eventually(partial(offsets, client, name), lambda o: positions(o) == [12], what=f"{name} read again")
         await stop(client, worker, name)
         for _ in range(2):
             answer = await client.delete(f"/connectors/{name}/offsets")
@@ -241,11 +240,11 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
 
     for name in files:
         await eventually(lines(name), lambda got: got == ["r1", "r2", "r3"], what=f"{name}'s file")
-        await eventually(lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 3}, what="at 3")
+        await eventually(partial(offsets, client, name), lambda o: kafka_offsets(o) == {(topic, 0): 3}, what="at 3")
     await produce(stack.bootstrap, topic, ["r4"])
     for name in files:
         grown = await eventually(
-            lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="4"
+            partial(offsets, client, name), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="4"
         )
         assert grown == [{"partition": {"kafka_partition": 0, "kafka_topic": topic}, "offset": {"kafka_offset": 4}}]
         if cluster.name == "new":
@@ -258,7 +257,7 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
     kafka = ConsumerGroups({"bootstrap_servers": stack.bootstrap}, 5000)
     for name in files:
         await stop(client, worker, name)
-        await eventually(lambda n=name: kafka.active_members(groups[n]), lambda m: m == 0, what=f"{name}'s group empty")
+        await eventually(partial(kafka.active_members, groups[name]), lambda m: m == 0, what=f"{name}'s group empty")
     # the default group back to 1; the overridden group's offset deleted (null): it starts at the earliest
     partition = {"kafka_topic": topic, "kafka_partition": 0}
     for name, offset in ((plain, {"kafka_offset": 1}), (override, None)):
@@ -276,9 +275,9 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
 
     # reset: the group is deleted; a second reset (no group) succeeds; resumed, everything again
     for name in files:
-        await eventually(lambda n=name: offsets(client, n), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="at 4")
+        await eventually(partial(offsets, client, name), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="at 4")
         await stop(client, worker, name)
-        await eventually(lambda n=name: kafka.active_members(groups[n]), lambda m: m == 0, what=f"{name}'s group empty")
+        await eventually(partial(kafka.active_members, groups[name]), lambda m: m == 0, what=f"{name}'s group empty")
         for _ in range(2):
             answer = await client.delete(f"/connectors/{name}/offsets")
             assert (answer.status_code, answer.json()) == (200, {"message": reset(cluster)})
@@ -286,10 +285,12 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
         assert await kafka.committed(groups[name]) == {}
         assert (await client.put(f"/connectors/{name}/resume")).status_code == 202
     before = {plain: 7, override: 8}
+
+    def replayed_after(start: int) -> Callable[[list[str]], bool]:
+        return lambda got: got[start:] == ["r1", "r2", "r3", "r4"]
+
     for name in files:
-        await eventually(
-            lines(name), lambda got, n=name: got[before[n] :] == ["r1", "r2", "r3", "r4"], what="all again"
-        )
+        await eventually(lines(name), replayed_after(before[name]), what="all again")
         assert (await client.delete(f"/connectors/{name}")).status_code == 204
 
 
@@ -348,7 +349,8 @@ BAD_BODIES = [
     pytest.param(
         "sink",
         b'{"offsets":[{"partition":{"kafka_topic":"TOPIC"},"offset":{"kafka_offset":1}}]}',
-        "offsets[0]: The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'",
+        "offsets[0]: The partition for a sink connector offset must contain the keys 'kafka_topic' and "
+        "'kafka_partition'",
         id="sink-no-partition-key",
     ),
     pytest.param(

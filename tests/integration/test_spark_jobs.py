@@ -55,13 +55,16 @@ class Scenario:
     reports: dict[str, Any] = field(default_factory=dict)
 
     def offsets_report(self) -> dict[str, Any]:
-        return json.loads((self.out / "offsets" / "offsets-report.json").read_text())
+        report: dict[str, Any] = json.loads((self.out / "offsets" / "offsets-report.json").read_text())
+        return report
 
     def restore_plan(self) -> dict[str, Any]:
-        return json.loads((self.out / "offsets" / "restore-plan.json").read_text())
+        plan: dict[str, Any] = json.loads((self.out / "offsets" / "restore-plan.json").read_text())
+        return plan
 
     def audit_report(self, name: str = "audit") -> dict[str, Any]:
-        return json.loads((self.out / name / "topic-audit.json").read_text())
+        audit: dict[str, Any] = json.loads((self.out / name / "topic-audit.json").read_text())
+        return audit
 
 
 async def offsets_of(worker: httpx.AsyncClient, name: str) -> list[dict[str, Any]]:
@@ -222,7 +225,10 @@ async def run_scenario(
 
 @pytest.fixture(scope="module")
 async def scenario(
-    stack: Stack, sidecars: Sidecars, tmp_path_factory: pytest.TempPathFactory, spark: SparkSession
+    stack: Stack,
+    sidecars: Sidecars,
+    tmp_path_factory: pytest.TempPathFactory,
+    spark: SparkSession,  # noqa: F811 - the session fixture imported above, by name
 ) -> AsyncIterator[Scenario]:
     cluster = stack.clusters["new"]
     sidecar = await sidecars.of(cluster)  # the code under test, served in this process (the jobs call it)

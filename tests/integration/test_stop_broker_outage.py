@@ -57,7 +57,7 @@ async def restart(broker: DedicatedBroker, side: Runtime) -> None:
 
 
 @pytest.fixture
-async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str, str]]:
+async def cluster_topics(live_broker: DedicatedBroker) -> dict[str, str]:
     """A Connect cluster's internal topics with one source connector's config in them."""
     tag = uuid.uuid4().hex[:8]
     topics = {"config": f"cfg-{tag}", "status": f"status-{tag}", "offsets": f"offsets-{tag}", "connector": f"src-{tag}"}
@@ -81,7 +81,7 @@ async def cluster_topics(live_broker: DedicatedBroker) -> AsyncIterator[dict[str
         await producer.send_and_wait(topics["config"], value, key=key)
     finally:
         await producer.stop()
-    yield topics
+    return topics
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ connector; pause and resume a stopped connector; delete a stopped connector; an 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -88,7 +89,7 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     for name in (running, paused):
         assert (await client.put(f"/connectors/{name}/stop")).status_code == 204
         assert (await client.delete(f"/connectors/{name}")).status_code == 204
-        await eventually(lambda n=name: client.get(f"/connectors/{n}"), lambda r: r.status_code == 404, what="deleted")
+        await eventually(partial(client.get, f"/connectors/{name}"), lambda r: r.status_code == 404, what="deleted")
     ghost = f"kip875-stop-ghost-{tag}"
     answer = await client.put(f"/connectors/{ghost}/stop")
     assert (answer.status_code, answer.json()) == (404, {"error_code": 404, "message": unknown_connector(ghost)})

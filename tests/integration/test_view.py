@@ -4,6 +4,7 @@ internal topics are counted and skipped."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import httpx
@@ -78,8 +79,8 @@ async def test_view_answers_equal_the_workers(
     # a config change and a deletion reach the view as they reach the worker
     changed = {**configs["running"], "batch.size": "100"}
     assert (await sidecar.put(f"/connectors/{names['running']}/config", json=changed)).status_code == 200
-    config = await agree(sidecar, worker, f"/connectors/{names['running']}/config")
-    assert config.json()["batch.size"] == "100"
+    changed_config = await agree(sidecar, worker, f"/connectors/{names['running']}/config")
+    assert changed_config.json()["batch.size"] == "100"
     for name in names.values():
         assert (await sidecar.delete(f"/connectors/{name}")).status_code == 204
     listing = await agree(sidecar, worker, "/connectors")
@@ -101,7 +102,7 @@ async def test_view_serves_reads_marked_stale_when_no_worker_answers(
     for read_from in ("view", "upstream"):
         dead = await in_process(connect_urls=closed_url(), read_from=read_from, worker_probe_s=0.2)
         status = await eventually(
-            lambda client=dead: client.get(f"/connectors/{name}/status"),
+            partial(dead.get, f"/connectors/{name}/status"),
             lambda r: r.headers.get("x-sidecar-stale") == "true",
             what=f"stale answer with read_from={read_from}",
         )
