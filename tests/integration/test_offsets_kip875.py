@@ -26,7 +26,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import OffsetKey, partition_for_key
-from control_plane.domain.offsets import framework_managed, not_found, not_stopped
+from control_plane.domain.offsets_messages import framework_managed, not_found, not_stopped
 from control_plane.domain.offsets_request import NO_OFFSETS
 from control_plane.storage.consumer_groups import ConsumerGroups
 
