@@ -21,7 +21,10 @@ Connect's own rules on top of Maven's (connect-runtime 4.3.1):
 * the messages Connect answers with: :func:`invalid_specification_message`,
   :func:`no_matching_version_message`, :func:`classpath_version_mismatch_message`.
 
-Pure: no I/O. Checked against the real jar by ``tests/unit/test_maven_version_java.py``.
+Pure: no I/O. Checked against the real jars by ``tests/unit/test_maven_version_java.py``. Known differences, all
+outside ASCII: Java lower-cases a capital sigma by a word-boundary rule of its own (``Σ`` -> ``ς`` or ``σ``),
+Python by Unicode's Final_Sigma context, so a version holding ``Σ`` may parse differently; and the two runtimes'
+Unicode tables (digits, case mappings) may differ by a version.
 """
 
 from __future__ import annotations
@@ -236,7 +239,7 @@ def _freeze(draft: _Draft) -> _Items:
 def _parse(version: str) -> _Items:
     """``ComparableVersion.parseVersion``: '.' and '-' separate items, '-' (and a transition between letters and
     digits) opens a sub-list; an empty item is 0; a qualifier after a '.' is treated as after a '-'."""
-    text = version.lower()  # toLowerCase(Locale.ENGLISH)
+    text = version.lower()  # toLowerCase(Locale.ENGLISH); differs from Java only for a capital sigma
     root: _Draft = []
     current = root
     stack = [root]
@@ -293,6 +296,9 @@ class ComparableVersion:
 
     ``==`` and ``hash`` follow ``equals``/``hashCode`` (the normalized items), which agree with ``compareTo``
     being 0; ``str()`` is the version as given (``toString``), :attr:`canonical` is ``getCanonical``.
+
+    Like Maven's, the order is not transitive on some odd strings (MNG-5568): ``1 < 1.b-a < 1-a1 < 1``. Sorting
+    such a set gives some order (Java's ``List.sort`` throws instead); real plugin versions are not affected.
     """
 
     __slots__ = ("_items", "_value")
