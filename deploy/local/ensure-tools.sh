@@ -4,6 +4,7 @@
 set -euo pipefail
 need=()
 command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)  # tests compile tests/java/ against the real jars
 command -v mvn >/dev/null 2>&1 || need+=(maven)
 if ! command -v python3.11 >/dev/null 2>&1; then need+=(python3.11 python3.11-venv); fi
 if [ ${#need[@]} -gt 0 ]; then
