@@ -260,6 +260,9 @@ async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_brok
         bootstrap_servers=live_broker.bootstrap,
         status_storage_topic=status_topic,
         config_storage_topic=config_topic,
+        # no worker properties file: the worker's tracking switches are stated, so the view serves tracking
+        topic_tracking_enable=True,
+        topic_tracking_allow_reset=True,
         status_storage_retry_max_retries=30,
         status_storage_retry_initial_backoff_ms=200,
         status_storage_retry_max_backoff_ms=1000,
