@@ -81,7 +81,7 @@ def make_material(home: Path) -> Material:
     """ca.pem, server.pem/server-key.pem; trust.jks and trust.p12 (the CA, password TRUST_PASSWORD);
     client.jks (key password KEY_PASSWORD, store password STORE_PASSWORD) and client.p12 (the same key,
     STORE_PASSWORD), client.pem (its certificate); client-key.pem and client-key-encrypted.pem (KEY_PASSWORD)
-    with client-chain.pem, a PEM key and chain signed by the CA."""
+    with client-chain.pem, a PEM key and chain signed by the CA, and client-both.pem (that key and chain in one)."""
     home.mkdir(parents=True, exist_ok=True)
     ca = certificate("test-ca", ca=True)
     server = certificate("broker", ca)
@@ -92,6 +92,7 @@ def make_material(home: Path) -> Material:
     (home / "client-key.pem").write_text(key_pem(pem_client[0]))
     (home / "client-key-encrypted.pem").write_text(key_pem(pem_client[0], KEY_PASSWORD))
     (home / "client-chain.pem").write_text(cert_pem(pem_client[1], ca[1]))
+    (home / "client-both.pem").write_text(key_pem(pem_client[0]) + cert_pem(pem_client[1], ca[1]))
     for store_type, name in (("JKS", "trust.jks"), ("PKCS12", "trust.p12")):
         keytool(
             *("-importcert", "-noprompt", "-alias", "ca", "-file", str(home / "ca.pem"), "-storetype", store_type),
