@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import quote_plus, unquote, urlparse
 
-from aiokafka.abc import AbstractTokenProvider  # type: ignore[import-untyped]
+from aiokafka.abc import AbstractTokenProvider
 
 from ..kafka_security import OAuthSettings
 
@@ -40,7 +40,7 @@ def _expiry(token: str) -> float:
         raise OAuthTokenError("the token endpoint's token is not a JWT with an exp claim") from None
 
 
-class OAuthTokenProvider(AbstractTokenProvider):  # type: ignore[misc]  # aiokafka is untyped
+class OAuthTokenProvider(AbstractTokenProvider):
     def __init__(self, settings: OAuthSettings, context: ssl.SSLContext | None = None) -> None:
         self._settings = settings
         self._context = context

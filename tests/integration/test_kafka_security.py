@@ -25,8 +25,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from aiokafka import AIOKafkaProducer  # type: ignore[import-untyped]
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # type: ignore[import-untyped]
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from control_plane.composition import build_view
 from control_plane.kafka_config import client_kwargs
