@@ -21,6 +21,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from .kafka_security import KafkaSecurityError, check_kafka_security
 from .modes import FeatureMode
 from .worker_properties import connect_url_from_listeners, read_properties
 
@@ -236,7 +237,7 @@ def load_settings(**overrides: Any) -> Settings:
     """Resolve and validate the settings once; raise ``SettingsError`` naming every bad key."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except SourceError as err:  # a variable that is not valid JSON where JSON is expected
         match = re.search(r'field "(\w+)"', str(err))
         key = _key_names(match.group(1)) if match else "a setting"
@@ -251,6 +252,23 @@ def load_settings(**overrides: Any) -> Settings:
             else:
                 problems.append(message)
         raise SettingsError("invalid settings: " + "; ".join(problems)) from None
+    try:  # the Kafka clients' security: stores read, passwords tried, unsupported choices refused
+        check_kafka_security(settings.kafka_client_properties)
+    except KafkaSecurityError as err:
+        raise security_error(err, settings, explicit="kafka_client_properties" in overrides) from None
+    return settings
+
+
+def security_error(err: KafkaSecurityError, settings: Settings, *, explicit: bool = False) -> SettingsError:
+    """The error naming the Kafka client property as the operator wrote it, and where."""
+    variable = f"{ENV_PREFIX}KAFKA_CLIENT_PROPERTIES"
+    if explicit:
+        origin = "in the kafka_client_properties setting"
+    elif variable in (name.upper() for name in os.environ) or not settings.worker_properties:
+        origin = f"in {variable}"
+    else:
+        origin = "in the worker properties file"
+    return SettingsError(f"{err.key} ({origin}): {err.problem}")
 
 
 def describe(settings: Settings) -> dict[str, Any]:

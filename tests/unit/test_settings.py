@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jks  # type: ignore[import-untyped]
 import pytest
+from cryptography.hazmat.primitives.serialization import Encoding
 
 from control_plane import cli
 from control_plane.settings import (
@@ -16,6 +18,7 @@ from control_plane.settings import (
     describe,
     load_settings,
 )
+from tests.tls_material import certificate
 
 WORKER_FILE = """\
 # connect-distributed.properties of a worker
@@ -37,7 +40,7 @@ security.protocol=SASL_SSL
 sasl.mechanism=SCRAM-SHA-512
 sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
     username="connect" password="s3cret";
-ssl.truststore.location=/etc/kafka/truststore.jks
+ssl.truststore.location=TRUSTSTORE
 ssl.truststore.password=trust-me
 ssl.endpoint.identification.algorithm=
 listeners=http://0.0.0.0:18083
@@ -47,11 +50,20 @@ plugin.path=/opt/connectors
 """
 
 
+@pytest.fixture(scope="module")
+def truststore(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A real JKS trust store at the worker file's ssl.truststore.location (load_settings reads it)."""
+    path = tmp_path_factory.mktemp("tls") / "truststore.jks"
+    der = certificate("ca", ca=True)[1].public_bytes(Encoding.DER)
+    jks.KeyStore.new("jks", [jks.TrustedCertEntry.new("ca", der)]).save(str(path), "trust-me")
+    return str(path)
+
+
 @pytest.fixture
-def worker_file(tmp_path: Path):
+def worker_file(tmp_path: Path, truststore: str):
     def write(text: str = WORKER_FILE) -> str:
         path = tmp_path / "connect-distributed.properties"
-        path.write_text(text, encoding="latin-1")
+        path.write_text(text.replace("TRUSTSTORE", truststore), encoding="latin-1")
         return str(path)
 
     return write
@@ -90,14 +102,14 @@ def test_learns_from_the_worker_file(worker_file) -> None:
     assert settings.worker_properties == worker_file()
 
 
-def test_learns_kafka_client_security_only(worker_file) -> None:
+def test_learns_kafka_client_security_only(worker_file, truststore: str) -> None:
     settings = load_settings(worker_properties=worker_file())
     assert settings.kafka_client_properties == {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "SCRAM-SHA-512",
         "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
         'username="connect" password="s3cret";',
-        "ssl.truststore.location": "/etc/kafka/truststore.jks",
+        "ssl.truststore.location": truststore,
         "ssl.truststore.password": "trust-me",
         "ssl.endpoint.identification.algorithm": "",
     }
@@ -151,7 +163,7 @@ def test_environment_overrides_the_worker_file(
 
 
 def test_environment_client_properties_override_the_files_key_by_key(
-    worker_file, monkeypatch: pytest.MonkeyPatch
+    worker_file, truststore: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(
         "CONTROL_PLANE_KAFKA_CLIENT_PROPERTIES", '{"security.protocol": "SSL", "ssl.keystore.type": "PEM"}'
@@ -159,7 +171,7 @@ def test_environment_client_properties_override_the_files_key_by_key(
     properties = load_settings(worker_properties=worker_file()).kafka_client_properties
     assert properties["security.protocol"] == "SSL"
     assert properties["ssl.keystore.type"] == "PEM"
-    assert properties["ssl.truststore.location"] == "/etc/kafka/truststore.jks"  # the file's other keys stay
+    assert properties["ssl.truststore.location"] == truststore  # the file's other keys stay
 
 
 def test_arguments_override_the_environment(worker_file, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -375,11 +387,11 @@ def test_cli_exits_2_on_a_bad_connect_url(capsys: pytest.CaptureFixture[str]) ->
 # -- what /_sidecar/info shows
 
 
-def test_describe_hides_client_secrets(worker_file) -> None:
+def test_describe_hides_client_secrets(worker_file, truststore: str) -> None:
     shown = describe(load_settings(worker_properties=worker_file()))
     assert shown["kafka_client_properties"]["sasl.jaas.config"] == "[hidden]"
     assert shown["kafka_client_properties"]["ssl.truststore.password"] == "[hidden]"
-    assert shown["kafka_client_properties"]["ssl.truststore.location"] == "/etc/kafka/truststore.jks"
+    assert shown["kafka_client_properties"]["ssl.truststore.location"] == truststore
     assert shown["kafka_client_properties"]["security.protocol"] == "SASL_SSL"
     assert "s3cret" not in repr(shown)
     assert "trust-me" not in repr(shown)
