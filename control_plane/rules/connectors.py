@@ -3,7 +3,8 @@ consumer group. Pure; the sidecar and the Spark jobs both decide with these func
 
 - Type (AbstractHerder.connectorType): ``sink`` or ``source`` from the plugin class (``SinkConnector`` or
   ``SourceConnector``); the worker's plugin list says which, under every alias Connect accepts for a class
-  (``PluginUtils.simpleName`` and ``prunedName``). Without that list: the class name's suffix where it has
+  (``PluginUtils.simpleName`` and ``prunedName``), and a class the worker does not have is ``unknown``
+  (Connect fails to load it). Without that list: the class name's suffix where it has
   one (``MirrorSourceConnector`` is a source although it carries ``topics``), else a connector with a
   non-empty ``topics`` or ``topics.regex`` is a sink (SinkConnectorConfig.validate requires one of them).
 - Sink group (Worker.baseConsumerConfigs): ``connect-<name>``, overridden by the worker's
@@ -46,11 +47,9 @@ def connector_type(
     if config is None:
         return "unknown"
     class_name = (config.get(CONNECTOR_CLASS_KEY) or "").strip()
-    known = (known_plugins or {}).get(class_name)
-    if known == "source":
-        return "source"
-    if known == "sink":
-        return "sink"
+    if known_plugins:  # the worker's plugin list is authoritative: a class it lacks is "unknown" there too
+        known = known_plugins.get(class_name)
+        return "source" if known == "source" else "sink" if known == "sink" else "unknown"
     simple = class_name.rsplit(".", 1)[-1]
     if simple.endswith(("SourceConnector", "Source")):
         return "source"

@@ -152,3 +152,11 @@ def test_age_follows_the_newest_record_timestamp() -> None:
     assert view.age_s() is None
     view.apply_status(TopicStatus("t", "a", 0, 1), timestamp_ms=10_000)
     assert view.age_s(now=15.0) == pytest.approx(5.0)
+
+
+def test_a_class_the_workers_plugin_list_lacks_is_unknown_as_the_worker_answers() -> None:
+    view = with_connector(topics="t")
+    view.plugin_types = {"org.example.Sink": "sink", "Sink": "sink"}
+    assert view.connector_type("c") == "unknown"
+    view.plugin_types = {}
+    assert view.connector_type("c") == "sink"  # no list yet: from the config
