@@ -1,6 +1,7 @@
 """The view's dataclasses rendered in Connect's JSON shapes (rest/entities of the Connect runtime:
 ConnectorStateInfo, ConnectorInfo, ActiveTopicsInfo). Field names and omissions mirror them: ``trace``
-only when non-empty; ``version`` (KIP-891, 4.1+ workers) only when the status record carries one."""
+only when non-empty; ``version`` (KIP-891) when the status record carries the field: 4.1+ workers write it,
+null when the version is unknown (a connector that failed to load); 3.x workers do not."""
 
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ def state_json(entry: StateEntry, task: int | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {} if task is None else {"id": task}
     out["state"] = entry.state
     out["worker_id"] = entry.worker_id
+    if entry.version_field or entry.version is not None:  # 4.1+: "version", null when unknown
+        out["version"] = entry.version
     if entry.trace:
         out["trace"] = entry.trace
-    if entry.version is not None:
-        out["version"] = entry.version
     return out
 
 

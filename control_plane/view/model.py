@@ -45,6 +45,7 @@ class StateEntry:
     trace: str | None
     version: str | None
     generation: int
+    version_field: bool = False  # the record carries "version" (4.1+ workers write it, null when unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +219,9 @@ class ClusterView:
         if status is None:
             return None
         if stopped_overlay and self.target_state(name) == "STOPPED":
-            stopped = StateEntry("STOPPED", status.worker_id, None, status.version, status.generation)
+            stopped = StateEntry(
+                "STOPPED", status.worker_id, None, status.version, status.generation, status.version_field
+            )
             return ConnectorStateView(name, stopped, (), self.connector_type(name))
         tasks = tuple(sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items()))
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
@@ -272,4 +275,6 @@ class ClusterView:
 
 
 def _entry(status: ConnectorStatus | TaskStatus) -> StateEntry:
-    return StateEntry(status.state, status.worker_id, status.trace, status.version, status.generation)
+    return StateEntry(
+        status.state, status.worker_id, status.trace, status.version, status.generation, status.version_field
+    )
