@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from control_plane.rules.maven_version import (
+from control_plane.rules.maven_range import (
     EVERYTHING,
-    LATEST,
-    ComparableVersion,
     InvalidVersionSpecificationError,
     Restriction,
     VersionRange,
     classpath_version_mismatch_message,
     invalid_specification_message,
-    java_trim,
     no_matching_version_message,
     parse_requirement,
     select_version,
     sort_versions,
 )
+from control_plane.rules.maven_version import LATEST, ComparableVersion, java_trim
 
 
 def V(text: str) -> ComparableVersion:

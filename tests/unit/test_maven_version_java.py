@@ -26,12 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from control_plane.rules.maven_version import (
-    ComparableVersion,
-    InvalidVersionSpecificationError,
-    VersionRange,
-    parse_requirement,
-)
+from control_plane.rules.maven_range import InvalidVersionSpecificationError, VersionRange, parse_requirement
+from control_plane.rules.maven_version import ComparableVersion
 
 pytestmark = pytest.mark.java
 
