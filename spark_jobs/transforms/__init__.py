@@ -5,6 +5,7 @@ from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
 from .decode import decode_config_records, decode_offsets, decode_status_records, skipped
 from .offsets import (
+    first_missing_offsets,
     non_canonical_keys,
     offset_history,
     offsets_as_of,
@@ -30,6 +31,7 @@ __all__ = [
     "decode_config_records",
     "decode_offsets",
     "decode_status_records",
+    "first_missing_offsets",
     "history_view",
     "idle_topics",
     "non_canonical_keys",

@@ -22,12 +22,12 @@ from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
 from .records import OFFSET_PARTITIONS, SINK, SOURCE, History
 
 ROWS = [
-    # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of
-    ("sink", "connect-sink", True, "t", 0, 4, 0, 10, 2),
-    ("sink", "connect-sink", True, "t", 1, 1, 3, 10, 10),
-    ("sink", "connect-sink", True, "t", 2, 50, 0, 10, None),
-    ("sink", "connect-sink", True, "t", 3, None, 0, 7, 5),
-    ("gone", "connect-gone", False, "t", 0, 9, 0, 10, None),
+    # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of, its basis
+    ("sink", "connect-sink", True, "t", 0, 4, 0, 10, 2, "offsets_for_times"),
+    ("sink", "connect-sink", True, "t", 1, 1, 3, 10, 10, "log_end"),  # lagged: committed 1, log start 3
+    ("sink", "connect-sink", True, "t", 2, 50, 0, 10, None, None),
+    ("sink", "connect-sink", True, "t", 3, None, 0, 7, 5, "offsets_for_times"),  # never committed
+    ("gone", "connect-gone", False, "t", 0, 9, 0, 10, None, None),
 ]
 
 
@@ -42,12 +42,27 @@ def test_status_lag_and_orphans(spark: SparkSession) -> None:
         ("gone", 0): ("ok", 1),
     }
     assert [tuple(r) for r in orphaned_sink_offsets(offsets).collect()] == [("gone", "sink", "connect-gone", 1)]
-    plan = {r["partition_json"]: r["offset_json"] for r in sink_restore_plan(offsets).collect()}
-    assert plan == {
-        '{"kafka_topic":"t","kafka_partition":0}': '{"kafka_offset":2}',
-        '{"kafka_topic":"t","kafka_partition":1}': '{"kafka_offset":10}',
-        '{"kafka_topic":"t","kafka_partition":3}': '{"kafka_offset":5}',
+    plan = {
+        r["partition_json"]: (r["offset_json"], r["action"], r["based_on"], r["warning"])
+        for r in sink_restore_plan(offsets).collect()
+    }
+    assert set(plan) == {
+        '{"kafka_topic":"t","kafka_partition":0}',
+        '{"kafka_topic":"t","kafka_partition":1}',
+        '{"kafka_topic":"t","kafka_partition":3}',
     }  # partition 2: no position known at the time, so not in the plan
+    assert plan['{"kafka_topic":"t","kafka_partition":0}'] == ('{"kafka_offset":2}', "set", "offsets_for_times", None)
+    offset, _, based_on, warning = plan['{"kafka_topic":"t","kafka_partition":1}']
+    assert (offset, based_on) == ('{"kafka_offset":10}', "log_end")
+    assert warning.startswith("the sink lagged then: its group's committed offset now (1) is below this position (10)")
+    assert warning.endswith("this entry skips 7 unread record(s) still in the log")  # 3..9: 0..2 are gone
+    assert "committed offset now (none)" in plan['{"kafka_topic":"t","kafka_partition":3}'][3]
+
+
+def test_plan_as_of_now_is_the_committed_offsets(spark: SparkSession) -> None:
+    rows = [("sink", "connect-sink", True, "t", 0, 4, 0, 10, 4, "committed")]
+    (entry,) = sink_restore_plan(sink_offsets(spark.createDataFrame(rows, SINK_PARTITIONS_SCHEMA))).collect()
+    assert (entry["offset_json"], entry["based_on"], entry["warning"]) == ('{"kafka_offset":4}', "committed", None)
 
 
 def test_sidecar_disagreements(spark: SparkSession) -> None:
