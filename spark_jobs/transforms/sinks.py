@@ -26,8 +26,9 @@ SINK_PARTITIONS_SCHEMA = StructType(
 
 def sink_offsets(partitions: DataFrame) -> DataFrame:
     """Per sink connector and topic partition: committed offset, log start and end, ``lag`` (end minus
-    committed) and ``status``: ok, below_log_start (the data it would read next is gone), beyond_log_end,
-    or uncommitted."""
+    committed; null when uncommitted, and when the committed offset is beyond the log end: that is its own
+    status, never a negative lag) and ``status``: ok, below_log_start (the data it would read next is
+    gone), beyond_log_end, or uncommitted."""
     committed, start, end = F.col("committed"), F.col("log_start"), F.col("log_end")
     status = (
         F.when(committed.isNull(), "uncommitted")
@@ -44,7 +45,7 @@ def sink_offsets(partitions: DataFrame) -> DataFrame:
         "committed",
         "log_start",
         "log_end",
-        F.when(committed.isNotNull(), end - committed).alias("lag"),
+        F.when(committed.isNotNull() & (committed <= end), end - committed).alias("lag"),
         status.alias("status"),
         "offset_at_as_of",
         "offset_at_as_of_basis",
