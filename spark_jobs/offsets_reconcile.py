@@ -209,13 +209,17 @@ def _reconcile(
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
         history_now = T.history_view(T.offsets_as_of(inputs.offsets, None), sink_offsets, connectors)
+        running = T.running_connectors(connectors)
+        not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(
             history_now,
             spark.createDataFrame(sidecar.offsets, SIDECAR_OFFSETS_SCHEMA),
             spark.createDataFrame(answers, SIDECAR_ANSWERS_SCHEMA),
+            running,
         )
         findings["sidecar_disagreements"] = finding(compared.filter(~F.col("agrees")), limit, ["connector"])
-        findings["sidecar_disagreements"]["compared"] = len(answers)
+        findings["sidecar_disagreements"]["compared"] = len(answers) - len(not_compared)
+        findings["sidecar_disagreements"]["not_compared_running"] = not_compared
         findings["sidecar_disagreements"]["sidecar"] = target.sidecar_url
     else:
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
@@ -296,7 +300,10 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     ]
     if "sidecar_disagreements" in f:
         d = f["sidecar_disagreements"]
-        lines.append(f"  sidecar disagrees             {d['count']} of {d['compared']} connector(s)")
+        lines.append(
+            f"  sidecar disagrees             {d['count']} of {d['compared']} connector(s) "
+            f"({len(d['not_compared_running'])} running, not compared)"
+        )
     for name, reason in report["skipped_sections"].items():
         lines.append(f"  {name}: skipped ({reason})")
     plan = report["restore_plan"]

@@ -1,6 +1,6 @@
 """Pure DataFrame-in, DataFrame-out transforms of the two jobs (no reading, no writing)."""
 
-from .compare import history_view, sidecar_disagreements
+from .compare import history_view, running_connectors, sidecar_disagreements
 from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
 from .decode import decode_config_records, decode_offsets, decode_status_records, skipped
@@ -40,6 +40,7 @@ __all__ = [
     "offsets_went_backwards",
     "orphaned_offsets",
     "orphaned_sink_offsets",
+    "running_connectors",
     "sidecar_disagreements",
     "sink_offsets",
     "sink_restore_plan",

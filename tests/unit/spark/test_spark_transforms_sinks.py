@@ -12,6 +12,7 @@ from spark_jobs.transforms import (
     history_view,
     offsets_as_of,
     orphaned_sink_offsets,
+    running_connectors,
     sidecar_disagreements,
     sink_offsets,
     sink_restore_plan,
@@ -70,6 +71,9 @@ def test_sidecar_disagreements(spark: SparkSession) -> None:
     h.connector("src", SOURCE, 100)
     h.connector("sink", SINK, 100)
     h.connector("quiet", SOURCE, 100)
+    h.connector("busy", SOURCE, 100)  # started: its offsets move, a difference says nothing
+    for name in ("src", "sink", "quiet"):
+        h.target_state(name, "STOPPED", 200)
     h.offset("src", {"filename": "/a", "n": 1}, {"position": 3}, 1000)
     h.offset("src", {"filename": "/b"}, {"position": 4}, 1000)
     frame = h.frame(spark)
@@ -81,13 +85,20 @@ def test_sidecar_disagreements(spark: SparkSession) -> None:
             ("src", '{"filename":"/a","n":1}', '{"position":3}'),  # the same, keys in another order is fine
             ("src", '{"filename":"/c"}', None),  # the worker knows the partition, not its offset
             ("sink", '{"kafka_partition":0,"kafka_topic":"t"}', '{"kafka_offset":5}'),
+            ("busy", '{"filename":"/x"}', '{"position":1}'),
         ],
         SIDECAR_OFFSETS_SCHEMA,
     )
     answers = spark.createDataFrame(
-        [("src", None), ("sink", None), ("quiet", None), ("down", "HTTP 503: no worker")], SIDECAR_ANSWERS_SCHEMA
+        [("src", None), ("sink", None), ("quiet", None), ("busy", None), ("down", "HTTP 503: no worker")],
+        SIDECAR_ANSWERS_SCHEMA,
     )
-    got = {r["connector"]: r for r in sidecar_disagreements(history, sidecar, answers).collect()}
+    running = running_connectors(connectors)
+    assert [r["connector"] for r in running.collect()] == ["busy"]
+    got = {r["connector"]: r for r in sidecar_disagreements(history, sidecar, answers, running).collect()}
+    assert set(got) == {"src", "sink", "quiet", "down"}
+    unfiltered = sidecar_disagreements(history, sidecar, answers).filter("connector = 'busy'")
+    assert [r["agrees"] for r in unfiltered.collect()] == [False]  # what running leaves out
     assert got["quiet"]["agrees"] is True
     assert (got["src"]["only_in_history"], got["src"]["only_in_sidecar"]) == (
         ['{"filename":"/b"}'],
