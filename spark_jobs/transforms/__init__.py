@@ -16,11 +16,11 @@ from .offsets import (
 from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
 from .timeline import state_summary, state_timeline
 from .topics import (
-    idle_topics,
     sink_topic_references,
     sinks_never_active,
     topic_usage,
     topics_summary,
+    topics_unused_by_connectors,
     topics_without_connector,
 )
 
@@ -33,7 +33,6 @@ __all__ = [
     "decode_status_records",
     "first_missing_offsets",
     "history_view",
-    "idle_topics",
     "non_canonical_keys",
     "offset_history",
     "offsets_as_of",
@@ -52,5 +51,6 @@ __all__ = [
     "state_timeline",
     "topic_usage",
     "topics_summary",
+    "topics_unused_by_connectors",
     "topics_without_connector",
 ]

@@ -240,7 +240,7 @@ async def scenario(
                 str(s.out / "offsets"),
             ]
             assert await asyncio.to_thread(offsets_reconcile.main, offsets_args) == 0
-            audit_args = [*common, "--idle-after", "1s", "--out", str(s.out / "audit")]
+            audit_args = [*common, "--unused-after", "1s", "--out", str(s.out / "audit")]
             assert await asyncio.to_thread(topic_audit.main, audit_args) == 0
             yield s
         finally:
@@ -342,8 +342,8 @@ def test_topic_usage_and_resets(scenario: Scenario) -> None:
     assert {n["src"], n["sink"], n["gsink"]} <= set(data["connectors"])
     assert n["gsink"] not in data["active_connectors"] and data["first_seen"] <= data["last_seen"]
     assert topics[n["t_rtopic"]]["resets"] == 1 and topics[n["t_rtopic"]]["active_connectors"] == []
-    idle = {i["topic"] for i in report["findings"]["idle_topics"]["items"]}
-    assert {n["t_rtopic"], n["t_gtopic"]} <= idle and n["t_data"] not in idle
+    unused = {i["topic"] for i in report["findings"]["topics_unused_by_connectors"]["items"]}
+    assert {n["t_rtopic"], n["t_gtopic"]} <= unused and n["t_data"] not in unused
 
 
 def test_topics_without_connector_and_sink_topics_never_active(scenario: Scenario) -> None:
@@ -391,4 +391,4 @@ def test_offline_audit_of_an_exported_snapshot(scenario: Scenario) -> None:
     assert set(report["skipped_sections"]) == {"topics_without_connector", "creation_mismatches"}
     (never,) = items(report, "sinks_never_active_topics", connector=n["sink"])
     assert (never["topic"], never["topic_exists"]) == (n["t_empty"], None)
-    assert n["t_rtopic"] in {i["topic"] for i in report["findings"]["idle_topics"]["items"]}
+    assert n["t_rtopic"] in {i["topic"] for i in report["findings"]["topics_unused_by_connectors"]["items"]}
