@@ -7,6 +7,7 @@ offsets at a point in time. Every call is bounded by ``timeout_s``; a failure ra
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 from collections.abc import Awaitable, Iterable
@@ -115,10 +116,8 @@ class KafkaAdmin:
 
     async def __aexit__(self, *exc: object) -> None:
         for close in (self.consumer.stop, self.admin.close):
-            try:
+            with contextlib.suppress(Exception):  # closing is best effort
                 await asyncio.wait_for(close(), 5)
-            except Exception:  # noqa: BLE001 - closing is best effort
-                pass
 
     async def partitions(self, topics: Iterable[str]) -> dict[str, int]:
         """Partition counts of the topics that exist."""

@@ -164,9 +164,8 @@ def _reconcile(
         facts = broker_facts(target.aiokafka_kwargs, specs, plan_time, args.kafka_timeout_s)
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
         if facts.unreadable_topics:
-            progress.note(
-                f"log offsets not read for {len(facts.unreadable_topics)} topic(s): {', '.join(facts.unreadable_topics[:5])}"
-            )
+            unreadable = facts.unreadable_topics
+            progress.note(f"log offsets not read for {len(unreadable)} topic(s): {', '.join(unreadable[:5])}")
             skipped_sections["sink_log_offsets"] = "not read for topics " + ", ".join(facts.unreadable_topics)
         if facts.unreadable_groups:
             skipped_sections["sink_groups"] = "committed offsets not read for groups " + ", ".join(
@@ -296,7 +295,8 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
         f"  offsets that went backwards   {f['offsets_went_backwards']['count']}",
         f"  sink offsets below log start  {f['sink_offsets_below_log_start']['count']}",
         f"  sink offsets beyond log end   {f['sink_offsets_beyond_log_end']['count']}",
-        f"  sink lag                      {f['sink_lag']['total']} record(s) over {f['sink_lag']['count']} partition(s)",
+        f"  sink lag                      {f['sink_lag']['total']} record(s) "
+        f"over {f['sink_lag']['count']} partition(s)",
     ]
     if "sidecar_disagreements" in f:
         d = f["sidecar_disagreements"]
