@@ -58,6 +58,7 @@ class SinkPartition:
     log_start: int | None
     log_end: int | None
     offset_at_as_of: int | None
+    offset_at_as_of_basis: str | None  # committed, offsets_for_times or log_end (see position_then)
 
 
 @dataclass
@@ -234,13 +235,18 @@ async def _collect_sinks(
     starts, ends, at, unreadable = await admin.log_bounds(all_tps, as_of_ms if past else None)
     facts.unreadable_topics.extend(unreadable)
 
-    def position_then(tp: TopicPartition, committed: int | None) -> int | None:
-        """Where the sink was at the restore time: now, its committed offset; before, the first record
-        written at or after that time (its log end when there is none), assuming it had caught up."""
+    def position_then(tp: TopicPartition, committed: int | None) -> tuple[int | None, str | None]:
+        """Where the sink was at the restore time, and what that is based on: for a plan as of now
+        (``as_of_ms`` None or not in the past) its committed offset; for a past time the first record
+        written at or after it (Kafka's offsets-for-times), or the log end when there is none: where the
+        sink stood then had it caught up (its group's commit history is not read)."""
         if not past:
-            return committed
+            return committed, ("committed" if committed is not None else None)
         found = at.get(tp)
-        return found if found is not None else ends.get(tp)
+        if found is not None:
+            return found, "offsets_for_times"
+        end = ends.get(tp)
+        return end, ("log_end" if end is not None else None)
 
     return [
         SinkPartition(
@@ -252,7 +258,7 @@ async def _collect_sinks(
             offset,
             starts.get(tp),
             ends.get(tp),
-            position_then(tp, offset),
+            *position_then(tp, offset),
         )
         for sink, committed in per_sink
         for tp, offset in sorted(committed.items())

@@ -74,26 +74,52 @@ def _sink_specs(connectors: DataFrame, target: Target) -> list[SinkSpec]:
     return specs
 
 
+BASES = {
+    "offsets_topic": "the partition's last commit at or before as-of in the offsets topic's retained history",
+    "tombstone": "a tombstone at or before as-of: the partition had no offset then (a null offset resets it)",
+    "no_record_yet": "no record of the partition at or before as-of, and its offsets topic partition lost "
+    "no record before its first one: it had no offset then (a null offset resets it)",
+    "history_not_retained": "no record of the partition at or before as-of is retained and older records were "
+    "removed: its offset then is unknown; left out of the body",
+    "committed": "the sink group's committed offset now (a plan as of now)",
+    "offsets_for_times": "the first record written at or after as-of (Kafka's offsets-for-times): where the sink "
+    "stood then had it caught up; the group's commit history is not read",
+    "log_end": "no record written at or after as-of: the log end (where the sink stood then had it caught up)",
+}
+
+
 def _restore_plan(plan: DataFrame, connectors: DataFrame, as_of_ms: int) -> dict[str, Any]:
     kinds = {r["connector"]: r["type"] for r in connectors.filter("exists").collect()}
-    bodies: dict[str, list[dict[str, Any]]] = {}
+    entries: dict[str, dict[str, Any]] = {}
     for row in plan.orderBy("connector", "partition_json").collect():
-        entry = {
-            "partition": json.loads(row["partition_json"]),
-            "offset": None if row["offset_json"] is None else json.loads(row["offset_json"]),
-        }
-        bodies.setdefault(row["connector"], []).append(entry)
+        entry = entries.setdefault(
+            row["connector"], {"offsets": [], "based_on": set(), "warnings": [], "not_restored": []}
+        )
+        partition = json.loads(row["partition_json"])
+        entry["based_on"].add(row["based_on"])
+        if row["action"] == "unknown":
+            entry["not_restored"].append({"partition": partition, "reason": row["reason"]})
+            continue
+        offset = None if row["offset_json"] is None else json.loads(row["offset_json"])
+        entry["offsets"].append({"partition": partition, "offset": offset})
+        if row["warning"] is not None:
+            entry["warnings"].append({"partition": partition, "warning": row["warning"]})
+    used = sorted({basis for e in entries.values() for basis in e["based_on"]})
     return {
         "as_of": iso(as_of_ms),
         "how": "for each connector: PUT /connectors/{c}/stop, then the PATCH below, then PUT /connectors/{c}/resume",
+        "based_on": {basis: BASES.get(basis, basis) for basis in used},
         "connectors": {
             name: {
                 "type": kinds.get(name),
                 "method": "PATCH",
                 "path": f"/connectors/{name}/offsets",
-                "body": {"offsets": entries},
+                "body": {"offsets": e["offsets"]} if e["offsets"] else None,  # Connect refuses an empty list
+                "based_on": sorted(e["based_on"]),
+                "warnings": e["warnings"],
+                "not_restored": e["not_restored"],
             }
-            for name, entries in bodies.items()
+            for name, e in entries.items()
         },
     }
 
@@ -128,7 +154,8 @@ def _reconcile(
 
     specs = _sink_specs(connectors, target)
     if inputs.online:
-        facts = broker_facts(target.aiokafka_kwargs, specs, as_of_ms, args.kafka_timeout_s)
+        plan_time = as_of_ms if args.as_of else None  # as of now: the committed offsets, not offsets-for-times
+        facts = broker_facts(target.aiokafka_kwargs, specs, plan_time, args.kafka_timeout_s)
         sink_rows = [tuple(vars(p).values()) for p in facts.sink_partitions]
         if facts.unreadable_topics:
             progress.note(
@@ -178,21 +205,37 @@ def _reconcile(
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
         history_now = T.history_view(T.offsets_as_of(inputs.offsets, None), sink_offsets, connectors)
+        running = T.running_connectors(connectors)
+        not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(
             history_now,
             spark.createDataFrame(sidecar.offsets, SIDECAR_OFFSETS_SCHEMA),
             spark.createDataFrame(answers, SIDECAR_ANSWERS_SCHEMA),
+            running,
         )
         findings["sidecar_disagreements"] = finding(compared.filter(~F.col("agrees")), limit, ["connector"])
-        findings["sidecar_disagreements"]["compared"] = len(answers)
+        findings["sidecar_disagreements"]["compared"] = len(answers) - len(not_compared)
+        findings["sidecar_disagreements"]["not_compared_running"] = not_compared
         findings["sidecar_disagreements"]["sidecar"] = target.sidecar_url
     else:
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
 
-    plan_rows = T.source_restore_plan(inputs.offsets, connectors, as_of_ms).unionByName(
-        T.sink_restore_plan(sink_offsets)
+    plan_rows = (
+        T.source_restore_plan(inputs.offsets, connectors, as_of_ms)
+        .unionByName(T.sink_restore_plan(sink_offsets))
+        .persist(StorageLevel.MEMORY_AND_DISK)
     )
     plan = _restore_plan(plan_rows, connectors, as_of_ms)
+    findings["restore_history_not_retained"] = finding(
+        plan_rows.filter(F.col("action") == "unknown").select("connector", "partition_json", "reason"),
+        limit,
+        ["connector", "partition_json"],
+    )
+    findings["restore_sink_lagged"] = finding(
+        plan_rows.filter(F.col("warning").isNotNull()).select("connector", "partition_json", "offset_json", "warning"),
+        limit,
+        ["connector", "partition_json"],
+    )
     if not inputs.online:
         plan["note"] = "offline: sink connectors are not in this plan"
 
@@ -225,6 +268,8 @@ def _reconcile(
         "restore_plan": {
             "as_of": plan["as_of"],
             "connectors": len(plan["connectors"]),
+            "not_restored": findings["restore_history_not_retained"]["count"],
+            "warnings": findings["restore_sink_lagged"]["count"],
             "file": "restore-plan.json",
         },
         "skipped_sections": skipped_sections,
@@ -252,12 +297,17 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     ]
     if "sidecar_disagreements" in f:
         d = f["sidecar_disagreements"]
-        lines.append(f"  sidecar disagrees             {d['count']} of {d['compared']} connector(s)")
+        lines.append(
+            f"  sidecar disagrees             {d['count']} of {d['compared']} connector(s) "
+            f"({len(d['not_compared_running'])} running, not compared)"
+        )
     for name, reason in report["skipped_sections"].items():
         lines.append(f"  {name}: skipped ({reason})")
     plan = report["restore_plan"]
     lines.append(
-        f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}"
+        f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}; "
+        f"{plan['not_restored']} partition(s) not restorable (history not retained), "
+        f"{plan['warnings']} sink partition(s) that lagged then"
     )
     lines.append(f"report: {args.out / 'offsets-report.json'}; tables: {args.out / 'tables'} ({report['elapsed_s']}s)")
     print("\n".join(lines))

@@ -2,7 +2,7 @@
 
 From the status topic's KIP-558 topic records and their tombstones, the config topic and the broker's
 topic metadata: per topic, the connectors that used it, first and last seen, resets. Findings: topics no
-connector has used for a given period (``--idle-after``); topics that exist with no connector; sink
+connector has used for a given period (``--unused-after``); topics that exist with no connector; sink
 connectors whose ``topics`` or ``topics.regex`` name topics that never became active; topics a source
 connector's creation rules (KIP-158) would have created with other partitions, replication factor or
 cleanup policy than they have. And the timeline of connector and task state changes.
@@ -31,15 +31,17 @@ from .transforms.topics import BROKER_TOPICS_SCHEMA
 
 JOB = "topic-audit"
 DEFAULT_OUT = "reports/topic-audit"
-DEFAULT_IDLE = "7d"
+DEFAULT_UNUSED = "7d"
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = parser(JOB, "Audit which Kafka Connect connectors used which topics, and when.", DEFAULT_OUT)
     p.add_argument(
-        "--idle-after",
-        default=DEFAULT_IDLE,
-        help=f"a topic no connector used for this long is idle: 90s, 15m, 12h, 7d (default: {DEFAULT_IDLE})",
+        "--unused-after",
+        "--idle-after",  # its former name
+        dest="unused_after",
+        default=DEFAULT_UNUSED,
+        help=f"report topics no connector has used for this long: 90s, 15m, 12h, 7d (default: {DEFAULT_UNUSED})",
     )
     p.add_argument("--ignore-topics", help="a regex of topic names never to report as without connector")
     return p
@@ -49,12 +51,12 @@ def audit(args: argparse.Namespace) -> int:
     target = resolve(args, use_sidecar=False)
     progress = Progress(JOB, 5)
     online, ends = prepare(args, target, progress)
-    idle_ms = parse_duration(args.idle_after)
+    unused_ms = parse_duration(args.unused_after)
     owned = existing_session() is None  # a test process shares its one session
     spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
     try:
         inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
-        report = _audit(args, inputs, idle_ms, progress)
+        report = _audit(args, inputs, unused_ms, progress)
     finally:
         spark.catalog.clearCache()
         if owned:
@@ -63,7 +65,7 @@ def audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _audit(args: argparse.Namespace, inputs: Inputs, idle_ms: int, progress: Progress) -> dict[str, Any]:
+def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: Progress) -> dict[str, Any]:
     spark, target, limit = inputs.spark, inputs.target, args.max_findings
     progress.step("auditing topic usage")
     connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
@@ -81,8 +83,10 @@ def _audit(args: argparse.Namespace, inputs: Inputs, idle_ms: int, progress: Pro
     timeline = T.state_timeline(inputs.status).persist(StorageLevel.MEMORY_AND_DISK)
 
     findings: dict[str, dict[str, Any]] = {}
-    findings["idle_topics"] = finding(T.idle_topics(summary, inputs.now_ms, idle_ms), limit, ["last_used", "topic"])
-    findings["idle_topics"]["idle_after"] = args.idle_after
+    findings["topics_unused_by_connectors"] = finding(
+        T.topics_unused_by_connectors(summary, inputs.now_ms, unused_ms), limit, ["last_used", "topic"]
+    )
+    findings["topics_unused_by_connectors"]["unused_after"] = args.unused_after
     if broker is not None:
         findings["topics_without_connector"] = finding(
             T.topics_without_connector(summary, references, list(target.topics.values()), args.ignore_topics),
@@ -144,7 +148,8 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     lines = [
         f"{JOB}: {s['topics_used']} topic(s) used by connectors{on_broker}, {s['topics_in_use_now']} in use now; "
         f"{s['state_changes']} state change(s)",
-        f"  idle for {f['idle_topics']['idle_after']:<20} {f['idle_topics']['count']} topic(s)",
+        f"  unused by connectors for {f['topics_unused_by_connectors']['unused_after']:<6} "
+        f"{f['topics_unused_by_connectors']['count']} topic(s)",
     ]
     if "topics_without_connector" in f:
         lines.append(f"  topics without a connector     {f['topics_without_connector']['count']}")

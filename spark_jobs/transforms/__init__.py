@@ -1,10 +1,11 @@
 """Pure DataFrame-in, DataFrame-out transforms of the two jobs (no reading, no writing)."""
 
-from .compare import history_view, sidecar_disagreements
+from .compare import history_view, running_connectors, sidecar_disagreements
 from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
 from .decode import decode_config_records, decode_offsets, decode_status_records, skipped
 from .offsets import (
+    first_missing_offsets,
     non_canonical_keys,
     offset_history,
     offsets_as_of,
@@ -15,11 +16,11 @@ from .offsets import (
 from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
 from .timeline import state_summary, state_timeline
 from .topics import (
-    idle_topics,
     sink_topic_references,
     sinks_never_active,
     topic_usage,
     topics_summary,
+    topics_unused_by_connectors,
     topics_without_connector,
 )
 
@@ -30,14 +31,15 @@ __all__ = [
     "decode_config_records",
     "decode_offsets",
     "decode_status_records",
+    "first_missing_offsets",
     "history_view",
-    "idle_topics",
     "non_canonical_keys",
     "offset_history",
     "offsets_as_of",
     "offsets_went_backwards",
     "orphaned_offsets",
     "orphaned_sink_offsets",
+    "running_connectors",
     "sidecar_disagreements",
     "sink_offsets",
     "sink_restore_plan",
@@ -49,5 +51,6 @@ __all__ = [
     "state_timeline",
     "topic_usage",
     "topics_summary",
+    "topics_unused_by_connectors",
     "topics_without_connector",
 ]

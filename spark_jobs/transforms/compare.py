@@ -39,11 +39,23 @@ def history_view(source_now: DataFrame, sink_offsets: DataFrame, connectors: Dat
     return sources.unionByName(sinks).join(existing, "connector")
 
 
-def sidecar_disagreements(history: DataFrame, sidecar: DataFrame, answers: DataFrame) -> DataFrame:
-    """Per connector the sidecar was asked about: ``agrees``, the partitions only the history has, only
-    the sidecar has (also with a null offset: a partition the worker knows but whose offset it cannot
-    find), and those whose offsets differ; ``error`` when the sidecar did not answer."""
+def running_connectors(connectors: DataFrame) -> DataFrame:
+    """Existing connectors whose target state (config topic) is STARTED: their tasks may run, so their
+    offsets may move between reading the history and asking the sidecar. STOPPED connectors have no
+    tasks (KIP-875 alters offsets only then) and PAUSED ones' tasks process no records."""
+    return connectors.filter(F.col("exists") & (F.col("target_state") == "STARTED")).select("connector")
+
+
+def sidecar_disagreements(
+    history: DataFrame, sidecar: DataFrame, answers: DataFrame, running: DataFrame | None = None
+) -> DataFrame:
+    """Per connector the sidecar was asked about, except the ``running`` ones (their offsets move: a
+    difference says nothing): ``agrees``, the partitions only the history has, only the sidecar has (also
+    with a null offset: a partition the worker knows but whose offset it cannot find), and those whose
+    offsets differ; ``error`` when the sidecar did not answer."""
     asked = answers.select("connector", "error")
+    if running is not None:
+        asked = asked.join(running.select("connector"), "connector", "left_anti")
     ok = asked.filter(F.col("error").isNull()).select("connector")
     h = history.join(ok, "connector").select(
         "connector", "logical_partition", F.col("offset_normal").alias("h"), F.lit(True).alias("in_h")

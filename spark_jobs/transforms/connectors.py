@@ -22,14 +22,16 @@ def _latest(df: DataFrame, *keys: str) -> DataFrame:
 @F.udf(returnType=StringType())
 def _type_of(properties: dict[str, str | None] | None) -> str:
     """The shared rule (``rules.connectors.connector_type``) on the latest configuration; the job has no
-    plugin list, so it decides from the class name and the sink topic keys."""
-    return connector_type(properties or {})
+    plugin list, so it decides from the class name and the sink topic keys. No configuration retained
+    (only a deleting tombstone): ``unknown``, not a guess."""
+    return connector_type(properties)
 
 
 def connector_configs(config: DataFrame) -> DataFrame:
     """One row per connector the config topic ever named: ``exists`` (the latest ``connector-<c>`` record
-    is not a tombstone), ``properties`` (latest config; kept after deletion), ``type`` (sink or source),
-    ``target_state``, ``created`` (first config), ``deleted`` (time of the deleting tombstone)."""
+    is not a tombstone), ``properties`` (latest config; kept after deletion), ``type`` (sink, source, or
+    unknown when no config is retained), ``target_state``, ``created`` (first config), ``deleted`` (time
+    of the deleting tombstone)."""
     valid = config.filter(F.col("malformed").isNull() & F.col("connector").isNotNull())
     configs = valid.filter(F.col("kind") == "connector")
     latest = _latest(configs, "connector")

@@ -180,21 +180,96 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
     )
 
 
-def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> DataFrame:
-    """Per existing source connector, the entries of the ``PATCH /connectors/{c}/offsets`` body that put
-    it back to its offsets as of ``as_of_ms``: each partition's offset then, and ``offset`` null for the
-    partitions that have an offset now but had none then (KIP-875: null resets a partition)."""
-    then = offsets_as_of(decoded, as_of_ms).select(
-        "connector", "key", F.col("partition_json").alias("then_partition"), F.col("offset_json").alias("then_offset")
-    )
-    now = offsets_as_of(decoded, None).select("connector", "key", F.col("partition_json").alias("now_partition"))
-    sources = connectors.filter(F.col("exists") & (F.col("type") == "source")).select("connector")
+def first_missing_offsets(decoded: DataFrame) -> DataFrame:
+    """Per Kafka partition of the offsets topic: ``first_missing``, the lowest offset not retained (a
+    record removed by compaction or retention, or a transaction marker's slot), null when the partition
+    holds every record from offset 0. All records count here, malformed ones too."""
+    ordered = Window.partitionBy("kafka_partition").orderBy("kafka_offset")
+    position = F.row_number().over(ordered) - 1  # offsets are unique: offset > position once one is missing
     return (
-        then.join(now, ["connector", "key"], "full_outer")
-        .join(sources, "connector")
+        decoded.select("kafka_partition", "kafka_offset")
+        .withColumn("position", position)
+        .groupBy("kafka_partition")
+        .agg(F.min(F.when(F.col("kafka_offset") != F.col("position"), F.col("position"))).alias("first_missing"))
+    )
+
+
+def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> DataFrame:
+    """Per existing source connector and partition (the keys the worker finds), what a restore to
+    ``as_of_ms`` does, as columns ``partition_json``, ``offset_json``, ``action``, ``based_on``,
+    ``reason`` and ``warning`` (always null here; sinks use it):
+
+    - the last retained record at or before as-of is a commit: ``set`` to it (``based_on`` offsets_topic).
+      Compaction keeps a suffix of a key's records, so that record is the offset it had then.
+    - it is a tombstone: the partition had no offset then; ``reset`` (KIP-875's null offset, ``based_on``
+      tombstone) when it has one now, nothing when it has none.
+    - no record at or before as-of is retained, but the Kafka partition holds every record from offset 0
+      up to the key's first one: the key did not exist then; ``reset`` (``based_on`` no_record_yet) when
+      it has an offset now, nothing otherwise.
+    - no record at or before as-of is retained and records were removed before the key's first retained
+      one (compaction, retention, or a transaction marker's slot): what it had then cannot be known;
+      ``unknown`` (``based_on`` history_not_retained) with the ``reason``, never a null offset, which
+      would reset it. The body leaves it out.
+    """
+    canonical = _valid(decoded).filter("key_canonical")
+    order = F.struct("timestamp", "kafka_partition", "kafka_offset")
+    record = F.struct("tombstone", "partition_json", "offset_json")
+    then = (
+        canonical.filter(F.col("timestamp") <= F.lit(as_of_ms))
+        .groupBy("connector", "key")
+        .agg(F.max_by(record, order).alias("then"))
+    )
+    gaps = first_missing_offsets(decoded)
+    per_kafka_partition = (
+        canonical.groupBy("connector", "key", "kafka_partition")
+        .agg(F.min("kafka_offset").alias("first_offset"))
+        .join(gaps, "kafka_partition", "left")
+        .withColumn("complete", F.col("first_missing").isNull() | (F.col("first_missing") > F.col("first_offset")))
+    )
+    since_start = per_kafka_partition.groupBy("connector", "key").agg(
+        F.bool_and("complete").alias("complete"),
+        F.min_by(F.struct("kafka_partition", "first_offset", "first_missing"), "complete").alias("gap"),
+    )
+    keys = (
+        canonical.groupBy("connector", "key")
+        .agg(F.max_by(record, order).alias("now"))
+        .join(then, ["connector", "key"], "left")
+        .join(since_start, ["connector", "key"])
+    )
+    sources = connectors.filter(F.col("exists") & (F.col("type") == "source")).select("connector")
+    live_now = ~F.col("now.tombstone")
+    had_record = F.col("then").isNotNull()
+    action = (
+        F.when(had_record & ~F.col("then.tombstone"), "set")
+        .when(had_record | F.col("complete"), F.when(live_now, "reset"))
+        .otherwise("unknown")
+    )
+    based_on = (
+        F.when(had_record & ~F.col("then.tombstone"), "offsets_topic")
+        .when(had_record, "tombstone")
+        .when(F.col("complete"), "no_record_yet")
+        .otherwise("history_not_retained")
+    )
+    reason = F.format_string(
+        "no record of this partition at or before as-of is retained, and partition %d of the offsets topic "
+        "lost records before its first retained one (offset %d; the first missing offset is %d): its offset "
+        "then cannot be known; it has %s now",
+        F.col("gap.kafka_partition"),
+        F.col("gap.first_offset"),
+        F.col("gap.first_missing"),
+        F.when(live_now, "an offset").otherwise("none"),
+    )
+    return (
+        keys.join(sources, "connector")
+        .withColumn("action", action)
+        .filter(F.col("action").isNotNull())
         .select(
             "connector",
-            F.coalesce("then_partition", "now_partition").alias("partition_json"),
-            F.col("then_offset").alias("offset_json"),
+            F.col("now.partition_json").alias("partition_json"),
+            F.when(F.col("action") == "set", F.col("then.offset_json")).alias("offset_json"),
+            "action",
+            based_on.alias("based_on"),
+            F.when(F.col("action") == "unknown", reason).alias("reason"),
+            F.lit(None).cast("string").alias("warning"),
         )
     )

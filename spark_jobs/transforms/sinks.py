@@ -19,14 +19,16 @@ SINK_PARTITIONS_SCHEMA = StructType(
         StructField("log_start", LongType(), True),
         StructField("log_end", LongType(), True),
         StructField("offset_at_as_of", LongType(), True),  # its position at the restore time, if known
+        StructField("offset_at_as_of_basis", StringType(), True),  # committed, offsets_for_times or log_end
     ]
 )
 
 
 def sink_offsets(partitions: DataFrame) -> DataFrame:
     """Per sink connector and topic partition: committed offset, log start and end, ``lag`` (end minus
-    committed) and ``status``: ok, below_log_start (the data it would read next is gone), beyond_log_end,
-    or uncommitted."""
+    committed; null when uncommitted, and when the committed offset is beyond the log end: that is its own
+    status, never a negative lag) and ``status``: ok, below_log_start (the data it would read next is
+    gone), beyond_log_end, or uncommitted."""
     committed, start, end = F.col("committed"), F.col("log_start"), F.col("log_end")
     status = (
         F.when(committed.isNull(), "uncommitted")
@@ -43,9 +45,10 @@ def sink_offsets(partitions: DataFrame) -> DataFrame:
         "committed",
         "log_start",
         "log_end",
-        F.when(committed.isNotNull(), end - committed).alias("lag"),
+        F.when(committed.isNotNull() & (committed <= end), end - committed).alias("lag"),
         status.alias("status"),
         "offset_at_as_of",
+        "offset_at_as_of_basis",
     )
 
 
@@ -60,11 +63,36 @@ def orphaned_sink_offsets(offsets: DataFrame) -> DataFrame:
 
 
 def sink_restore_plan(offsets: DataFrame) -> DataFrame:
-    """Per existing sink connector, PATCH entries putting each partition back where it was at the restore
-    time (``offset_at_as_of``, from :mod:`spark_jobs.kafka_admin`), as ``partition_json``/``offset_json``."""
+    """Per existing sink connector, the entries putting each partition back where it was at the restore
+    time (``offset_at_as_of``, from :mod:`spark_jobs.kafka_admin`), in the columns of
+    :func:`.offsets.source_restore_plan`: ``action`` set, ``based_on`` the position's basis (committed,
+    offsets_for_times, log_end) and a ``warning`` when, for a past time, the group's committed offset now
+    is below that position (with no committed offset: the position is above the log start): commits only
+    move forward unless altered, so the sink was behind then, and the entry would skip the records in
+    between (the group's commit history itself is not read: a sink that caught up since is not flagged)."""
     target = F.col("offset_at_as_of")
     partition = F.to_json(F.struct(F.col("topic").alias("kafka_topic"), F.col("partition").alias("kafka_partition")))
     offset = F.to_json(F.struct(target.alias("kafka_offset")))
+    committed, start = F.col("committed"), F.col("log_start")
+    past = F.col("offset_at_as_of_basis").isin("offsets_for_times", "log_end")
+    lagged = F.coalesce(committed < target, target > start)  # no commit: records it never read before the position
+    unread = target - F.greatest(committed, start)  # the records still in the log the entry would skip
+    warning = F.when(
+        past & lagged,
+        F.format_string(
+            "the sink lagged then: its group's committed offset now (%s) is below this position (%d), and "
+            "commits only move forward unless altered; this entry skips %d unread record(s) still in the log",
+            F.coalesce(committed.cast("string"), F.lit("none")),
+            target,
+            unread,
+        ),
+    )
     return offsets.filter(F.col("exists") & target.isNotNull()).select(
-        "connector", partition.alias("partition_json"), offset.alias("offset_json")
+        "connector",
+        partition.alias("partition_json"),
+        offset.alias("offset_json"),
+        F.lit("set").alias("action"),
+        F.col("offset_at_as_of_basis").alias("based_on"),
+        F.lit(None).cast("string").alias("reason"),
+        warning.alias("warning"),
     )

@@ -99,13 +99,15 @@ def topics_summary(usage: DataFrame, broker_topics: DataFrame | None) -> DataFra
     )
 
 
-def idle_topics(summary: DataFrame, now_ms: int, idle_ms: int) -> DataFrame:
-    """Topics some connector used but none has used for at least ``idle_ms`` (and that still exist, when
-    the broker's facts are known)."""
+def topics_unused_by_connectors(summary: DataFrame, now_ms: int, unused_ms: int) -> DataFrame:
+    """Topics some connector used (a KIP-558 topic record) but none has as an active topic now, the last
+    use ending at least ``unused_ms`` ago (``last_used``: the latest reset or deletion tombstone, or topic
+    record), and that still exist when the broker's facts are known. Not "idle": the status topic says
+    nothing of the records written to a topic, which another producer may still write."""
     return summary.filter(
         (F.size("connectors") > 0)
         & (F.size("active_connectors") == 0)
-        & (F.col("last_used") <= F.lit(now_ms - idle_ms))
+        & (F.col("last_used") <= F.lit(now_ms - unused_ms))
         & F.coalesce(F.col("exists"), F.lit(True))
     ).select("topic", "connectors", "last_used", F.lit(now_ms).alias("now"))
 

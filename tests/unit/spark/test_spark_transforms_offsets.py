@@ -4,15 +4,17 @@ offsets that went backwards, and the restore plan as of a time."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from control_plane.codecs import SourceOffset, encode_offset, partition_for_key
+from control_plane.codecs import OffsetKey, SourceOffset, Tombstone, encode_offset, partition_for_key
 from spark_jobs.transforms import (
     connector_configs,
     decode_config_records,
     decode_offsets,
+    first_missing_offsets,
     non_canonical_keys,
     offset_history,
     offsets_went_backwards,
@@ -72,8 +74,8 @@ def test_orphans_of_deleted_and_unknown_connectors(
     sinks = sink_offsets(
         spark.createDataFrame(
             [
-                ("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None),
-                ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None),
+                ("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None, None),
+                ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None, None),
             ],
             SINK_PARTITIONS_SCHEMA,
         )
@@ -116,16 +118,74 @@ def test_offsets_that_went_backwards(history_frames: tuple[DataFrame, DataFrame]
     ]
 
 
+def _plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> dict[tuple[str, str], tuple[Any, ...]]:
+    return {
+        (r["connector"], r["partition_json"]): (r["action"], r["offset_json"], r["based_on"])
+        for r in source_restore_plan(decoded, connectors, as_of_ms).collect()
+    }
+
+
 def test_restore_plan_as_of_a_time(history_frames: tuple[DataFrame, DataFrame]) -> None:
     decoded, connectors = history_frames
-    at = {
-        (r["connector"], r["partition_json"]): r["offset_json"]
-        for r in source_restore_plan(decoded, connectors, 2600).collect()
+    assert _plan(decoded, connectors, 2600) == {
+        ("src", '{"filename":"/a"}'): ("set", '{"position":20}', "offsets_topic"),
+        ("src", '{"filename":"/b"}'): ("set", '{"position":5}', "offsets_topic"),
     }
-    assert at == {("src", '{"filename":"/a"}'): '{"position":20}', ("src", '{"filename":"/b"}'): '{"position":5}'}
-    early = {
-        (r["connector"], r["partition_json"]): r["offset_json"]
-        for r in source_restore_plan(decoded, connectors, 1200).collect()
+    # B's first record came later and its Kafka partition lost nothing: it had no offset then, a reset;
+    # deleted and unknown connectors are not in the plan
+    assert _plan(decoded, connectors, 1200) == {
+        ("src", '{"filename":"/a"}'): ("set", '{"position":10}', "offsets_topic"),
+        ("src", '{"filename":"/b"}'): ("reset", None, "no_record_yet"),
     }
-    # B had no offset then: the plan resets it (null); deleted and unknown connectors are not in the plan
-    assert early == {("src", '{"filename":"/a"}'): '{"position":10}', ("src", '{"filename":"/b"}'): None}
+    # B was reset (a tombstone) at 3500: a reset again, proven by the tombstone
+    assert _plan(decoded, connectors, 3550)[("src", '{"filename":"/b"}')] == ("reset", None, "tombstone")
+
+
+def _commit(h: History, partition: dict[str, str], position: int, ts: int, kafka_partition: int) -> None:
+    """A commit placed in ``kafka_partition`` (the test picks where compaction removed records)."""
+    h.raw_offset(*encode_offset(SourceOffset("src", partition, {"position": position})), ts, partition=kafka_partition)
+
+
+def test_first_missing_offsets(spark: SparkSession) -> None:
+    h = History()
+    for ts in range(4):
+        for kafka_partition in (0, 1, 2):
+            _commit(h, A, ts, 1000 + ts, kafka_partition)
+    h.rows = [r for r in h.rows if (r[2], r[3]) not in {(1, 2), (2, 0)}]  # compaction removed them
+    got = {
+        r["kafka_partition"]: r["first_missing"]
+        for r in first_missing_offsets(decode_offsets(h.frame(spark), OFFSET_PARTITIONS)).collect()
+    }
+    assert got == {0: None, 1: 2, 2: 0}
+
+
+def test_restore_plan_never_turns_history_not_retained_into_a_reset(spark: SparkSession) -> None:
+    """Compaction removed records (offset gaps): a partition with no retained record at or before as-of is
+    flagged, not reset, unless its Kafka partition lost nothing before its first record."""
+    c, d, e, f = ({"filename": x} for x in ("/c", "/d", "/e", "/f"))
+    h = History()
+    h.connector("src", SOURCE, 100)
+    _commit(h, c, 1, 900, 0)  # partition 0: whole
+    _commit(h, c, 2, 2600, 0)
+    _commit(h, d, 1, 1000, 1)  # partition 1: its first record is gone
+    _commit(h, d, 7, 2700, 1)
+    _commit(h, e, 3, 2800, 1)  # first written after as-of, or not? unknowable
+    h.raw_offset(encode_offset(Tombstone(OffsetKey("src", e)))[0], None, 2900, partition=1)  # and deleted now
+    _commit(h, f, 4, 1000, 2)  # partition 2: a gap after f's first record
+    _commit(h, f, 5, 1100, 2)
+    _commit(h, f, 6, 1900, 2)
+    h.rows = [r for r in h.rows if (r[0], r[2], r[3]) not in {("offsets", 1, 0), ("offsets", 2, 1)}]
+    frame = h.frame(spark)
+    decoded = decode_offsets(frame, OFFSET_PARTITIONS)
+    connectors = connector_configs(decode_config_records(frame))
+    rows = {
+        json.loads(r["partition_json"])["filename"]: r for r in source_restore_plan(decoded, connectors, 2000).collect()
+    }
+    assert (rows["/c"]["action"], rows["/c"]["offset_json"]) == ("set", '{"position":1}')
+    assert (rows["/f"]["action"], rows["/f"]["offset_json"]) == ("set", '{"position":6}')
+    for name, now in (("/d", "an offset"), ("/e", "none")):
+        row = rows[name]
+        assert (row["action"], row["offset_json"], row["based_on"]) == ("unknown", None, "history_not_retained")
+        assert "partition 1 of the offsets topic lost records" in row["reason"]
+        assert row["reason"].endswith(f"it has {now} now")
+    assert set(rows) == {"/c", "/d", "/e", "/f"}

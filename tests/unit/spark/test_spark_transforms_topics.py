@@ -1,4 +1,4 @@
-"""Topic usage from KIP-558 records: resets versus deletions, per-topic summary, idle topics, topics
+"""Topic usage from KIP-558 records: resets versus deletions, per-topic summary, topics unused by connectors, topics
 without a connector, sink topics never active, creation-rule mismatches, the state timeline."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from spark_jobs.transforms import (
     creation_mismatches,
     decode_config_records,
     decode_status_records,
-    idle_topics,
     sink_topic_references,
     sinks_never_active,
     state_summary,
     state_timeline,
     topic_usage,
     topics_summary,
+    topics_unused_by_connectors,
     topics_without_connector,
 )
 from spark_jobs.transforms.topics import BROKER_TOPICS_SCHEMA
@@ -87,14 +87,15 @@ def test_usage_resets_and_deletions(frames: dict[str, DataFrame]) -> None:
     assert (stale["active"], stale["ended"], stale["resets"], stale["deletions"]) == (False, 4001, 0, 1)
 
 
-def test_summary_idle_and_without_connector(frames: dict[str, DataFrame]) -> None:
+def test_summary_unused_and_without_connector(frames: dict[str, DataFrame]) -> None:
     summary = topics_summary(frames["usage"], frames["broker"]).cache()
     rows = {r["topic"]: r for r in summary.collect()}
     assert rows["lines"]["active_connectors"] == ["src"] and rows["lines"]["last_used"] is None
     assert (rows["stale"]["exists"], rows["stale"]["last_used"]) == (False, 4001)
-    offline = {r["topic"] for r in idle_topics(topics_summary(frames["usage"], None), 10_000, 5_000).collect()}
+    unused = topics_unused_by_connectors(topics_summary(frames["usage"], None), 10_000, 5_000)
+    offline = {r["topic"] for r in unused.collect()}
     assert offline == {"stale"}
-    assert idle_topics(summary, 10_000, 5_000).count() == 0  # stale no longer exists
+    assert topics_unused_by_connectors(summary, 10_000, 5_000).count() == 0  # stale no longer exists
     refs = sink_topic_references(frames["connectors"], frames["broker"])
     alone = {r["topic"] for r in topics_without_connector(summary, refs, ["cfg", "st", "off"], None).collect()}
     assert alone == {"lonely"}
