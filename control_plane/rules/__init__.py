@@ -1,0 +1,1 @@
+"""Pure Connect rules shared by the sidecar and the Spark jobs."""
