@@ -216,10 +216,7 @@ def configured_groups(config: Config, *, worker_enabled: bool = True) -> Creatio
     for group in dict.fromkeys(groups):
         if group == DEFAULT_GROUP:
             continue  # SourceConnectorConfig.enrich drops it (with a warning) since 3.4.0
-        values = dict(defaults)
-        for name, short in ((REPLICATION_FACTOR, True), (PARTITIONS, False)):
-            if config.get(_key(group, name)) is not None:
-                values[name] = _number(config, _key(group, name), short=short)
+        # ConfigDef parses (and validates) a group's keys in TopicCreationConfig.configDef's order
         include, exclude = parse_list(config.get(_key(group, INCLUDE))), parse_list(config.get(_key(group, EXCLUDE)))
         for name, entries in ((INCLUDE, include), (EXCLUDE, exclude)):
             for entry in entries:
@@ -227,6 +224,12 @@ def configured_groups(config: Config, *, worker_enabled: bool = True) -> Creatio
                     translate(entry)
                 except JavaPatternSyntaxError as exc:
                     raise TopicCreationConfigError(_key(group, name), _regex_message(name, entries, exc)) from exc
+                except UnsupportedJavaRegex:
+                    pass  # a Java syntax error in a later entry or key still comes first
+        values = dict(defaults)
+        for name, short in ((REPLICATION_FACTOR, True), (PARTITIONS, False)):
+            if config.get(_key(group, name)) is not None:
+                values[name] = _number(config, _key(group, name), short=short)
         settings = TopicSettings(
             _or_default(values[PARTITIONS]), _or_default(values[REPLICATION_FACTOR]), _other_configs(config, group)
         )
