@@ -696,10 +696,13 @@ class _Parser:
         if ch == ord("Z"):
             return self._dollar()
         if ch == ord("b") and self.peek() == 0x7B:
-            if self.skip() != ord("g") or self.read() != 0x7D:
-                raise self.error("Illegal/unsupported escape sequence")
-            self.refuse("\\b{g} grapheme boundary")
-            return ""
+            if self.skip() == ord("g"):
+                if self.read() != 0x7D:
+                    raise self.error("Illegal/unsupported escape sequence")
+                self.refuse("\\b{g} grapheme boundary")
+                return ""
+            self.unread()
+            self.unread()  # a plain \b, then a quantifier
         if ch in (ord("b"), ord("B"), ord("G"), ord("R"), ord("X")):
             self.refuse(
                 {

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from control_plane.rules.java_regex import UnsupportedJavaRegex
+from control_plane.rules.java_regex import JavaPatternSyntaxError, UnsupportedJavaRegex, translate
 from control_plane.rules.topic_creation import TopicCreationConfigError, configured_groups
 
 pytestmark = pytest.mark.java
@@ -30,6 +30,7 @@ SOURCE = ROOT / "tests" / "java" / "topic_creation" / "TopicCreationOracle.java"
 KAFKA = "4.3.1"
 SEED = 158
 CASES = 3000
+PATTERNS = 3000
 
 
 def _lib() -> Path:
@@ -219,3 +220,50 @@ def test_python_agrees_with_connect(oracle: list[str]) -> None:
     assert not disagreements, json.dumps(disagreements[:5], indent=1)
     assert not messages, messages[:5]  # Connect's first error, word for word
     assert resolved > CASES // 3 and refused > 0
+
+
+REGEX_ATOMS = [
+    *("a", "b", "A", "x", ".", "\\.", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "[a-c]", "[^a]", "[a-z&&[^b]]"),
+    *("[a[X-Z]]", "\\p{Alpha}", "\\p{Lower}", "\\p{Upper}", "\\P{Punct}", "(?i)", "(?-i)", "(?s)", "(?x)", " ", "#"),
+    *("\\Q.*\\E", "\\Qa", "(", "(?:", "(?<g>", "(?i:", ")", "|", "{2}", "{1,2}", "*", "+", "?", "\\t", "\\x41"),
+    *("\\u0061", "\\0141", "[\\w-]", "[-a]", "[a-]", "]", "}", "$", "^", "\\Z", "\\z", "\\A", "(?=a)", "(?!b)"),
+    *("(?>a|ab)", "[.]", "[\\Q]\\E]", "&&", "[a&&b]", "[^]]", "\\\\", "\\b", "\\1", "\\p{L}", "(?u)", "\\y"),
+]
+TEXTS = ["", "a", "b", "A", "ab", "aB", "abc", "a.b", "x1", ".", "AB", "a b", "a\n", "\n", "aa", "]", "}", "a-", "_"]
+TEXTS += ["\u00e9", "a\r\n", "ABab", "#", "\u212a", "\u0661"]
+
+
+def test_patterns_agree_with_java_util_regex(oracle: list[str]) -> None:
+    """Bare patterns: the same matches, or the same PatternSyntaxException (description and index), or a
+    refusal as unsupported."""
+    rng = random.Random(SEED + 1)
+    quantifiers = ["", "", "", "*", "+", "?", "{2}", "*?", "++", "{1,}", "{0,1}"]
+    cases = [
+        {
+            "id": index,
+            "pattern": "".join(rng.choice(REGEX_ATOMS) + rng.choice(quantifiers) for _ in range(rng.randint(1, 5))),
+            "texts": rng.sample(TEXTS, 8),
+        }
+        for index in range(PATTERNS)
+    ]
+    run = subprocess.run(
+        oracle, input="".join(json.dumps(c) + "\n" for c in cases), capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    disagreements: list[tuple[Any, ...]] = []
+    counts = {"matched": 0, "error": 0, "unsupported": 0}
+    for case, line in zip(cases, run.stdout.splitlines(), strict=True):
+        java = json.loads(line)
+        try:
+            regex = translate(case["pattern"])
+            python: dict[str, Any] = {"matches": [regex.fullmatch(text) for text in case["texts"]]}
+        except JavaPatternSyntaxError as exc:
+            python = {"error": exc.description, "index": exc.index}
+        except UnsupportedJavaRegex:
+            counts["unsupported"] += 1
+            continue
+        counts["error" if "error" in java else "matched"] += 1
+        if {k: v for k, v in java.items() if k != "id"} != python:
+            disagreements.append((case["pattern"], java, python))
+    print(f"\n{PATTERNS} patterns: {counts}")
+    assert not disagreements, disagreements[:5]

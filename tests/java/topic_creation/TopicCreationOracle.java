@@ -23,7 +23,8 @@ import java.util.regex.PatternSyntaxException;
  * SourceConnectorConfig (createTopics=true) and TopicCreationGroup.configuredGroups, then resolves each
  * topic the way TopicCreation.findFirstGroup does (listed groups in order without "default", first
  * whose matches(topic) is true, else "default"). It writes one JSON line per case: the claiming group
- * and NewTopic settings per topic, or the exception Connect throws.
+ * and NewTopic settings per topic, or the exception Connect throws. A line {"id", "pattern", "texts"}
+ * is one bare pattern: Pattern.compile and matches() per text, or the PatternSyntaxException.
  */
 public final class TopicCreationOracle {
     public static void main(String[] args) throws Exception {
@@ -35,6 +36,10 @@ public final class TopicCreationOracle {
             JsonNode request = json.readTree(line);
             ObjectNode reply = json.createObjectNode();
             reply.put("id", request.get("id").asInt());
+            if (request.has("pattern")) {
+                out.println(json.writeValueAsString(pattern(request, reply)));
+                continue;
+            }
             Map<String, String> props = new HashMap<>();
             props.put("name", "oracle");
             props.put("connector.class", "org.example.Source");
@@ -79,5 +84,20 @@ public final class TopicCreationOracle {
             out.println(json.writeValueAsString(reply));
         }
         out.flush();
+    }
+
+    /** One java.util.regex pattern: Pattern.compile, then matcher(text).matches() per text. */
+    private static ObjectNode pattern(JsonNode request, ObjectNode reply) {
+        try {
+            java.util.regex.Pattern compiled = java.util.regex.Pattern.compile(request.get("pattern").asText());
+            ArrayNode matches = reply.putArray("matches");
+            for (JsonNode text : request.get("texts")) {
+                matches.add(compiled.matcher(text.asText()).matches());
+            }
+        } catch (PatternSyntaxException e) {
+            reply.put("error", e.getDescription());
+            reply.put("index", e.getIndex());
+        }
+        return reply;
     }
 }
