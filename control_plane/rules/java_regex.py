@@ -145,10 +145,6 @@ def _ascii_case_closed(a: Intervals) -> Intervals:
     return _norm((*a, *extra))
 
 
-def _chars(text: str) -> Intervals:
-    return _norm((ord(c), ord(c)) for c in text)
-
-
 _DIGIT = ((0x30, 0x39),)
 _LOWER = ((0x61, 0x7A),)
 _UPPER = ((0x41, 0x5A),)
