@@ -1,25 +1,20 @@
 """Which KIP-158 topic-creation group a source connector's configuration gives a topic, with which
-settings (pure; the adopted design: ``topic.creation.groups``, ``include``/``exclude`` lists, the implicit
-``default`` group).
+settings: a thin adapter over :mod:`control_plane.rules.topic_creation` (the rules the sidecar checks
+with), in the shape the Spark transform uses.
 
-As Connect's ``TopicCreation`` and ``TopicCreationGroup`` do: creation is on for a connector when its
-config sets ``topic.creation.default.replication.factor`` and ``.partitions``; the groups are tried in
-the order of ``topic.creation.groups`` and the first whose include list matches the whole topic name and
-whose exclude list does not wins, else ``default``; a group's replication factor and partitions default
-to the default group's, ``-1`` means the broker's default, and its other ``topic.creation.<group>.*``
-keys are topic configs (``cleanup.policy``...), not inherited from the default group. Connect compiles the
-lists as Java regular expressions; Python's ``re`` agrees for the patterns topic names use.
+``rule_for`` is None when Connect would create no topic for this config: no ``topic.creation.*`` keys,
+or a config Connect refuses (a missing default replication factor or partitions, a bad number, an
+include/exclude entry that is not a Java regex), or a pattern the sidecar does not translate exactly (see
+:mod:`control_plane.rules.java_regex`): the job then reports nothing for it rather than guess.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-PREFIX = "topic.creation."
-DEFAULT = "default"
-SPECIAL = ("include", "exclude", "replication.factor", "partitions")
+from control_plane.rules.java_regex import JavaRegexProblem
+from control_plane.rules.topic_creation import TopicCreationConfigError, configured_groups
 
 
 @dataclass(frozen=True)
@@ -30,60 +25,15 @@ class CreationRule:
     topic_configs: dict[str, str] = field(default_factory=dict)
 
 
-def _list(value: str | None) -> list[str]:
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
-def _int(value: str | None) -> int | None:
-    try:
-        number = int((value or "").strip())
-    except ValueError:
-        return None
-    return None if number == -1 else number
-
-
-def creation_enabled(props: Mapping[str, str | None]) -> bool:
-    return all(props.get(f"{PREFIX}{DEFAULT}.{key}") not in (None, "") for key in ("replication.factor", "partitions"))
-
-
-def _matches(patterns: list[str], topic: str) -> bool:
-    if not patterns:
-        return False
-    try:
-        return re.fullmatch("|".join(patterns), topic) is not None
-    except re.error:
-        return False
-
-
-def _other_configs(props: Mapping[str, str | None], group: str) -> dict[str, str]:
-    prefix = f"{PREFIX}{group}."
-    return {
-        key[len(prefix) :]: value
-        for key, value in props.items()
-        if key.startswith(prefix) and value is not None and key[len(prefix) :] not in SPECIAL
-    }
-
-
 def rule_for(props: Mapping[str, str | None], topic: str) -> CreationRule | None:
-    """The group and settings Connect would create ``topic`` with; None when creation is off for it."""
-    if not creation_enabled(props):
+    """The group and settings Connect would create ``topic`` with; None when it creates none (above).
+    The worker's ``topic.creation.enable`` is the caller's: the transform takes it as a parameter."""
+    try:
+        groups = configured_groups(props, worker_enabled=True)
+        if groups is None:
+            return None
+        group = groups.group_for(topic)
+    except (TopicCreationConfigError, JavaRegexProblem):
         return None
-    default_rf = _int(props.get(f"{PREFIX}{DEFAULT}.replication.factor"))
-    default_partitions = _int(props.get(f"{PREFIX}{DEFAULT}.partitions"))
-    for group in _list(props.get(f"{PREFIX}groups")):
-        if group == DEFAULT:
-            continue  # listed by mistake: Connect ignores it with a warning
-        include = _list(props.get(f"{PREFIX}{group}.include"))
-        exclude = _list(props.get(f"{PREFIX}{group}.exclude"))
-        if _matches(include, topic) and not _matches(exclude, topic):
-            rf_text, partitions_text = (
-                props.get(f"{PREFIX}{group}.replication.factor"),
-                props.get(f"{PREFIX}{group}.partitions"),
-            )
-            return CreationRule(
-                group,
-                default_rf if rf_text is None else _int(rf_text),
-                default_partitions if partitions_text is None else _int(partitions_text),
-                _other_configs(props, group),
-            )
-    return CreationRule(DEFAULT, default_rf, default_partitions, _other_configs(props, DEFAULT))
+    settings = group.settings
+    return CreationRule(group.name, settings.replication_factor, settings.partitions, dict(settings.configs))

@@ -49,3 +49,31 @@ GROUPS = {
 )
 def test_rule_for(props: dict[str, str], topic: str, expected: CreationRule | None) -> None:
     assert rule_for(props, topic) == expected
+
+
+@pytest.mark.parametrize(
+    ("props", "topic", "expected"),
+    [
+        pytest.param(
+            {**BASE, "topic.creation.groups": "alpha", "topic.creation.alpha.include": "\\p{Alpha}+"},
+            "orders",
+            CreationRule("alpha", 3, 5, {}),
+            id="java-posix-class",
+        ),
+        pytest.param(
+            {**BASE, "topic.creation.groups": "g", "topic.creation.g.include": "a, x{1,3}"},
+            "a",
+            None,
+            id="connect-refuses-the-config",
+        ),
+        pytest.param({**BASE, "topic.creation.default.partitions": "five"}, "t", None, id="not-a-number"),
+        pytest.param(
+            {**BASE, "topic.creation.groups": "g", "topic.creation.g.include": "\\p{javaLowerCase}+"},
+            "t",
+            None,
+            id="unsupported-pattern-no-guess",
+        ),
+    ],
+)
+def test_rule_for_follows_connect(props: dict[str, str], topic: str, expected: CreationRule | None) -> None:
+    assert rule_for(props, topic) == expected
