@@ -46,18 +46,11 @@ from control_plane.codecs import (  # noqa: E402
 )
 from control_plane.codecs.config import ConfigKey, ConfigKind  # noqa: E402
 from control_plane.codecs.status import StatusKey, StatusKind  # noqa: E402
+from control_plane.export import parquet_schema  # noqa: E402
 
 TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
 PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
-COLUMNS: list[tuple[str, pa.DataType]] = [  # typed: a list of mixed DataTypes would be inferred as list[object]
-    ("topic", pa.string()),
-    ("partition", pa.int32()),
-    ("offset", pa.int64()),
-    ("timestamp", pa.int64()),
-    ("key", pa.binary()),
-    ("value", pa.binary()),
-]
-SCHEMA = pa.schema(COLUMNS)
+SCHEMA = parquet_schema()  # the snapshot format control-plane export writes
 CHUNK = 500_000
 
 

@@ -16,11 +16,15 @@ import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .kafka_config import client_kwargs
 from .settings import Settings
 from .storage.errors import ReadTimeout
 from .storage.log_reader import LogRecord, TopicTail
+
+if TYPE_CHECKING:  # pyarrow is optional (the spark extra): imported where a Parquet snapshot is made
+    import pyarrow as pa
 
 FORMATS = ("jsonl", "parquet")
 
@@ -85,6 +89,21 @@ def write_jsonl(records: list[LogRecord], path: Path) -> None:
             out.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
+def parquet_schema() -> pa.Schema:
+    """The columns of a Parquet snapshot (the Spark jobs read it; bench/spark_jobs.py writes big ones)."""
+    import pyarrow as pa
+
+    columns: list[tuple[str, pa.DataType]] = [  # typed: mixed DataTypes would be list[object]
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("timestamp", pa.int64()),
+        ("key", pa.binary()),
+        ("value", pa.binary()),
+    ]
+    return pa.schema(columns)
+
+
 def write_parquet(records: list[LogRecord], path: Path) -> None:
     try:
         import pyarrow as pa
@@ -93,15 +112,7 @@ def write_parquet(records: list[LogRecord], path: Path) -> None:
         raise ExportError(
             "Parquet needs pyarrow: pip install 'control-plane[spark]', or export --format jsonl"
         ) from None
-    columns_types: list[tuple[str, pa.DataType]] = [  # typed: mixed DataTypes would be list[object]
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("timestamp", pa.int64()),
-        ("key", pa.binary()),
-        ("value", pa.binary()),
-    ]
-    schema = pa.schema(columns_types)
+    schema = parquet_schema()
     columns = {
         "topic": [r.topic for r in records],
         "partition": [r.partition for r in records],
