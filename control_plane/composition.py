@@ -19,6 +19,7 @@ from typing import Protocol
 
 from .backoff import ProposalBackoff
 from .domain.capabilities import Capabilities, Feature
+from .domain.connector_configs import ConnectorConfigs
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.offsets import ConnectorOffsets, WorkerKafka
@@ -187,6 +188,7 @@ async def running(
                 if view
                 else None,
             ),
+            configs=ConnectorConfigs(upstream, checks=(), enforce=settings.config_checks == "enforce"),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
             describe_settings=lambda: describe(settings),

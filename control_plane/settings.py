@@ -121,6 +121,11 @@ class Settings(BaseSettings):
     # before the answer goes to the client (read-your-writes)
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
 
+    # what a check of the sidecar's own (topic-creation rules, ...) does with a create or update it finds a
+    # problem in: refuse it with Connect's 400 (``enforce``), or let it through with Warning headers
+    # (``warn``). Rules of newer Connect releases the workers lack are always enforced, as those refuse.
+    config_checks: Literal["enforce", "warn"] = "enforce"
+
     # -- the materialized view of the cluster (needs bootstrap.servers and the internal topics)
     view_enabled: bool = True
     read_from: Literal["view", "upstream"] = "view"  # who answers the read endpoints while a worker answers

@@ -25,6 +25,8 @@ from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .capabilities import Capabilities, Feature, Mode
+from .config_infos import ConfigInfos
+from .connector_configs import Config, ConnectorConfigs
 from .errors import ControlPlaneError, NotFoundError
 from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
@@ -73,6 +75,7 @@ class Herder:
         tracking: TopicTracking | None,
         stopper: ConnectorStopper,
         offsets: ConnectorOffsets,
+        configs: ConnectorConfigs,
         status_writes: StatusSink,
         reads_from_view: bool,
         describe_settings: Callable[[], dict[str, Any]],
@@ -86,6 +89,7 @@ class Herder:
         self._tracking = tracking
         self._stopper = stopper
         self._offsets = offsets
+        self._configs = configs
         self._status_writes = status_writes
         self._reads_from_view_setting = reads_from_view
         self._describe_settings = describe_settings
@@ -275,6 +279,19 @@ class Herder:
         if self._view is None or not self._view.ready or self._view.state.connector_config(name) is None:
             return None
         return self._view.state.connector_type(name)
+
+    # -- configurations: validate, create, update, PATCH (the sidecar's checks first) ---------------
+    async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
+        return await self._configs.validate(path, config)
+
+    async def create_connector(self, name: str | None, config: Config) -> Refusal | Forward[None]:
+        return await self._configs.create(name, config)
+
+    async def put_connector_config(self, name: str, config: Config) -> Refusal | Forward[None]:
+        return await self._configs.update(name, config)
+
+    async def patch_connector_config(self, name: str, patch: Config) -> Refusal | Forward[None]:
+        return await self._configs.patch(name, patch)
 
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:

@@ -50,6 +50,7 @@ class Refusal:
 @dataclass(frozen=True)
 class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
+    warnings: tuple[str, ...] = ()  # added to the worker's answer (an HTTP Warning header each)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import offsets, ops, reads
+from . import configs, offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import PassThrough
 from .routes import SIDECAR_PREFIX, route_template
@@ -56,6 +56,10 @@ CONNECT_ROUTES = [
     Route("/connectors", reads.list_connectors, methods=["GET"]),
     Route("/connectors/{connector}/status", reads.connector_status, methods=["GET"]),
     Route("/connectors/{connector}/config", reads.connector_config, methods=["GET"]),
+    # configurations go through the sidecar's checks (domain.connector_configs) on their way to a worker
+    Route("/connectors", configs.create_connector, methods=["POST"]),
+    Route("/connectors/{connector}/config", configs.put_or_patch_config, methods=["PUT", "PATCH"]),
+    Route("/connector-plugins/{plugin}/config/validate", configs.validate_config, methods=["PUT"]),
     Route("/connectors/{connector}/tasks/{task}/status", reads.task_status, methods=["GET"]),
     Route("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"]),
     Route("/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"]),

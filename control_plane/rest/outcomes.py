@@ -38,14 +38,18 @@ def _mark(response: Response, provenance: Provenance) -> Response:
     return response
 
 
+def _warn(response: Response, warnings: tuple[str, ...]) -> Response:
+    for warning in warnings:  # RFC 9111 5.5: 199, miscellaneous warning; a quoted-string on one line
+        text = " ".join(warning.replace("\\", "\\\\").replace('"', '\\"').split())
+        response.headers.append("warning", f'199 - "{text.encode("latin-1", "backslashreplace").decode("latin-1")}"')
+    return response
+
+
 def answered(outcome: Answer[T] | Refusal, render: Callable[[T], Any]) -> Response:
     """The sidecar's own answer (``render`` gives the JSON body) or refusal, marked with its provenance."""
     if isinstance(outcome, Refusal):
         return _mark(error_response(outcome.error), outcome.provenance)
-    response = _mark(json_response(render(outcome.value)), outcome.provenance)
-    for warning in outcome.warnings:  # RFC 9111 5.5: 199, miscellaneous warning
-        response.headers.append("warning", f'199 - "{warning}"')
-    return response
+    return _warn(_mark(json_response(render(outcome.value)), outcome.provenance), outcome.warnings)
 
 
 async def respond(
@@ -55,7 +59,7 @@ async def respond(
 ) -> Response:
     if isinstance(outcome, Forward):
         try:
-            return await proxy(request)
+            return _warn(await proxy(request), outcome.warnings)
         except NoWorkerAvailable:
             fallback = outcome.fallback() if outcome.fallback else None
             if fallback is None:

@@ -19,6 +19,7 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Capabilities, Feature
+from control_plane.domain.connector_configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, NotFoundError
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
@@ -62,6 +63,7 @@ class Cluster:
             tracking=TopicTracking(self.kafka.view.state, self.sink, enabled=True, allow_reset=True),
             stopper=self.kafka.stopper,
             offsets=self.kafka.offsets,
+            configs=ConnectorConfigs(self.workers, checks=()),
             status_writes=self.sink,
             reads_from_view=read_from_view,
             describe_settings=dict,

@@ -1,0 +1,130 @@
+"""Connector configurations on their way to the workers: validate, create, update and PATCH.
+
+Every configuration a client sends goes through the checks of the sidecar (``config_checks``) first.
+When none finds anything, the client's request goes to a worker unchanged, so the worker answers as it
+always does. When a check finds a problem, the sidecar asks a worker to validate the configuration
+(``PUT /connector-plugins/{class}/config/validate``, as ``AbstractHerder.validateConnectorConfig`` does
+before every write) and adds its problems to the worker's own answer:
+
+- validate answers that merged validation (200), as a worker that knew the rule would;
+- create, update and PATCH are refused with the 400 a worker gives for an invalid configuration
+  (``AbstractHerder.maybeAddConfigErrors``: every error, the worker's and the sidecar's, in order), unless
+  every problem is a check of the sidecar's own and the operator chose ``config_checks=warn``: then the
+  request goes through, with the problems as warnings.
+
+Whatever the sidecar cannot judge (a body a worker would refuse, a worker whose validation does not answer
+200) goes to the worker unchanged, so a bad request gets the worker's own answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote
+
+import orjson
+
+from ..upstream import UpstreamError, UpstreamRequest
+from .config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
+from .config_infos import ConfigInfos, add_problems, invalid_config_message
+from .errors import BadRequestError
+from .outcomes import SIDECAR, Answer, Forward, Refusal
+from .ports import Workers
+
+Config = Mapping[str, str | None]
+JSON_HEADERS = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
+
+
+def validate_path(connector_class: str) -> str:
+    return f"/connector-plugins/{quote(connector_class, safe='')}/config/validate"
+
+
+def config_path(name: str) -> str:
+    return f"/connectors/{quote(name, safe='')}/config"
+
+
+def patched(config: Config, patch: Config) -> dict[str, str | None]:
+    """ConnectUtils.patchConfig: a null value removes the key, any other sets it."""
+    result = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    return result
+
+
+class ConnectorConfigs:
+    def __init__(self, workers: Workers, checks: Sequence[ConfigCheck], *, enforce: bool = True) -> None:
+        self._workers = workers
+        self._checks = tuple(checks)
+        self._enforce = enforce
+
+    async def _run_checks(self, subject: ConfigSubject) -> CheckResult:
+        if not self._checks:
+            return CheckResult()
+        return combine(list(await asyncio.gather(*(c.check(subject) for c in self._checks))))
+
+    async def _worker_validation(self, path: str, config: Config, hidden: frozenset[str]) -> ConfigInfos | None:
+        """The worker's validation of ``config`` without the ``hidden`` keys; None unless it answers 200."""
+        body = orjson.dumps({k: v for k, v in config.items() if k not in hidden})
+        try:
+            answer = await self._workers.forward(UpstreamRequest("PUT", path, headers=JSON_HEADERS, body=body))
+        except UpstreamError:
+            return None
+        if answer.status != 200:
+            return None
+        infos = answer.json()
+        return infos if isinstance(infos, dict) else None
+
+    # -- PUT /connector-plugins/{p}/config/validate ------------------------------------------------
+    async def validate(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
+        """``path``: the validate path as the client sent it."""
+        name = config.get("name")
+        found = await self._run_checks(ConfigSubject(RequestKind.VALIDATE, name, config))
+        if not found.problems and not found.hidden_from_worker:
+            return Forward(warnings=found.warnings)
+        infos = await self._worker_validation(path, config, found.hidden_from_worker)
+        if infos is None:
+            return Forward(warnings=found.warnings)
+        return Answer(add_problems(infos, found.problems, config), warnings=found.warnings)
+
+    # -- POST /connectors, PUT and PATCH /connectors/{c}/config -----------------------------------
+    async def create(self, name: str | None, config: Config) -> Refusal | Forward[None]:
+        """ConnectorsResource.createConnector: the name trimmed, an absent one empty."""
+        return await self._write(RequestKind.CREATE, (name or "").strip(), config)
+
+    async def update(self, name: str, config: Config) -> Refusal | Forward[None]:
+        return await self._write(RequestKind.UPDATE, name, config)
+
+    async def patch(self, name: str, patch: Config) -> Refusal | Forward[None]:
+        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now."""
+        if not self._checks:
+            return Forward()
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
+        except UpstreamError:
+            return Forward()
+        current = answer.json() if answer.status == 200 else None
+        if not isinstance(current, dict):
+            return Forward()  # the worker answers the PATCH itself (a 404, say)
+        return await self._write(RequestKind.PATCH, name, patched(current, patch))
+
+    async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
+        included = config.get("name")
+        if included is not None and included != name:
+            return Forward()  # ConnectorsResource.checkAndPutConnectorConfigName: the worker's 400
+        config = {**config, "name": name}
+        found = await self._run_checks(ConfigSubject(kind, name, config))
+        refusing = [p for p in found.problems if p.connect_rule or self._enforce]
+        warned = tuple(f"{p.key}: {p.message}" for p in found.problems if p not in refusing)
+        connector_class = config.get("connector.class")
+        if not refusing or not connector_class:
+            return Forward(warnings=found.warnings + warned)
+        infos = await self._worker_validation(validate_path(connector_class), config, found.hidden_from_worker)
+        if infos is None:
+            return Forward(warnings=found.warnings + warned)
+        return Refusal(BadRequestError(invalid_config_message(add_problems(infos, refusing, config))), SIDECAR)
+
+
+__all__ = ["ConnectorConfigs", "config_path", "patched", "validate_path"]

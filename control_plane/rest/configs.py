@@ -1,0 +1,80 @@
+"""Connector configurations: ``PUT /connector-plugins/{p}/config/validate``, ``POST /connectors``, ``PUT``
+and ``PATCH /connectors/{c}/config`` (ConnectorPluginsResource, ConnectorsResource). The herder runs the
+sidecar's checks; a body these handlers cannot read as a worker would goes to the worker unchanged, so the
+client gets the worker's own answer to it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..domain.outcomes import Forward
+from .outcomes import respond
+from .state import herder
+
+Config = dict[str, str | None]
+
+
+def _as_string(value: Any) -> str | None:
+    """How Jackson reads a JSON scalar into a ``Map<String, String>`` value; raises on anything else."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and "e" not in repr(value):
+        return repr(value)
+    raise ValueError(value)
+
+
+def config_map(data: Any) -> Config | None:
+    """A JSON object as Connect reads a config (``Map<String, String>``); None for anything else."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return {str(k): _as_string(v) for k, v in data.items()}
+    except ValueError:
+        return None
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _raw_path(request: Request) -> str:
+    path: str = request.scope.get("raw_path", b"").decode("latin-1") or request.scope["path"]
+    return path.split("?", 1)[0]
+
+
+async def validate_config(request: Request) -> Response:
+    config = config_map(await _json(request))
+    if config is None:
+        return await respond(request, Forward())
+    return await respond(request, await herder(request).validate_config(_raw_path(request), config))
+
+
+async def create_connector(request: Request) -> Response:
+    body = await _json(request)
+    config = config_map(body.get("config")) if isinstance(body, dict) else None
+    name = body.get("name") if isinstance(body, dict) else None
+    if config is None or not (name is None or isinstance(name, str)):
+        return await respond(request, Forward())
+    return await respond(request, await herder(request).create_connector(name, config))
+
+
+async def put_or_patch_config(request: Request) -> Response:
+    config = config_map(await _json(request))
+    if config is None:
+        return await respond(request, Forward())
+    name = request.path_params["connector"]
+    if request.method == "PATCH":
+        return await respond(request, await herder(request).patch_connector_config(name, config))
+    return await respond(request, await herder(request).put_connector_config(name, config))
