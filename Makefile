@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars run stack-up stack-down stack-status check test unit bench bench-view clean
+.PHONY: install tools jars openapi run stack-up stack-down stack-status check test unit bench bench-view clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -30,6 +30,11 @@ install: $(INSTALLED)
 
 jars: install
 	$(PY) deploy/local/jars.py
+
+# Connect's own OpenAPI description per Connect version of the stack, generated from its connect-runtime jar
+# as Kafka's build does (deploy/openapi/): .stack/openapi/connect-<version>.json, cached.
+openapi: install
+	$(PY) deploy/openapi/build.py
 
 run: install
 	@$(STACK) run

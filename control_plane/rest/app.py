@@ -18,7 +18,7 @@ from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
 from . import configs, offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
-from .proxy import PassThrough
+from .proxy import ANY_TARGET, PassThrough
 from .routes import SIDECAR_PREFIX, route_template
 from .state import RuntimeScope, RuntimeSlot
 
@@ -80,7 +80,7 @@ ROUTES = [
     *CONNECT_ROUTES,
     *(Route(r.path + "/", r.endpoint, methods=sorted(r.methods or ())) for r in CONNECT_ROUTES),
     # every other method and path goes through to the workers, every method, known or not
-    Route("/{path:path}", PassThrough()),
+    Route(f"/{{path:{ANY_TARGET}}}", PassThrough()),
 ]
 
 

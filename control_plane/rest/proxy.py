@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import structlog
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -13,6 +14,23 @@ from ..upstream import UpstreamRequest
 from .state import herder
 
 log = structlog.get_logger("control_plane.proxy")
+
+
+class AnyTarget(Convertor[str]):
+    """The catch-all route's parameter: every decoded path, line breaks included. Starlette's own ``path``
+    convertor is ``.*``, which stops at a decoded ``%0A``: such a request matched no route (Starlette's
+    404) or only a sidecar route of another method (405) instead of reaching the worker."""
+
+    regex = "(?s:.*)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor(ANY_TARGET := "any_target", AnyTarget())
 
 
 class PassThrough:

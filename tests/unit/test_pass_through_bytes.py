@@ -101,6 +101,10 @@ async def send_raw(port: int, request_line: bytes, body: bytes = b"") -> bytes:
         pytest.param(b"/connectors/caf%C3%A9/restart", id="utf-8"),
         pytest.param(b"/connectors/sp%20ace/restart", id="space"),
         pytest.param(b"/connectors//restart", id="empty-segment"),
+        # a decoded %0A once matched no route (Starlette's `path` convertor is `.*`): 404 or 405 from the sidecar
+        pytest.param(b"/connector-plugins/a%0Ab/config/validate", id="encoded-newline"),
+        pytest.param(b"/connectors/a%0Ab/config", id="encoded-newline-beside-a-sidecar-route"),
+        pytest.param(b"/connectors/a/restart%0A", id="encoded-newline-at-the-end"),
     ],
 )
 async def test_the_target_reaches_the_worker_unchanged(target: bytes) -> None:
