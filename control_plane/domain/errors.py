@@ -7,8 +7,10 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── BadRequestError      the request cannot be carried out as given
      ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
-     └── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
-                              Kafka, its read-back); the message says which step and the cause
+     ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
+     │                        Kafka, its read-back); the message says which step and the cause
+     └── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
+                              answers those 500: ConnectExceptionMapper over Jackson's exception)
 """
 
 from __future__ import annotations
@@ -41,4 +43,8 @@ class ViewNotReady(ControlPlaneError):
 
 
 class OperationFailed(ControlPlaneError):
+    pass
+
+
+class UnreadableBody(ControlPlaneError):
     pass

@@ -2,11 +2,12 @@
 forwarded, and the Java map order the worker writes offsets in. Pure functions.
 
 The body is Connect's ``rest/entities/ConnectorOffsets``: ``{"offsets": [{"partition": {..},
-"offset": {..} | null}, ..]}``. Connect answers a body its JSON binding cannot read with 500 and a
-Jackson message, and checks the contents later, per connector type: ``SinkUtils.parseSinkConnectorOffsets``
-(400) for sinks, ``OffsetUtils.validateFormat`` (500) for sources. The sidecar answers every malformed
-body with a 400 that names the entry (``offsets[2]``), the key and what was expected, in Connect's
-words where Connect has them.
+"offset": {..} | null}, ..]}``. Checked in Connect 4.3.1's order and with its status codes (measured on the
+worker): a body its JSON binding (Jackson) cannot read into that entity is 500 (``UnreadableBody``; the
+sidecar's message names the entry and the key, Jackson's names a line and column), an empty body or
+``null`` is the worker's 500 ``NullPointerException`` message, no offsets is 400 (ConnectorsResource
+``alterConnectorOffsets``); the contents are checked later, per connector type:
+``SinkUtils.parseSinkConnectorOffsets`` (400) for sinks, ``OffsetUtils.validateFormat`` for sources.
 """
 
 from __future__ import annotations
@@ -17,10 +18,15 @@ from typing import Any
 
 from ..codecs import json_wire
 from ..codecs.javalang import INT32_BOUNDS, INT64_BOUNDS, INT64_MAX, INT64_MIN, java_string, java_value_as_int
-from .errors import BadRequestError
+from .errors import BadRequestError, UnreadableBody
 
 # ConnectorsResource.alterConnectorOffsets
 NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"
+# what 4.3.1 answers (500) for a null entry, and for no entity at all (an empty body or ``null``): the
+# worker's NullPointerException messages (Java 17's helpful messages)
+_ENTITIES = "org.apache.kafka.connect.runtime.rest.entities"
+NULL_ENTRY = f'Cannot invoke "{_ENTITIES}.ConnectorOffset.partition()" because "offset" is null'
+NO_ENTITY = f'Cannot invoke "{_ENTITIES}.ConnectorOffsets.offsets()" because "offsets" is null'
 # SinkUtils
 KAFKA_TOPIC_KEY = "kafka_topic"
 KAFKA_PARTITION_KEY = "kafka_partition"
@@ -64,44 +70,48 @@ def json_type(value: object) -> str:
 
 
 def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
-    """The entries of a PATCH body, or BadRequestError saying what is wrong with it."""
+    """The entries of a PATCH body, or the error Connect 4.3.1 answers for it: ``UnreadableBody`` (500)
+    where its binding fails, ``BadRequestError`` (400) for no offsets. Nothing stricter than that binding:
+    an entry may lack its partition or offset (the later checks say what they need)."""
     data, error = json_wire.loads(body)
+    if not body.strip() or (error is None and data is None):
+        raise UnreadableBody(NO_ENTITY)
     if error is not None:
-        raise BadRequestError(f'The request body is not valid JSON ({error}); expected {{"offsets": [...]}}')
+        raise UnreadableBody(f'The request body is not valid JSON ({error}); expected {{"offsets": [...]}}')
     if not isinstance(data, dict):
-        raise BadRequestError(f"The request body must be a JSON object with the key 'offsets', not {json_type(data)}")
+        raise UnreadableBody(f"The request body must be a JSON object with the key 'offsets', not {json_type(data)}")
     unknown = sorted(set(data) - {"offsets"})
     if unknown:
-        raise BadRequestError(f"The request body has the unknown key '{unknown[0]}'; the only key is 'offsets'")
+        raise UnreadableBody(f"The request body has the unknown key '{unknown[0]}'; the only key is 'offsets'")
     offsets = data.get("offsets")
-    if offsets is None or offsets == []:
-        raise BadRequestError(NO_OFFSETS)
-    if not isinstance(offsets, list):
-        raise BadRequestError(
+    if offsets is not None and not isinstance(offsets, list):
+        raise UnreadableBody(
             '\'offsets\' must be an array of {"partition": {...}, "offset": {...}} objects, '
             f"not {json_type(offsets)}"
         )
-    entries = []
-    for index, item in enumerate(offsets):
-        where = f"offsets[{index}]"
-        if not isinstance(item, dict):
-            raise BadRequestError(
-                f"{where} must be an object with the keys 'partition' and 'offset', not {json_type(item)}"
-            )
-        extra = [k for k in item if k not in ENTRY_KEYS]
-        if extra:
-            raise BadRequestError(
-                f"{where} has the unknown key '{extra[0]}'; an entry has only 'partition' and 'offset'"
-            )
-        partition, offset = item.get("partition"), item.get("offset")
-        if partition is not None and not isinstance(partition, dict):
-            raise BadRequestError(f"{where}.partition must be an object, not {json_type(partition)}")
-        if offset is not None and not isinstance(offset, dict):
-            raise BadRequestError(
-                f"{where}.offset must be an object or null (to reset the partition), not {json_type(offset)}"
-            )
-        entries.append(OffsetEntry(index, partition, offset))
+    entries = [_entry(index, item) for index, item in enumerate(offsets or [])]
+    if not entries:
+        raise BadRequestError(NO_OFFSETS)
     return tuple(entries)
+
+
+def _entry(index: int, item: object) -> OffsetEntry:
+    where = f"offsets[{index}]"
+    if item is None:  # ConnectorOffsets.toMap on a null entry, as 4.3.1 says it
+        raise UnreadableBody(NULL_ENTRY)
+    if not isinstance(item, dict):
+        raise UnreadableBody(f"{where} must be an object with the keys 'partition' and 'offset', not {json_type(item)}")
+    extra = [k for k in item if k not in ENTRY_KEYS]
+    if extra:
+        raise UnreadableBody(f"{where} has the unknown key '{extra[0]}'; an entry has only 'partition' and 'offset'")
+    partition, offset = item.get("partition"), item.get("offset")
+    if partition is not None and not isinstance(partition, dict):
+        raise UnreadableBody(f"{where}.partition must be an object, not {json_type(partition)}")
+    if offset is not None and not isinstance(offset, dict):
+        raise UnreadableBody(
+            f"{where}.offset must be an object or null (to reset the partition), not {json_type(offset)}"
+        )
+    return OffsetEntry(index, partition, offset)
 
 
 def _check_primitives(where: str, values: Mapping[str, Any]) -> None:
@@ -199,6 +209,7 @@ __all__ = [
     "KAFKA_OFFSET_KEY",
     "KAFKA_PARTITION_KEY",
     "KAFKA_TOPIC_KEY",
+    "NO_ENTITY",
     "NO_OFFSETS",
     "OffsetEntry",
     "SinkOffsetEntry",

@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..composition import running
@@ -18,6 +18,7 @@ from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
 from . import configs, offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
+from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
 from .routes import SIDECAR_PREFIX, route_template
 from .state import RuntimeScope, RuntimeSlot
@@ -49,26 +50,60 @@ class MetricsMiddleware:
             self.metrics.observe(route_template(scope["path"]), scope["method"], status, time.perf_counter() - started)
 
 
-# Connect paths the sidecar may answer itself. The worker's JAX-RS resources match a path with or without
-# a trailing slash (Jersey), so these do too: ``/status/`` must not reach a worker that would answer it
-# otherwise (a connector the sidecar stopped on a 3.4 worker shows PAUSED there).
-CONNECT_ROUTES = [
-    Route("/connectors", reads.list_connectors, methods=["GET"]),
-    Route("/connectors/{connector}/status", reads.connector_status, methods=["GET"]),
-    Route("/connectors/{connector}/config", reads.connector_config, methods=["GET"]),
+# Connect paths the sidecar may answer itself, matched and refused as the worker's Jetty and Jersey do
+# (``jaxrs.JerseyRoute``: raw path, matrix parameters, one trailing slash, 405/415/406 and Jetty's limits):
+# ``/status/`` must not reach a worker that would answer it otherwise (a connector the sidecar stopped on a
+# 3.4 worker shows PAUSED there). ``resource_methods``: ConnectorsResource's methods on the path in 4.3.1.
+CONNECT_ROUTES: list[BaseRoute] = [
+    JerseyRoute("/connectors", reads.list_connectors, methods=["GET"], resource_methods=["GET", "POST"]),
+    JerseyRoute("/connectors/{connector}/status", reads.connector_status, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute(
+        "/connectors/{connector}/config",
+        reads.connector_config,
+        methods=["GET"],
+        resource_methods=["GET", "PUT", "PATCH"],
+    ),
     # configurations go through the sidecar's checks (domain.connector_configs) on their way to a worker
-    Route("/connectors", configs.create_connector, methods=["POST"]),
-    Route("/connectors/{connector}/config", configs.put_or_patch_config, methods=["PUT", "PATCH"]),
-    Route("/connector-plugins/{plugin}/config/validate", configs.validate_config, methods=["PUT"]),
-    Route("/connectors/{connector}/tasks/{task}/status", reads.task_status, methods=["GET"]),
-    Route("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"]),
-    Route("/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"]),
+    JerseyRoute(
+        "/connectors",
+        configs.create_connector,
+        methods=["POST"],
+        resource_methods=["GET", "POST"],
+        reads_entity=["POST"],
+    ),
+    JerseyRoute(
+        "/connectors/{connector}/config",
+        configs.put_or_patch_config,
+        methods=["PUT", "PATCH"],
+        resource_methods=["GET", "PUT", "PATCH"],
+        reads_entity=["PUT", "PATCH"],
+    ),
+    JerseyRoute(
+        "/connector-plugins/{plugin}/config/validate",
+        configs.validate_config,
+        methods=["PUT"],
+        resource_methods=["PUT"],
+        reads_entity=["PUT"],
+    ),
+    JerseyRoute(
+        "/connectors/{connector}/tasks/{task:int}/status", reads.task_status, methods=["GET"], resource_methods=["GET"]
+    ),
+    JerseyRoute("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute(
+        "/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"], resource_methods=["PUT"]
+    ),
     # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
-    Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
-    Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
+    JerseyRoute("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"], resource_methods=["PUT"]),
+    JerseyRoute(
+        "/connectors/{connector}/offsets",
+        offsets.connector_offsets,
+        methods=["GET", "PATCH", "DELETE"],
+        resource_methods=["GET", "PATCH", "DELETE"],
+        reads_entity=["PATCH"],
+    ),
 ]
 
-ROUTES = [
+ROUTES: list[BaseRoute] = [
     Route("/healthz", ops.healthz, methods=["GET"]),
     Route("/readyz", ops.readyz, methods=["GET"]),
     Route("/metrics", ops.metrics, methods=["GET"]),
@@ -78,7 +113,6 @@ ROUTES = [
     Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
     *CONNECT_ROUTES,
-    *(Route(r.path + "/", r.endpoint, methods=sorted(r.methods or ())) for r in CONNECT_ROUTES),
     # every other method and path goes through to the workers, every method, known or not
     Route(f"/{{path:{ANY_TARGET}}}", PassThrough()),
 ]

@@ -18,6 +18,7 @@ from ..domain.errors import (
     NotFoundError,
     OperationDisabled,
     OperationFailed,
+    UnreadableBody,
     ViewNotReady,
 )
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
@@ -42,6 +43,7 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     ConflictError: 409,
     ViewNotReady: 503,
     OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
+    UnreadableBody: 500,  # Jackson's exception reading the entity: 500 with its message
 }
 
 

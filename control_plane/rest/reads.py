@@ -6,11 +6,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..codecs.javalang import java_parse_int
 from ..domain.herder import ConnectorListing
 from . import render
 from .outcomes import answered, respond
-from .proxy import proxy
 from .state import herder
 
 
@@ -45,9 +43,7 @@ async def connector_config(request: Request) -> Response:
 
 async def task_status(request: Request) -> Response:
     name = request.path_params["connector"]
-    task = java_parse_int(request.path_params["task"])  # JAX-RS reads an int path parameter with Integer.valueOf
-    if task is None:
-        return await proxy(request)  # not an int to Java (" 0", "0_0"): the worker's own 404
+    task = int(request.path_params["task"])  # the route let through only what Integer.valueOf reads
     return await respond(request, herder(request).task_status(name, task), lambda s: render.state_json(s, task))
 
 

@@ -296,7 +296,7 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
 
 # -- malformed bodies -------------------------------------------------------------------------------
 SOURCE_PARTITION = {"filename": "/tmp/kip875-in.txt"}
-BAD_BODIES = [
+_BAD_BODIES = [
     pytest.param("source", b"{not json", "The request body is not valid JSON (", id="not-json"),
     pytest.param(
         "source", b"[1]", "The request body must be a JSON object with the key 'offsets', not an array", id="array"
@@ -395,6 +395,23 @@ BAD_BODIES = [
 ]
 
 
+# what Connect 4.3.1's JSON binding cannot read is 500 there (ConnectExceptionMapper over Jackson's exception)
+UNBOUND = {
+    "array",
+    "entry-number",
+    "not-json",
+    "offset-number",
+    "offsets-not-array",
+    "partition-not-object",
+    "unknown-key",
+}
+BAD_BODIES = [
+    pytest.param(kind, body, 500 if p.id in UNBOUND else 400, message, id=p.id)
+    for p in _BAD_BODIES
+    for kind, body, message in [p.values]
+]
+
+
 @pytest.fixture(scope="module")
 async def malformed_targets(
     cluster: Cluster, stack: Stack, sidecars: Sidecars
@@ -417,15 +434,15 @@ async def malformed_targets(
         await client.delete(f"/connectors/{name}")
 
 
-@pytest.mark.parametrize(("kind", "body", "message"), BAD_BODIES)
-async def test_malformed_bodies_get_a_400_that_says_what_is_wrong(
-    malformed_targets: tuple[httpx.AsyncClient, dict[str, str], str], kind: str, body: bytes, message: str
+@pytest.mark.parametrize(("kind", "body", "status", "message"), BAD_BODIES)
+async def test_malformed_bodies_get_connects_status_and_a_message_that_says_what_is_wrong(
+    malformed_targets: tuple[httpx.AsyncClient, dict[str, str], str], kind: str, body: bytes, status: int, message: str
 ) -> None:
     client, names, topic = malformed_targets
     content = body.replace(b"TOPIC", topic.encode())
     answer = await client.patch(
         f"/connectors/{names[kind]}/offsets", content=content, headers={"content-type": "application/json"}
     )
-    assert answer.status_code == 400, answer.text
-    assert answer.json()["error_code"] == 400
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error_code"] == status
     assert answer.json()["message"].startswith(message.replace("TOPIC", topic)), answer.json()["message"]

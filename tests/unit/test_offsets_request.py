@@ -7,9 +7,11 @@ import pytest
 from control_plane.codecs import OffsetKey, json_wire, partition_for_key
 from control_plane.codecs.javalang import canonical_partition as canonical
 from control_plane.codecs.javalang import java_hash_map_order, java_string_hash
-from control_plane.domain.errors import BadRequestError
+from control_plane.domain.errors import BadRequestError, UnreadableBody
 from control_plane.domain.offsets_request import (
+    NO_ENTITY,
     NO_OFFSETS,
+    NULL_ENTRY,
     SinkOffsetEntry,
     check_sink_topics,
     check_source_entries,
@@ -19,42 +21,49 @@ from control_plane.domain.offsets_request import (
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "status", "message"),
     [
-        pytest.param(b"", "The request body is not valid JSON (", id="empty"),
-        pytest.param(b"{nope", "The request body is not valid JSON (", id="not-json"),
+        pytest.param(b"", 500, NO_ENTITY, id="empty"),
+        pytest.param(b" \n", 500, NO_ENTITY, id="blank"),
+        pytest.param(b"null", 500, NO_ENTITY, id="null-body"),
+        pytest.param(b"{nope", 500, "The request body is not valid JSON (", id="not-json"),
         pytest.param(
-            b'"x"', "The request body must be a JSON object with the key 'offsets', not a string", id="string"
+            b'"x"', 500, "The request body must be a JSON object with the key 'offsets', not a string", id="string"
         ),
         pytest.param(
-            b'{"offsets":[],"x":1}', "The request body has the unknown key 'x'; the only key is 'offsets'", id="extra"
+            b'{"offsets":[],"x":1}',
+            500,
+            "The request body has the unknown key 'x'; the only key is 'offsets'",
+            id="extra",
         ),
-        pytest.param(b"{}", NO_OFFSETS, id="missing"),
-        pytest.param(b'{"offsets":null}', NO_OFFSETS, id="null"),
-        pytest.param(b'{"offsets":[]}', NO_OFFSETS, id="empty-list"),
-        pytest.param(b'{"offsets":{}}', "'offsets' must be an array of", id="object"),
-        pytest.param(
-            b'{"offsets":[null]}',
-            "offsets[0] must be an object with the keys 'partition' and 'offset', not null",
-            id="null-entry",
-        ),
+        pytest.param(b"{}", 400, NO_OFFSETS, id="missing"),
+        pytest.param(b'{"offsets":null}', 400, NO_OFFSETS, id="null"),
+        pytest.param(b'{"offsets":[]}', 400, NO_OFFSETS, id="empty-list"),
+        pytest.param(b'{"offsets":{}}', 500, "'offsets' must be an array of", id="object"),
+        pytest.param(b'{"offsets":[null]}', 500, NULL_ENTRY, id="null-entry"),
         pytest.param(
             b'{"offsets":[{"partition":{},"offset":null},{"partition":[1],"offset":null}]}',
+            500,
             "offsets[1].partition must be an object, not an array",
             id="second-partition",
         ),
         pytest.param(
             b'{"offsets":[{"partition":{},"offset":"0"}]}',
+            500,
             "offsets[0].offset must be an object or null (to reset the partition), not a string",
             id="offset-string",
         ),
         pytest.param(
-            b'{"offsets":[{"partition":{},"offsets":{}}]}', "offsets[0] has the unknown key 'offsets'", id="typo"
+            b'{"offsets":[{"partition":{},"offsets":{}}]}', 500, "offsets[0] has the unknown key 'offsets'", id="typo"
         ),
     ],
 )
-def test_malformed_bodies_are_named_precisely(body: bytes, message: str) -> None:
-    with pytest.raises(BadRequestError) as caught:
+def test_malformed_bodies_are_refused_with_connects_status_and_named_precisely(
+    body: bytes, status: int, message: str
+) -> None:
+    """Status and order as Connect 4.3.1 answers (measured): what its JSON binding cannot read is 500, an
+    empty body or null the worker's NullPointerException message, no offsets 400."""
+    with pytest.raises(UnreadableBody if status == 500 else BadRequestError) as caught:
         parse_alter_request(body)
     assert caught.value.message.startswith(message), caught.value.message
 

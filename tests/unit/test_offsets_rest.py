@@ -11,6 +11,7 @@ from control_plane.settings import load_settings
 
 from .conftest import CONNECT_URLS
 
+JSON = {"content-type": "application/json"}
 GOOD = b'{"offsets":[{"partition":{"filename":"/f"},"offset":{"position":0}}]}'
 
 
@@ -34,23 +35,24 @@ async def test_native_workers_get_the_request_unchanged(
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "status", "message"),
     [
-        pytest.param(b'{"offsets":[]}', NO_OFFSETS, id="empty"),
+        pytest.param(b'{"offsets":[]}', 400, NO_OFFSETS, id="empty"),
         pytest.param(
             b'{"offsets":[{"partition":"x","offset":null}]}',
+            500,  # Connect's JSON binding cannot read it: 500 there too
             "offsets[0].partition must be an object, not a string",
             id="partition",
         ),
     ],
 )
-async def test_a_malformed_alter_is_answered_400_without_a_round_trip(
-    router: respx.MockRouter, serve, body: bytes, message: str
+async def test_a_malformed_alter_is_answered_as_connect_does_without_a_round_trip(
+    router: respx.MockRouter, serve, body: bytes, status: int, message: str
 ) -> None:
     route = router.route(method="PATCH").respond(500)
     async with serve(version="4.3.1") as running:
-        answer = await running.client.patch("/connectors/c/offsets", content=body)
-    assert (answer.status_code, answer.json()) == (400, {"error_code": 400, "message": message})
+        answer = await running.client.patch("/connectors/c/offsets", content=body, headers=JSON)
+    assert (answer.status_code, answer.json()) == (status, {"error_code": status, "message": message})
     assert route.call_count == 0
 
 
@@ -68,7 +70,7 @@ async def test_old_workers_without_the_internal_topics_get_a_503_that_says_why(
 ) -> None:
     route = router.route(path=path).respond(404, json={"error_code": 404, "message": "HTTP 404 Not Found"})
     async with serve(version="3.4.1") as running:
-        answer = await running.client.request(method, path, content=GOOD if method == "PATCH" else b"")
+        answer = await running.client.request(method, path, content=GOOD if method == "PATCH" else b"", headers=JSON)
     assert answer.status_code == 503
     assert "need" in answer.json()["message"] and "not configured" in answer.json()["message"]
     assert route.call_count == 0

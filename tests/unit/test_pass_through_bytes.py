@@ -131,7 +131,9 @@ async def test_methods_the_sidecar_does_not_know_go_through(method: bytes) -> No
         pytest.param("/connectors/c/offsets/", "PATCH", "connector_offsets", id="offsets-slash"),
         pytest.param("/connectors/c/stop/", "PUT", "stop_connector", id="stop-slash"),
         pytest.param("/connectors/c/status/x", "GET", "PassThrough", id="deeper-goes-through"),
-        pytest.param("/connectors/c/status", "DELETE", "PassThrough", id="other-method-goes-through"),
+        pytest.param("/connectors/c/config", "PUT", "PassThrough", id="other-connect-method-goes-through"),
+        pytest.param("/connectors/c/status", "DELETE", "connector_status", id="no-such-method-answered-405-here"),
+        pytest.param("/connectors/c/stat%75s", "GET", "PassThrough", id="encoded-literal-is-not-the-route"),
     ],
 )
 def test_the_sidecars_own_routes_match_with_a_trailing_slash_as_the_workers_resources_do(
@@ -140,7 +142,7 @@ def test_the_sidecars_own_routes_match_with_a_trailing_slash_as_the_workers_reso
     """Jersey matches ``/connectors/{c}/status/`` to the same resource as ``/status`` (checked on 3.4.1
     and 4.3.1): the sidecar must answer both the same way."""
     app = create_app(load_settings(connect_urls="http://w1:8083"))
-    scope = {"type": "http", "path": path, "method": method, "root_path": ""}
+    scope = {"type": "http", "path": path, "raw_path": path.encode(), "method": method, "root_path": ""}
     matched = [r for r in app.routes if r.matches(scope)[0] is Match.FULL]
     endpoint = getattr(matched[0], "endpoint", None)
     assert getattr(endpoint, "__name__", type(endpoint).__name__) == handler

@@ -1,0 +1,265 @@
+"""The worker's own HTTP stack, for the routes the sidecar answers itself: what Jetty 12 and Jersey in
+Connect 4.3.1 answer for the same bytes before (or instead of) the resource method.
+
+``JerseyRoute`` matches a path as Jersey does (on the raw path: literal segments compare encoded, so
+``/stat%75s`` is not ``/status``; matrix parameters ``;x`` are dropped from every segment; path parameters
+are decoded; one trailing slash allowed; an empty segment is not this route) and answers, in the order
+measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/test_http_conformance.py):
+
+1. Jetty's limits (``HttpConfiguration`` defaults, as Connect's ``RestServer`` keeps them): a request
+   line over 8200 bytes is 414, a request head over 8192 bytes is 431, with Jetty's HTML error page;
+2. a ``Content-Type`` that is not one media type: 400 (Jetty's error page for GET/POST/HEAD, no body
+   otherwise);
+3. a method the 4.3.1 resource does not have: 405 ``HTTP 405 Method Not Allowed`` without ``Allow``
+   (ConnectExceptionMapper over Jersey's NotAllowedException); ``OPTIONS``: Jersey's own 200 with
+   ``Allow`` in its ``HashSet`` order;
+4. a ``Content-Type`` outside ``@Consumes(application/json)``: 415; then an ``Accept`` with a bad ``q``:
+   400; an ``Accept`` without a type ``@Produces(application/json)`` satisfies: 406 (``q`` is ignored);
+5. where the method reads an entity: a wildcard ``Content-Type``, or none with a body, has no JSON
+   reader: 415 (with ``Content-Type: application/json``, the method being chosen by then);
+6. an ``{name:int}`` parameter ``Integer.valueOf`` cannot read (`` 0``, ``0_0``, ``2147483648``): 404.
+
+The errors Jersey raises before a method is chosen carry no ``Content-Type``: that is what the worker
+sends. Connect 3.4.1 (Jetty 9) differs in places (an empty segment is a 404 there, 400 on 4.3.1; its
+limits fall a few bytes apart); the sidecar answers as 4.3.1 on every worker.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any
+from urllib.parse import unquote
+
+import orjson
+from starlette.datastructures import Headers, URLPath
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, NoMatchFound, request_response
+from starlette.types import Receive, Scope, Send
+
+from ..codecs.javalang import java_hash_map_order, java_parse_int
+
+JETTY = "12.0.34"  # the Jetty of Connect 4.3.1, named on its error pages
+MAX_REQUEST_LINE = 8200  # measured on 4.3.1: 8201 bytes and more is 414
+MAX_REQUEST_HEAD = 8192  # HttpConfiguration.requestHeaderSize: more is 431
+JSON = "application/json"
+NO_CACHE = "must-revalidate,no-cache,no-store"  # on Jetty's own error answers
+
+_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
+_MEDIA_TYPE = re.compile(rf"\s*({_TOKEN})/({_TOKEN})\s*((?:;[^;]*)*)")
+
+
+def connect_error(status: int, reason: str, *, typed: bool = False) -> Response:
+    """Jersey's exception for ``status`` through ConnectExceptionMapper: ``HTTP {status} {reason}``."""
+    body = orjson.dumps({"error_code": status, "message": f"HTTP {status} {reason}"})
+    return Response(body, status_code=status, media_type=JSON if typed else None)
+
+
+def jetty_error_page(status: int, message: str, uri: str) -> Response:
+    """Jetty 12's ``ErrorHandler`` page, byte for byte."""
+    title = f"{status} {html.escape(message, quote=False)}"
+    page = (
+        '<html>\n<head>\n<meta http-equiv="Content-Type" content="text/html;charset=ISO-8859-1"/>\n'
+        f"<title>Error {title}</title>\n</head>\n<body>\n<h2>HTTP ERROR {title}</h2>\n<table>\n"
+        f"<tr><th>URI:</th><td>{html.escape(uri, quote=False)}</td></tr>\n"
+        f"<tr><th>STATUS:</th><td>{status}</td></tr>\n"
+        f"<tr><th>MESSAGE:</th><td>{html.escape(message, quote=False)}</td></tr>\n</table>\n"
+        f'<hr/><a href="https://jetty.org/">Powered by Jetty:// {JETTY}</a><hr/>\n\n</body>\n</html>\n'
+    )
+    return Response(
+        page.encode("iso-8859-1", "replace"),
+        status_code=status,
+        headers={"cache-control": NO_CACHE},
+        media_type="text/html;charset=iso-8859-1",
+    )
+
+
+def _bare_400(method: str, uri: str) -> Response:
+    """Jersey's response to a header it cannot parse: Jetty's error page where Jetty writes one (GET, POST,
+    HEAD), an empty 400 otherwise."""
+    if method in ("GET", "POST", "HEAD"):
+        return jetty_error_page(400, "Bad Request", uri)
+    return _empty_400()
+
+
+def _empty_400() -> Response:
+    return Response(b"", status_code=400, headers={"cache-control": NO_CACHE})
+
+
+def media_type(text: str) -> tuple[str, str, dict[str, str]] | None:
+    """``MediaType.valueOf``: (type, subtype, parameters) lower-cased, or None where Jersey cannot parse."""
+    found = _MEDIA_TYPE.fullmatch(text)
+    if found is None:
+        return None
+    params: dict[str, str] = {}
+    for part in found.group(3).split(";")[1:]:
+        name, eq, value = part.partition("=")
+        if part.strip() and not eq:
+            return None
+        if part.strip():
+            params[name.strip().lower()] = value.strip()
+    return found.group(1).lower(), found.group(2).lower(), params
+
+
+def json_compatible(kind: str, subtype: str) -> bool:
+    return kind in ("*", "application") and subtype in ("*", "json")
+
+
+def accepts_json(accept: str) -> bool | None:
+    """Jersey's reading of ``Accept`` against ``@Produces(application/json)``: whether any entry fits (its
+    ``q`` ignored, a bare ``*`` or ``type`` meaning ``*/*`` and ``type/*``); None where a ``q`` is not a
+    number (400)."""
+    fits = not accept.strip()
+    for entry in accept.split(","):
+        name, _, rest = entry.strip().partition(";")
+        for param in rest.split(";"):
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    float(value.strip())
+                except ValueError:
+                    return None
+        kind, _, subtype = name.strip().lower().partition("/")
+        if kind == "*" and not subtype:
+            subtype = "*"
+        fits = fits or json_compatible(kind, subtype or "*")
+    return fits
+
+
+def jersey_allow(methods: Collection[str]) -> list[str]:
+    """The methods Jersey lists for ``OPTIONS``: the resource's, HEAD with GET, OPTIONS, in HashSet order."""
+    every = {*methods, "OPTIONS", *(("HEAD",) if "GET" in methods else ())}
+    return list(java_hash_map_order(dict.fromkeys(sorted(every))))
+
+
+def _has_body(headers: Headers) -> bool:
+    length = headers.get("content-length", "0").strip()
+    return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
+
+
+def _head_size(scope: Scope) -> tuple[int, int]:
+    """(request line, whole head) in bytes, as a client writing ``name: value`` sent them."""
+    query = scope.get("query_string", b"")
+    target = len(_raw_path(scope)) + (len(query) + 1 if query else 0)
+    line = len(scope["method"]) + 1 + target + len(" HTTP/1.1")
+    head = line + 2 + sum(len(n) + 2 + len(v) + 2 for n, v in scope["headers"]) + 2
+    return line, head
+
+
+def _raw_path(scope: Scope) -> bytes:
+    raw = scope.get("raw_path")
+    return bytes(raw).split(b"?", 1)[0] if raw else str(scope["path"]).encode()
+
+
+class JerseyRoute(BaseRoute):
+    """A Connect resource path the sidecar answers for ``methods``; ``resource_methods`` are the methods
+    Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those that
+    read a JSON body."""
+
+    def __init__(
+        self,
+        path: str,
+        endpoint: Callable[[Request], Awaitable[Response]],
+        *,
+        methods: Sequence[str],
+        resource_methods: Sequence[str],
+        reads_entity: Sequence[str] = (),
+    ) -> None:
+        self.path = path
+        self.endpoint = endpoint
+        self.methods = {*methods, *(("HEAD",) if "GET" in methods else ())}
+        self.resource_methods = frozenset(resource_methods)
+        self.allowed = frozenset(jersey_allow(self.resource_methods))
+        self.reads_entity = frozenset(reads_entity)
+        self.app = request_response(endpoint)
+        self._segments = [s.encode() for s in path.strip("/").split("/")]
+        self.int_params = [s[1:-5].decode() for s in self._segments if s.endswith(b":int}")]
+
+    def _params(self, raw: bytes) -> dict[str, str] | None:
+        segments = raw.split(b"/")
+        if segments[0] != b"":
+            return None
+        segments = segments[1:]
+        if len(segments) > 1 and segments[-1] == b"":
+            segments = segments[:-1]  # one trailing slash: the same resource
+        if len(segments) != len(self._segments):
+            return None
+        params: dict[str, str] = {}
+        for got, want in zip(segments, self._segments, strict=True):
+            bare = got.split(b";", 1)[0]  # matrix parameters are not part of the match
+            if want.startswith(b"{"):
+                if not bare:
+                    return None
+                params[want[1:-1].decode().removesuffix(":int")] = unquote(
+                    bare.decode("latin-1"), encoding="utf-8", errors="replace"
+                )
+            elif bare != want:
+                return None
+        return params
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] != "http":
+            return Match.NONE, {}
+        params = self._params(_raw_path(scope))
+        if params is None:
+            return Match.NONE, {}
+        method = scope["method"]
+        if method in self.methods or method not in self.allowed or method == "OPTIONS":
+            return Match.FULL, {"endpoint": self.endpoint, "path_params": {**scope.get("path_params", {}), **params}}
+        return Match.NONE, {}  # Connect has it, the sidecar does not: the worker answers
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:  # pragma: no cover - never named
+        raise NoMatchFound(name, path_params)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refusal = self.refusal(scope)
+        if refusal is None:
+            await self.app(scope, receive, send)
+        else:
+            await refusal(scope, receive, send)
+
+    def refusal(self, scope: Scope) -> Response | None:
+        """What the worker's HTTP stack answers before the resource method, or None to call it."""
+        method, headers = scope["method"], Headers(scope=scope)
+        line, head = _head_size(scope)
+        if line > MAX_REQUEST_LINE:
+            return jetty_error_page(414, "URI Too Long", "/badMessage")
+        if head > MAX_REQUEST_HEAD:
+            return jetty_error_page(431, "Request Header Fields Too Large", _raw_path(scope).decode("latin-1"))
+        types = headers.getlist("content-type")
+        content_type = media_type(types[0]) if len(types) == 1 else None
+        if types and content_type is None:
+            host = headers.get("host", "")
+            return _bare_400(method, f"http://{host}{_raw_path(scope).decode('latin-1')}")
+        if method == "OPTIONS":
+            return self._options(headers)
+        if method not in self.allowed:
+            return connect_error(405, "Method Not Allowed")
+        if content_type is not None and not json_compatible(content_type[0], content_type[1]):
+            return connect_error(415, "Unsupported Media Type")
+        acceptable = accepts_json(", ".join(headers.getlist("accept")))
+        if acceptable is None:
+            return _empty_400()
+        if not acceptable:
+            return connect_error(406, "Not Acceptable")
+        if method in self.reads_entity:
+            wildcard = content_type is not None and "*" in (content_type[0], content_type[1])
+            if wildcard or (content_type is None and _has_body(headers)):
+                return connect_error(415, "Unsupported Media Type", typed=True)
+        # an ``Integer`` @PathParam that Java cannot parse (" 0", "0_0"): Jersey's 404, the method chosen
+        if any(java_parse_int(scope["path_params"][name]) is None for name in self.int_params):
+            return connect_error(404, "Not Found", typed=True)
+        return None
+
+    def _options(self, headers: Headers) -> Response:
+        """Jersey's OPTIONS: the methods as plain text, or an empty JSON answer to a client asking for JSON."""
+        allow = ",".join(jersey_allow(self.resource_methods))
+        if JSON in ",".join(headers.getlist("accept")).lower():
+            return Response(b"", headers={"allow": allow, "content-type": JSON})
+        text = ", ".join(jersey_allow(self.resource_methods)).encode()
+        return Response(text, headers={"allow": allow, "content-type": "text/plain"})
+
+
+__all__ = ["JerseyRoute", "accepts_json", "connect_error", "jersey_allow", "jetty_error_page", "media_type"]

@@ -1,0 +1,47 @@
+"""The raw requests of ``tests/http_cases.py`` sent to the sidecar in front of each worker version and to the
+Connect 4.3.1 worker directly: the same status, Content-Type and body (``Allow`` too), so that through the
+sidecar a 3.4.1 worker's Jetty and Jersey answer as 4.3.1's do where the sidecar answers itself."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from tests.http_cases import CASES, Case
+
+from .stack import Cluster, Stack
+
+# Jackson's messages (with a line and a column) are not reproduced: the status and the shape are Connect's,
+# the message is the sidecar's own, naming the entry and the key (README, "Connect's HTTP stack").
+JACKSON_MESSAGES = {"body-not-json", "body-array"}
+
+
+async def exchange(url: str, data: bytes) -> tuple[int, str | None, str | None, bytes]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(data)
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {n.strip().lower(): v.strip() for n, _, v in (h.partition(":") for h in lines[1:])}
+    return int(lines[0].split(" ")[1]), headers.get("content-type"), headers.get("allow"), body
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+async def test_the_sidecar_answers_these_bytes_as_the_4_3_1_worker(
+    case: Case, cluster: Cluster, stack: Stack, sidecar: httpx.AsyncClient
+) -> None:
+    via = await exchange(str(sidecar.base_url).rstrip("/"), case.request())
+    direct = await exchange(stack.clusters["new"].connect_url, case.request())
+    if case.id in JACKSON_MESSAGES:
+        assert via[:3] == direct[:3] and b'"error_code":500' in via[3]
+    else:
+        assert via == direct
+    status, content_type, body = case.expected
+    assert (direct[0], direct[1]) == (status, content_type)  # the measurement in http_cases still holds
+    if body is not None:
+        assert direct[3] == body
