@@ -28,7 +28,6 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
@@ -155,7 +154,7 @@ def _normalise(value: Any, way: Way) -> Any:
     if isinstance(value, str):
         text = value.replace(str(way.home), "<home>").replace(way.tag, "<tag>")
         return SUCCESS.get(text, text)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         items = [_normalise(v, way) for v in value]
         return sorted(items) if all(isinstance(i, str) for i in items) else items  # names: a hash set's order
     if isinstance(value, dict):
@@ -272,16 +271,6 @@ def replay(values: list[Any], start: int) -> dict[str, Any]:
     return {"first_line": first, "consecutive": after == [line(i) for i in range(first, first + len(after))]}
 
 
-async def produce(bootstrap: str, topic: str, values: list[str]) -> None:
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await producer.start()
-    try:
-        for value in values:
-            await producer.send_and_wait(topic, json.dumps(value).encode(), partition=0)
-    finally:
-        await producer.stop()
-
-
 async def create_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> None:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
@@ -315,7 +304,6 @@ __all__ = [
     "line",
     "lines_of",
     "position_of",
-    "produce",
     "replay",
     "run_every_way",
 ]
