@@ -1,11 +1,9 @@
 """The view answers what the worker would, field by field, in the edge cases: a connector whose plugin
-class the worker does not have (FAILED, ``"type":"unknown"``, and on 4.1+ ``"version": null``), and names
-with spaces, slashes, unicode, on both Connect versions."""
+class the worker does not have (FAILED, ``"type":"unknown"``, and on 4.1+ ``"version": null``), and the
+status rule of the worker's own version. Names with spaces, slashes, unicode, large configs and hundreds of
+tasks are parity scenarios (parity/test_parity_edges.py)."""
 
 from __future__ import annotations
-
-from functools import partial
-from urllib.parse import quote
 
 import httpx
 from aiokafka import AIOKafkaProducer
@@ -52,23 +50,3 @@ async def test_a_connector_whose_class_the_worker_lacks(
     # status goes later, on the worker as in the view (its leader deletes it after the rebalance)
     assert (await sidecar.get(f"/connectors/{name}/config")).status_code == 404
     assert (await same_answer(sidecar, worker, f"/connectors/{name}/status")).status_code == 404
-
-
-async def test_names_with_spaces_slashes_and_unicode(
-    cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str
-) -> None:
-    for raw in (f"with space {unique}", f"caf\u00e9-\u6f22\u5b57-{unique}", f"semi;colon-{unique}"):
-        config = {"connector.class": "FileStreamSource", "topic": f"edge-{unique}", "file": "/dev/null"}
-        created = await sidecar.post("/connectors", json={"name": raw, "config": config})
-        assert created.status_code == 201, created.text
-        path = f"/connectors/{quote(raw, safe='')}"
-        try:
-            await eventually(
-                partial(worker.get, f"{path}/status"),
-                lambda r: r.status_code == 200 and r.json()["tasks"],
-                what=f"{raw!r} running",
-            )
-            for suffix in ("", "/status", "/config", "/tasks/0/status", "/topics"):
-                await same_answer(sidecar, worker, path + suffix)
-        finally:
-            assert (await sidecar.delete(path)).status_code == 204

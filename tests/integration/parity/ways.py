@@ -32,6 +32,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from control_plane.domain.offsets_messages import framework_managed
+from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 from ..harness import Sidecars, read_to_end, states
 from ..stack import Cluster, Stack, version_key
@@ -101,7 +102,14 @@ class Way:
     ) -> httpx.Response:
         """Send a request the way's client; record its status and body (``label``: the step's name when
         the path holds something that differs per way, e.g. a file name)."""
-        answer = await self.client.request(method, path, **kwargs)
+        if method == "GET":  # a read is recorded once the worker is not between two generations
+            answer = await eventually(
+                lambda: self.client.request(method, path, **kwargs),
+                lambda r: not mid_rebalance(r),
+                what=f"{self.label}: {path} answered outside a rebalance",
+            )
+        else:
+            answer = await self.client.request(method, path, **kwargs)
         if record:
             what = self.normalise(label or f"{method} {path}")
             self.steps.append(Step(what, self.normalise(body_of(answer), answer.status_code)))
@@ -139,6 +147,14 @@ class Way:
             what=f"{self.label}: {count} values in {topic}",
         )
         return log.json_values()
+
+
+def mid_rebalance(answer: httpx.Response) -> bool:
+    """A worker's answer while a rebalance is due or running (409, or 500 for RebalanceNeededException):
+    the same request a moment later gets the real answer."""
+    body = body_of(answer)
+    message = body.get("message") if isinstance(body, dict) else None
+    return answer.status_code in (409, 500) and isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
 
 
 def body_of(answer: httpx.Response) -> Any:
