@@ -8,10 +8,11 @@ from __future__ import annotations
 import httpx
 from aiokafka import AIOKafkaProducer
 
-from control_plane.codecs import ConnectorConfig, encode_config
+from control_plane.codecs import ConnectorConfig, TaskStatus, encode_config, encode_status
+from control_plane.codecs.status import StatusKey, StatusKind, decode_status
 
-from .harness import same_answer
-from .stack import Cluster, Stack
+from .harness import read_to_end, same_answer, until_states
+from .stack import Cluster, Stack, version_key
 from .waiting import eventually
 
 
@@ -50,3 +51,34 @@ async def test_a_connector_whose_class_the_worker_lacks(
     # status goes later, on the worker as in the view (its leader deletes it after the rebalance)
     assert (await sidecar.get(f"/connectors/{name}/config")).status_code == 404
     assert (await same_answer(sidecar, worker, f"/connectors/{name}/status")).status_code == 404
+
+
+async def test_a_stale_unassigned_shows_as_the_workers_own_version_shows_it(
+    stack: Stack, cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str
+) -> None:
+    """A task's UNASSIGNED of the same generation as its RUNNING, written after it (a worker that left
+    late): 3.6+ keeps showing RUNNING (KAFKA-12525), 3.4 and 3.5 show the last record, UNASSIGNED; the
+    sidecar answers as the worker behind it does."""
+    name = f"stale-{cluster.name}-{unique}"
+    config = {"connector.class": "FileStreamSource", "topic": f"stale-{unique}", "file": "/dev/null"}
+    assert (await sidecar.put(f"/connectors/{name}/config", json=config)).status_code == 201
+    try:
+        await until_states(worker, name, "RUNNING", ["RUNNING"])
+        status_topic = cluster.worker_property("status.storage.topic")
+        key = StatusKey(StatusKind.TASK, name, 0).to_bytes()
+        running = decode_status(key, (await read_to_end(stack.bootstrap, status_topic)).with_key(key)[-1][1])
+        assert isinstance(running, TaskStatus) and running.state == "RUNNING"
+        stale = TaskStatus(name, 0, "UNASSIGNED", None, "127.0.0.1:1", running.generation)
+        producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap)  # murmur2: the worker's partition
+        await producer.start()
+        try:
+            await producer.send_and_wait(status_topic, encode_status(stale)[1], key=key)
+        finally:
+            await producer.stop()
+        shown = "RUNNING" if version_key(cluster.version) >= (3, 6) else "UNASSIGNED"
+        await until_states(worker, name, "RUNNING", [shown])
+        await until_states(sidecar, name, "RUNNING", [shown])
+        for path in (f"/connectors/{name}/status", f"/connectors/{name}/tasks/0/status"):
+            await same_answer(sidecar, worker, path)
+    finally:
+        assert (await sidecar.delete(f"/connectors/{name}")).status_code == 204
