@@ -102,14 +102,13 @@ class Way:
     ) -> httpx.Response:
         """Send a request the way's client; record its status and body (``label``: the step's name when
         the path holds something that differs per way, e.g. a file name)."""
-        if method == "GET":  # a read is recorded once the worker is not between two generations
-            answer = await eventually(
-                lambda: self.client.request(method, path, **kwargs),
-                lambda r: not mid_rebalance(r),
-                what=f"{self.label}: {path} answered outside a rebalance",
-            )
-        else:
-            answer = await self.client.request(method, path, **kwargs)
+        # as a careful client does: a request a worker turned away because of a rebalance (not carried
+        # out) is sent again; the sidecar does so itself for the 409s, a client of the worker must
+        answer = await eventually(
+            lambda: self.client.request(method, path, **kwargs),
+            lambda r: not mid_rebalance(r),
+            what=f"{self.label}: {method} {path} answered outside a rebalance",
+        )
         if record:
             what = self.normalise(label or f"{method} {path}")
             self.steps.append(Step(what, self.normalise(body_of(answer), answer.status_code)))
@@ -151,7 +150,7 @@ class Way:
 
 def mid_rebalance(answer: httpx.Response) -> bool:
     """A worker's answer while a rebalance is due or running (409, or 500 for RebalanceNeededException):
-    the same request a moment later gets the real answer."""
+    the request was not carried out, and the same request a moment later gets the real answer."""
     body = body_of(answer)
     message = body.get("message") if isinstance(body, dict) else None
     return answer.status_code in (409, 500) and isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
