@@ -24,16 +24,16 @@ from ..storage.errors import ReadTimeout
 from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
-from .capabilities import Capabilities, Feature, Mode
+from .capabilities import Capabilities, Feature, Mode, Version
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs
-from .errors import ControlPlaneError, NotFoundError
+from .errors import ControlPlaneError, NotFoundError, OperationFailed
 from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
 from .ports import StatusSink, ViewSnapshot, Workers
-from .stop import ConnectorStopper
+from .stop import ConnectorStopper, restart_refused, resume_recreates, resumed_connector
 from .topics import TopicTracking
 
 T = TypeVar("T")
@@ -42,6 +42,10 @@ log = structlog.get_logger(__name__)
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 VIEW_NEEDED = "Topic tracking needs the view (the worker's internal topics are not configured)."
+
+# KAFKA-12525: from 3.6.0 KafkaStatusBackingStore.readTaskStatus ignores a task's UNASSIGNED of the same or
+# an older generation than its RUNNING; 3.4 and 3.5 show the last record. The view answers by its workers' rule.
+STALE_UNASSIGNED_IGNORED_SINCE = Version.of("3.6.0")
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,11 @@ class Herder:
         Read-your-writes: a worker answers a change of a connector (create, config, pause, resume, stop,
         delete) once the leader has written it to the config topic and read it back. When one succeeded,
         the view reads the config topic to its end before the answer goes back, so the client's next read
-        through the view shows the change (bounded by ``read_your_writes_timeout_s``)."""
+        through the view shows the change (bounded by ``read_your_writes_timeout_s``).
+
+        A resume of a connector the sidecar stopped after it had failed also restarts it on the worker, so
+        that it runs again as on 3.5+ (``domain.stop``)."""
+        recreate = self._recreated_on_resume(request)
         answer = await self._workers.forward(request)
         if (
             request.method in WRITE_METHODS
@@ -113,7 +121,19 @@ class Herder:
                 await self._view.read_to_end("config", self._read_your_writes_s)
             except ReadTimeout as err:
                 log.warning("the view did not read a change back in time", path=request.path, error=str(err))
+        if recreate is not None and 200 <= answer.status < 300:
+            restarted = await self._workers.forward(UpstreamRequest("POST", f"/connectors/{recreate}/restart"))
+            if not 200 <= restarted.status < 300:
+                body = restarted.body.decode(errors="replace")
+                raise OperationFailed(restart_refused(recreate, restarted.status, body))
+            log.info("failed connector restarted on resume after an emulated stop", connector=recreate)
         return answer
+
+    def _recreated_on_resume(self, request: UpstreamRequest) -> str | None:
+        segment = resumed_connector(request.method, request.path)
+        if segment is None or not self._stop_emulated() or not self.view_ready or self._view is None:
+            return None
+        return segment if resume_recreates(self._view.state, segment) else None
 
     # -- the read rule ----------------------------------------------------------------------------
     @property
@@ -146,6 +166,11 @@ class Herder:
     def _stop_emulated(self) -> bool:
         return self.capabilities.decision(Feature.STOP_AND_OFFSETS_READ).mode is Mode.EMULATED
 
+    def _ignores_stale_unassigned(self) -> bool:
+        """The status rule of the workers' version (the oldest that answers; 3.6+'s before any did)."""
+        version = self.capabilities.version
+        return version is None or version >= STALE_UNASSIGNED_IGNORED_SINCE
+
     def _stopped_by_sidecar(self, names: Sequence[str]) -> bool:
         if not self._stop_emulated() or not self.view_ready or self._view is None:
             return False
@@ -153,7 +178,7 @@ class Herder:
 
     # -- connectors: reads ------------------------------------------------------------------------
     def list_connectors(self, expand: Sequence[str]) -> Read[ConnectorListing]:
-        overlay = self._stop_emulated()
+        overlay, rule = self._stop_emulated(), self._ignores_stale_unassigned()
         with_status, with_info = "status" in expand, "info" in expand
 
         def build(view: ClusterView) -> ConnectorListing:
@@ -162,7 +187,11 @@ class Herder:
                 return ConnectorListing(names, None)
             expanded: dict[str, ExpandedConnector] = {}
             for name in names:
-                status = view.connector_state(name, stopped_overlay=overlay) if with_status else None
+                status = (
+                    view.connector_state(name, stopped_overlay=overlay, ignore_stale_unassigned=rule)
+                    if with_status
+                    else None
+                )
                 info = view.connector_info(name) if with_info else None
                 # ConnectorsResource.listConnectors leaves out a connector it cannot expand
                 if (with_status and status is None) or (with_info and info is None):
@@ -174,10 +203,10 @@ class Herder:
         return self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
-        overlay = self._stop_emulated()
+        overlay, rule = self._stop_emulated(), self._ignores_stale_unassigned()
 
         def build(view: ClusterView) -> ConnectorStateView:
-            state = view.connector_state(name, stopped_overlay=overlay)
+            state = view.connector_state(name, stopped_overlay=overlay, ignore_stale_unassigned=rule)
             if state is None:
                 raise NotFoundError(f"No status found for connector {name}")  # AbstractHerder.connectorStatus
             return state
@@ -194,10 +223,10 @@ class Herder:
         return self._read(build)
 
     def task_status(self, name: str, task: int) -> Read[StateEntry]:
-        overlay = self._stop_emulated()
+        overlay, rule = self._stop_emulated(), self._ignores_stale_unassigned()
 
         def build(view: ClusterView) -> StateEntry:
-            state = view.task_state(name, task, stopped_overlay=overlay)
+            state = view.task_state(name, task, stopped_overlay=overlay, ignore_stale_unassigned=rule)
             if state is None:
                 raise NotFoundError(f"No status found for task {name}-{task}")  # AbstractHerder.taskStatus
             return state

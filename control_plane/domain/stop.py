@@ -8,6 +8,13 @@ paused or failed connector writes the same two records again (idempotent). The v
 once it has read the records back, which is how the write is confirmed; statuses of an emulated STOPPED
 connector are shown as 3.5+ shows them (``ClusterView.connector_state(stopped_overlay=True)``).
 
+Resuming a stopped connector starts it again on 3.5+ (WorkerConnector.doStart from STOPPED), even one that
+had failed before it was stopped (WorkerConnector.suspend lets a FAILED connector go to STOPPED). An old
+worker only paused it, and its WorkerConnector stays FAILED ("Cannot transition connector to STARTED since
+it has failed"): after the worker accepted the resume, the sidecar has it restart the connector
+(DistributedHerder.restartConnector creates the connector anew, in its current target state), which is
+what brings it back RUNNING as on 3.5+ (``resume_recreates``, ``resumed_connector``).
+
 A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
 runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
 the stop.
@@ -15,11 +22,14 @@ the stop.
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 import structlog
 
 from ..codecs import TargetState, TaskCommit
 from ..storage.config_writer import ConfigWriteFailed
 from ..storage.errors import ReadTimeout
+from ..view import ClusterView
 from .errors import NotFoundError, OperationFailed, ViewNotReady
 from .ports import ClusterMetadata, ConfigLog, ViewSnapshot
 
@@ -39,6 +49,31 @@ async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: C
     cannot be reached now."""
     cause = view.tail_error(tail) or await kafka.unreachable()
     return f"{err}: {cause}" if cause else str(err)
+
+
+def resumed_connector(method: str, path: str) -> str | None:
+    """The connector of a ``PUT /connectors/{c}/resume`` (its path segment as sent, percent-encoded),
+    else None."""
+    parts = path.rstrip("/").split("/") if method == "PUT" else []
+    if len(parts) == 4 and parts[0] == "" and parts[1] == "connectors" and parts[3] == "resume" and parts[2]:
+        return parts[2]
+    return None
+
+
+def resume_recreates(state: ClusterView, segment: str) -> bool:
+    """Whether resuming this connector (its path segment) needs the worker to create it anew: the
+    sidecar stopped it (target state STOPPED) and the old worker's status of it is FAILED."""
+    name = unquote(segment)
+    status = state.connector_statuses.get(name)
+    return state.target_state(name) == "STOPPED" and status is not None and status.state == "FAILED"
+
+
+def restart_refused(segment: str, status: int, body: str) -> str:
+    return (
+        f"Connector {unquote(segment)} was resumed, but it had failed before it was stopped and the worker did not "
+        f"restart it (POST /connectors/{segment}/restart answered {status}: {body[:300]}); it stays FAILED until "
+        "it is restarted"
+    )
 
 
 class ConnectorStopper:
@@ -106,4 +141,11 @@ class ConnectorStopper:
         log.info("connector stopped through the config topic", connector=name)
 
 
-__all__ = ["ConnectorStopper", "read_failure", "unknown_connector"]
+__all__ = [
+    "ConnectorStopper",
+    "read_failure",
+    "restart_refused",
+    "resume_recreates",
+    "resumed_connector",
+    "unknown_connector",
+]

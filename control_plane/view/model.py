@@ -6,8 +6,9 @@ each (already decoded by ``codecs``) and update the view the way a worker's back
   complete set arrives; a connector tombstone removes its config, task count and task configs; a
   target state defaults to STARTED for a new connector, and ``state.v2`` wins over ``state``;
 - status (KafkaStatusBackingStore): a connector tombstone removes the connector's and its tasks'
-  statuses; a task's UNASSIGNED does not replace RUNNING at the same or a newer generation; topic
-  records add to and tombstones remove from a connector's active topics;
+  statuses; a task's UNASSIGNED does not replace RUNNING at the same or a newer generation on 3.6+
+  workers (KAFKA-12525; before 3.6 the last record wins: both are kept, the reader picks its worker's
+  rule); topic records add to and tombstones remove from a connector's active topics;
 - offsets (OffsetBackingStore): last record per exact key bytes wins, a tombstone deletes.
 Readers get immutable snapshots (tuples, frozen dataclasses, copies of maps).
 """
@@ -84,6 +85,8 @@ class ClusterView:
     inconsistent: set[str] = field(default_factory=set)
     connector_statuses: dict[str, ConnectorStatus] = field(default_factory=dict)
     task_statuses: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
+    # connector -> task -> the last record, an UNASSIGNED that 3.6+ ignores (a worker before 3.6 shows it)
+    stale_unassigned: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
     topics: dict[str, dict[str, TopicStatus]] = field(default_factory=dict)  # connector -> topic -> record
     topic_users: dict[str, set[str]] = field(default_factory=dict)  # topic -> connectors (inverse index)
     offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
@@ -153,8 +156,10 @@ class ClusterView:
             if key.kind is StatusKind.CONNECTOR:
                 self.connector_statuses.pop(key.connector, None)
                 self.task_statuses.pop(key.connector, None)
+                self.stale_unassigned.pop(key.connector, None)
             elif key.kind is StatusKind.TASK and key.task is not None:
                 self.task_status_deleted_ms[key.connector] = timestamp_ms
+                self._forget_stale(key.connector, key.task)
                 tasks = self.task_statuses.get(key.connector)
                 if tasks is not None:
                     tasks.pop(key.task, None)
@@ -174,11 +179,21 @@ class ClusterView:
                 and current.state == "RUNNING"
                 and current.generation >= record.generation
             ):
-                return  # a stale UNASSIGNED (KafkaStatusBackingStore.readTaskStatus)
+                # a stale UNASSIGNED (3.6+ KafkaStatusBackingStore.readTaskStatus ignores it; 3.4/3.5 do not)
+                self.stale_unassigned.setdefault(record.connector, {})[record.task] = record
+                return
+            self._forget_stale(record.connector, record.task)
             tasks[record.task] = record
         elif isinstance(record, TopicStatus):
             self.topics.setdefault(record.connector, {})[record.topic] = record
             self.topic_users.setdefault(record.topic, set()).add(record.connector)
+
+    def _forget_stale(self, connector: str, task: int) -> None:
+        stale = self.stale_unassigned.get(connector)
+        if stale is not None:
+            stale.pop(task, None)
+            if not stale:
+                del self.stale_unassigned[connector]
 
     def _remove_topic(self, connector: str, topic: str) -> None:
         active = self.topics.get(connector)
@@ -211,10 +226,21 @@ class ClusterView:
         """``source``, ``sink`` or ``unknown``, as AbstractHerder.connectorType answers (the shared rule)."""
         return connector_type(self.connector_configs.get(name), self.plugin_types)
 
-    def connector_state(self, name: str, *, stopped_overlay: bool = False) -> ConnectorStateView | None:
+    def task_statuses_of(self, name: str, *, ignore_stale_unassigned: bool = True) -> dict[int, TaskStatus]:
+        """The task statuses of ``name`` by the status rule of the worker's version: 3.6+ ignores a stale
+        UNASSIGNED (``ignore_stale_unassigned``), 3.4 and 3.5 show the last record of each task."""
+        tasks = dict(self.task_statuses.get(name, {}))
+        if not ignore_stale_unassigned:
+            tasks.update(self.stale_unassigned.get(name, {}))
+        return tasks
+
+    def connector_state(
+        self, name: str, *, stopped_overlay: bool = False, ignore_stale_unassigned: bool = True
+    ) -> ConnectorStateView | None:
         """``stopped_overlay``: the worker cannot stop connectors (before 3.5; the sidecar did, KIP-875):
         a connector whose target state is STOPPED shows as 3.5+ shows it, STOPPED (even if it had
-        failed) and without tasks, whatever the old worker, which paused it, wrote."""
+        failed) and without tasks, whatever the old worker, which paused it, wrote.
+        ``ignore_stale_unassigned``: the status rule of 3.6+ workers (``task_statuses_of``)."""
         status = self.connector_statuses.get(name)
         if status is None:
             return None
@@ -223,13 +249,16 @@ class ClusterView:
                 "STOPPED", status.worker_id, None, status.version, status.generation, status.version_field
             )
             return ConnectorStateView(name, stopped, (), self.connector_type(name))
-        tasks = tuple(sorted((task, _entry(s)) for task, s in self.task_statuses.get(name, {}).items()))
+        statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
+        tasks = tuple(sorted((task, _entry(s)) for task, s in statuses.items()))
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
 
-    def task_state(self, name: str, task: int, *, stopped_overlay: bool = False) -> StateEntry | None:
+    def task_state(
+        self, name: str, task: int, *, stopped_overlay: bool = False, ignore_stale_unassigned: bool = True
+    ) -> StateEntry | None:
         if stopped_overlay and self.target_state(name) == "STOPPED":
             return None  # a STOPPED connector has no tasks (see connector_state)
-        status = self.task_statuses.get(name, {}).get(task)
+        status = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned).get(task)
         return _entry(status) if status else None
 
     def connector_config(self, name: str) -> Mapping[str, str | None] | None:

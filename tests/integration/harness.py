@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import httpx
 import uvicorn
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
 from starlette.applications import Starlette
 
@@ -207,6 +207,17 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
         await consumer.stop()
     records.sort(key=lambda r: (r.partition, r.offset))
     return TopicLog(len(partitions), records)
+
+
+async def produce(bootstrap: str, topic: str, values: list[str]) -> None:
+    """``values`` as JSON records to partition 0 of ``topic``, in order."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        for value in values:
+            await producer.send_and_wait(topic, json.dumps(value).encode(), partition=0)
+    finally:
+        await producer.stop()
 
 
 async def read_values(bootstrap: str, topic: str, count: int, *, timeout_s: float = 60) -> list[Any]:

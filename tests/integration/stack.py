@@ -21,7 +21,7 @@ class Cluster:
     them, from the code as it was then) are deliberately not here: the tests serve their own sidecar,
     built from the code under test (``harness.Sidecars``)."""
 
-    name: str  # "new" or "old"
+    name: str  # "new", "old", ... (the suffix of its variables in .stack/env, lower case; "" is "new")
     version: str
     connect_url: str
     properties: str  # the worker's properties file
@@ -35,8 +35,12 @@ class Cluster:
 @dataclass(frozen=True)
 class Stack:
     bootstrap: str
-    clusters: dict[str, Cluster]
+    clusters: dict[str, Cluster]  # newest Connect version first
     logs: str
+
+    @property
+    def newest(self) -> Cluster:
+        return next(iter(self.clusters.values()))
 
 
 def read_env(path: Path = ENV_FILE) -> dict[str, str]:
@@ -57,10 +61,26 @@ def stack_command(command: str) -> None:
     subprocess.run([sys.executable, str(STACK_SCRIPT), command], check=True)
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("-")[0].split("."))
+
+
+def clusters_of(env: dict[str, str]) -> dict[str, Cluster]:
+    """Every Connect cluster of the stack: each ``CONNECT_URL<suffix>`` with its ``CONNECT_VERSION<suffix>``
+    and ``CONNECT_PROPERTIES<suffix>`` (no suffix: "new"; ``_OLD``: "old"; ...), newest version first."""
+    clusters = [
+        Cluster(
+            key.removeprefix("CONNECT_URL").lstrip("_").lower() or "new",
+            env[f"CONNECT_VERSION{key.removeprefix('CONNECT_URL')}"],
+            url,
+            env[f"CONNECT_PROPERTIES{key.removeprefix('CONNECT_URL')}"],
+        )
+        for key, url in env.items()
+        if key.startswith("CONNECT_URL")
+    ]
+    return {c.name: c for c in sorted(clusters, key=lambda c: version_key(c.version), reverse=True)}
+
+
 def load_stack() -> Stack:
     env = read_env()
-    clusters = {
-        "new": Cluster("new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["CONNECT_PROPERTIES"]),
-        "old": Cluster("old", env["CONNECT_VERSION_OLD"], env["CONNECT_URL_OLD"], env["CONNECT_PROPERTIES_OLD"]),
-    }
-    return Stack(env["KAFKA_BOOTSTRAP"], clusters, env["STACK_LOGS"])
+    return Stack(env["KAFKA_BOOTSTRAP"], clusters_of(env), env["STACK_LOGS"])

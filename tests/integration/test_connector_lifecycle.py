@@ -1,107 +1,16 @@
-"""A FileStreamSource connector's whole life through the sidecar, on both Connect versions: the
-sidecar's answers equal the worker's own for the same calls, and the records really reach Kafka."""
+"""What the sidecar passes through, on every Connect version: the root, the plugins and their validation,
+malformed bodies and unknown paths answer as the worker behind it does. A connector's whole life is a
+parity scenario (parity/test_parity_lifecycle.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 
-from .harness import read_values, same_answer, until_states
-from .stack import Cluster, Stack
-from .waiting import eventually
+from .harness import same_answer
+from .stack import Cluster
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-
-
-async def test_source_connector_lifecycle_through_the_sidecar(
-    stack: Stack, cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str, tmp_path: Path
-) -> None:
-    name = f"source-{cluster.name}-{unique}"
-    topic = f"lines-{cluster.name}-{unique}"
-    source_file = tmp_path / "in.txt"
-    source_file.write_text("first line\nsecond line\n")
-    config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source_file), "topic": topic}
-
-    created = await sidecar.post("/connectors", json={"name": name, "config": config})
-    assert created.status_code == 201, created.text
-    assert created.json()["name"] == name
-    assert created.headers["location"].endswith(f"/connectors/{name}")
-
-    again = await sidecar.post("/connectors", json={"name": name, "config": config})
-    assert again.status_code == 409
-    assert again.json() == {"error_code": 409, "message": f"Connector {name} already exists"}
-
-    await until_states(sidecar, name, "RUNNING", ["RUNNING"])
-    running = (await sidecar.get(f"/connectors/{name}/status")).json()
-    assert running["type"] == "source"
-    await same_answer(sidecar, worker, f"/connectors/{name}/status")
-    await same_answer(sidecar, worker, f"/connectors/{name}")
-    await same_answer(sidecar, worker, f"/connectors/{name}/config")
-    await same_answer(sidecar, worker, f"/connectors/{name}/tasks")
-    await same_answer(sidecar, worker, f"/connectors/{name}/tasks/0/status")
-    listing = await same_answer(sidecar, worker, "/connectors")
-    assert name in listing.json()
-    expanded = await same_answer(sidecar, worker, "/connectors?expand=status&expand=info")
-    assert expanded.json()[name]["info"]["config"]["topic"] == topic
-
-    assert await read_values(stack.bootstrap, topic, 2) == ["first line", "second line"]
-
-    paused = await sidecar.put(f"/connectors/{name}/pause")
-    assert paused.status_code == 202
-    await until_states(sidecar, name, "PAUSED", ["PAUSED"])
-    await same_answer(sidecar, worker, f"/connectors/{name}/status")
-
-    resumed = await sidecar.put(f"/connectors/{name}/resume")
-    assert resumed.status_code == 202
-    await until_states(sidecar, name, "RUNNING", ["RUNNING"])
-    with source_file.open("a") as f:
-        f.write("third line\n")
-    assert (await read_values(stack.bootstrap, topic, 3))[-1] == "third line"
-
-    restarted = await sidecar.post(f"/connectors/{name}/restart")
-    assert restarted.status_code == 204
-    restarted_all = await sidecar.post(f"/connectors/{name}/restart", params={"includeTasks": "true"})
-    assert restarted_all.status_code == 202
-    assert restarted_all.json()["connector"]["state"] in {"RUNNING", "RESTARTING"}
-    task_restart = await sidecar.post(f"/connectors/{name}/tasks/0/restart")
-    assert task_restart.status_code == 204
-    await until_states(sidecar, name, "RUNNING", ["RUNNING"])  # after the restarts
-
-    deleted = await sidecar.delete(f"/connectors/{name}")
-    assert deleted.status_code == 204
-    gone = await same_answer(sidecar, worker, f"/connectors/{name}")
-    assert gone.status_code == 404
-    assert gone.json() == {"error_code": 404, "message": f"Connector {name} not found"}
-
-
-async def test_sink_connector_reads_through_the_sidecar(
-    stack: Stack, cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str, tmp_path: Path
-) -> None:
-    topic = f"sinkin-{cluster.name}-{unique}"
-    source_file, sink_file = tmp_path / "in.txt", tmp_path / "out.txt"
-    source_file.write_text("alpha\nbeta\n")
-    source = f"src-{cluster.name}-{unique}"
-    sink = f"sink-{cluster.name}-{unique}"
-    for name, config in (
-        (source, {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source_file), "topic": topic}),
-        (sink, {"connector.class": FILE_SINK, "tasks.max": "1", "file": str(sink_file), "topics": topic}),
-    ):
-        put = await sidecar.put(f"/connectors/{name}/config", json=config)
-        assert put.status_code == 201, put.text
-
-    async def sink_lines() -> list[str]:
-        return sink_file.read_text().splitlines() if sink_file.exists() else []
-
-    assert await eventually(sink_lines, lambda lines: lines == ["alpha", "beta"], what="sink file filled") == [
-        "alpha",
-        "beta",
-    ]
-    status = await same_answer(sidecar, worker, f"/connectors/{sink}/status")
-    assert status.json()["type"] == "sink"
-    for name in (source, sink):
-        assert (await sidecar.delete(f"/connectors/{name}")).status_code == 204
 
 
 async def test_plugins_validation_and_root_pass_through(

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from .harness import Sidecars
-from .stack import ROOT, Cluster
+from .stack import ROOT, Cluster, clusters_of
 
 
 def test_control_plane_is_imported_from_this_checkout() -> None:
@@ -40,3 +40,23 @@ async def test_the_sidecar_fixture_is_served_by_this_process(
     assert info.json()["workers"] == [cluster.connect_url]
     assert info.json()["settings"]["group_id"] == cluster.worker_property("group.id")
     assert not hasattr(cluster, "sidecar_url"), "the stack's sidecar process must stay out of the tests' reach"
+
+
+def test_every_cluster_of_the_stack_env_is_found_newest_first() -> None:
+    """The parity suite's ways come from here: a cluster the stack adds (``CONNECT_URL_OLDEST`` and its
+    version and properties) is one more way with no change to the suite."""
+    env = {
+        "KAFKA_BOOTSTRAP": "127.0.0.1:9092",
+        "CONNECT_URL_OLD": "http://o",
+        "CONNECT_VERSION_OLD": "3.4.1",
+        "CONNECT_PROPERTIES_OLD": "/o.properties",
+        "CONNECT_URL": "http://n",
+        "CONNECT_VERSION": "4.3.1",
+        "CONNECT_PROPERTIES": "/n.properties",
+        "CONNECT_URL_OLDEST": "http://e",
+        "CONNECT_VERSION_OLDEST": "2.8.2",
+        "CONNECT_PROPERTIES_OLDEST": "/e.properties",
+    }
+    clusters = clusters_of(env)
+    assert list(clusters) == ["new", "old", "oldest"]
+    assert clusters["oldest"] == Cluster("oldest", "2.8.2", "http://e", "/e.properties")

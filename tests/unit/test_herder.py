@@ -20,7 +20,7 @@ from control_plane.codecs import (
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Capabilities, Feature
 from control_plane.domain.connector_configs import ConnectorConfigs
-from control_plane.domain.errors import BadRequestError, NotFoundError
+from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.offsets_request import parse_alter_request
@@ -260,3 +260,61 @@ async def test_a_change_through_the_sidecar_is_in_the_view_when_the_answer_comes
     answer = await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/pause"))
     assert answer.status == 202
     assert cluster.kafka.view.state.target_state("c") == "PAUSED"
+
+
+@pytest.mark.parametrize(("version", "shown"), [("3.5.2", "UNASSIGNED"), ("3.6.0", "RUNNING"), ("4.3.1", "RUNNING")])
+async def test_task_statuses_follow_the_status_rule_of_the_workers_version(version: str, shown: str) -> None:
+    cluster = Cluster(version)
+    await cluster.detect()
+    cluster.running("c")
+    cluster.kafka.view.state.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 1))  # stale on 3.6+
+    assert [e.state for _, e in view_answer(cluster.herder.connector_status("c")).tasks] == [shown]
+    assert view_answer(cluster.herder.task_status("c", 0)).state == shown
+    listing = view_answer(cluster.herder.list_connectors(["status"]))
+    assert listing.expanded is not None
+    status = listing.expanded["c"].status
+    assert status is not None and [e.state for _, e in status.tasks] == [shown]
+
+
+def stopped_after(cluster: Cluster, name: str, state: str) -> None:
+    cluster.running(name)
+    view = cluster.kafka.view.state
+    view.apply_status(ConnectorStatus(name, state, "trace" if state == "FAILED" else None, "w1", 1))
+    view.apply_config(TaskCommit(name, 0))
+    view.apply_config(TargetState.of(name, "STOPPED"))
+
+
+@pytest.mark.parametrize("segment", ["c", "with%20space"])
+async def test_resuming_a_connector_stopped_after_it_failed_restarts_it_on_an_old_worker(segment: str) -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    name = segment.replace("%20", " ")
+    stopped_after(cluster, name, "FAILED")
+    cluster.workers.answers[("PUT", f"/connectors/{segment}/resume")] = (202, b"")
+    cluster.workers.answers[("POST", f"/connectors/{segment}/restart")] = (204, b"")
+    answer = await cluster.herder.forward(UpstreamRequest("PUT", f"/connectors/{segment}/resume"))
+    assert answer.status == 202
+    assert [(r.method, r.path) for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == [
+        ("PUT", f"/connectors/{segment}/resume"),
+        ("POST", f"/connectors/{segment}/restart"),
+    ]
+
+
+@pytest.mark.parametrize(("version", "state"), [("3.4.1", "PAUSED"), ("4.3.1", "FAILED"), ("4.3.1", "STOPPED")])
+async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_back(version: str, state: str) -> None:
+    cluster = Cluster(version)
+    await cluster.detect()
+    stopped_after(cluster, "c", state)
+    cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
+    assert (await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))).status == 202
+    assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == ["/connectors/c/resume"]
+
+
+async def test_a_restart_the_old_worker_refuses_after_a_resume_is_a_500_saying_so() -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    stopped_after(cluster, "c", "FAILED")
+    cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
+    cluster.workers.answers[("POST", "/connectors/c/restart")] = (409, b'{"error_code":409,"message":"busy"}')
+    with pytest.raises(OperationFailed, match="Connector c was resumed, but it had failed before it was stopped"):
+        await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))

@@ -98,6 +98,24 @@ def test_stale_unassigned_does_not_override_running_at_same_or_newer_generation(
     assert view.task_state("c", 0).state == "UNASSIGNED"  # type: ignore[union-attr]
 
 
+def test_before_3_6_the_last_task_record_wins_even_a_stale_unassigned() -> None:
+    view = with_connector()
+    view.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 5))
+    view.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 5))
+    view.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 4))
+    assert view.task_state("c", 0).state == "RUNNING"  # type: ignore[union-attr]
+    assert view.task_state("c", 0, ignore_stale_unassigned=False).state == "UNASSIGNED"  # type: ignore[union-attr]
+    state = view.connector_state("c", ignore_stale_unassigned=False)
+    assert state is not None and [(t, e.state, e.worker_id) for t, e in state.tasks] == [(0, "UNASSIGNED", "w2")]
+    # a newer record replaces the stale one under both rules; a tombstone removes both
+    view.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 6))
+    assert view.task_state("c", 0, ignore_stale_unassigned=False).state == "RUNNING"  # type: ignore[union-attr]
+    view.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 6))
+    view.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", 0)))
+    assert view.task_state("c", 0, ignore_stale_unassigned=False) is None
+    assert view.stale_unassigned == {}
+
+
 def test_connector_status_tombstone_removes_its_task_statuses() -> None:
     view = with_connector()
     view.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 1))

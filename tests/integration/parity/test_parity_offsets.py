@@ -1,0 +1,185 @@
+"""KIP-875 offsets, every way (native on 3.5+, done by the sidecar through Kafka before). The KIP's test plan
+lines that apply:
+
+- view the offsets of a running source and sink connector and see them grow;
+- alter a stopped FileStreamSource back to the start of its file, resume, see the lines produced again;
+  the same for a source with its own offsets topic (``offsets.storage.topic``);
+- alter a stopped FileStreamSink's consumer offset back, resume, see the records written again; the same
+  for a sink with an overridden group id, whose alter also deletes an offset (null);
+- reset both kinds and see them start over; a second reset succeeds too;
+- alter or reset a running, paused or unknown connector is refused and changes nothing.
+
+Where the records land is checked every way too (the worker's offsets topic, the partition Connect's
+producer picks, the connector's own topic, the consumer groups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from control_plane.codecs import OffsetKey, partition_for_key
+from control_plane.storage.consumer_groups import ConsumerGroups
+
+from ..harness import produce, read_to_end
+from ..waiting import eventually
+from .ways import Way, lines_of, run_every_way
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+
+
+async def offsets_until(w: Way, name: str, ok: Callable[[list[dict[str, Any]]], bool], what: str) -> None:
+    await w.until(w.path(name, "/offsets"), lambda r: r.status_code == 200 and ok(r.json()["offsets"]), what)
+
+
+def positions(entries: list[dict[str, Any]]) -> list[int]:
+    return [e["offset"]["position"] for e in entries]
+
+
+def holds(path: Path, lines: list[str], start: int = 0) -> Callable[[object], bool]:
+    """A file from line ``start`` on is ``lines``."""
+    return lambda _: lines_of(path)[start:] == lines
+
+
+async def group_empty(w: Way, kafka: ConsumerGroups, group: str) -> None:
+    await eventually(partial(kafka.active_members, group), lambda m: m == 0, what=f"{w.label}: {group} empty")
+
+
+async def stop(w: Way, name: str) -> None:
+    await w.call("PUT", w.path(name, "/stop"))
+    await w.until_states(name, "STOPPED", [])
+
+
+async def source_offsets(w: Way) -> None:
+    plain, own = w.connector("kip875-src"), w.connector("kip875-src-own")
+    own_topic, worker_topic = w.name("kip875-own-offsets"), w.cluster.worker_property("offset.storage.topic")
+    files = {plain: w.home / "plain.txt", own: w.home / "own.txt"}
+    topics = {plain: w.name("kip875-lines"), own: w.name("kip875-lines-own")}
+    for name, path in files.items():
+        path.write_text("l1\nl2\nl3\n")
+        config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(path), "topic": topics[name]}
+        if name == own:
+            config["offsets.storage.topic"] = own_topic
+        await w.call("PUT", w.path(name, "/config"), json=config)
+    # offsets of running connectors, growing as lines are read
+    for name, path in files.items():
+        await offsets_until(w, name, lambda o: positions(o) == [9], f"{name} at 9")
+        with path.open("a") as f:
+            f.write("l4\n")
+        await offsets_until(w, name, lambda o: positions(o) == [12], f"{name} at 12")
+        await w.call("GET", w.path(name, "/offsets"))
+
+    # refused while running, paused, and for a connector that does not exist; nothing changes
+    body = {"offsets": [{"partition": {"filename": str(files[plain])}, "offset": {"position": 0}}]}
+    await w.call("PATCH", w.path(plain, "/offsets"), json=body, label="PATCH offsets, running")
+    await w.call("DELETE", w.path(plain, "/offsets"))
+    await w.call("PUT", w.path(plain, "/pause"))
+    await w.until_states(plain, "PAUSED", ["PAUSED"])
+    await w.call("PATCH", w.path(plain, "/offsets"), json=body, label="PATCH offsets, paused")
+    await w.call("DELETE", w.path(plain, "/offsets"))
+    ghost = w.name("kip875-ghost")
+    await w.call("GET", w.path(ghost, "/offsets"))
+    await w.call("PATCH", w.path(ghost, "/offsets"), json=body, label="PATCH offsets, unknown")
+    await w.call("DELETE", w.path(ghost, "/offsets"))
+    await w.call("GET", w.path(plain, "/offsets"))
+    own_key = OffsetKey(own, {"filename": str(files[own])}).to_bytes()
+    assert (await read_to_end(w.stack.bootstrap, own_topic)).with_key(own_key)[-1][1] == b'{"position":12}'
+
+    # stopped: back to the start of the file, resume, the lines come again
+    for name, path in files.items():
+        await stop(w, name)
+        back = {"offsets": [{"partition": {"filename": str(path)}, "offset": {"position": 0}}]}
+        await w.call("PATCH", w.path(name, "/offsets"), json=back, label="PATCH offsets to 0, stopped")
+        await w.call("GET", w.path(name, "/offsets"))
+    key = OffsetKey(plain, {"filename": str(files[plain])}).to_bytes()
+    records = (await read_to_end(w.stack.bootstrap, worker_topic)).with_key(key)
+    assert records[-1] == (partition_for_key(key, 25), b'{"position":0}')  # offset.storage.partitions: 25
+    assert {p for p, _ in records} == {partition_for_key(key, 25)}
+    assert (await read_to_end(w.stack.bootstrap, own_topic)).with_key(own_key)[-1][1] == b'{"position":0}'
+    for name in files:
+        await w.call("PUT", w.path(name, "/resume"))
+    for name in files:
+        w.note(f"records of {name}", await w.values_at_least(topics[name], 8))
+
+    # reset: gone, twice; resumed, the connector starts over
+    for name in files:
+        await offsets_until(w, name, lambda o: positions(o) == [12], f"{name} read again")
+        await stop(w, name)
+        for _ in range(2):
+            await w.call("DELETE", w.path(name, "/offsets"))
+        await w.call("GET", w.path(name, "/offsets"))
+    assert (await read_to_end(w.stack.bootstrap, worker_topic)).with_key(key)[-1] == (partition_for_key(key, 25), None)
+    assert (await read_to_end(w.stack.bootstrap, own_topic)).with_key(own_key)[-1][1] is None
+    for name in files:
+        await w.call("PUT", w.path(name, "/resume"))
+    for name in files:
+        w.note(f"records of {name} after the reset", await w.values_at_least(topics[name], 12))
+        await w.call("DELETE", w.path(name))
+
+
+async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_replay(ways: list[Way]) -> None:
+    await run_every_way(ways, source_offsets)
+
+
+async def sink_offsets(w: Way) -> None:
+    topic = w.name("kip875-records")
+    await produce(w.stack.bootstrap, topic, ["r1", "r2", "r3"])
+    plain, override = w.connector("kip875-sink"), w.connector("kip875-sink-group")
+    groups = {plain: f"connect-{plain}", override: w.name("kip875-group")}
+    files = {plain: w.home / "plain.txt", override: w.home / "override.txt"}
+    for name, path in files.items():
+        config = {"connector.class": FILE_SINK, "tasks.max": "1", "file": str(path), "topics": topic}
+        if name == override:
+            config["consumer.override.group.id"] = groups[name]
+        await w.call("PUT", w.path(name, "/config"), json=config)
+
+    def at(offset: int) -> Callable[[list[dict[str, Any]]], bool]:
+        return lambda o: [e["offset"]["kafka_offset"] for e in o] == [offset]
+
+    for name, path in files.items():
+        await w.until(w.path(name), holds(path, ["r1", "r2", "r3"]), f"{name}'s file")
+        await offsets_until(w, name, at(3), f"{name} at 3")
+    await produce(w.stack.bootstrap, topic, ["r4"])
+    for name in files:
+        await offsets_until(w, name, at(4), f"{name} at 4")
+        await w.call("GET", w.path(name, "/offsets"))
+    partition = {"kafka_topic": topic, "kafka_partition": 0}
+    await w.call("PATCH", w.path(plain, "/offsets"), json={"offsets": [{"partition": partition, "offset": None}]})
+
+    kafka = ConsumerGroups({"bootstrap_servers": w.stack.bootstrap}, 5000)
+    for name in files:
+        await stop(w, name)
+        await group_empty(w, kafka, groups[name])
+    # the default group back to 1; the overridden group's offset deleted (null): it starts at the earliest
+    for name, offset in ((plain, {"kafka_offset": 1}), (override, None)):
+        await w.call("PATCH", w.path(name, "/offsets"), json={"offsets": [{"partition": partition, "offset": offset}]})
+        await w.call("GET", w.path(name, "/offsets"))
+    w.note("committed", sorted((*tp, o) for tp, o in (await kafka.committed(groups[plain])).items()))
+    for name in files:
+        await w.call("PUT", w.path(name, "/resume"))
+    want = {plain: ["r1", "r2", "r3", "r4", "r2", "r3", "r4"], override: ["r1", "r2", "r3", "r4"] * 2}
+    for name, path in files.items():
+        await w.until(w.path(name), holds(path, want[name]), f"{name} rewritten")
+        w.note(f"lines of {name}", lines_of(path))
+
+    # reset: the group is deleted; a second reset (no group) succeeds; resumed, everything again
+    for name in files:
+        await offsets_until(w, name, at(4), f"{name} at 4 again")
+        await stop(w, name)
+        await group_empty(w, kafka, groups[name])
+        for _ in range(2):
+            await w.call("DELETE", w.path(name, "/offsets"))
+        await w.call("GET", w.path(name, "/offsets"))
+        w.note("committed after the reset", sorted((await kafka.committed(groups[name])).items()))
+        await w.call("PUT", w.path(name, "/resume"))
+    for name, path in files.items():
+        await w.until(w.path(name), holds(path, ["r1", "r2", "r3", "r4"], len(want[name])), "all again")
+        w.note(f"lines of {name} after the reset", lines_of(path))
+        await w.call("DELETE", w.path(name))
+
+
+async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(ways: list[Way]) -> None:
+    await run_every_way(ways, sink_offsets)

@@ -1,0 +1,117 @@
+"""KIP-875's STOPPED state, every way (native on 3.5+, written to the config topic by the sidecar before).
+The KIP's stopped-state test plan lines that apply: stop a running, a paused and a stopped connector; no
+task configuration or status is shown for a stopped connector; pause and resume a stopped connector;
+delete a stopped connector; an unknown one is 404. And a connector that had failed, stopped and resumed
+once what made it fail is gone, runs again as 3.5+ brings it back (WorkerConnector: a FAILED connector
+may go to STOPPED, and resuming starts it)."""
+
+from __future__ import annotations
+
+from control_plane.codecs import TargetState, TaskCommit, encode_config
+
+from ..harness import read_to_end, sidecar_with, states
+from ..waiting import eventually
+from .ways import Way, alter_topic, appending, create_topic, replay, run_every_way
+
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+
+
+async def what_the_sidecar_wrote(w: Way, name: str) -> None:
+    """On a worker without KIP-875: the empty task set, then the two-field target state; and a sidecar
+    that reads from the worker (``read_from=upstream``) still shows the connector STOPPED."""
+    config_topic = w.cluster.worker_property("config.storage.topic")
+    commit_key, commit = encode_config(TaskCommit(name, 0))
+    target_key, target = encode_config(TargetState.of(name, "STOPPED"))
+    assert commit == b'{"tasks":0}' and target == b'{"state":"PAUSED","state.v2":"STOPPED"}'
+    config_log = await read_to_end(w.stack.bootstrap, config_topic)
+    assert config_log.with_key(commit_key)[-1] == (0, commit)
+    assert config_log.with_key(target_key)[-1] == (0, target)
+    async with sidecar_with(w.cluster, read_from="upstream") as upstream_reads:
+        assert await states(upstream_reads.client, name) == ("STOPPED", [])
+
+
+async def stop_pause_resume_delete(w: Way) -> None:
+    running, paused = w.connector("stop-run"), w.connector("stop-paused")
+    topic = w.name("stop-lines")
+    lines = w.home / "in.txt"
+    lines.write_text("a\nb\n")
+    for name in (running, paused):
+        config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(lines), "topic": topic}
+        await w.call("PUT", w.path(name, "/config"), json=config)
+    for name in (running, paused):
+        await w.until_states(name, "RUNNING", ["RUNNING"])  # tasks first: a connector paused early has none
+    await w.call("PUT", w.path(paused, "/pause"))
+    await w.until_states(paused, "PAUSED", ["PAUSED"])
+
+    for name in (running, paused, running):  # a running, a paused, then an already stopped connector
+        await w.call("PUT", w.path(name, "/stop"))
+        await w.until_states(name, "STOPPED", [])
+    for name in (running, paused):
+        for suffix in ("/status", "/tasks", "", "/tasks/0/status"):
+            await w.call("GET", w.path(name, suffix))
+    w.note("expand=status, own", w.own((await w.call("GET", "/connectors?expand=status", record=False)).json()))
+    if w.emulates_stop:
+        await what_the_sidecar_wrote(w, running)
+
+    # pausing a stopped connector: PAUSED without tasks; resuming it: RUNNING, lines flow
+    await w.call("PUT", w.path(paused, "/pause"))
+    await w.until_states(paused, "PAUSED", [])
+    await w.call("GET", w.path(paused, "/status"))
+    for name in (paused, running):
+        await w.call("PUT", w.path(name, "/resume"))
+        await w.until_states(name, "RUNNING", ["RUNNING"])
+    with lines.open("a") as f:
+        f.write("c\n")
+    w.note("records", sorted(await w.values_at_least(topic, 6)))
+
+    # a stopped connector can be deleted; an unknown one cannot be stopped
+    for name in (running, paused):
+        await w.call("PUT", w.path(name, "/stop"))
+        await w.call("DELETE", w.path(name))
+        await w.until(w.path(name), lambda r: r.status_code == 404, "deleted")
+        await w.call("GET", w.path(name, "/status"))
+    await w.call("PUT", w.path(w.name("stop-ghost"), "/stop"))
+
+
+async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(ways: list[Way]) -> None:
+    await run_every_way(ways, stop_pause_resume_delete)
+
+
+async def failed_stopped_resumed(w: Way) -> None:
+    """A source whose own offsets topic is not compacted fails at start (KafkaOffsetBackingStore.start:
+    cleanup.policy must be compact), on every version; the topic is fixed, the connector stopped and
+    resumed: it runs and reads its (busy) file from the start."""
+    name, topic, offsets_topic = w.connector("failed"), w.name("failed-lines"), w.name("failed-offsets")
+    await create_topic(w.stack.bootstrap, offsets_topic, {"cleanup.policy": "delete"})
+    source = w.home / "busy.txt"
+    async with appending(source):
+        config = {
+            "connector.class": FILE_SOURCE,
+            "tasks.max": "1",
+            "file": str(source),
+            "topic": topic,
+            "offsets.storage.topic": offsets_topic,
+        }
+        await w.call("PUT", w.path(name, "/config"), json=config)
+        await w.until_states(name, "FAILED", [])
+        await w.call("GET", w.path(name, "/status"))
+        await alter_topic(w.stack.bootstrap, offsets_topic, {"cleanup.policy": "compact"})
+        await w.call("PUT", w.path(name, "/stop"))
+        await w.until_states(name, "STOPPED", [])
+        await w.call("GET", w.path(name, "/status"))
+        await w.call("PUT", w.path(name, "/resume"))
+        await w.until_states(name, "RUNNING", ["RUNNING"])
+        await w.call("GET", w.path(name, "/status"))
+        w.note("records after the resume", replay(await w.values_at_least(topic, 1500), 0))
+        await w.call("PUT", w.path(name, "/stop"))
+        await w.until_states(name, "STOPPED", [])
+        offsets = await eventually(
+            lambda: w.client.get(w.path(name, "/offsets")),
+            lambda r: r.status_code == 200 and bool(r.json()["offsets"]),
+            what=f"{w.label}: offsets of {name}",
+        )
+        w.note("offsets committed to its own topic", [e["partition"] for e in offsets.json()["offsets"]])
+
+
+async def test_a_failed_connector_stopped_and_resumed_runs_again(ways: list[Way]) -> None:
+    await run_every_way(ways, failed_stopped_resumed)
