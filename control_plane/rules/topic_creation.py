@@ -161,7 +161,8 @@ def number_value(config: Config, key: str, *, short: bool) -> int:
     return parsed
 
 
-def _other_configs(config: Config, group: str) -> dict[str, str]:
+def topic_configs(config: Config, group: str) -> dict[str, str]:
+    """Every other ``topic.creation.<group>.<key>``: the topic configs of the topics the group creates."""
     prefix = f"{PREFIX}{group}."
     return {
         key[len(prefix) :]: value
@@ -216,7 +217,7 @@ def configured_groups(config: Config, *, worker_enabled: bool = True) -> Creatio
             if config.get(key_of(group, name)) is not None:
                 values[name] = number_value(config, key_of(group, name), short=short)
         settings = TopicSettings(
-            _or_default(values[PARTITIONS]), _or_default(values[REPLICATION_FACTOR]), _other_configs(config, group)
+            _or_default(values[PARTITIONS]), _or_default(values[REPLICATION_FACTOR]), topic_configs(config, group)
         )
         built.append(CreationGroup(group, tuple(include), tuple(exclude), settings))
     for group_def in built:  # TopicCreationGroup's constructor compiles the joined lists
@@ -232,7 +233,7 @@ def configured_groups(config: Config, *, worker_enabled: bool = True) -> Creatio
         TopicSettings(
             _or_default(defaults[PARTITIONS]),
             _or_default(defaults[REPLICATION_FACTOR]),
-            _other_configs(config, DEFAULT_GROUP),
+            topic_configs(config, DEFAULT_GROUP),
         ),
     )
     return CreationGroups(tuple(built), default)
@@ -276,5 +277,6 @@ __all__ = [
     "number_value",
     "parse_list",
     "regex_message",
+    "topic_configs",
     "uses_topic_creation",
 ]
