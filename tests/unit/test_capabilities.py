@@ -152,9 +152,7 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             None, {Feature.TOPIC_TRACKING: FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"
         ),
-        pytest.param(
-            "3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking"}, id="auto"
-        ),
+        pytest.param("3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking"}, id="auto"),
     ],
 )
 def test_forced_modes(version: str | None, modes: dict[Feature, FeatureMode], expected_native: set[str]) -> None:
@@ -266,9 +264,7 @@ async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serv
         assert capabilities["worker_version"] is None
         modes = {name: f["mode"] for name, f in capabilities["features"].items()}
         # nothing is native before a worker answered; what the sidecar does not emulate is unavailable
-        assert modes == {
-            name: "unavailable" if name == "plugin_versions" else "emulated" for name in ALL
-        }
+        assert modes == {name: "unavailable" if name == "plugin_versions" else "emulated" for name in ALL}
 
         up = True
         assert await detector.refresh()

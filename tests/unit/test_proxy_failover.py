@@ -215,8 +215,10 @@ async def test_broken_connection_on_safe_method_goes_to_next_worker(
 async def test_broken_connection_on_unsafe_method_is_not_resent_and_gives_502(
     router: respx.MockRouter, serve, method: str
 ) -> None:
-    w1 = router.route(host="w1", path="/connectors/a/config").mock(side_effect=httpx.RemoteProtocolError)
-    w2 = router.route(host="w2").respond(200, json={})
+    # a PATCH's checks read the connector's current config first (a safe GET): it answers
+    router.get(path="/connectors/a/config").respond(200, json={"connector.class": "X", "name": "a"})
+    w1 = router.route(host="w1", method=method, path="/connectors/a/config").mock(side_effect=httpx.RemoteProtocolError)
+    w2 = router.route(host="w2", method=method).respond(200, json={})
     async with serve() as running:
         response = await running.client.request(method, "/connectors/a/config", content=b"{}")
     body = assert_connect_error(response, 502)
