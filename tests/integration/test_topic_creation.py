@@ -79,17 +79,25 @@ async def test_three_groups_create_the_topics_the_preview_predicted(
     assert plans[topics["events-audit"]]["requested"]["partitions"] == -1  # the broker's default, filled in
     assert plans[topics["events-audit"]]["created_with"]["configs"]["retention.ms"] == "3600000"
 
-    # one FileStreamSource per topic; the last writes to a topic name a RegexRouter makes of its own
+    # one FileStreamSource per topic, each record keyed by its line (a compacted topic refuses records
+    # without a key); the last writes to a topic name a RegexRouter makes of its own
+    keyed = {
+        "transforms": "hoist, key",
+        "transforms.hoist.type": "org.apache.kafka.connect.transforms.HoistField$Value",
+        "transforms.hoist.field": "line",
+        "transforms.key.type": "org.apache.kafka.connect.transforms.ValueToKey",
+        "transforms.key.fields": "line",
+    }
     names = []
     for suffix, topic in topics.items():
         name = f"{prefix}-src-{suffix}"
         lines = tmp_path / f"{suffix}.txt"
         lines.write_text(f"{suffix}-1\n")
-        own = {**config, "file": str(lines), "topic": topic}
+        own = {**config, **keyed, "file": str(lines), "topic": topic}
         if suffix == "other":
             own |= {
                 "topic": f"{prefix}-raw-other",
-                "transforms": "route",
+                "transforms": "hoist, key, route",
                 "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
                 "transforms.route.regex": "(.*)-raw-(.*)",
                 "transforms.route.replacement": "$1-$2",
@@ -99,7 +107,9 @@ async def test_three_groups_create_the_topics_the_preview_predicted(
         assert "warning" not in created.headers
         names.append(name)
     for topic in topics.values():
-        await read_values(stack.bootstrap, topic, 1)
+        assert len(await read_values(stack.bootstrap, topic, 1)) == 1
+    for name in names:
+        assert await states(worker, name) == ("RUNNING", ["RUNNING"])
 
     for topic in topics.values():
         facts = await eventually(lambda t=topic: broker_facts(stack.bootstrap, t), bool, what=f"{topic} described")
@@ -209,17 +219,17 @@ async def test_each_mistake_is_refused_through_the_sidecar_and_accepted_by_the_w
     key: str,
     message: str,
 ) -> None:
+    name = f"tc-mistake-{unique}"
     full = without_none({**config, "file": str(tmp_path / "in.txt"), "topic": f"orders-{unique}"})
     validate = f"/connector-plugins/{FILE_SOURCE}/config/validate"
-    direct = (await worker.put(validate, json=full)).json()
+    direct = (await worker.put(validate, json={**full, "name": name})).json()
     assert direct["error_count"] == 0  # the worker sees nothing wrong
 
-    checked = (await sidecar.put(validate, json=full)).json()
+    checked = (await sidecar.put(validate, json={**full, "name": name})).json()
     assert checked["error_count"] >= 1
     errors = {c["value"]["name"]: c["value"]["errors"] for c in checked["configs"]}
     assert any(message in e for e in errors[key]), errors[key]
 
-    name = f"tc-mistake-{unique}"
     refused = await sidecar.post("/connectors", json={"name": name, "config": full})
     assert refused.status_code == 400
     assert refused.json()["error_code"] == 400
@@ -237,13 +247,13 @@ async def test_each_mistake_is_refused_through_the_sidecar_and_accepted_by_the_w
             id="required-default",
         ),
         pytest.param(
-            {**ONE_GROUP, "topic.creation.default.no.such.setting": "1"},
+            {**ONE_GROUP, "topic.creation.g.no.such.setting": "1"},
             "Unknown topic config name: no.such.setting",
             id="unknown-topic-setting",
         ),
     ],
 )
-async def test_the_worker_accepts_them_directly_and_fails_later(
+async def test_the_worker_accepts_them_directly_and_the_connector_or_its_task_fails_later(
     worker: httpx.AsyncClient, unique: str, tmp_path: Path, config: dict[str, str | None], failure: str
 ) -> None:
     lines = tmp_path / "in.txt"
@@ -255,12 +265,13 @@ async def test_the_worker_accepts_them_directly_and_fails_later(
     async def status() -> dict[str, Any]:
         return dict((await worker.get(f"/connectors/{name}/status")).json())
 
-    failed = await eventually(
-        status,
-        lambda s: any(t.get("state") == "FAILED" for t in s.get("tasks", [])),
-        what=f"a task of {name} FAILED",
-    )
-    assert any(failure in (t.get("trace") or "") for t in failed["tasks"]), failed
+    def failures(s: dict[str, Any]) -> list[str]:
+        return [
+            e.get("trace") or "" for e in (s.get("connector", {}), *s.get("tasks", [])) if e.get("state") == "FAILED"
+        ]
+
+    failed = await eventually(status, lambda s: bool(failures(s)), what=f"{name} or a task of it FAILED")
+    assert any(failure in trace for trace in failures(failed)), failed
     assert (await worker.delete(f"/connectors/{name}")).status_code == 204
 
 
