@@ -111,12 +111,12 @@ async def test_three_groups_create_the_topics_the_preview_predicted(
     for name in names:
         assert await states(worker, name) == ("RUNNING", ["RUNNING"])
 
-    for topic in topics.values():
-        facts = await eventually(lambda t=topic: broker_facts(stack.bootstrap, t), bool, what=f"{topic} described")
-        assert facts == predicted(plans[topic]), topic
-    # the created topics have what their groups say: checked against the broker, not only the preview
-    assert (await broker_facts(stack.bootstrap, topics["state"])) == (1, 1, "compact")
-    assert (await broker_facts(stack.bootstrap, topics["events-a"]))[:1] == (3,)  # type: ignore[index]
+    facts = {suffix: await broker_facts(stack.bootstrap, topic) for suffix, topic in topics.items()}
+    assert facts == {suffix: predicted(plans[topic]) for suffix, topic in topics.items()}
+    # what the groups say, checked against the broker, not only against the preview
+    assert facts["state"] == (1, 1, "compact")
+    assert facts["events-a"] is not None and facts["events-a"][0] == 3
+    assert facts["other"] is not None and facts["other"][0] == 2
 
     # the preview of an existing connector: the topics exist, as the group would create them
     query = "&".join(f"topic={t}" for t in topics.values())
@@ -293,3 +293,19 @@ async def test_warn_only_lets_a_mistake_through_with_a_warning_and_sink_keys_war
     for done in (name, sink):
         assert (await worker.delete(f"/connectors/{done}")).status_code == 204
     assert await states(worker, name) == (None, [])
+
+
+async def test_an_update_and_a_patch_with_a_mistake_are_refused(
+    sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str, tmp_path: Path
+) -> None:
+    name = f"tc-update-{unique}"
+    config = {**ONE_GROUP, "file": str(tmp_path / "in.txt"), "topic": f"orders-{unique}"}
+    assert (await sidecar.put(f"/connectors/{name}/config", json=config)).status_code == 201
+    message = "group 'g' has no include list"
+
+    update = await sidecar.put(f"/connectors/{name}/config", json={**config, "topic.creation.g.include": ""})
+    assert update.status_code == 400 and message in update.json()["message"]
+    patch = await sidecar.patch(f"/connectors/{name}/config", json={"topic.creation.g.include": None})
+    assert patch.status_code == 400 and message in patch.json()["message"]
+    assert (await worker.get(f"/connectors/{name}/config")).json()["topic.creation.g.include"] == "orders.*"
+    assert (await worker.delete(f"/connectors/{name}")).status_code == 204
