@@ -266,7 +266,7 @@ class TopicCreation:
 
 
 def _unreachable(err: TopicAdminError) -> BadRequestError:
-    return BadRequestError(f"No preview: the broker did not answer ({err})")
+    return BadRequestError(f"No preview without the broker: {err}")
 
 
 def _or_broker(value: int | None) -> int:

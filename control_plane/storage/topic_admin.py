@@ -36,6 +36,7 @@ BROKER_DEFAULT = -1  # CreateTopics v4+: the broker's num.partitions / default.r
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 TOPIC_ALREADY_EXISTS = 36
 UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_TOPIC = 17  # a name no topic can have: none exists (a creation says why)
 
 
 # -- CreateTopics v5 (API key 19, flexible): aiokafka has v0-v3, which do not answer the configs ---------
@@ -216,7 +217,7 @@ class TopicAdmin:
             shape: dict[str, tuple[int, int]] = {}
             for topic in metadata["topics"]:
                 code = topic["error_code"]
-                if code == UNKNOWN_TOPIC_OR_PARTITION:
+                if code in (UNKNOWN_TOPIC_OR_PARTITION, INVALID_TOPIC):
                     continue
                 if code:
                     raise TopicAdminError(f"describing topic {topic['topic']}", _error_name(code))

@@ -125,6 +125,11 @@ async def test_three_groups_create_the_topics_the_preview_predicted(
     for plan in after.json()["topics"]:
         assert plan["exists"] is True and plan["differences"] == [], plan
         assert plan["group"] == EXPECTED_GROUP[plan["topic"].removeprefix(f"{prefix}-")]
+    invalid = await sidecar.post("/_sidecar/topic-creation/preview", json={"config": config, "topics": ["a b"]})
+    assert invalid.status_code == 200, invalid.text
+    (plan,) = invalid.json()["topics"]
+    assert plan["group"] == "default" and plan["exists"] is False and plan["created_with"] is None
+    assert plan["refused"].startswith("InvalidTopicError: Topic name is invalid: 'a b'")
     missing = await sidecar.get(f"/_sidecar/connectors/{prefix}-none/topic-creation?topic=x")
     assert missing.status_code == 404 and missing.json()["message"] == f"Connector {prefix}-none not found"
 
