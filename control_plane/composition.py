@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .backoff import ProposalBackoff
-from .domain.capabilities import Capabilities, Feature
+from .domain.capabilities import Capabilities, Feature, Mode
 from .domain.connector_configs import ConnectorConfigs
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
+from .domain.topic_creation import TopicCreation
 from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
 from .metrics import Metrics
@@ -36,6 +37,7 @@ from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
 from .storage.status_writer import StatusWriter
 from .storage.status_writes import StatusWriteObserver
+from .storage.topic_admin import TopicAdmin
 from .upstream import ConnectUpstream, Transport
 from .upstream.client import build_transport
 from .view import MaterializedView
@@ -158,6 +160,12 @@ async def running(
             if view
             else None
         )
+        topic_creation = TopicCreation(  # KIP-158: the sidecar's own checks and preview, with the broker
+            TopicAdmin(kafka, write_timeout_ms),
+            worker_enabled=settings.topic_creation_enable,
+            plugin_types=lambda: view.state.plugin_types if view else {},
+            active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
+        )
         herder = Herder(
             capabilities=capabilities,
             workers=upstream,
@@ -188,11 +196,12 @@ async def running(
                 if view
                 else None,
             ),
-            configs=ConnectorConfigs(upstream, checks=(), enforce=settings.config_checks == "enforce"),
+            configs=ConnectorConfigs(upstream, checks=(topic_creation,), enforce=settings.config_checks == "enforce"),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
             describe_settings=lambda: describe(settings),
             read_your_writes_s=settings.read_your_writes_timeout_s,
+            topic_creation=topic_creation,
         )
         for part in (status_writer, view, probe, capabilities):
             if part is not None:

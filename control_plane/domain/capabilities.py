@@ -98,6 +98,8 @@ class FeatureSpec:
     summary: str
     emulation: str | None  # what the sidecar does where the workers lack it; None: nothing (yet)
     view_served: bool = False  # the sidecar serves it from the view on every version when the view answers
+    # the sidecar's own on every version: beyond what any worker does (the workers keep their part)
+    sidecar_own: bool = False
 
 
 FEATURES: tuple[FeatureSpec, ...] = (
@@ -110,7 +112,14 @@ FEATURES: tuple[FeatureSpec, ...] = (
         view_served=True,
     ),
     FeatureSpec(
-        Feature.TOPIC_CREATION, "KIP-158", Version.of("2.6.0"), "topic.creation.* rules for source connectors", None
+        Feature.TOPIC_CREATION,
+        "KIP-158",
+        Version.of("2.6.0"),
+        "topic.creation.* rules for source connectors",
+        "checks of topic.creation.* on validate, create, update and PATCH (with the broker: live brokers, a "
+        "validate-only creation of each group's topic settings), POST /_sidecar/topic-creation/preview and GET "
+        "/_sidecar/connectors/{c}/topic-creation; the workers (2.6+) create the topics",
+        sidecar_own=True,
     ),
     FeatureSpec(
         Feature.STOP_AND_OFFSETS_READ,
@@ -181,6 +190,8 @@ def decide(
             decision = _not_native(spec, "forced emulated by setting")
         elif spec.view_served and view_answers:
             decision = Decision(spec, Mode.EMULATED, "served by the sidecar from the view on every version")
+        elif spec.sidecar_own:
+            decision = Decision(spec, Mode.EMULATED, "the sidecar's own on every version; no worker does it")
         elif spec.native_since is None:
             decision = _not_native(spec, "no Connect release has it")
         elif worker_version is None:
@@ -237,6 +248,8 @@ class Capabilities:
     def _depends_on_version(self, feature: Feature) -> bool:
         spec = SPECS[feature]
         if self._modes.get(feature, FeatureMode.AUTO) is not FeatureMode.AUTO or spec.native_since is None:
+            return False
+        if spec.sidecar_own:
             return False
         return not (spec.view_served and self._view_answers)
 

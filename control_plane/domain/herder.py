@@ -22,18 +22,19 @@ import structlog
 
 from ..storage.errors import ReadTimeout
 from ..storage.status_writes import StatusWrites
-from ..upstream import UpstreamRequest, UpstreamResponse
+from ..upstream import UpstreamError, UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .capabilities import Capabilities, Feature, Mode, Version
 from .config_infos import ConfigInfos
-from .connector_configs import Config, ConnectorConfigs
-from .errors import ControlPlaneError, NotFoundError, OperationFailed
+from .connector_configs import Config, ConnectorConfigs, config_path
+from .errors import ConflictError, ControlPlaneError, NotFoundError, OperationFailed
 from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
-from .outcomes import Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
+from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
 from .ports import StatusSink, ViewSnapshot, Workers
 from .stop import ConnectorStopper, restart_refused, resume_recreates, resumed_connector
+from .topic_creation import CreationPreview, TopicCreation
 from .topics import TopicTracking
 
 T = TypeVar("T")
@@ -84,7 +85,9 @@ class Herder:
         reads_from_view: bool,
         describe_settings: Callable[[], dict[str, Any]],
         read_your_writes_s: float = 5.0,
+        topic_creation: TopicCreation | None = None,
     ) -> None:
+        self._topic_creation = topic_creation
         self._read_your_writes_s = read_your_writes_s
         self.capabilities = capabilities
         self._workers = workers
@@ -321,6 +324,31 @@ class Herder:
 
     async def patch_connector_config(self, name: str, patch: Config) -> Refusal | Forward[None]:
         return await self._configs.patch(name, patch)
+
+    # -- KIP-158: which group, with which settings, creates a topic (the sidecar's own) ----------------
+    async def preview_topic_creation(
+        self, config: Config, topics: Sequence[str], connector: str | None = None
+    ) -> Answer[CreationPreview] | Refusal:
+        if self._topic_creation is None:
+            return Refusal(NotFoundError("Topic-creation previews need the broker (no bootstrap.servers)"), SIDECAR)
+        try:
+            return Answer(await self._topic_creation.preview(config, topics, connector))
+        except ControlPlaneError as err:
+            return Refusal(err, SIDECAR)
+
+    async def connector_topic_creation(self, name: str, topics: Sequence[str]) -> Answer[CreationPreview] | Refusal:
+        """The preview of an existing connector: its configuration as a worker has it (the view's when no
+        worker answers)."""
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name)))
+            config = answer.json() if answer.status == 200 else None
+            if answer.status == 404:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)
+        except UpstreamError:
+            config = self._view.state.connector_config(name) if self._view is not None and self.view_ready else None
+        if not isinstance(config, dict):
+            return Refusal(ConflictError(f"The configuration of connector {name} cannot be read now"), SIDECAR)
+        return await self.preview_topic_creation(config, topics, name)
 
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:

@@ -13,6 +13,7 @@ from ..codecs.status import StatusKey
 from ..storage.log_reader import LogRecord
 from ..storage.offsets_writer import OffsetRecord
 from ..storage.status_writes import StatusWrites
+from ..storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ClusterView
 
@@ -63,6 +64,17 @@ class ClusterMetadata(Protocol):
     async def unreachable(self) -> str | None: ...
 
 
+class BrokerTopics(Protocol):
+    """What the brokers say about topics to create (``storage.topic_admin.TopicAdmin``); raises
+    ``TopicAdminError``."""
+
+    async def live_brokers(self) -> int: ...
+
+    async def try_create(self, topics: Sequence[NewTopic]) -> list[CreationOutcome]: ...
+
+    async def describe(self, names: Iterable[str]) -> dict[str, ExistingTopic | None]: ...
+
+
 class ViewSnapshot(Protocol):
     """The materialized view of the internal topics (``view.MaterializedView``): its state, whether it
     has read to the end offsets seen at start, and read-your-writes."""
@@ -109,6 +121,7 @@ class Workers(Protocol):
 
 
 __all__ = [
+    "BrokerTopics",
     "ClusterMetadata",
     "ConfigLog",
     "GroupAdmin",

@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import configs, offsets, ops, reads
+from . import configs, offsets, ops, reads, topic_creation
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
@@ -112,6 +112,10 @@ ROUTES: list[BaseRoute] = [
     Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/topic-creation/preview", topic_creation.preview, methods=["POST"]),
+    Route(
+        f"{SIDECAR_PREFIX}/connectors/{{connector}}/topic-creation", topic_creation.connector_preview, methods=["GET"]
+    ),
     *CONNECT_ROUTES,
     # every other method and path goes through to the workers, every method, known or not
     Route(f"/{{path:{ANY_TARGET}}}", PassThrough()),

@@ -12,8 +12,9 @@ are translated where they enter: ``is_retriable`` reads aiokafka's own ``retriab
      │    ├── StatusStoreNotConfigured    no status.storage.topic: the writer never starts
      │    ├── StatusWriterClosed          submit() before start() or after stop(); abandoned at stop()
      │    └── StatusWriteFailed           final: retries exhausted, or an error that is not retriable
-     └── GroupOperationError         no   an admin call on a consumer group failed; ``cause`` says how
-          └── GroupNotEmpty               the group has active members (its sink tasks have not stopped)
+     ├── GroupOperationError         no   an admin call on a consumer group failed; ``cause`` says how
+     │    └── GroupNotEmpty               the group has active members (its sink tasks have not stopped)
+     └── TopicAdminError             no   an admin call about topics or brokers failed; ``cause`` says how
 
 The domain turns these into its own errors with Connect's messages; the HTTP layer never sees them.
 """
@@ -60,6 +61,13 @@ class GroupNotEmpty(GroupOperationError):
     pass
 
 
+class TopicAdminError(StorageError):
+    def __init__(self, operation: str, cause: str) -> None:
+        super().__init__(f"{operation}: {cause}")
+        self.operation = operation
+        self.cause = cause
+
+
 def is_retriable(exc: BaseException) -> bool:
     """The storage tree's ``retriable``; aiokafka's own attribute for its errors, and its
     ``KafkaTimeoutError``, which aiokafka leaves unmarked although Kafka's Java ``TimeoutException`` is a
@@ -77,6 +85,7 @@ __all__ = [
     "GroupOperationError",
     "ReadTimeout",
     "StorageError",
+    "TopicAdminError",
     "WriteFailed",
     "is_retriable",
 ]

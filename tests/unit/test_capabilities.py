@@ -9,7 +9,7 @@ import httpx
 import pytest
 import respx
 
-from control_plane.domain.capabilities import FEATURES, Feature, Version, decide
+from control_plane.domain.capabilities import FEATURES, Feature, Mode, Version, decide
 from control_plane.settings import FeatureMode, load_settings
 
 W1 = "http://w1:8083"
@@ -69,25 +69,25 @@ def test_versions_compare_by_release_only() -> None:
     [
         pytest.param("2.4.1", set(), id="2.4.1"),
         pytest.param("2.5.0", {"topic_tracking"}, id="2.5.0"),
-        pytest.param("3.4.1", {"topic_tracking", "topic_creation"}, id="3.4.1"),
-        pytest.param("3.5.0", {"topic_tracking", "topic_creation", "stop_and_offsets_read"}, id="3.5.0"),
+        pytest.param("3.4.1", {"topic_tracking"}, id="3.4.1"),
+        pytest.param("3.5.0", {"topic_tracking", "stop_and_offsets_read"}, id="3.5.0"),
         pytest.param(
             "3.6.0",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
             id="3.6.0",
         ),
         pytest.param(
             "3.7.0-SNAPSHOT",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
             id="3.7.0-SNAPSHOT",
         ),
         pytest.param(
             "4.0.0",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
             id="4.0.0",
         ),
-        pytest.param("4.1.0", ALL - {"status_store_retries"}, id="4.1.0"),
-        pytest.param("4.3.1", ALL - {"status_store_retries"}, id="4.3.1"),
+        pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation"}, id="4.1.0"),
+        pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation"}, id="4.3.1"),
     ],
 )
 def test_decide_from_the_version(version: str, expected_native: set[str]) -> None:
@@ -111,6 +111,14 @@ def test_decide_reasons() -> None:
     }
 
 
+def test_topic_creation_checks_are_the_sidecars_own_on_every_version() -> None:
+    for version in (None, "2.4.1", "3.4.1", "4.3.1"):
+        decision = decide(Version.parse(version) if version else None, {})[Feature.TOPIC_CREATION]
+        assert decision.mode is Mode.EMULATED
+        assert decision.reason == "the sidecar's own on every version; no worker does it"
+        assert "preview" in (decision.spec.emulation or "")
+
+
 def test_decide_without_a_version_emulates_everything() -> None:
     decisions = decide(None, {})
     assert not any(d.native for d in decisions.values())
@@ -123,24 +131,28 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             "3.4.1",
             {Feature.STOP_AND_OFFSETS_READ: FeatureMode.NATIVE},
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read"},
+            {"topic_tracking", "stop_and_offsets_read"},
             id="force-native-on-old",
         ),
         pytest.param(
             "4.3.1",
             {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
-            {"topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            {"stop_and_offsets_read", "offsets_alter_reset"},
             id="force-emulated-on-new",
         ),
         pytest.param(
-            "4.3.1", {Feature.STATUS_STORE_RETRIES: FeatureMode.NATIVE}, ALL, id="force-native-where-no-release-has-it"
+            "4.3.1",
+            {Feature.STATUS_STORE_RETRIES: FeatureMode.NATIVE},
+            ALL - {"topic_creation"},
+            id="force-native-where-no-release-has-it",
+        ),
+        pytest.param(
+            "2.4.1", {Feature.TOPIC_CREATION: FeatureMode.NATIVE}, {"topic_creation"}, id="force-native-own-checks-off"
         ),
         pytest.param(
             None, {Feature.TOPIC_TRACKING: FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"
         ),
-        pytest.param(
-            "3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking", "topic_creation"}, id="auto"
-        ),
+        pytest.param("3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking"}, id="auto"),
     ],
 )
 def test_forced_modes(version: str | None, modes: dict[Feature, FeatureMode], expected_native: set[str]) -> None:
@@ -176,7 +188,7 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
     modes = {name: f["mode"] for name, f in body["features"].items()}
     assert modes == {
         "topic_tracking": "native",
-        "topic_creation": "native",
+        "topic_creation": "emulated",  # the sidecar's own checks and preview, on every version
         "stop_and_offsets_read": "emulated",
         "offsets_alter_reset": "emulated",
         "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
@@ -252,9 +264,7 @@ async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serv
         assert capabilities["worker_version"] is None
         modes = {name: f["mode"] for name, f in capabilities["features"].items()}
         # nothing is native before a worker answered; what the sidecar does not emulate is unavailable
-        assert modes == {
-            name: "unavailable" if name in ("topic_creation", "plugin_versions") else "emulated" for name in ALL
-        }
+        assert modes == {name: "unavailable" if name == "plugin_versions" else "emulated" for name in ALL}
 
         up = True
         assert await detector.refresh()

@@ -152,6 +152,14 @@ async def test_metrics_show_which_workers_answered(serve) -> None:
         pytest.param("/metrics", "/metrics", id="metrics"),
         pytest.param("/_sidecar/capabilities", "/_sidecar/capabilities", id="sidecar-capabilities"),
         pytest.param("/_sidecar/info", "/_sidecar/info", id="sidecar-info"),
+        pytest.param(
+            "/_sidecar/topic-creation/preview", "/_sidecar/topic-creation/preview", id="sidecar-topic-creation-preview"
+        ),
+        pytest.param(
+            "/_sidecar/connectors/abc/topic-creation",
+            "/_sidecar/connectors/{connector}/topic-creation",
+            id="sidecar-connector-topic-creation",
+        ),
         pytest.param("/admin", "{other}", id="admin"),
         pytest.param("/favicon.ico", "{other}", id="unknown"),
         pytest.param("/some/random/path/123", "{other}", id="unknown-deep"),
@@ -179,3 +187,24 @@ async def test_unknown_sidecar_path_is_proxied_to_the_worker(router: respx.MockR
         response = await running.client.get("/_sidecar/nope")
     assert response.status_code == 404
     assert route.call_count == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(b"{", "Not JSON", id="not-json"),
+        pytest.param(b'{"topics": ["t"]}', 'The body must be {"config"', id="no-config"),
+        pytest.param(b'{"config": {}, "topics": []}', "Name one or more topics", id="no-topics"),
+        pytest.param(b'{"config": {}, "topics": [""]}', "Name one or more topics", id="empty-topic"),
+    ],
+)
+async def test_a_topic_creation_preview_needs_a_config_and_topics(
+    router: respx.MockRouter, serve, body: bytes, message: str
+) -> None:
+    async with serve() as running:
+        response = await running.client.post("/_sidecar/topic-creation/preview", content=body)
+    assert response.status_code == 400
+    assert response.json()["error_code"] == 400 and response.json()["message"].startswith(message)
+    async with serve() as running:
+        response = await running.client.get("/_sidecar/connectors/c/topic-creation")
+    assert response.status_code == 400 and "Name one or more topics" in response.json()["message"]

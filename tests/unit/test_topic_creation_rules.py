@@ -6,15 +6,13 @@ from __future__ import annotations
 import pytest
 
 from control_plane.rules.topic_creation import (
-    Problem,
-    Severity,
     TopicCreationConfigError,
     TopicSettings,
-    check,
     configured_groups,
     group_for,
     parse_list,
 )
+from control_plane.rules.topic_creation_check import Problem, Severity, check
 
 BASE = {"topic.creation.default.replication.factor": "3", "topic.creation.default.partitions": "5"}
 
