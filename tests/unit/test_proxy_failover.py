@@ -22,6 +22,8 @@ from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, W
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
 
+JSON = {"content-type": "application/json"}
+
 
 def closed_port() -> int:
     with socket.socket() as sock:
@@ -163,7 +165,8 @@ async def test_down_worker_is_still_tried_when_the_others_fail(
 async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: str, method: str) -> None:
     transport = refusing(kind, "w1", "w2")
     async with serve(transport=transport) as running:
-        response = await running.client.request(method, "/connectors", content=b"{}" if method == "POST" else b"")
+        body = b'{"name":"a","config":{}}' if method == "POST" else b""
+        response = await running.client.request(method, "/connectors", content=body, headers=JSON)
     body = assert_connect_error(response, 503)
     assert W1 in body["message"] and W2 in body["message"]
     assert body["message"].startswith("No Kafka Connect worker answered")
