@@ -295,7 +295,9 @@ CASES = [
     ),
     # what Jetty 12 takes: literal dot segments (Jersey matches the raw path), an encoded dot inside a name
     Case("uri-dot-name", "GET", "/connectors/./status", expected=(404, "application/json", None), own=False),
-    Case("uri-dots-inside", "GET", "/connectors/{c}a%2E%2E/status", expected=(404, "application/json", None), own=False),
+    Case(
+        "uri-dots-inside", "GET", "/connectors/{c}a%2E%2E/status", expected=(404, "application/json", None), own=False
+    ),
     # PATCH offsets bodies, in Connect's order: the binding (500), then no offsets (400), then the connector
     Case("body-empty", "PATCH", "/connectors/{c}/offsets", J, expected=(500, "application/json", None), own=False),
     Case(

@@ -39,6 +39,7 @@ READS = ["status", "config", "tasks/0/status", "topics"]  # answered by the side
 EMULATED = [("GET", "offsets"), ("PUT", "stop"), ("DELETE", "offsets")]  # native on 4.3.1, emulated on 3.4.1
 ENDPOINTS = [*(("GET", r) for r in READS), *EMULATED, ("PUT", "pause")]  # pause: always passed through
 
+
 async def raw(url: str, method: str, target: str) -> Answer:
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
