@@ -20,6 +20,7 @@ import pytest
 from .differential import Answer, normalise_raw
 from .harness import Sidecars
 from .stack import Cluster, Stack
+from .waiting import eventually
 
 # {p}: this test's own prefix, so that a name the worker reads differently (a;b as a) is still nobody's
 TARGETS = [
@@ -105,5 +106,7 @@ async def test_an_encoded_name_gets_the_workers_answer(
 
 async def test_the_worker_reads_a_literal_semicolon_as_a_path_parameter(cluster: Cluster, unique: str) -> None:
     """Why ``;`` matters: Connect's Jetty drops ``;...`` from a segment, so ``a;b`` names connector ``a``."""
-    answer = await raw(cluster.connect_url, "GET", f"/connectors/enc-{unique};b/config")
+    path = f"/connectors/enc-{unique};b/config"
+    # the shared cluster may be rebalancing (409 from the worker itself): ask again until it answers
+    answer = await eventually(lambda: raw(cluster.connect_url, "GET", path), lambda a: a.status != 409, what=path)
     assert answer == Answer(404, {"error_code": 404, "message": f"Connector enc-{unique} not found"})
