@@ -7,7 +7,11 @@ are decoded; one trailing slash allowed; an empty segment is not this route) and
 measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/test_http_conformance.py):
 
 1. Jetty's limits (``HttpConfiguration`` defaults, as Connect's ``RestServer`` keeps them): a request
-   line over 8200 bytes is 414, a request head over 8192 bytes is 431, with Jetty's HTML error page;
+   line over 8200 bytes is 414, a request head over 8192 bytes is 431, with Jetty's HTML error page; and
+   Jetty 12's check of the path (jetty_uri.py: encoded ``/``, ``%``, ``\\``, control characters and dot
+   segments, empty segments, bad UTF-8, characters outside RFC 3986): its 400, a target it cannot parse
+   (``%00``) before the 431, one with violations after it (this route's path is then matched with its
+   parameters possibly empty: ``/connectors//status`` is Jetty's 400, here as on the worker);
 2. a ``Content-Type`` that is not one media type: 400 (Jetty's error page for GET/POST/HEAD, no body
    otherwise);
 3. a method the 4.3.1 resource does not have: 405 ``HTTP 405 Method Not Allowed`` without ``Allow``
@@ -20,8 +24,9 @@ measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/test_ht
 6. an ``{name:int}`` parameter ``Integer.valueOf`` cannot read (`` 0``, ``0_0``, ``2147483648``): 404.
 
 The errors Jersey raises before a method is chosen carry no ``Content-Type``: that is what the worker
-sends. Connect 3.4.1 (Jetty 9) differs in places (an empty segment is a 404 there, 400 on 4.3.1; its
-limits fall a few bytes apart); the sidecar answers as 4.3.1 on every worker.
+sends. Connect 3.4.1 (Jetty 9) differs in places (it takes most of what Jetty 12 refuses in a path: an
+encoded ``/`` or ``%``, an empty segment; its limits fall a few bytes apart); on these routes the sidecar
+answers as 4.3.1 on every worker. The targets it passes through reach the worker's own Jetty unchanged.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from starlette.routing import BaseRoute, Match, NoMatchFound, request_response
 from starlette.types import Receive, Scope, Send
 
 from ..codecs.javalang import java_hash_map_order, java_parse_int
+from . import jetty_uri
 
 JETTY = "12.0.34"  # the Jetty of Connect 4.3.1, named on its error pages
 MAX_REQUEST_LINE = 8200  # measured on 4.3.1: 8201 bytes and more is 414
@@ -76,11 +82,11 @@ def jetty_error_page(status: int, message: str, uri: str) -> Response:
     )
 
 
-def _bare_400(method: str, uri: str) -> Response:
-    """Jersey's response to a header it cannot parse: Jetty's error page where Jetty writes one (GET, POST,
-    HEAD), an empty 400 otherwise."""
+def _bare_400(method: str, uri: str, message: str = "Bad Request") -> Response:
+    """Jetty's error page where Jetty writes one (GET, POST, HEAD), an empty 400 otherwise: Jersey's
+    response to a header it cannot parse, Jetty's to a path with violations."""
     if method in ("GET", "POST", "HEAD"):
-        return jetty_error_page(400, "Bad Request", uri)
+        return jetty_error_page(400, message, uri)
     return _empty_400()
 
 
@@ -189,9 +195,7 @@ class JerseyRoute(BaseRoute):
         params: dict[str, str] = {}
         for got, want in zip(segments, self._segments, strict=True):
             bare = got.split(b";", 1)[0]  # matrix parameters are not part of the match
-            if want.startswith(b"{"):
-                if not bare:
-                    return None
+            if want.startswith(b"{"):  # empty: Jetty 12 refuses the target (an empty segment before another)
                 params[want[1:-1].decode().removesuffix(":int")] = unquote(
                     bare.decode("latin-1"), encoding="utf-8", errors="replace"
                 )
@@ -226,8 +230,13 @@ class JerseyRoute(BaseRoute):
         line, head = _head_size(scope)
         if line > MAX_REQUEST_LINE:
             return jetty_error_page(414, "URI Too Long", "/badMessage")
+        uri = jetty_uri.refusal(_raw_path(scope))
+        if uri is not None and uri.before_method:
+            return jetty_error_page(400, uri.message, uri.uri)
         if head > MAX_REQUEST_HEAD:
             return jetty_error_page(431, "Request Header Fields Too Large", _raw_path(scope).decode("latin-1"))
+        if uri is not None:
+            return _bare_400(method, uri.uri, uri.message)
         types = headers.getlist("content-type")
         content_type = media_type(types[0]) if len(types) == 1 else None
         if types and content_type is None:

@@ -58,8 +58,9 @@ def route(path: str = "/connectors/{connector}/tasks/{task:int}/status") -> Jers
         pytest.param(b"/connectors/c/tasks/0/stat%75s", None, id="encoded-literal"),
         pytest.param(b"/connectors/c/tasks/0//status", None, id="empty-segment"),
         pytest.param(b"/connectors/c/tasks/0/status//", None, id="two-trailing-slashes"),
-        pytest.param(b"/connectors//tasks/0/status", None, id="empty-name"),
-        pytest.param(b"/connectors/;x/tasks/0/status", None, id="name-only-matrix"),
+        # an empty name is this route, for Jetty 12 to refuse (tests/http_cases.py, uri-empty-name)
+        pytest.param(b"/connectors//tasks/0/status", {"connector": "", "task": "0"}, id="empty-name"),
+        pytest.param(b"/connectors/;x/tasks/0/status", {"connector": "", "task": "0"}, id="name-only-matrix"),
         pytest.param(b"/connectors/c/tasks/0/status/x", None, id="deeper"),
     ],
 )
