@@ -165,7 +165,7 @@ async def test_down_worker_is_still_tried_when_the_others_fail(
 async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: str, method: str) -> None:
     transport = refusing(kind, "w1", "w2")
     async with serve(transport=transport) as running:
-        content = b"{\"name\":\"a\",\"config\":{}}" if method == "POST" else b""
+        content = b'{"name":"a","config":{}}' if method == "POST" else b""
         response = await running.client.request(method, "/connectors", content=content, headers=JSON)
     body = assert_connect_error(response, 503)
     assert W1 in body["message"] and W2 in body["message"]
