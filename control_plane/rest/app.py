@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import configs, offsets, ops, reads
+from . import configs, newer, offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import PassThrough
 from .routes import SIDECAR_PREFIX, route_template
@@ -66,6 +66,12 @@ CONNECT_ROUTES = [
     # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
     Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
     Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
+    # the REST API of newer releases on every version (domain.newer_api); PATCH .../config and
+    # initial_state on create are above
+    Route("/health", newer.health, methods=["GET"]),
+    Route("/admin/loggers", newer.logger_levels, methods=["GET"]),
+    Route("/admin/loggers/{logger}", newer.logger_level, methods=["GET", "PUT"]),
+    Route("/connector-plugins/{plugin}/config", newer.plugin_config, methods=["GET"]),
 ]
 
 ROUTES = [
@@ -79,6 +85,7 @@ ROUTES = [
     Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
     *CONNECT_ROUTES,
     *(Route(r.path + "/", r.endpoint, methods=sorted(r.methods or ())) for r in CONNECT_ROUTES),
+    Route("/", newer.server_info, methods=["GET"]),  # the version advertised (domain.api_version)
     # every other method and path goes through to the workers, every method, known or not
     Route("/{path:path}", PassThrough()),
 ]
