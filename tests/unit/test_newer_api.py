@@ -186,7 +186,14 @@ async def test_health_from_the_herders_answer() -> None:
 
 # -- order_in_group (4.2) and the advertised version --------------------------------------------------------
 def test_definitions_are_renamed_in_4_2s_order() -> None:
-    old: dict[str, object] = {"name": "n", "type": "STRING", "group": None, "width": "NONE", "dependents": [], "order": -1}
+    old: dict[str, object] = {
+        "name": "n",
+        "type": "STRING",
+        "group": None,
+        "width": "NONE",
+        "dependents": [],
+        "order": -1,
+    }
     assert list(newest_definition(old)) == ["name", "type", "group", "order_in_group", "width", "dependents"]
     assert newest_definition(old)["order_in_group"] == -1
 
