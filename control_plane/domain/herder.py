@@ -301,8 +301,11 @@ class Herder:
     async def put_connector_config(self, name: str, config: Config) -> Refusal | Forward[None]:
         return await self._configs.update(name, config)
 
-    async def patch_connector_config(self, name: str, patch: Config) -> Refusal | Forward[None] | Relay:
-        return await self._written(await self._newer.patch_connector_config(name, patch))
+    async def patch_connector_config(
+        self, name: str, patch: Config | None, raw: bytes = b""
+    ) -> Refusal | Forward[None] | Relay:
+        """``patch``: None when the body is not a map of strings (``raw``, the body as sent)."""
+        return await self._written(await self._newer.patch_connector_config(name, patch, raw))
 
     async def _written(self, outcome: T) -> T:
         """Read-your-writes (as ``forward``) after a change the sidecar composed and a worker carried out."""

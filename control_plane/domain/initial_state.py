@@ -24,7 +24,6 @@ RUNNING is the default on every version: the create goes to the worker without t
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +38,7 @@ from ..storage.errors import ReadTimeout
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .connector_configs import JSON_HEADERS, Config, ConnectorConfigs
 from .errors import OperationFailed, ViewNotReady
+from .jackson import chain, location, members
 from .outcomes import Refusal, Relay
 from .ports import ConfigLog, ViewSnapshot, Workers
 
@@ -48,8 +48,7 @@ FIELD = "initial_state"
 STATES = ("RUNNING", "PAUSED", "STOPPED")
 TARGET = {"RUNNING": "STARTED", "PAUSED": "PAUSED", "STOPPED": "STOPPED"}
 ENUM = "org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest$InitialState"
-CHAIN = 'org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest["initial_state"]'
-SOURCE = "REDACTED (`StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION` disabled)"
+CHAIN = chain("org.apache.kafka.connect.runtime.rest.entities.CreateConnectorRequest", FIELD)
 VIEW_NEEDED = (
     "Creating a connector PAUSED or STOPPED on this Connect version needs the sidecar's view of the internal "
     "topics, which is {why}"
@@ -68,31 +67,8 @@ class Unreadable:
 
 def _value_offset(body: bytes) -> int | None:
     """The byte offset of the top-level ``initial_state`` value (the last, as Jackson reads duplicates)."""
-    text = body.decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
-    pos, found = text.find("{") + 1, None
-    while 0 < pos < len(text):
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text) or text[pos] != '"':
-            break
-        key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
-        while pos < len(text) and text[pos] in " \t\r\n:":
-            pos += 1
-        if key == FIELD:
-            found = len(text[:pos].encode())
-        try:
-            _, pos = decoder.raw_decode(text, pos)
-        except ValueError:
-            break
-    return found
-
-
-def _location(body: bytes, offset: int) -> str:
-    before = body[:offset]
-    line = before.count(b"\n") + 1
-    column = offset - (before.rfind(b"\n") + 1) + 1
-    return f"line: {line}, column: {column}"
+    offsets = [offset for key, offset, _ in members(body) if key == FIELD]
+    return offsets[-1] if offsets else None
 
 
 def _scalar_text(value: Any, body: bytes, offset: int) -> str:
@@ -112,7 +88,7 @@ def jackson_error(value: Any, body: bytes) -> str | None:
     if value is None:
         return None
     offset = _value_offset(body) or 0
-    at = f"\n at [Source: {SOURCE}; {_location(body, offset)}] (through reference chain: {CHAIN})"
+    at = location(body, offset) + CHAIN
     if isinstance(value, dict):
         return f"Cannot deserialize value of type `{ENUM}` from Object value (token `JsonToken.START_OBJECT`){at}"
     if isinstance(value, list):

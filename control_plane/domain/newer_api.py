@@ -29,6 +29,7 @@ from .definitions import newest_validation, plugin_config_answer, validation_ans
 from .errors import OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
+from .jackson import string_map_error
 from .loggers import Loggers, is_cluster_scope
 from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply
 
@@ -65,8 +66,18 @@ class NewerApi:
         return await self._creation.create(body, config, initial or InitialState("RUNNING"))
 
     # -- PATCH /connectors/{c}/config (KIP-477) ----------------------------------------------------
-    async def patch_connector_config(self, name: str, patch: Config) -> Refusal | Forward[None] | Relay:
-        return await self._configs.patch(name, patch, emulate=await self._emulated(Feature.PATCH_CONFIG))
+    async def patch_connector_config(
+        self, name: str, patch: Config | None, raw: bytes = b""
+    ) -> Refusal | Forward[None] | Relay:
+        """``patch``: None when the body is not a map of strings (``raw``: the body as sent)."""
+        emulate = await self._emulated(Feature.PATCH_CONFIG)
+        if patch is None:
+            if not emulate:
+                return Forward()  # the worker's own answer to the body
+            unreadable = string_map_error(raw)
+            if unreadable is not None:
+                return Refusal(OperationFailed(unreadable), SIDECAR)  # Jackson's 500, as 3.8+ answers
+        return await self._configs.patch(name, patch or {}, emulate=emulate)
 
     # -- loggers (KIP-976) -------------------------------------------------------------------------
     async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:

@@ -75,9 +75,10 @@ async def create_connector(request: Request) -> Response:
 
 async def put_or_patch_config(request: Request) -> Response:
     config = config_map(await _json(request))
-    if config is None:
-        return await respond(request, Forward())
     name = request.path_params["connector"]
     if request.method == "PATCH":
-        return await respond(request, await herder(request).patch_connector_config(name, config))
+        outcome = await herder(request).patch_connector_config(name, config, await request.body())
+        return await respond(request, outcome)
+    if config is None:
+        return await respond(request, Forward())
     return await respond(request, await herder(request).put_connector_config(name, config))

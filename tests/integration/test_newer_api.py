@@ -45,11 +45,17 @@ def shape(info: dict[str, Any]) -> dict[str, Any]:
     return {"config": config, "tasks": len(info["tasks"]), "type": info["type"]}
 
 
-async def connector_states_seen(stack: Stack, cluster: Cluster, name: str) -> list[str]:
-    """Every state the workers wrote to the status topic for connector ``name``, in order."""
+async def states_seen(stack: Stack, cluster: Cluster, name: str) -> tuple[list[str], list[str]]:
+    """Every state the workers wrote to the status topic for connector ``name`` and for its tasks, in order."""
     topic = cluster.worker_property("status.storage.topic")
     log = await read_to_end(stack.bootstrap, topic)
-    return [json.loads(v)["state"] for _, v in log.with_key(f"status-connector-{name}".encode()) if v is not None]
+    connector = [json.loads(v)["state"] for _, v in log.with_key(f"status-connector-{name}".encode()) if v]
+    tasks = [
+        json.loads(r.value)["state"]
+        for r in log.records
+        if r.key and r.value and r.key.startswith(f"status-task-{name}-".encode())
+    ]
+    return connector, tasks
 
 
 # -- initial_state (KIP-980) ---------------------------------------------------------------------------
@@ -82,8 +88,9 @@ async def test_initial_state_on_create(
     assert shape(answers[0].json()) == shape(answers[1].json())
     assert answers[0].json()["name"] == via
     await until_states(sidecar, via, shown, [] if shown != "RUNNING" else ["RUNNING"])
-    if shown != "RUNNING":  # it never ran: no worker ever reported it RUNNING
-        assert "RUNNING" not in await connector_states_seen(stack, cluster, via)
+    if shown != "RUNNING":  # it never ran: no worker ever reported it RUNNING, nor any task of it
+        connector, tasks = await states_seen(stack, cluster, via)
+        assert "RUNNING" not in connector and tasks == []
     # resumed, it runs
     assert (await sidecar.put(f"/connectors/{via}/resume")).status_code == 202
     await until_states(sidecar, via, "RUNNING", ["RUNNING"])
@@ -144,6 +151,27 @@ async def test_patch_config_as_4_3_1(
     missing = f"newapi-missing-{unique}"
     absent = [await c.patch(f"/connectors/{missing}/config", json=patch) for c in (sidecar, newest)]
     assert (absent[0].status_code, absent[0].json()) == (absent[1].status_code, absent[1].json())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("[1]", id="array"),
+        pytest.param(" [1]", id="array-after-a-space"),
+        pytest.param("5", id="number"),
+        pytest.param("true", id="boolean"),
+        pytest.param('"x"', id="string"),
+        pytest.param('{"a":{"b":1}}', id="object-value"),
+        pytest.param('{"a":"b",\n"c":[1]}', id="array-value-on-line-2"),
+    ],
+)
+async def test_unreadable_patch_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, body: str
+) -> None:
+    path, headers = f"/connectors/newapi-missing-{unique}/config", {"content-type": "application/json"}
+    via = await sidecar.patch(path, content=body, headers=headers)
+    direct = await newest.patch(path, content=body, headers=headers)
+    assert (via.status_code, via.json()) == (direct.status_code, direct.json())
 
 
 # -- logger levels (KIP-976) --------------------------------------------------------------------------

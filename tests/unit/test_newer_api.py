@@ -17,6 +17,7 @@ from control_plane.domain.definitions import newest_definition
 from control_plane.domain.errors import ConflictError, NotFoundError
 from control_plane.domain.health import HEALTHY, STARTING, UNHEALTHY, HealthCheck
 from control_plane.domain.initial_state import ConnectorCreation, InitialState, Unreadable, read_initial_state
+from control_plane.domain.jackson import string_map_error
 from control_plane.domain.loggers import Loggers
 from control_plane.domain.outcomes import Refusal, Relay, Reply
 from control_plane.modes import FeatureMode
@@ -211,3 +212,19 @@ def test_definitions_are_renamed_in_4_2s_order() -> None:
 def test_the_advertised_version(worker: str, modes: dict[Feature, FeatureMode], advertised: str) -> None:
     version = Version.of(worker)
     assert str(effective_version(version, decide(version, modes))) == advertised
+
+
+# -- Jackson's messages for a body that is not a map of strings ------------------------------------------------
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(b"", None, id="empty"),
+        pytest.param(b"null", None, id="null"),
+        pytest.param(b'{"a":"b","n":1.5}', None, id="scalars-read-as-strings"),
+        pytest.param(b" [1]", "`java.util.LinkedHashMap<java.lang.String,java.lang.String>` from Array", id="array"),
+        pytest.param(b'{"a":"b",\n"c":{}}', "line: 2, column: 5] (through reference chain: ", id="object-value"),
+    ],
+)
+def test_string_map_errors(body: bytes, message: str | None) -> None:
+    error = string_map_error(body)
+    assert error is None if message is None else error is not None and message in error
