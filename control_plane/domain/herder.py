@@ -349,9 +349,14 @@ class Herder:
     def status_writes(self) -> StatusWrites:
         return self._status_writes.snapshot()
 
+    def capabilities_info(self) -> dict[str, Any]:
+        """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: the
+        worker's own)."""
+        return {**self.capabilities.as_dict(), "advertised_version": self._newer.advertised_version()}
+
     def info(self) -> dict[str, Any]:
         return {
-            "capabilities": self.capabilities.as_dict(),
+            "capabilities": self.capabilities_info(),
             "workers": list(self._workers.workers),
             "settings": self._describe_settings(),
             "view": self._view_info(),

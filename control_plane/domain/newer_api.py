@@ -124,16 +124,23 @@ class NewerApi:
             return Forward()
         return Forward(rewrite=self._advertised)
 
+    def advertised_version(self) -> str | None:
+        """The version ``GET /`` shows: None for the worker's own (``advertised_version=worker``, or no
+        worker reported its version yet)."""
+        worker = self.capabilities.version
+        if not self._advertise_effective or worker is None:
+            return None
+        return str(effective_version(worker, self.capabilities.decisions))
+
     def _advertised(self, answer: UpstreamResponse) -> UpstreamResponse:
         """The worker's ``GET /`` with the effective version (its ``commit`` and ``kafka_cluster_id`` kept)."""
-        worker = self.capabilities.version
-        if answer.status != 200 or worker is None:
+        version = self.advertised_version()
+        if answer.status != 200 or version is None:
             return answer
         try:
             info = orjson.loads(answer.body)
         except orjson.JSONDecodeError:
             return answer
-        version = str(effective_version(worker, self.capabilities.decisions))
         if not isinstance(info, dict) or info.get("version") == version:
             return answer
         return replace(answer, body=orjson.dumps({**info, "version": version}))

@@ -193,6 +193,23 @@ async def test_cluster_wide_logger_level_as_4_3_1(
         assert (via.status_code, via.json()) == (direct.status_code, direct.json())
 
 
+async def test_cluster_wide_logger_level_reaches_every_worker(
+    stack: Stack, in_process: InProcess, cluster: Cluster, unique: str
+) -> None:
+    """Two workers behind one sidecar (the stack's 3.4.1 and 4.3.1 workers; the oldest decides, so the
+    sidecar emulates): the level is set on both and read back from both before the 204."""
+    if cluster.name != "old":
+        pytest.skip("one mixed pair of workers is enough")
+    urls = [stack.clusters["old"].connect_url, stack.clusters["new"].connect_url]
+    client = await in_process(worker_properties=None, connect_urls=",".join(urls), view_enabled=False)
+    namespace = f"newapi.every.{unique}"
+    put = await client.put(f"/admin/loggers/{namespace}?scope=CLUSTER", json={"level": "TRACE"})
+    assert put.status_code == 204, put.text
+    for url in urls:
+        async with httpx.AsyncClient(base_url=url) as direct:
+            assert (await direct.get(f"/admin/loggers/{namespace}")).json()["level"] == "TRACE"
+
+
 # -- GET /health (KIP-1017) ---------------------------------------------------------------------------
 async def test_health_as_4_3_1(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
     await same_answer(sidecar, newest, "/health")
@@ -235,5 +252,6 @@ async def test_advertised_version(
     assert via == {**direct, "version": expected}
     capabilities = (await sidecar.get("/_sidecar/capabilities")).json()
     assert capabilities["worker_version"] == direct["version"]
+    assert capabilities["advertised_version"] == expected
     plain = await in_process(advertised_version="worker")
     assert (await plain.get("/")).json() == direct
