@@ -148,8 +148,9 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-980",
         Version.of("3.7.0"),
         "initial_state (RUNNING, PAUSED, STOPPED) on POST /connectors",
-        "the target state is written to the config topic before the worker creates the connector (as "
-        "KafkaConfigBackingStore.putConnectorConfig does); STOPPED also writes its empty set of tasks",
+        "the target state (STOPPED in the two-field form older workers read as PAUSED) is written to the config "
+        "topic before the worker creates the connector, as KafkaConfigBackingStore.putConnectorConfig does; a "
+        "paused connector generates no tasks",
     ),
     FeatureSpec(
         Feature.LOGGER_CLUSTER_SCOPE,
