@@ -94,6 +94,13 @@ async def test_kafka_connect_py_as_against_4_3_1(
     stack: Stack, cluster: Cluster, sidecars: Sidecars, unique: str
 ) -> None:
     running: RunningSidecar = await sidecars.of(cluster)
-    via = await scenario(KafkaConnect(running.url), f"kcpy-{cluster.name}-{unique}")
-    direct = await scenario(KafkaConnect(stack.clusters["new"].connect_url), f"kcpy-ref-{cluster.name}-{unique}")
+    through, newest = KafkaConnect(running.url), KafkaConnect(stack.clusters["new"].connect_url)
+    names = f"kcpy-{cluster.name}-{unique}", f"kcpy-ref-{cluster.name}-{unique}"
+    try:
+        via = await scenario(through, names[0])
+        direct = await scenario(newest, names[1])
+    finally:  # a scenario that failed half-way leaves no connector behind on the shared stack
+        for client, name in zip((through, newest), names, strict=True):
+            if name in await call(client.list_connectors):
+                await call(client.delete_connector, name)
     assert via == direct
