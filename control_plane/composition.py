@@ -20,8 +20,12 @@ from typing import Protocol
 from .backoff import ProposalBackoff
 from .domain.capabilities import Capabilities, Feature, Mode
 from .domain.connector_configs import ConnectorConfigs
+from .domain.health import HealthCheck
 from .domain.herder import Herder
+from .domain.initial_state import ConnectorCreation
 from .domain.liveness import WorkerProbe
+from .domain.loggers import Loggers
+from .domain.newer_api import NewerApi
 from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
@@ -166,6 +170,21 @@ async def running(
             plugin_types=lambda: view.state.plugin_types if view else {},
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
         )
+        configs = ConnectorConfigs(
+            upstream,
+            checks=(topic_creation,),
+            enforce=settings.config_checks == "enforce",
+            view=view,
+            read_back_timeout_s=read_back_s,
+        )
+        newer = NewerApi(
+            capabilities,
+            configs,
+            ConnectorCreation(upstream, configs, view, config_log, read_back_s),
+            Loggers(upstream, timeout_s=settings.upstream_read_timeout_s),
+            HealthCheck(upstream, settings.health_check_timeout_s),
+            advertise_effective=settings.advertised_version == "effective",
+        )
         herder = Herder(
             capabilities=capabilities,
             workers=upstream,
@@ -196,7 +215,8 @@ async def running(
                 if view
                 else None,
             ),
-            configs=ConnectorConfigs(upstream, checks=(topic_creation,), enforce=settings.config_checks == "enforce"),
+            configs=configs,
+            newer=newer,
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
             describe_settings=lambda: describe(settings),

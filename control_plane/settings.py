@@ -137,6 +137,17 @@ class Settings(BaseSettings):
     feature_offsets_alter_reset: FeatureMode = FeatureMode.AUTO
     feature_plugin_versions: FeatureMode = FeatureMode.AUTO
     feature_status_store_retries: FeatureMode = FeatureMode.AUTO
+    feature_initial_state: FeatureMode = FeatureMode.AUTO
+    feature_logger_cluster_scope: FeatureMode = FeatureMode.AUTO
+    feature_patch_config: FeatureMode = FeatureMode.AUTO
+    feature_health: FeatureMode = FeatureMode.AUTO
+    # ``native`` keeps the workers' own shape of the plugin definitions (``order`` before 4.2)
+    feature_order_in_group: FeatureMode = FeatureMode.AUTO
+    # what ``GET /`` says the version is: ``effective``, the newest Connect release whose whole REST API the
+    # sidecar provides on this cluster (domain.api_version); ``worker``, the worker's own answer
+    advertised_version: Literal["effective", "worker"] = "effective"
+    # GET /health on workers before 3.9: how long their herder may take to answer (Connect's own 10 s)
+    health_check_timeout_s: float = Field(10.0, gt=0)
 
     # -- learned from the worker properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"

@@ -40,6 +40,12 @@ class Feature(StrEnum):
     OFFSETS_ALTER_RESET = "offsets_alter_reset"
     PLUGIN_VERSIONS = "plugin_versions"
     STATUS_STORE_RETRIES = "status_store_retries"
+    # the REST API of newer Connect releases (domain.newer_api and friends)
+    INITIAL_STATE = "initial_state"
+    LOGGER_CLUSTER_SCOPE = "logger_cluster_scope"
+    PATCH_CONFIG = "patch_config"
+    HEALTH = "health"
+    ORDER_IN_GROUP = "order_in_group"
 
 
 class Mode(StrEnum):
@@ -144,6 +150,46 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "configurable status-write retries",
         "the sidecar's own status-topic writes (topic-tracking resets) retry as the proposal says; the "
         "workers' own writes do not",
+    ),
+    # -- the REST API of newer releases --------------------------------------------------------------
+    FeatureSpec(
+        Feature.INITIAL_STATE,
+        "KIP-980",
+        Version.of("3.7.0"),
+        "initial_state (RUNNING, PAUSED, STOPPED) on POST /connectors",
+        "the target state (STOPPED in the two-field form older workers read as PAUSED) is written to the config "
+        "topic before the worker creates the connector, as KafkaConfigBackingStore.putConnectorConfig does; a "
+        "paused connector generates no tasks",
+    ),
+    FeatureSpec(
+        Feature.LOGGER_CLUSTER_SCOPE,
+        "KIP-976",
+        Version.of("3.7.0"),
+        "PUT /admin/loggers/{l}?scope=cluster, last_modified in GET /admin/loggers",
+        "the level is set on every worker the sidecar knows and read back from each; last_modified is the "
+        "time the sidecar set a level (null otherwise)",
+    ),
+    FeatureSpec(
+        Feature.PATCH_CONFIG,
+        "KIP-477",
+        Version.of("3.8.0"),
+        "PATCH /connectors/{c}/config",
+        "the patch is applied to the worker's configuration and PUT, one at a time per connector, refused "
+        "when the config topic shows another change in between",
+    ),
+    FeatureSpec(
+        Feature.HEALTH,
+        "KIP-1017",
+        Version.of("3.9.0"),
+        "GET /health",
+        "a request through the worker's herder (GET /connectors) with the health check's 10 s timeout",
+    ),
+    FeatureSpec(
+        Feature.ORDER_IN_GROUP,
+        "Connect 4.2",
+        Version.of("4.2.0"),
+        "definitions' order_in_group (was order) in validate and plugin-config answers",
+        "the workers' answers renamed and their fields put in 4.2's order",
     ),
 )
 SPECS: dict[Feature, FeatureSpec] = {spec.feature: spec for spec in FEATURES}

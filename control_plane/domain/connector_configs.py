@@ -14,25 +14,35 @@ before every write) and adds its problems to the worker's own answer:
 
 Whatever the sidecar cannot judge (a body a worker would refuse, a worker whose validation does not answer
 200) goes to the worker unchanged, so a bad request gets the worker's own answer.
+
+PATCH on workers without it (before 3.8, KIP-477) is done here: the patch applied to the worker's current
+configuration (``ConnectUtils.patchConfig``), checked, and PUT. Connect's leader does this atomically in its
+tick loop; the sidecar serializes its own PATCHes per connector, and before the PUT reads the config topic
+to its end (the view): when the configuration there is no longer the one patched, another client changed
+it meanwhile, and the PATCH starts again from the new one (a few times, then a 409). A change written by
+another client between that check and the worker's write is not seen (README).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
 from urllib.parse import quote
 
 import orjson
 
+from ..storage.errors import ReadTimeout
 from ..upstream import UpstreamError, UpstreamRequest
 from .config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
 from .config_infos import ConfigInfos, add_problems, invalid_config_message
-from .errors import BadRequestError
-from .outcomes import SIDECAR, Answer, Forward, Refusal
-from .ports import Workers
+from .errors import BadRequestError, ConflictError, NotFoundError
+from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay
+from .ports import ViewSnapshot, Workers
 
 Config = Mapping[str, str | None]
 JSON_HEADERS = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
+PATCH_ATTEMPTS = 3  # an emulated PATCH raced by other changes this often is refused (409)
 
 
 def validate_path(connector_class: str) -> str:
@@ -55,10 +65,21 @@ def patched(config: Config, patch: Config) -> dict[str, str | None]:
 
 
 class ConnectorConfigs:
-    def __init__(self, workers: Workers, checks: Sequence[ConfigCheck], *, enforce: bool = True) -> None:
+    def __init__(
+        self,
+        workers: Workers,
+        checks: Sequence[ConfigCheck],
+        *,
+        enforce: bool = True,
+        view: ViewSnapshot | None = None,
+        read_back_timeout_s: float = 30.0,
+    ) -> None:
         self._workers = workers
         self._checks = tuple(checks)
         self._enforce = enforce
+        self._view = view
+        self._read_back_s = read_back_timeout_s
+        self._patching: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
 
     async def _run_checks(self, subject: ConfigSubject) -> CheckResult:
         if not self._checks:
@@ -97,8 +118,20 @@ class ConnectorConfigs:
     async def update(self, name: str, config: Config) -> Refusal | Forward[None]:
         return await self._write(RequestKind.UPDATE, name, config)
 
-    async def patch(self, name: str, patch: Config) -> Refusal | Forward[None]:
-        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now."""
+    async def worker_accepts(self, name: str, config: Config) -> bool:
+        """Whether the worker's validation finds no error in ``config`` (named ``name``)."""
+        connector_class = config.get("connector.class")
+        if not connector_class:
+            return False
+        infos = await self._worker_validation(validate_path(connector_class), {**config, "name": name}, frozenset())
+        return infos is not None and infos.get("error_count") == 0
+
+    async def patch(self, name: str, patch: Config, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
+        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now;
+        ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
+        if emulate:
+            async with self._one_patch_at_a_time(name):
+                return await self._patch_here(name, patch)
         if not self._checks:
             return Forward()
         try:
@@ -109,6 +142,54 @@ class ConnectorConfigs:
         if not isinstance(current, dict):
             return Forward()  # the worker answers the PATCH itself (a 404, say)
         return await self._write(RequestKind.PATCH, name, patched(current, patch))
+
+    async def _patch_here(self, name: str, patch: Config) -> Refusal | Relay:
+        for _ in range(PATCH_ATTEMPTS):
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
+            if answer.status == 404:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)  # patchConnectorConfig
+            current = answer.json() if answer.status == 200 else None
+            if not isinstance(current, dict):
+                return Relay(answer)
+            config = patched(current, patch)
+            checked = await self._write(RequestKind.PATCH, name, config)
+            if isinstance(checked, Refusal):
+                return checked
+            if not await self._unchanged(name, current):
+                continue
+            put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
+            return Relay(await self._workers.forward(put), checked.warnings)
+        return Refusal(
+            ConflictError(
+                f"Connector {name}'s configuration was changed by other requests while it was being patched "
+                f"({PATCH_ATTEMPTS} times); it was not patched"
+            ),
+            SIDECAR,
+        )
+
+    async def _unchanged(self, name: str, current: Mapping[str, object]) -> bool:
+        """Whether the config topic, read to its end, still holds ``current`` (no view: not known, True)."""
+        if self._view is None or not self._view.ready:
+            return True
+        try:
+            await self._view.read_to_end("config", self._read_back_s)
+        except ReadTimeout:
+            return True  # not known; the PUT goes ahead as Connect's own PUT would
+        return self._view.state.connector_config(name) == current
+
+    @contextlib.asynccontextmanager
+    async def _one_patch_at_a_time(self, name: str) -> AsyncIterator[None]:
+        lock, users = self._patching.get(name, (asyncio.Lock(), 0))
+        self._patching[name] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._patching[name]
+            if users == 1:
+                del self._patching[name]
+            else:
+                self._patching[name] = (lock, users - 1)
 
     async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
         included = config.get("name")

@@ -28,10 +28,12 @@ from .capabilities import Capabilities, Feature, Mode, Version
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs, config_path
 from .errors import ConflictError, ControlPlaneError, NotFoundError, OperationFailed
+from .initial_state import InitialState, Unreadable
 from .liveness import WorkerProbe
+from .newer_api import NewerApi
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
-from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
+from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Relay, Reply, Source
 from .ports import StatusSink, ViewSnapshot, Workers
 from .stop import ConnectorStopper, restart_refused, resume_recreates, resumed_connector
 from .topic_creation import CreationPreview, TopicCreation
@@ -81,6 +83,7 @@ class Herder:
         stopper: ConnectorStopper,
         offsets: ConnectorOffsets,
         configs: ConnectorConfigs,
+        newer: NewerApi,
         status_writes: StatusSink,
         reads_from_view: bool,
         describe_settings: Callable[[], dict[str, Any]],
@@ -97,6 +100,7 @@ class Herder:
         self._stopper = stopper
         self._offsets = offsets
         self._configs = configs
+        self._newer = newer
         self._status_writes = status_writes
         self._reads_from_view_setting = reads_from_view
         self._describe_settings = describe_settings
@@ -314,16 +318,55 @@ class Herder:
 
     # -- configurations: validate, create, update, PATCH (the sidecar's checks first) ---------------
     async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
-        return await self._configs.validate(path, config)
+        return await self._newer.validate_config(await self._configs.validate(path, config))
 
-    async def create_connector(self, name: str | None, config: Config) -> Refusal | Forward[None]:
-        return await self._configs.create(name, config)
+    async def create_connector(
+        self,
+        name: str | None,
+        config: Config,
+        body: Mapping[str, Any] | None = None,
+        initial: InitialState | Unreadable | None = None,
+    ) -> Refusal | Forward[None] | Relay:
+        """``body``: the whole request as read (its ``initial_state``, KIP-980, read as ``initial``)."""
+        return await self._written(await self._newer.create_connector(name, config, body or {}, initial))
 
     async def put_connector_config(self, name: str, config: Config) -> Refusal | Forward[None]:
         return await self._configs.update(name, config)
 
-    async def patch_connector_config(self, name: str, patch: Config) -> Refusal | Forward[None]:
-        return await self._configs.patch(name, patch)
+    async def patch_connector_config(
+        self, name: str, patch: Config | None, raw: bytes = b""
+    ) -> Refusal | Forward[None] | Relay:
+        """``patch``: None when the body is not a map of strings (``raw``, the body as sent)."""
+        return await self._written(await self._newer.patch_connector_config(name, patch, raw))
+
+    async def _written(self, outcome: T) -> T:
+        """Read-your-writes (as ``forward``) after a change the sidecar composed and a worker carried out."""
+        if isinstance(outcome, Relay) and 200 <= outcome.response.status < 300 and self.view_ready:
+            assert self._view is not None
+            try:
+                await self._view.read_to_end("config", self._read_your_writes_s)
+            except ReadTimeout as err:
+                log.warning("the view did not read a change back in time", error=str(err))
+        return outcome
+
+    # -- the REST API of newer releases (domain.newer_api) ------------------------------------------
+    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
+        return await self._newer.set_logger_level(path, body, scope)
+
+    async def logger_levels(self) -> Forward[None]:
+        return await self._newer.logger_levels()
+
+    async def logger_level(self, logger: str) -> Forward[None]:
+        return await self._newer.logger_level(logger)
+
+    async def health(self) -> Forward[None] | Reply:
+        return await self._newer.health()
+
+    async def plugin_config(self) -> Forward[None]:
+        return await self._newer.plugin_config()
+
+    async def server_info(self) -> Forward[None]:
+        return await self._newer.server_info()
 
     # -- KIP-158: which group, with which settings, creates a topic (the sidecar's own) ----------------
     async def preview_topic_creation(
@@ -363,9 +406,14 @@ class Herder:
     def status_writes(self) -> StatusWrites:
         return self._status_writes.snapshot()
 
+    def capabilities_info(self) -> dict[str, Any]:
+        """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: the
+        worker's own)."""
+        return {**self.capabilities.as_dict(), "advertised_version": self._newer.advertised_version()}
+
     def info(self) -> dict[str, Any]:
         return {
-            "capabilities": self.capabilities.as_dict(),
+            "capabilities": self.capabilities_info(),
             "workers": list(self._workers.workers),
             "settings": self._describe_settings(),
             "view": self._view_info(),

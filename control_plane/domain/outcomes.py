@@ -4,7 +4,11 @@
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
   answer to give instead when no worker answers (the view, marked stale);
-- ``Accepted``: an asynchronous action was started (Connect's 202), ``Done``: carried out (204).
+- ``Accepted``: an asynchronous action was started (Connect's 202), ``Done``: carried out (204);
+- ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
+- ``Reply``: the sidecar's own answer with the status a newer worker gives (a health check's 503).
+
+A ``Forward`` may carry a ``rewrite`` of the worker's answer into the newest release's shape.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Generic, TypeVar
 
+from ..upstream import UpstreamResponse
 from .errors import ControlPlaneError
 
 T = TypeVar("T", covariant=True)
@@ -51,6 +56,19 @@ class Refusal:
 class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
     warnings: tuple[str, ...] = ()  # added to the worker's answer (an HTTP Warning header each)
+    rewrite: Callable[[UpstreamResponse], UpstreamResponse] | None = None  # the worker's answer, reshaped
+
+
+@dataclass(frozen=True)
+class Relay:
+    response: UpstreamResponse
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    body: object = None  # JSON; None: no body (a 204)
 
 
 @dataclass(frozen=True)
@@ -65,4 +83,16 @@ class Done:
 
 Read = Answer[T] | Refusal | Forward[T]
 
-__all__ = ["SIDECAR", "Accepted", "Answer", "Done", "Forward", "Provenance", "Read", "Refusal", "Source"]
+__all__ = [
+    "SIDECAR",
+    "Accepted",
+    "Answer",
+    "Done",
+    "Forward",
+    "Provenance",
+    "Read",
+    "Refusal",
+    "Relay",
+    "Reply",
+    "Source",
+]

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..codecs import ConfigRecord, StatusRecord, Tombstone
+from ..codecs.config import ConfigKey
 from ..codecs.status import StatusKey
 from ..storage.log_reader import LogRecord
 from ..storage.offsets_writer import OffsetRecord
@@ -24,7 +25,7 @@ class ConfigLog(Protocol):
     """Writes to the config topic, in order (``storage.config_writer.ConfigWriter``); raises
     ``ConfigWriteFailed`` naming what was written before the failure."""
 
-    async def write(self, records: Sequence[ConfigRecord]) -> None: ...
+    async def write(self, records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None: ...
 
 
 class OffsetsLog(Protocol):
@@ -109,13 +110,17 @@ class StatusSink(Protocol):
 
 
 class Workers(Protocol):
-    """The Connect workers' REST API (``upstream.ConnectUpstream``): a request passed through unchanged,
-    and every worker's version."""
+    """The Connect workers' REST API (``upstream.ConnectUpstream``): a request passed through unchanged (to
+    any worker, or to a given one), and every worker's version."""
 
     @property
     def workers(self) -> tuple[str, ...]: ...
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse: ...
+
+    async def send_to(self, worker: str, request: UpstreamRequest, timeout_s: float | None = None) -> UpstreamResponse:
+        """To that worker only; raises ``UpstreamError`` (``UpstreamTimeout`` after ``timeout_s``)."""
+        ...
 
     async def worker_versions(self) -> dict[str, str | None]: ...
 

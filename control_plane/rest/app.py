@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import configs, offsets, ops, reads, topic_creation
+from . import configs, newer, offsets, ops, reads, topic_creation
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
@@ -101,6 +101,19 @@ CONNECT_ROUTES: list[BaseRoute] = [
         resource_methods=["GET", "PATCH", "DELETE"],
         reads_entity=["PATCH"],
     ),
+    # the REST API of newer releases on every version (domain.newer_api); PATCH .../config and
+    # initial_state on create are above
+    JerseyRoute("/health", newer.health, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute("/admin/loggers", newer.logger_levels, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute(
+        "/admin/loggers/{logger}",
+        newer.logger_level,
+        methods=["GET", "PUT"],
+        resource_methods=["GET", "PUT"],
+        reads_entity=["PUT"],
+    ),
+    JerseyRoute("/connector-plugins/{plugin}/config", newer.plugin_config, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute("/", newer.server_info, methods=["GET"], resource_methods=["GET"]),  # domain.api_version
 ]
 
 ROUTES: list[BaseRoute] = [

@@ -12,6 +12,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..domain.initial_state import read_initial_state
 from ..domain.outcomes import Forward
 from .outcomes import respond
 from .state import herder
@@ -49,7 +50,7 @@ async def _json(request: Request) -> Any:
         return None
 
 
-def _raw_path(request: Request) -> str:
+def raw_path(request: Request) -> str:
     path: str = request.scope.get("raw_path", b"").decode("latin-1") or request.scope["path"]
     return path.split("?", 1)[0]
 
@@ -58,23 +59,26 @@ async def validate_config(request: Request) -> Response:
     config = config_map(await _json(request))
     if config is None:
         return await respond(request, Forward())
-    return await respond(request, await herder(request).validate_config(_raw_path(request), config))
+    return await respond(request, await herder(request).validate_config(raw_path(request), config))
 
 
 async def create_connector(request: Request) -> Response:
+    raw = await request.body()
     body = await _json(request)
     config = config_map(body.get("config")) if isinstance(body, dict) else None
     name = body.get("name") if isinstance(body, dict) else None
-    if config is None or not (name is None or isinstance(name, str)):
+    if not isinstance(body, dict) or config is None or not (name is None or isinstance(name, str)):
         return await respond(request, Forward())
-    return await respond(request, await herder(request).create_connector(name, config))
+    initial = read_initial_state(body, raw)  # KIP-980
+    return await respond(request, await herder(request).create_connector(name, config, body, initial))
 
 
 async def put_or_patch_config(request: Request) -> Response:
     config = config_map(await _json(request))
-    if config is None:
-        return await respond(request, Forward())
     name = request.path_params["connector"]
     if request.method == "PATCH":
-        return await respond(request, await herder(request).patch_connector_config(name, config))
+        outcome = await herder(request).patch_connector_config(name, config, await request.body())
+        return await respond(request, outcome)
+    if config is None:
+        return await respond(request, Forward())
     return await respond(request, await herder(request).put_connector_config(name, config))

@@ -25,7 +25,7 @@ async def metrics(request: Request) -> Response:
 
 
 async def capabilities(request: Request) -> Response:
-    return json_response(herder(request).capabilities.as_dict())
+    return json_response(herder(request).capabilities_info())
 
 
 async def info(request: Request) -> Response:

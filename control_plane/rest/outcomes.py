@@ -11,10 +11,10 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.outcomes import Accepted, Answer, Done, Forward, Provenance, Refusal, Source
+from ..domain.outcomes import Accepted, Answer, Done, Forward, Provenance, Refusal, Relay, Reply, Source
 from ..upstream import NoWorkerAvailable
 from .errors import error_response
-from .proxy import proxy
+from .proxy import proxy, relayed
 
 T = TypeVar("T")
 
@@ -54,12 +54,12 @@ def answered(outcome: Answer[T] | Refusal, render: Callable[[T], Any]) -> Respon
 
 async def respond(
     request: Request,
-    outcome: Answer[T] | Refusal | Forward[T] | Accepted | Done,
+    outcome: Answer[T] | Refusal | Forward[T] | Accepted | Done | Relay | Reply,
     render: Callable[[T], Any] = lambda value: value,
 ) -> Response:
     if isinstance(outcome, Forward):
         try:
-            return _warn(await proxy(request), outcome.warnings)
+            return _warn(await proxy(request, outcome.rewrite), outcome.warnings)
         except NoWorkerAvailable:
             fallback = outcome.fallback() if outcome.fallback else None
             if fallback is None:
@@ -69,6 +69,12 @@ async def respond(
         return Response(status_code=202)
     if isinstance(outcome, Done):
         return Response(status_code=204)
+    if isinstance(outcome, Relay):
+        return _warn(relayed(outcome.response, request.method), outcome.warnings)
+    if isinstance(outcome, Reply):
+        if outcome.body is None:
+            return Response(status_code=outcome.status)
+        return json_response(outcome.body, outcome.status)
     return answered(outcome, render)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import structlog
 from starlette.convertors import Convertor, register_url_convertor
@@ -10,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ..upstream import UpstreamRequest
+from ..upstream import UpstreamRequest, UpstreamResponse
 from .state import herder
 
 log = structlog.get_logger("control_plane.proxy")
@@ -42,7 +43,9 @@ class PassThrough:
         await response(scope, receive, send)
 
 
-async def proxy(request: Request) -> Response:
+async def proxy(request: Request, rewrite: Callable[[UpstreamResponse], UpstreamResponse] | None = None) -> Response:
+    """The client's request forwarded unchanged; ``rewrite`` reshapes the worker's answer (a newer release's
+    shape of it)."""
     scope = request.scope
     path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
     path = path.split("?", 1)[0]
@@ -65,10 +68,15 @@ async def proxy(request: Request) -> Response:
         attempts=answer.attempts,
         duration_ms=round((time.perf_counter() - started) * 1000, 2),
     )
+    return relayed(rewrite(answer) if rewrite else answer, request.method)
+
+
+def relayed(answer: UpstreamResponse, method: str) -> Response:
+    """A worker's answer as the sidecar's, status, headers and body unchanged."""
     response = Response(status_code=answer.status)
     response.body = answer.body
     response.raw_headers = list(answer.headers)
-    if request.method == "HEAD":
+    if method == "HEAD":
         response.raw_headers += [(b"content-length", v) for n, v in answer.framing if n == b"content-length"]
     elif answer.status >= 200 and answer.status not in (204, 304):  # RFC 9110 8.6: none on 1xx, 204
         response.raw_headers.append((b"content-length", str(len(answer.body)).encode()))

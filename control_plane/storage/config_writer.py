@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from ..codecs import ConfigRecord, encode_config
+from ..codecs import ConfigRecord, Tombstone, encode_config
+from ..codecs.config import ConfigKey
 from .errors import AttemptTimeout, WriteFailed
 from .record_producer import RecordProducer
 from .status_writes import describe_error, key_text
@@ -25,7 +26,12 @@ log = structlog.get_logger(__name__)
 
 
 class ConfigWriteFailed(WriteFailed):
-    def __init__(self, written: Sequence[ConfigRecord], failed: ConfigRecord, cause: BaseException) -> None:
+    def __init__(
+        self,
+        written: Sequence[ConfigRecord | Tombstone[ConfigKey]],
+        failed: ConfigRecord | Tombstone[ConfigKey],
+        cause: BaseException,
+    ) -> None:
         self.written = tuple(written)
         self.failed = failed
         self.cause = describe_error(cause)
@@ -38,10 +44,11 @@ class ConfigWriter:
         self._producer_factory = producer_factory
         self.attempt_timeout_s = attempt_timeout_s
 
-    async def write(self, records: Sequence[ConfigRecord]) -> None:
-        """Write ``records`` in order; raises ConfigWriteFailed at the first that fails."""
+    async def write(self, records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None:
+        """Write ``records`` (a tombstone: a null value) in order; raises ConfigWriteFailed at the first
+        that fails."""
         producer = self._producer_factory()
-        written: list[ConfigRecord] = []
+        written: list[ConfigRecord | Tombstone[ConfigKey]] = []
         try:
             await producer.start()
             for record in records:

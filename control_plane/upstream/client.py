@@ -231,6 +231,15 @@ class ConnectUpstream:
             response.status, response.headers, response.body, response.worker, attempts, response.framing
         )
 
+    async def send_to(self, worker: str, request: UpstreamRequest, timeout_s: float | None = None) -> UpstreamResponse:
+        """``request`` to one given worker (one of ``workers``), no failover, no retry; ``UpstreamTimeout``
+        when it does not answer within ``timeout_s``."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await self._send_once(worker, request)
+        except TimeoutError as exc:
+            raise UpstreamTimeout(worker, f"no answer within {timeout_s} s") from exc
+
     def _count_retry(self, _state: object) -> None:
         self.rebalance_retries += 1
         if self.observer:

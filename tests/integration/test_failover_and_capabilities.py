@@ -18,7 +18,11 @@ from .waiting import eventually
 async def test_a_refusing_worker_is_skipped(cluster: Cluster, in_process: InProcess) -> None:
     dead = closed_url()
     client = await in_process(
-        worker_properties=None, connect_urls=f"{dead},{cluster.connect_url}", worker_down_s=30, wait_ready=False
+        worker_properties=None,
+        connect_urls=f"{dead},{cluster.connect_url}",
+        worker_down_s=30,
+        wait_ready=False,
+        advertised_version="worker",  # the worker's own GET / (not the version the sidecar advertises)
     )
     for _ in range(3):
         answer = await client.get("/connectors")

@@ -17,6 +17,12 @@ from control_plane.codecs import (
     encode_offset,
 )
 from control_plane.codecs.status import StatusKey, StatusKind
+from control_plane.domain.capabilities import Capabilities
+from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.health import HealthCheck
+from control_plane.domain.initial_state import ConnectorCreation
+from control_plane.domain.loggers import Loggers
+from control_plane.domain.newer_api import NewerApi
 from control_plane.domain.offsets import ConnectorOffsets, WorkerKafka
 from control_plane.domain.ports import TopicPartition
 from control_plane.domain.stop import ConnectorStopper
@@ -203,6 +209,7 @@ class FakeWorkers:
         self.versions: dict[str, str | None] = {"http://w1:8083": version}
         self.answers: dict[tuple[str, str], tuple[int, bytes]] = {}
         self.forwarded: list[UpstreamRequest] = []
+        self.sent_to: list[tuple[str, UpstreamRequest]] = []
         self.before_answer: Callable[[UpstreamRequest], None] = lambda request: None  # what the worker does
 
     @property
@@ -215,8 +222,29 @@ class FakeWorkers:
         status, body = self.answers.get((request.method, request.path), (404, b'{"error_code":404}'))
         return UpstreamResponse(status, [], body, "http://w1:8083")
 
+    async def send_to(self, worker: str, request: UpstreamRequest, timeout_s: float | None = None) -> UpstreamResponse:
+        self.sent_to.append((worker, request))
+        self.before_answer(request)
+        status, body = self.answers.get((request.method, request.path), (404, b'{"error_code":404}'))
+        return UpstreamResponse(status, [], body, worker)
+
     async def worker_versions(self) -> dict[str, str | None]:
         return dict(self.versions)
+
+
+def newer_api(
+    capabilities: Capabilities, workers: FakeWorkers, configs: ConnectorConfigs, kafka: Kafka | None = None
+) -> NewerApi:
+    """The newer releases' API over the fakes (``kafka``: its view and config log; else none)."""
+    view = kafka.view if kafka else None
+    writer = ConfigWriter(CONFIG, kafka.producer, 1.0) if kafka else None
+    return NewerApi(
+        capabilities,
+        configs,
+        ConnectorCreation(workers, configs, view, writer, 1.0),
+        Loggers(workers, timeout_s=1.0, clock=lambda: 1_700_000_000.0),
+        HealthCheck(workers, 1.0),
+    )
 
 
 class FakeStatusSink:

@@ -15,6 +15,8 @@ from control_plane.settings import FeatureMode, load_settings
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
 ALL = {f.feature.value for f in FEATURES}
+KIP875 = {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"}  # and topic tracking
+NEWER_THAN_34 = {"initial_state", "logger_cluster_scope", "patch_config", "health", "order_in_group"}
 
 
 def root(version: str) -> httpx.Response:
@@ -78,15 +80,11 @@ def test_versions_compare_by_release_only() -> None:
         ),
         pytest.param(
             "3.7.0-SNAPSHOT",
-            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
+            {*KIP875, "initial_state", "logger_cluster_scope"},
             id="3.7.0-SNAPSHOT",
         ),
-        pytest.param(
-            "4.0.0",
-            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
-            id="4.0.0",
-        ),
-        pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation"}, id="4.1.0"),
+        pytest.param("4.0.0", {*KIP875, *NEWER_THAN_34} - {"order_in_group"}, id="4.0.0"),
+        pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group"}, id="4.1.0"),
         pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation"}, id="4.3.1"),
     ],
 )
@@ -137,7 +135,7 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             "4.3.1",
             {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
-            {"stop_and_offsets_read", "offsets_alter_reset"},
+            {"stop_and_offsets_read", "offsets_alter_reset", *NEWER_THAN_34},
             id="force-emulated-on-new",
         ),
         pytest.param(
@@ -193,6 +191,7 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         "offsets_alter_reset": "emulated",
         "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
         "status_store_retries": "emulated",
+        **dict.fromkeys(sorted(NEWER_THAN_34), "emulated"),
     }
 
 

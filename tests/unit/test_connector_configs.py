@@ -10,7 +10,7 @@ from control_plane.domain.config_checks import CheckResult, ConfigSubject, Reque
 from control_plane.domain.config_infos import ConfigProblem, add_problems, error_count, invalid_config_message
 from control_plane.domain.connector_configs import ConnectorConfigs, patched, validate_path
 from control_plane.domain.errors import BadRequestError
-from control_plane.domain.outcomes import Answer, Forward, Refusal
+from control_plane.domain.outcomes import Answer, Forward, Refusal, Relay
 
 from .fakes import FakeWorkers
 
@@ -124,6 +124,7 @@ async def test_writes_with_problems_are_refused_with_connects_400_unless_warn_on
     check = Pins(connect_rule=connect_rule)
     configs = ConnectorConfigs(workers, [check], enforce=enforce)
     config = {"connector.class": CLASS, "pin": "[9,)"}
+    outcome: Refusal | Forward[None] | Relay
     if kind is RequestKind.CREATE:
         outcome = await configs.create("c", config)
     elif kind is RequestKind.UPDATE:

@@ -29,7 +29,7 @@ from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
 
-from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka
+from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka, newer_api
 
 T = TypeVar("T")
 
@@ -63,7 +63,8 @@ class Cluster:
             tracking=TopicTracking(self.kafka.view.state, self.sink, enabled=True, allow_reset=True),
             stopper=self.kafka.stopper,
             offsets=self.kafka.offsets,
-            configs=ConnectorConfigs(self.workers, checks=()),
+            configs=(configs := ConnectorConfigs(self.workers, checks=(), view=self.kafka.view)),
+            newer=newer_api(self.capabilities, self.workers, configs, self.kafka),
             status_writes=self.sink,
             reads_from_view=read_from_view,
             describe_settings=dict,

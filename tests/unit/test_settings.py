@@ -203,6 +203,11 @@ def test_feature_modes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         "offsets_alter_reset",
         "plugin_versions",
         "status_store_retries",
+        "initial_state",
+        "logger_cluster_scope",
+        "patch_config",
+        "health",
+        "order_in_group",
     }
 
 

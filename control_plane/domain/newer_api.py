@@ -1,0 +1,149 @@
+"""The REST API of newer Connect releases, on every worker version: where the workers have a feature the
+request goes through; where they lack it the sidecar does it (one module per feature, named below) or
+reshapes the workers' answers into the newest release's shape. The herder delegates here.
+
+| feature (capabilities.Feature)  | release | the sidecar on older workers            |
+|---------------------------------|---------|-----------------------------------------|
+| INITIAL_STATE (KIP-980)         | 3.7     | ``initial_state.ConnectorCreation``     |
+| LOGGER_CLUSTER_SCOPE (KIP-976)  | 3.7     | ``loggers.Loggers``                     |
+| PATCH_CONFIG (KIP-477)          | 3.8     | ``connector_configs.ConnectorConfigs``  |
+| HEALTH (KIP-1017)               | 3.9     | ``health.HealthCheck``                  |
+| ORDER_IN_GROUP                  | 4.2     | ``definitions``                         |
+| ``GET /`` version               |         | ``api_version.effective_version``       |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from ..upstream import UpstreamResponse
+from .api_version import effective_version
+from .capabilities import Capabilities, Feature, Mode
+from .config_infos import ConfigInfos
+from .connector_configs import Config, ConnectorConfigs
+from .definitions import newest_validation, plugin_config_answer, validation_answer
+from .errors import OperationFailed
+from .health import HealthCheck
+from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
+from .jackson import string_map_error
+from .loggers import Loggers, is_cluster_scope
+from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply
+
+
+class NewerApi:
+    def __init__(
+        self,
+        capabilities: Capabilities,
+        configs: ConnectorConfigs,
+        creation: ConnectorCreation,
+        loggers: Loggers,
+        health: HealthCheck,
+        *,
+        advertise_effective: bool = True,
+    ) -> None:
+        self.capabilities = capabilities
+        self._configs = configs
+        self._creation = creation
+        self._loggers = loggers
+        self._health = health
+        self._advertise_effective = advertise_effective
+
+    async def _emulated(self, feature: Feature) -> bool:
+        return await self.capabilities.mode(feature) is Mode.EMULATED
+
+    # -- POST /connectors with initial_state (KIP-980) ---------------------------------------------
+    async def create_connector(
+        self, name: str | None, config: Config, body: Mapping[str, Any], initial: InitialState | Unreadable | None
+    ) -> Refusal | Forward[None] | Relay:
+        if FIELD not in body or not await self._emulated(Feature.INITIAL_STATE):
+            return await self._configs.create(name, config)
+        if isinstance(initial, Unreadable):
+            return Refusal(OperationFailed(initial.message), SIDECAR)  # Jackson's 500, as 3.7+ answers
+        return await self._creation.create(body, config, initial or InitialState("RUNNING"))
+
+    # -- PATCH /connectors/{c}/config (KIP-477) ----------------------------------------------------
+    async def patch_connector_config(
+        self, name: str, patch: Config | None, raw: bytes = b""
+    ) -> Refusal | Forward[None] | Relay:
+        """``patch``: None when the body is not a map of strings (``raw``: the body as sent)."""
+        emulate = await self._emulated(Feature.PATCH_CONFIG)
+        if patch is None:
+            if not emulate:
+                return Forward()  # the worker's own answer to the body
+            unreadable = string_map_error(raw)
+            if unreadable is not None:
+                return Refusal(OperationFailed(unreadable), SIDECAR)  # Jackson's 500, as 3.8+ answers
+        return await self._configs.patch(name, patch or {}, emulate=emulate)
+
+    # -- loggers (KIP-976) -------------------------------------------------------------------------
+    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
+        if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
+            return Forward()
+        if is_cluster_scope(scope):
+            return await self._loggers.set_cluster_level(path, body)
+        return Forward(rewrite=self._loggers.recorded)
+
+    async def logger_levels(self) -> Forward[None]:
+        if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
+            return Forward()
+        return Forward(rewrite=self._loggers.with_last_modified_all)
+
+    async def logger_level(self, logger: str) -> Forward[None]:
+        if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
+            return Forward()
+        return Forward(rewrite=self._loggers.with_last_modified(logger))
+
+    # -- GET /health (KIP-1017) --------------------------------------------------------------------
+    async def health(self) -> Forward[None] | Reply:
+        if not await self._emulated(Feature.HEALTH):
+            return Forward()
+        return await self._health.check()
+
+    # -- definitions' order_in_group (4.2) ---------------------------------------------------------
+    async def validate_config(
+        self, outcome: Answer[ConfigInfos] | Forward[ConfigInfos]
+    ) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
+        if not await self._emulated(Feature.ORDER_IN_GROUP):
+            return outcome
+        if isinstance(outcome, Answer):
+            return replace(outcome, value=newest_validation(outcome.value))
+        return replace(outcome, rewrite=validation_answer)
+
+    async def plugin_config(self) -> Forward[None]:
+        if not await self._emulated(Feature.ORDER_IN_GROUP):
+            return Forward()
+        return Forward(rewrite=plugin_config_answer)
+
+    # -- GET / -------------------------------------------------------------------------------------
+    async def server_info(self) -> Forward[None]:
+        if not self._advertise_effective:
+            return Forward()
+        return Forward(rewrite=self._advertised)
+
+    def advertised_version(self) -> str | None:
+        """The version ``GET /`` shows: None for the worker's own (``advertised_version=worker``, or no
+        worker reported its version yet)."""
+        worker = self.capabilities.version
+        if not self._advertise_effective or worker is None:
+            return None
+        return str(effective_version(worker, self.capabilities.decisions))
+
+    def _advertised(self, answer: UpstreamResponse) -> UpstreamResponse:
+        """The worker's ``GET /`` with the effective version (its ``commit`` and ``kafka_cluster_id`` kept)."""
+        version = self.advertised_version()
+        if answer.status != 200 or version is None:
+            return answer
+        try:
+            info = orjson.loads(answer.body)
+        except orjson.JSONDecodeError:
+            return answer
+        if not isinstance(info, dict) or info.get("version") == version:
+            return answer
+        return replace(answer, body=orjson.dumps({**info, "version": version}))
+
+
+__all__ = ["NewerApi"]

@@ -1,0 +1,36 @@
+"""Endpoints of newer Connect releases the sidecar provides on every worker version (``domain.newer_api``):
+``GET /``, ``GET /health``, the loggers (``LoggingResource``) and a plugin's configuration definitions
+(``ConnectorPluginsResource.getConnectorConfigDef``). Each parses, makes one herder call, and renders."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .configs import raw_path
+from .outcomes import respond
+from .state import herder
+
+
+async def server_info(request: Request) -> Response:
+    return await respond(request, await herder(request).server_info())
+
+
+async def health(request: Request) -> Response:
+    return await respond(request, await herder(request).health())
+
+
+async def logger_levels(request: Request) -> Response:
+    return await respond(request, await herder(request).logger_levels())
+
+
+async def logger_level(request: Request) -> Response:
+    if request.method == "PUT":
+        scope = request.query_params.get("scope")
+        outcome = await herder(request).set_logger_level(raw_path(request), await request.body(), scope)
+        return await respond(request, outcome)
+    return await respond(request, await herder(request).logger_level(request.path_params["logger"]))
+
+
+async def plugin_config(request: Request) -> Response:
+    return await respond(request, await herder(request).plugin_config())

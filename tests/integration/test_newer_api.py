@@ -1,0 +1,276 @@
+"""The REST API of newer Connect releases through the sidecar on both workers, compared with what Connect
+4.3.1 answers directly (issue 11): ``initial_state`` on create (KIP-980), PATCH of a configuration
+(KIP-477), cluster-wide logger levels (KIP-976), ``GET /health`` (KIP-1017), 4.2's ``order_in_group``,
+and the version ``GET /`` advertises. On 4.3.1 the sidecar defers to the worker; on 3.4.1 it emulates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from .conftest import InProcess
+from .harness import read_to_end, same_answer, until_states
+from .stack import Cluster, Stack
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+
+
+def source_config(tag: str) -> dict[str, str]:
+    return {"connector.class": SOURCE, "file": f"/tmp/newapi-absent-{tag}", "topic": f"newapi-{tag}"}
+
+
+@pytest.fixture
+async def newest(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
+    """Connect 4.3.1 directly: the reference answers."""
+    async with httpx.AsyncClient(base_url=stack.clusters["new"].connect_url, timeout=60) as client:
+        yield client
+
+
+@pytest.fixture
+async def cleanup(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> AsyncIterator[list[str]]:
+    names: list[str] = []
+    yield names
+    for name in names:
+        await sidecar.delete(f"/connectors/{name}")
+        await newest.delete(f"/connectors/{name}")
+
+
+def shape(info: dict[str, Any]) -> dict[str, Any]:
+    """A ConnectorInfo without what differs between two connectors of the same config (their names)."""
+    config = {k: v for k, v in info["config"].items() if k != "name"}
+    return {"config": config, "tasks": len(info["tasks"]), "type": info["type"]}
+
+
+async def states_seen(stack: Stack, cluster: Cluster, name: str) -> tuple[list[str], list[str]]:
+    """Every state the workers wrote to the status topic for connector ``name`` and for its tasks, in order."""
+    topic = cluster.worker_property("status.storage.topic")
+    log = await read_to_end(stack.bootstrap, topic)
+    connector = [json.loads(v)["state"] for _, v in log.with_key(f"status-connector-{name}".encode()) if v]
+    tasks = [
+        json.loads(r.value)["state"]
+        for r in log.records
+        if r.key and r.value and r.key.startswith(f"status-task-{name}-".encode())
+    ]
+    return connector, tasks
+
+
+# -- initial_state (KIP-980) ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("initial", "shown"),
+    [
+        pytest.param("PAUSED", "PAUSED", id="paused"),
+        pytest.param("stopped", "STOPPED", id="stopped-lowercase"),
+        pytest.param("RUNNING", "RUNNING", id="running"),
+    ],
+)
+async def test_initial_state_on_create(
+    stack: Stack,
+    cluster: Cluster,
+    sidecar: httpx.AsyncClient,
+    newest: httpx.AsyncClient,
+    cleanup: list[str],
+    unique: str,
+    initial: str,
+    shown: str,
+) -> None:
+    via, direct = f"newapi-init-{cluster.name}-{unique}", f"newapi-init-ref-{unique}"
+    cleanup += [via, direct]
+    config = source_config(unique)
+    answers = [
+        await client.post("/connectors", json={"name": name, "config": config, "initial_state": initial})
+        for client, name in ((sidecar, via), (newest, direct))
+    ]
+    assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
+    assert shape(answers[0].json()) == shape(answers[1].json())
+    assert answers[0].json()["name"] == via
+    await until_states(sidecar, via, shown, [] if shown != "RUNNING" else ["RUNNING"])
+    if shown != "RUNNING":  # it never ran: no worker ever reported it RUNNING, nor any task of it
+        connector, tasks = await states_seen(stack, cluster, via)
+        assert "RUNNING" not in connector and tasks == []
+    # resumed, it runs
+    assert (await sidecar.put(f"/connectors/{via}/resume")).status_code == 202
+    await until_states(sidecar, via, "RUNNING", ["RUNNING"])
+
+
+async def test_a_connector_created_stopped_takes_offset_changes_as_on_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
+) -> None:
+    """Created STOPPED, it is STOPPED for KIP-875 too (emulated on 3.4.1): its offsets can be reset at once."""
+    via, direct = f"newapi-stopped-{cluster.name}-{unique}", f"newapi-stopped-ref-{unique}"
+    cleanup += [via, direct]
+    for client, name in ((sidecar, via), (newest, direct)):
+        body = {"name": name, "config": source_config(unique), "initial_state": "STOPPED"}
+        assert (await client.post("/connectors", json=body)).status_code == 201
+    reset = [await c.delete(f"/connectors/{n}/offsets") for c, n in ((sidecar, via), (newest, direct))]
+    assert reset[0].status_code == reset[1].status_code == 200
+    if cluster.name == "new":
+        assert reset[0].json() == reset[1].json()
+    else:  # the emulation cannot call the connector's own alterOffsets hook: Connect's message for that (README)
+        assert reset[0].json()["message"].startswith("The Connect framework-managed offsets for this connector")
+    read = [await c.get(f"/connectors/{n}/offsets") for c, n in ((sidecar, via), (newest, direct))]
+    assert (read[0].status_code, read[0].json()) == (read[1].status_code, read[1].json()) == (200, {"offsets": []})
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param('"bogus"', id="unknown"),
+        pytest.param('" paused"', id="spaces"),
+        pytest.param("5", id="number"),
+        pytest.param("true", id="boolean"),
+        pytest.param("{}", id="object"),
+        pytest.param("[]", id="array"),
+    ],
+)
+async def test_unreadable_initial_state_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, value: str
+) -> None:
+    name = f"newapi-bad-{unique}"  # the same length on both: Jackson's column is the same
+    body = f'{{"name":"{name}","config":{json.dumps(source_config(unique))},\n "initial_state":{value}}}'
+    headers = {"content-type": "application/json"}
+    via = await sidecar.post("/connectors", content=body, headers=headers)
+    direct = await newest.post("/connectors", content=body, headers=headers)
+    assert (via.status_code, via.json()) == (direct.status_code, direct.json())
+    assert (await sidecar.get(f"/connectors/{name}")).status_code == 404
+
+
+async def test_initial_state_of_an_existing_connector_is_the_workers_409(
+    cluster: Cluster, sidecar: httpx.AsyncClient, cleanup: list[str], unique: str
+) -> None:
+    name = f"newapi-exists-{cluster.name}-{unique}"
+    cleanup.append(name)
+    config = source_config(unique)
+    assert (await sidecar.post("/connectors", json={"name": name, "config": config})).status_code == 201
+    await until_states(sidecar, name, "RUNNING", ["RUNNING"])
+    again = await sidecar.post("/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"})
+    assert (again.status_code, again.json()["message"]) == (409, f"Connector {name} already exists")
+    await until_states(sidecar, name, "RUNNING", ["RUNNING"])  # not paused nor stopped by the attempt
+
+
+# -- PATCH /connectors/{c}/config (KIP-477) -----------------------------------------------------------
+async def test_patch_config_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
+) -> None:
+    via, direct = f"newapi-patch-{cluster.name}-{unique}", f"newapi-patch-ref-{unique}"
+    cleanup += [via, direct]
+    config = {**source_config(unique), "batch.size": "7"}
+    for client, name in ((sidecar, via), (newest, direct)):
+        assert (await client.post("/connectors", json={"name": name, "config": config})).status_code == 201
+    patch = {"topic": f"newapi-patched-{unique}", "batch.size": None}
+    answers = [await c.patch(f"/connectors/{n}/config", json=patch) for c, n in ((sidecar, via), (newest, direct))]
+    assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+    assert shape(answers[0].json())["config"] == shape(answers[1].json())["config"]
+    assert answers[0].json()["config"] == {**source_config(unique), "topic": f"newapi-patched-{unique}", "name": via}
+    got = await sidecar.get(f"/connectors/{via}/config")
+    assert got.json() == answers[0].json()["config"]
+    missing = f"newapi-missing-{unique}"
+    absent = [await c.patch(f"/connectors/{missing}/config", json=patch) for c in (sidecar, newest)]
+    assert (absent[0].status_code, absent[0].json()) == (absent[1].status_code, absent[1].json())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param("[1]", id="array"),
+        pytest.param(" [1]", id="array-after-a-space"),
+        pytest.param("5", id="number"),
+        pytest.param("true", id="boolean"),
+        pytest.param('"x"', id="string"),
+        pytest.param('{"a":{"b":1}}', id="object-value"),
+        pytest.param('{"a":"b",\n"c":[1]}', id="array-value-on-line-2"),
+    ],
+)
+async def test_unreadable_patch_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, body: str
+) -> None:
+    path, headers = f"/connectors/newapi-missing-{unique}/config", {"content-type": "application/json"}
+    via = await sidecar.patch(path, content=body, headers=headers)
+    direct = await newest.patch(path, content=body, headers=headers)
+    assert (via.status_code, via.json()) == (direct.status_code, direct.json())
+
+
+# -- logger levels (KIP-976) --------------------------------------------------------------------------
+async def test_cluster_wide_logger_level_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str
+) -> None:
+    namespace = f"newapi.probe.{cluster.name}.{unique}"
+    put = await sidecar.put(f"/admin/loggers/{namespace}?scope=cluster", json={"level": "debug"})
+    assert (put.status_code, put.content) == (204, b"")
+    shown = (await sidecar.get(f"/admin/loggers/{namespace}")).json()
+    assert shown["level"] == "DEBUG" and isinstance(shown["last_modified"], int)
+    assert (await worker.get(f"/admin/loggers/{namespace}")).json()["level"] == "DEBUG"
+    listed = (await sidecar.get("/admin/loggers")).json()
+    assert all(set(entry) == {"level", "last_modified"} for entry in listed.values())
+    assert listed[namespace]["level"] == "DEBUG"
+    for bad in ({"level": "BOGUS"}, {}):
+        via = await sidecar.put(f"/admin/loggers/{namespace}.bad?scope=cluster", json=bad)
+        direct = await newest.put(f"/admin/loggers/{namespace}.bad?scope=cluster", json=bad)
+        assert (via.status_code, via.json()) == (direct.status_code, direct.json())
+
+
+async def test_cluster_wide_logger_level_reaches_every_worker(
+    stack: Stack, in_process: InProcess, cluster: Cluster, unique: str
+) -> None:
+    """Two workers behind one sidecar (the stack's 3.4.1 and 4.3.1 workers; the oldest decides, so the
+    sidecar emulates): the level is set on both and read back from both before the 204."""
+    if cluster.name != "old":
+        pytest.skip("one mixed pair of workers is enough")
+    urls = [stack.clusters["old"].connect_url, stack.clusters["new"].connect_url]
+    client = await in_process(worker_properties=None, connect_urls=",".join(urls), view_enabled=False)
+    namespace = f"newapi.every.{unique}"
+    put = await client.put(f"/admin/loggers/{namespace}?scope=CLUSTER", json={"level": "TRACE"})
+    assert put.status_code == 204, put.text
+    for url in urls:
+        async with httpx.AsyncClient(base_url=url) as direct:
+            assert (await direct.get(f"/admin/loggers/{namespace}")).json()["level"] == "TRACE"
+
+
+# -- GET /health (KIP-1017) ---------------------------------------------------------------------------
+async def test_health_as_4_3_1(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
+    await same_answer(sidecar, newest, "/health")
+
+
+async def test_health_of_a_worker_that_does_not_answer(cluster: Cluster, in_process: InProcess) -> None:
+    from .harness import closed_url
+
+    client = await in_process(connect_urls=closed_url(), wait_ready=False, view_enabled=False)
+    answer = await client.get("/health")
+    assert answer.status_code == 503
+
+
+# -- 4.2's order_in_group -----------------------------------------------------------------------------
+async def test_definitions_in_the_newest_shape(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
+    path = f"/connector-plugins/{SOURCE}/config"
+    via, direct = (await sidecar.get(path)).json(), (await newest.get(path)).json()
+    fields = {d["name"]: list(d) for d in direct}  # 4.3.1's FileStreamSource has a few more keys than 3.4.1's
+    assert [list(d) for d in via] == [fields[d["name"]] for d in via]
+    body = {"connector.class": SOURCE, "topic": "x"}
+    validate = f"/connector-plugins/{SOURCE}/config/validate"
+    via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()
+    assert {tuple(c["definition"]) for c in via["configs"]} <= {tuple(c["definition"]) for c in direct["configs"]}
+
+
+async def test_definitions_in_the_workers_shape_by_setting(
+    cluster: Cluster, in_process: InProcess, worker: httpx.AsyncClient
+) -> None:
+    client = await in_process(feature_order_in_group="native")
+    path = f"/connector-plugins/{SOURCE}/config"
+    assert (await client.get(path)).json() == (await worker.get(path)).json()
+
+
+# -- GET / --------------------------------------------------------------------------------------------
+async def test_advertised_version(
+    cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, in_process: InProcess
+) -> None:
+    via, direct = (await sidecar.get("/")).json(), (await worker.get("/")).json()
+    expected = {"new": "4.3.1", "old": "4.0.0"}[cluster.name]  # 3.4.1 lacks KIP-891 (4.1), not emulated
+    assert via == {**direct, "version": expected}
+    capabilities = (await sidecar.get("/_sidecar/capabilities")).json()
+    assert capabilities["worker_version"] == direct["version"]
+    assert capabilities["advertised_version"] == expected
+    plain = await in_process(advertised_version="worker")
+    assert (await plain.get("/")).json() == direct
