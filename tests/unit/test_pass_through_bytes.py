@@ -103,7 +103,7 @@ async def send_raw(port: int, request_line: bytes, body: bytes = b"") -> bytes:
         pytest.param(b"/connectors//restart", id="empty-segment"),
         # a decoded %0A once matched no route (Starlette's `path` convertor is `.*`): 404 or 405 from the sidecar
         # (POST on the sidecar's own routes is Jersey's 405, answered by the sidecar: test_http_conformance)
-        pytest.param(b"/connector-plugins/a%0Ab/config", id="encoded-newline"),
+        pytest.param(b"/connector-plugins/a%0Ab", id="encoded-newline"),
         pytest.param(b"/connectors/a%0Ab/tasks", id="encoded-newline-beside-a-sidecar-route"),
         pytest.param(b"/connectors/a/restart%0A", id="encoded-newline-at-the-end"),
     ],

@@ -245,8 +245,9 @@ async def test_methods_pass_through(
     "path",
     [
         pytest.param("/connectors/my%20conn/status", id="space"),
-        pytest.param("/connectors/a%2Fb/config", id="encoded-slash"),
-        pytest.param("/connectors/100%25/status", id="encoded-percent"),
+        # (the sidecar's own routes refuse these as Jetty 12 does: test_jetty_uri; passed-through paths keep them)
+        pytest.param("/connectors/a%2Fb/restart", id="encoded-slash"),
+        pytest.param("/connectors/100%25/restart", id="encoded-percent"),
         pytest.param("/connectors/caf%C3%A9/tasks/0/status", id="utf8"),
         pytest.param("/connectors/a%3Fb%23c/status", id="encoded-question-and-hash"),
         pytest.param("/connectors/a+b/status", id="plus-stays-plus"),
@@ -266,7 +267,7 @@ async def test_huge_request_body_passes_byte_for_byte(router: respx.MockRouter, 
     route = router.route(host="w1").respond(200, json={})
     async with serve() as running:
         response = await running.client.put(
-            "/connectors/a/config", content=body, headers={"Content-Type": "application/octet-stream"}
+            "/connectors/a/restart", content=body, headers={"Content-Type": "application/octet-stream"}
         )
     assert response.status_code == 200
     request = worker_request(route)
