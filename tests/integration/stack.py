@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STACK_DIR = Path(os.environ.get("STACK_DIR", ROOT / ".stack"))
 ENV_FILE = STACK_DIR / "env"
 STACK_SCRIPT = ROOT / "deploy" / "local" / "stack.py"
+NEWEST = "new"
 
 
 @dataclass(frozen=True)
@@ -21,10 +23,15 @@ class Cluster:
     them, from the code as it was then) are deliberately not here: the tests serve their own sidecar,
     built from the code under test (``harness.Sidecars``)."""
 
-    name: str  # "new" or "old"
+    name: str  # "new" (the newest release), "old", "oldest": the suffix of its variables in .stack/env
     version: str
     connect_url: str
     properties: str  # the worker's properties file
+
+    @property
+    def newest(self) -> bool:
+        """The newest Connect release of the stack (4.3.1): the one whose answers the others must equal."""
+        return self.name == NEWEST
 
     def worker_property(self, key: str) -> str:
         from control_plane.worker_properties import read_properties
@@ -57,10 +64,35 @@ def stack_command(command: str) -> None:
     subprocess.run([sys.executable, str(STACK_SCRIPT), command], check=True)
 
 
+def clusters_of(env: dict[str, str]) -> dict[str, Cluster]:
+    """Every Connect cluster in ``env``: ``CONNECT_URL`` is the newest (``new``), ``CONNECT_URL_<SUFFIX>``
+    another one named ``<suffix>`` (``old``, ``oldest``), each with its ``CONNECT_VERSION`` and
+    ``CONNECT_PROPERTIES`` of the same suffix; newest version first."""
+    clusters = []
+    for key in env:
+        if not key.startswith("CONNECT_URL"):
+            continue
+        suffix = key.removeprefix("CONNECT_URL")
+        name = suffix.removeprefix("_").lower() or NEWEST
+        clusters.append(
+            Cluster(name, env[f"CONNECT_VERSION{suffix}"], env[key], env[f"CONNECT_PROPERTIES{suffix}"])
+        )
+    clusters.sort(key=lambda c: tuple(int(p) for p in c.version.split(".")[:3]), reverse=True)
+    return {c.name: c for c in clusters}
+
+
+def cluster_ids() -> dict[str, str]:
+    """name -> test id (``connect-<version>``) of every Connect cluster of the stack, without starting it:
+    from ``.stack/env`` when there is one, else from the clusters ``deploy/local/stack.py`` starts."""
+    if ENV_FILE.exists():
+        return {name: f"connect-{c.version}" for name, c in clusters_of(read_env()).items()}
+    spec = importlib.util.spec_from_file_location("local_stack_script", STACK_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return {c.name: f"connect-{c.version}" for c in script.CLUSTERS}
+
+
 def load_stack() -> Stack:
     env = read_env()
-    clusters = {
-        "new": Cluster("new", env["CONNECT_VERSION"], env["CONNECT_URL"], env["CONNECT_PROPERTIES"]),
-        "old": Cluster("old", env["CONNECT_VERSION_OLD"], env["CONNECT_URL_OLD"], env["CONNECT_PROPERTIES_OLD"]),
-    }
-    return Stack(env["KAFKA_BOOTSTRAP"], clusters, env["STACK_LOGS"])
+    return Stack(env["KAFKA_BOOTSTRAP"], clusters_of(env), env["STACK_LOGS"])

@@ -92,7 +92,7 @@ async def test_an_alter_right_after_stopping_a_busy_source_holds_and_the_source_
             lambda: worker.get(f"/connectors/{name}/status"), lambda r: r.json()["tasks"] == [], what="tasks gone"
         )
         assert positions(await offsets(sidecar, name)) == [0]
-        assert positions(await offsets(worker, name) if cluster.name == "new" else await offsets(sidecar, name)) == [0]
+        assert positions(await offsets(worker, name) if cluster.newest else await offsets(sidecar, name)) == [0]
 
         assert (await sidecar.put(f"/connectors/{name}/resume")).status_code == 202
         await eventually(

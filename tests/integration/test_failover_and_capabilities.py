@@ -60,7 +60,7 @@ async def test_capabilities_follow_the_worker_version(
     assert answer.status_code == 200
     data = answer.json()
     assert data["worker_version"] == cluster.version
-    assert data["features"][feature]["mode"] == (on_new if cluster.name == "new" else on_old)
+    assert data["features"][feature]["mode"] == (on_new if cluster.newest else on_old)
 
 
 async def test_forced_mode_overrides_detection(cluster: Cluster, in_process: InProcess) -> None:

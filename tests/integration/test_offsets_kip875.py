@@ -42,7 +42,7 @@ def altered(cluster: Cluster) -> str:
     """4.3.1's FileStream connectors implement alterOffsets; the sidecar cannot call it on 3.4.1."""
     return (
         "The offsets for this connector have been altered successfully"
-        if cluster.name == "new"
+        if cluster.newest
         else framework_managed("altered")
     )
 
@@ -50,7 +50,7 @@ def altered(cluster: Cluster) -> str:
 def reset(cluster: Cluster) -> str:
     return (
         "The offsets for this connector have been reset successfully"
-        if cluster.name == "new"
+        if cluster.newest
         else framework_managed("reset")
     )
 
@@ -140,7 +140,7 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
             f.write("l4\n")
         grown = await eventually(partial(offsets, client, name), lambda o: positions(o) == [12], what=f"{name} at 12")
         assert grown == [{"partition": {"filename": str(path)}, "offset": {"position": 12}}]
-        if cluster.name == "new":
+        if cluster.newest:
             assert grown == await offsets(worker, name)
 
     # refused while running, paused, and for a connector that does not exist; nothing changes
@@ -247,7 +247,7 @@ async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(
             partial(offsets, client, name), lambda o: kafka_offsets(o) == {(topic, 0): 4}, what="4"
         )
         assert grown == [{"partition": {"kafka_partition": 0, "kafka_topic": topic}, "offset": {"kafka_offset": 4}}]
-        if cluster.name == "new":
+        if cluster.newest:
             assert grown == await offsets(worker, name)
     refused = await patch(
         client, plain, {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": None}]}

@@ -54,10 +54,10 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
         assert (answer.status_code, answer.content) == (204, b"")
         await until_states(client, name, "STOPPED", [])
     for name in (running, paused):
-        await until_states(worker, name, "STOPPED" if cluster.name == "new" else "PAUSED", [])  # 3.4.1 paused it
+        await until_states(worker, name, "STOPPED" if cluster.newest else "PAUSED", [])  # 3.4.1 paused it
         await until_states(upstream_reads, name, "STOPPED", [])  # the worker's answer would be wrong: the view's
         status = (await client.get(f"/connectors/{name}/status")).json()
-        if cluster.name == "new":
+        if cluster.newest:
             assert status == (await worker.get(f"/connectors/{name}/status")).json()
         assert status["type"] == "source" and status["tasks"] == []
         assert (await client.get(f"/connectors/{name}/tasks")).json() == []
@@ -66,7 +66,7 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
         assert (missing.status_code, missing.json()["message"]) == (404, f"No status found for task {name}-0")
     listing = (await client.get("/connectors", params={"expand": "status"})).json()
     assert listing[running]["status"]["connector"]["state"] == "STOPPED"
-    if cluster.name == "old":  # what the sidecar wrote: the empty task set, then the two-field target state
+    if not cluster.newest:  # what the sidecar wrote: the empty task set, then the two-field target state
         config_topic = cluster.worker_property("config.storage.topic")
         commit_key, commit = encode_config(TaskCommit(running, 0))
         target_key, target = encode_config(TargetState.of(running, "STOPPED"))
@@ -93,6 +93,6 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(
     ghost = f"kip875-stop-ghost-{tag}"
     answer = await client.put(f"/connectors/{ghost}/stop")
     assert (answer.status_code, answer.json()) == (404, {"error_code": 404, "message": unknown_connector(ghost)})
-    if cluster.name == "new":
+    if cluster.newest:
         direct = await worker.put(f"/connectors/{ghost}/stop")
         assert (direct.status_code, direct.json()) == (404, answer.json())
