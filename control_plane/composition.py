@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .backoff import ProposalBackoff
-from .domain.capabilities import Capabilities, Feature
+from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.offsets import ConnectorOffsets, WorkerKafka
@@ -186,6 +186,7 @@ async def running(
                 )
                 if view
                 else None,
+                connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
             ),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",

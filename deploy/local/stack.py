@@ -283,6 +283,8 @@ def start_connect(name: str, version: str, bootstrap: str) -> Proc:
             "rest.advertised.port": str(port),
             "plugin.path": str(lib.plugins),
             "scheduled.rebalance.max.delay.ms": "10000",
+            # the default from 3.0 on (KIP-722); 2.8's default, None, refuses every client override
+            "connector.client.config.override.policy": "All",
         },
     )
     proc = spawn(name, java_cmd(version, "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)], log), log)
@@ -390,12 +392,15 @@ def start(clusters: tuple[ClusterSpec, ...]) -> tuple[list[Proc], dict[str, str]
         save_pids(procs)
         for worker in workers:
             wait_until(worker, functools.partial(connect_ready, worker.url), "answer GET / and GET /connectors")
-        sidecars = [start_sidecar(f"sidecar-{spec.name}", w.extra["properties"]) for spec, w in zip(clusters, workers)]
+        sidecars = [
+            start_sidecar(f"sidecar-{spec.name}", w.extra["properties"])
+            for spec, w in zip(clusters, workers, strict=True)
+        ]
         procs += sidecars
         save_pids(procs)
         for side in sidecars:
             wait_until(side, functools.partial(sidecar_ready, side.url), "become ready")
-        for spec, worker, side in zip(clusters, workers, sidecars):
+        for spec, worker, side in zip(clusters, workers, sidecars, strict=True):
             env |= {
                 f"CONNECT_URL{spec.env_suffix}": worker.url,
                 f"SIDECAR_URL{spec.env_suffix}": side.url,

@@ -33,6 +33,10 @@ class Cluster:
         """The newest Connect release of the stack (4.3.1): the one whose answers the others must equal."""
         return self.name == NEWEST
 
+    def at_least(self, version: str) -> bool:
+        """Whether the worker is ``version`` (``3.3``, ``3.0.0``) or newer."""
+        return _numbers(self.version) >= _numbers(version)
+
     def worker_property(self, key: str) -> str:
         from control_plane.worker_properties import read_properties
 
@@ -64,6 +68,10 @@ def stack_command(command: str) -> None:
     subprocess.run([sys.executable, str(STACK_SCRIPT), command], check=True)
 
 
+def _numbers(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("-")[0].split("."))
+
+
 def clusters_of(env: dict[str, str]) -> dict[str, Cluster]:
     """Every Connect cluster in ``env``: ``CONNECT_URL`` is the newest (``new``), ``CONNECT_URL_<SUFFIX>``
     another one named ``<suffix>`` (``old``, ``oldest``), each with its ``CONNECT_VERSION`` and
@@ -74,10 +82,8 @@ def clusters_of(env: dict[str, str]) -> dict[str, Cluster]:
             continue
         suffix = key.removeprefix("CONNECT_URL")
         name = suffix.removeprefix("_").lower() or NEWEST
-        clusters.append(
-            Cluster(name, env[f"CONNECT_VERSION{suffix}"], env[key], env[f"CONNECT_PROPERTIES{suffix}"])
-        )
-    clusters.sort(key=lambda c: tuple(int(p) for p in c.version.split(".")[:3]), reverse=True)
+        clusters.append(Cluster(name, env[f"CONNECT_VERSION{suffix}"], env[key], env[f"CONNECT_PROPERTIES{suffix}"]))
+    clusters.sort(key=lambda c: _numbers(c.version), reverse=True)
     return {c.name: c for c in clusters}
 
 
