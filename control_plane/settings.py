@@ -132,6 +132,8 @@ class Settings(BaseSettings):
     feature_offsets_alter_reset: FeatureMode = FeatureMode.AUTO
     feature_plugin_versions: FeatureMode = FeatureMode.AUTO
     feature_status_store_retries: FeatureMode = FeatureMode.AUTO
+    feature_restart_options: FeatureMode = FeatureMode.AUTO
+    feature_plugin_listing: FeatureMode = FeatureMode.AUTO
 
     # -- learned from the worker properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"

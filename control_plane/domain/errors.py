@@ -7,11 +7,16 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── BadRequestError      the request cannot be carried out as given
      ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
-     └── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
-                              Kafka, its read-back); the message says which step and the cause
+     ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
+     │                        Kafka, its read-back); the message says which step and the cause
+     ├── Unsupported          the workers lack it and the sidecar cannot compose it from what they have
+     └── WorkerRefused        a worker refused a request the sidecar sent to compose an answer: its
+                              own status and message, passed on
 """
 
 from __future__ import annotations
+
+import orjson
 
 
 class ControlPlaneError(Exception):
@@ -42,3 +47,22 @@ class ViewNotReady(ControlPlaneError):
 
 class OperationFailed(ControlPlaneError):
     pass
+
+
+class Unsupported(ControlPlaneError):
+    pass
+
+
+class WorkerRefused(ControlPlaneError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @classmethod
+    def of(cls, status: int, body: bytes) -> WorkerRefused:
+        """From the worker's answer: Connect's ``{"error_code", "message"}`` when it is one, else the text."""
+        try:
+            message = orjson.loads(body).get("message")
+        except (orjson.JSONDecodeError, AttributeError):
+            message = None
+        return cls(status, message if isinstance(message, str) else body.decode(errors="replace"))

@@ -25,12 +25,14 @@ from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .capabilities import Capabilities, Feature, Mode
-from .errors import ControlPlaneError, NotFoundError
+from .errors import ControlPlaneError, NotFoundError, ViewNotReady
 from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
+from .plugins import PluginCatalog, PluginInfo
 from .ports import StatusSink, ViewSnapshot, Workers
+from .restart import ConnectorRestarter, RestartRequest, restart_plan
 from .stop import ConnectorStopper
 from .topics import TopicTracking
 
@@ -89,6 +91,8 @@ class Herder:
         self._status_writes = status_writes
         self._reads_from_view_setting = reads_from_view
         self._describe_settings = describe_settings
+        self._restarter = ConnectorRestarter(workers)
+        self._plugins = PluginCatalog(workers)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged.
@@ -212,7 +216,7 @@ class Herder:
             return Forward()
         return self._read(lambda _: tracking.active_topics(name))
 
-    async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted:
+    async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted[None]:
         tracking = await self._tracking_by_sidecar()
         if tracking is None or not self._reads_from_view():
             return Forward()
@@ -275,6 +279,38 @@ class Herder:
         if self._view is None or not self._view.ready or self._view.state.connector_config(name) is None:
             return None
         return self._view.state.connector_type(name)
+
+    # -- newer endpoints composed of older ones (KIP-745, KIP-769) -----------------------------------
+    async def restart_connector(
+        self, request: RestartRequest
+    ) -> Forward[ConnectorStateView] | Accepted[ConnectorStateView]:
+        """``POST /connectors/{c}/restart``: the pre-3.0 request, or a worker that has the options, goes
+        through; otherwise 202 with the plan (``domain.restart``), once the restarts are sent."""
+        if request.connector_only or not await self._emulates(Feature.RESTART_OPTIONS):
+            return Forward()
+        if self._view is None or not self._view.ready:
+            raise ViewNotReady("Restart options on this Connect version need the sidecar's view, which is not ready")
+        state = self._view.state
+        name = request.connector
+        if state.connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector: {name}")  # DistributedHerder.restartConnectorAndTasks
+        status = state.connector_state(name, stopped_overlay=self._stop_emulated())
+        if status is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        plan = restart_plan(request, status)
+        await self._restarter.restart(plan)
+        return Accepted(plan.status)
+
+    async def connector_plugins(self, connectors_only: bool) -> Forward[list[PluginInfo]] | Answer[list[PluginInfo]]:
+        if connectors_only or not await self._emulates(Feature.PLUGIN_LISTING):
+            return Forward()
+        warning = "converters and header converters are not listed: this Connect version does not tell them"
+        return Answer(await self._plugins.plugins(), warnings=(warning,))
+
+    async def plugin_config(self, name: str) -> Forward[list[dict[str, Any]]] | Answer[list[dict[str, Any]]]:
+        if not await self._emulates(Feature.PLUGIN_LISTING):
+            return Forward()
+        return Answer(await self._plugins.config(name))
 
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:

@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import offsets, ops, reads
+from . import compat, offsets, ops, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import PassThrough
 from .routes import SIDECAR_PREFIX, route_template
@@ -62,6 +62,10 @@ CONNECT_ROUTES = [
     # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
     Route("/connectors/{connector}/stop", offsets.stop_connector, methods=["PUT"]),
     Route("/connectors/{connector}/offsets", offsets.connector_offsets, methods=["GET", "PATCH", "DELETE"]),
+    # KIP-745 (3.0), KIP-769 (3.2): forwarded where the workers have them, composed where they do not
+    Route("/connectors/{connector}/restart", compat.restart_connector, methods=["POST"]),
+    Route("/connector-plugins", compat.connector_plugins, methods=["GET"]),
+    Route("/connector-plugins/{plugin}/config", compat.plugin_config, methods=["GET"]),
 ]
 
 ROUTES = [

@@ -18,7 +18,9 @@ from ..domain.errors import (
     NotFoundError,
     OperationDisabled,
     OperationFailed,
+    Unsupported,
     ViewNotReady,
+    WorkerRefused,
 )
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
 
@@ -42,10 +44,13 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     ConflictError: 409,
     ViewNotReady: 503,
     OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
+    Unsupported: 501,  # no Connect answer: the workers lack it and the sidecar cannot compose it
 }
 
 
 def error_response(err: ControlPlaneError) -> Response:
+    if isinstance(err, WorkerRefused):  # the worker's own status, passed on
+        return connect_error(err.status, err.message)
     status = next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
     return connect_error(status, err.message)
 

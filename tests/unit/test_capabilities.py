@@ -62,6 +62,8 @@ def test_versions_compare_by_release_only() -> None:
 
 
 # -- decide
+NEWER_REST = {"restart_options", "plugin_listing"}  # KIP-745 (3.0), KIP-769 (3.2)
+KIP_875 = {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"}
 
 
 @pytest.mark.parametrize(
@@ -69,23 +71,13 @@ def test_versions_compare_by_release_only() -> None:
     [
         pytest.param("2.4.1", set(), id="2.4.1"),
         pytest.param("2.5.0", {"topic_tracking"}, id="2.5.0"),
-        pytest.param("3.4.1", {"topic_tracking", "topic_creation"}, id="3.4.1"),
-        pytest.param("3.5.0", {"topic_tracking", "topic_creation", "stop_and_offsets_read"}, id="3.5.0"),
-        pytest.param(
-            "3.6.0",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
-            id="3.6.0",
-        ),
-        pytest.param(
-            "3.7.0-SNAPSHOT",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
-            id="3.7.0-SNAPSHOT",
-        ),
-        pytest.param(
-            "4.0.0",
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
-            id="4.0.0",
-        ),
+        pytest.param("2.8.2", {"topic_tracking", "topic_creation"}, id="2.8.2"),
+        pytest.param("3.0.2", {"topic_tracking", "topic_creation", "restart_options"}, id="3.0.2"),
+        pytest.param("3.4.1", {"topic_tracking", "topic_creation", *NEWER_REST}, id="3.4.1"),
+        pytest.param("3.5.0", {"topic_tracking", "topic_creation", "stop_and_offsets_read", *NEWER_REST}, id="3.5.0"),
+        pytest.param("3.6.0", {*KIP_875, *NEWER_REST}, id="3.6.0"),
+        pytest.param("3.7.0-SNAPSHOT", {*KIP_875, *NEWER_REST}, id="3.7.0-SNAPSHOT"),
+        pytest.param("4.0.0", {*KIP_875, *NEWER_REST}, id="4.0.0"),
         pytest.param("4.1.0", ALL - {"status_store_retries"}, id="4.1.0"),
         pytest.param("4.3.1", ALL - {"status_store_retries"}, id="4.3.1"),
     ],
@@ -123,13 +115,13 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             "3.4.1",
             {Feature.STOP_AND_OFFSETS_READ: FeatureMode.NATIVE},
-            {"topic_tracking", "topic_creation", "stop_and_offsets_read"},
+            {"topic_tracking", "topic_creation", "stop_and_offsets_read", *NEWER_REST},
             id="force-native-on-old",
         ),
         pytest.param(
             "4.3.1",
             {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
-            {"topic_creation", "stop_and_offsets_read", "offsets_alter_reset"},
+            {"topic_creation", "stop_and_offsets_read", "offsets_alter_reset", *NEWER_REST},
             id="force-emulated-on-new",
         ),
         pytest.param(
@@ -139,7 +131,10 @@ def test_decide_without_a_version_emulates_everything() -> None:
             None, {Feature.TOPIC_TRACKING: FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"
         ),
         pytest.param(
-            "3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking", "topic_creation"}, id="auto"
+            "3.4.1",
+            {Feature.TOPIC_TRACKING: FeatureMode.AUTO},
+            {"topic_tracking", "topic_creation", *NEWER_REST},
+            id="auto",
         ),
     ],
 )
@@ -181,6 +176,8 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         "offsets_alter_reset": "emulated",
         "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
         "status_store_retries": "emulated",
+        "restart_options": "native",
+        "plugin_listing": "native",
     }
 
 
