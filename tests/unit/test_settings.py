@@ -203,6 +203,8 @@ def test_feature_modes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         "offsets_alter_reset",
         "plugin_versions",
         "status_store_retries",
+        "restart_options",
+        "plugin_listing",
     }
 
 
