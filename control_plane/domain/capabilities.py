@@ -152,9 +152,9 @@ FEATURES: tuple[FeatureSpec, ...] = (
         Version.of("3.2.0"),
         "GET /connector-plugins?connectorsOnly=false, GET /connector-plugins/{p}/config",
         "connectors from the worker's list, transformations and predicates from the recommended values of "
-        "validate (without a version, which the worker does not tell); a connector's definitions from validate. Not possible: converters and "
-        "header converters (neither listed nor described) and the definitions of transformations and "
-        "predicates (501)",
+        "validate (without a version, which the worker does not tell); a connector's definitions from "
+        "validate. Not possible: converters and header converters (neither listed nor described) and the "
+        "definitions of transformations and predicates (501)",
     ),
 )
 SPECS: dict[Feature, FeatureSpec] = {spec.feature: spec for spec in FEATURES}

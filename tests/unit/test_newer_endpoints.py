@@ -72,12 +72,12 @@ async def test_restart_options_on_an_old_worker_answer_the_plan_and_restart_what
 
 async def test_restart_options_refusals_are_connects() -> None:
     cluster = await old_cluster()
-    with pytest.raises(NotFoundError, match="^Unknown connector: nope$"):
+    with pytest.raises(NotFoundError, match=r"^Unknown connector: nope$"):
         await cluster.herder.restart_connector(restart("nope", include_tasks=True))
     cluster.running("quiet")
     state = cluster.kafka.view.state
     state.connector_statuses.pop("quiet")
-    with pytest.raises(NotFoundError, match="^Status for connector quiet not found$"):
+    with pytest.raises(NotFoundError, match=r"^Status for connector quiet not found$"):
         await cluster.herder.restart_connector(restart("quiet", include_tasks=True))
     # the worker refuses a step: its own answer, and nothing after it is sent
     cluster.workers.answers[("POST", "/connectors/c/restart")] = (409, b'{"error_code":409,"message":"busy"}')
