@@ -290,6 +290,10 @@ class Herder:
             return Forward()
         if self._view is None or not self._view.ready:
             raise ViewNotReady("Restart options on this Connect version need the sidecar's view, which is not ready")
+        try:  # a connector just created elsewhere: the config topic read to its end, as the worker's leader has it
+            await self._view.read_to_end("config", self._read_your_writes_s)
+        except ReadTimeout as err:
+            log.warning("the view did not reach the config topic's end", error=str(err))
         state = self._view.state
         name = request.connector
         if state.connector_config(name) is None:
