@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .backoff import ProposalBackoff
-from .domain.capabilities import Capabilities, Feature, Mode
+from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.connector_configs import ConnectorConfigs
 from .domain.health import HealthCheck
 from .domain.herder import Herder
@@ -214,6 +214,7 @@ async def running(
                 )
                 if view
                 else None,
+                connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
             ),
             configs=configs,
             newer=newer,

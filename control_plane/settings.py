@@ -148,6 +148,8 @@ class Settings(BaseSettings):
     advertised_version: Literal["effective", "worker"] = "effective"
     # GET /health on workers before 3.9: how long their herder may take to answer (Connect's own 10 s)
     health_check_timeout_s: float = Field(10.0, gt=0)
+    feature_restart_options: FeatureMode = FeatureMode.AUTO
+    feature_plugin_listing: FeatureMode = FeatureMode.AUTO
 
     # -- learned from the worker properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"

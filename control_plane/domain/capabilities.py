@@ -46,6 +46,8 @@ class Feature(StrEnum):
     PATCH_CONFIG = "patch_config"
     HEALTH = "health"
     ORDER_IN_GROUP = "order_in_group"
+    RESTART_OPTIONS = "restart_options"
+    PLUGIN_LISTING = "plugin_listing"
 
 
 class Mode(StrEnum):
@@ -191,8 +193,29 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "definitions' order_in_group (was order) in validate and plugin-config answers",
         "the workers' answers renamed and their fields put in 4.2's order",
     ),
+    FeatureSpec(
+        Feature.RESTART_OPTIONS,
+        "KIP-745",
+        Version.of("3.0.0"),
+        "POST /connectors/{c}/restart?includeTasks=&onlyFailed=",
+        "the plan (the status, RESTARTING where restarted) from the view; the connector and each task restarted "
+        "through the worker's own restart endpoints, synchronously",
+    ),
+    FeatureSpec(
+        Feature.PLUGIN_LISTING,
+        "KIP-769",
+        Version.of("3.2.0"),
+        "GET /connector-plugins?connectorsOnly=false, GET /connector-plugins/{p}/config",
+        "connectors from the worker's list, transformations and predicates from the recommended values of "
+        "validate (without a version, which the worker does not tell); a connector's definitions from "
+        "validate. Not possible: converters and header converters (neither listed nor described) and the "
+        "definitions of transformations and predicates (501)",
+    ),
 )
 SPECS: dict[Feature, FeatureSpec] = {spec.feature: spec for spec in FEATURES}
+
+# What older workers do differently, beyond the features above (the first release that does it):
+CONNECTOR_OFFSETS_TOPIC_SINCE = Version.of("3.3.0")  # KIP-618: a source connector's own offsets.storage.topic
 
 
 @dataclass(frozen=True)
@@ -288,6 +311,11 @@ class Capabilities:
     def detected(self) -> bool:
         return self.version is not None
 
+    def worker_has(self, since: Version) -> bool:
+        """Whether the oldest worker that answered is ``since`` or newer; True before any answered (the
+        newest behaviour)."""
+        return self.version is None or self.version >= since
+
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]
 
@@ -362,6 +390,7 @@ class Capabilities:
 
 
 __all__ = [
+    "CONNECTOR_OFFSETS_TOPIC_SINCE",
     "FEATURES",
     "SPECS",
     "Capabilities",

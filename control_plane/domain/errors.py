@@ -9,11 +9,16 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── ViewNotReady         the view has not read its topics to the end yet
      ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
      │                        Kafka, its read-back); the message says which step and the cause
-     └── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
+     ├── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
                               answers those 500: ConnectExceptionMapper over Jackson's exception)
+     ├── Unsupported          the workers lack it and the sidecar cannot compose it from what they have
+     └── WorkerRefused        a worker refused a request the sidecar sent to compose an answer: its
+                              own status and message, passed on
 """
 
 from __future__ import annotations
+
+import orjson
 
 
 class ControlPlaneError(Exception):
@@ -48,3 +53,22 @@ class OperationFailed(ControlPlaneError):
 
 class UnreadableBody(ControlPlaneError):
     pass
+
+
+class Unsupported(ControlPlaneError):
+    pass
+
+
+class WorkerRefused(ControlPlaneError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @classmethod
+    def of(cls, status: int, body: bytes) -> WorkerRefused:
+        """From the worker's answer: Connect's ``{"error_code", "message"}`` when it is one, else the text."""
+        try:
+            message = orjson.loads(body).get("message")
+        except (orjson.JSONDecodeError, AttributeError):
+            message = None
+        return cls(status, message if isinstance(message, str) else body.decode(errors="replace"))

@@ -27,14 +27,16 @@ from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateVi
 from .capabilities import Capabilities, Feature, Mode, Version
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs, config_path
-from .errors import ConflictError, ControlPlaneError, NotFoundError, OperationFailed
+from .errors import ConflictError, ControlPlaneError, NotFoundError, OperationFailed, ViewNotReady
 from .initial_state import InitialState, Unreadable
 from .liveness import WorkerProbe
 from .newer_api import NewerApi
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Relay, Reply, Source
+from .plugins import PluginCatalog, PluginInfo
 from .ports import StatusSink, ViewSnapshot, Workers
+from .restart import ConnectorRestarter, RestartRequest, restart_plan
 from .stop import ConnectorStopper, restart_refused, resume_recreates, resumed_connector
 from .topic_creation import CreationPreview, TopicCreation
 from .topics import TopicTracking
@@ -104,6 +106,8 @@ class Herder:
         self._status_writes = status_writes
         self._reads_from_view_setting = reads_from_view
         self._describe_settings = describe_settings
+        self._restarter = ConnectorRestarter(workers)
+        self._plugins = PluginCatalog(workers)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged.
@@ -252,7 +256,7 @@ class Herder:
             return Forward()
         return self._read(lambda _: tracking.active_topics(name))
 
-    async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted:
+    async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted[None]:
         tracking = await self._tracking_by_sidecar()
         if tracking is None or not self._reads_from_view():
             return Forward()
@@ -362,9 +366,6 @@ class Herder:
     async def health(self) -> Forward[None] | Reply:
         return await self._newer.health()
 
-    async def plugin_config(self) -> Forward[None]:
-        return await self._newer.plugin_config()
-
     async def server_info(self) -> Forward[None]:
         return await self._newer.server_info()
 
@@ -392,6 +393,44 @@ class Herder:
         if not isinstance(config, dict):
             return Refusal(ConflictError(f"The configuration of connector {name} cannot be read now"), SIDECAR)
         return await self.preview_topic_creation(config, topics, name)
+
+    # -- newer endpoints composed of older ones (KIP-745, KIP-769) -----------------------------------
+    async def restart_connector(
+        self, request: RestartRequest
+    ) -> Forward[ConnectorStateView] | Accepted[ConnectorStateView]:
+        """``POST /connectors/{c}/restart``: the pre-3.0 request, or a worker that has the options, goes
+        through; otherwise 202 with the plan (``domain.restart``), once the restarts are sent."""
+        if request.connector_only or not await self._emulates(Feature.RESTART_OPTIONS):
+            return Forward()
+        if self._view is None or not self._view.ready:
+            raise ViewNotReady("Restart options on this Connect version need the sidecar's view, which is not ready")
+        try:  # a connector just created elsewhere: the config topic read to its end, as the worker's leader has it
+            await self._view.read_to_end("config", self._read_your_writes_s)
+        except ReadTimeout as err:
+            log.warning("the view did not reach the config topic's end", error=str(err))
+        state = self._view.state
+        name = request.connector
+        if state.connector_config(name) is None:
+            raise NotFoundError(f"Unknown connector: {name}")  # DistributedHerder.restartConnectorAndTasks
+        status = state.connector_state(name, stopped_overlay=self._stop_emulated())
+        if status is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        plan = restart_plan(request, status)
+        await self._restarter.restart(plan)
+        return Accepted(plan.status)
+
+    async def connector_plugins(self, connectors_only: bool) -> Forward[list[PluginInfo]] | Answer[list[PluginInfo]]:
+        if connectors_only or not await self._emulates(Feature.PLUGIN_LISTING):
+            return Forward()
+        warning = "converters and header converters are not listed: this Connect version does not tell them"
+        return Answer(await self._plugins.plugins(), warnings=(warning,))
+
+    async def plugin_config(self, name: str) -> Forward[Any] | Answer[list[dict[str, Any]]]:
+        """Composed where the workers cannot describe plugins (already in 4.2's shape); otherwise the worker's
+        answer, in the newest shape (``order_in_group``) unless the operator keeps the worker's."""
+        if await self._emulates(Feature.PLUGIN_LISTING):
+            return Answer(await self._plugins.config(name))
+        return await self._newer.plugin_config()
 
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:

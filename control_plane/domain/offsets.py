@@ -8,9 +8,10 @@ Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``
 - the connector must exist (404 "Connector <c> not found"); alter and reset need its target state
   STOPPED and zero tasks in the config topic, else 400 and nothing is written;
 - source offsets live in the worker's offsets topic (the view tails it) and, when the connector sets
-  ``offsets.storage.topic`` to another topic, in that one too (read here when needed): reads merge both,
-  the connector's own topic winning; an alter writes tombstones to the worker's topic first, then every
-  record to the connector's topic, then the values to the worker's topic (ConnectorOffsetBackingStore);
+  ``offsets.storage.topic`` to another topic (on workers from 3.3, KIP-618; older ones ignore the key), in
+  that one too (read here when needed): reads merge both, the connector's own topic winning; an alter
+  writes tombstones to the worker's topic first, then every record to the connector's topic, then the
+  values to the worker's topic (ConnectorOffsetBackingStore);
   a reset writes a tombstone for every known partition to both. Records reuse the exact key bytes a
   partition already has (so the tasks, which look offsets up by bytes, find them); a new partition is
   keyed as the worker writes it, fields in java.util.HashMap order. Writes are confirmed by reading the
@@ -27,7 +28,7 @@ The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +140,7 @@ class ConnectorOffsets:
         worker: WorkerKafka,
         read_back_timeout_s: float,
         shutdown: TaskShutdown | None,
+        connector_offsets_topics: Callable[[], bool] = lambda: True,
     ) -> None:
         self._view = view
         self._groups = groups
@@ -148,6 +150,9 @@ class ConnectorOffsets:
         self._worker = worker
         self.read_back_timeout_s = read_back_timeout_s
         self._shutdown = shutdown
+        # whether the workers honour a source connector's own offsets.storage.topic (KIP-618, 3.3): before,
+        # the key means nothing to them and its offsets are in the worker's topic only
+        self._connector_offsets_topics = connector_offsets_topics
 
     # -- the connector as the config topic has it -------------------------------------------------
     def _ready_view(self) -> ViewSnapshot:
@@ -180,7 +185,7 @@ class ConnectorOffsets:
                 "The sidecar does not know the worker's offsets topic: give it offset.storage.topic "
                 "(the worker's properties file, or CONTROL_PLANE_OFFSET_STORAGE_TOPIC)"
             )
-        own = config.get(OFFSETS_TOPIC_KEY)
+        own = config.get(OFFSETS_TOPIC_KEY) if self._connector_offsets_topics() else None
         return _Source(worker_topic, own if own and own != worker_topic else None)
 
     async def _check_stopped(self, state: ClusterView, name: str) -> None:

@@ -4,7 +4,8 @@
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
   answer to give instead when no worker answers (the view, marked stale);
-- ``Accepted``: an asynchronous action was started (Connect's 202), ``Done``: carried out (204);
+- ``Accepted``: an asynchronous action was started (Connect's 202; ``value``, when set, is its body),
+  ``Done``: carried out (204);
 - ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
 - ``Reply``: the sidecar's own answer with the status a newer worker gives (a health check's 503).
 
@@ -72,8 +73,8 @@ class Reply:
 
 
 @dataclass(frozen=True)
-class Accepted:
-    pass
+class Accepted(Generic[T]):
+    value: T | None = None
 
 
 @dataclass(frozen=True)

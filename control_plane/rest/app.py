@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import configs, newer, offsets, ops, reads, topic_creation
+from . import compat, configs, newer, offsets, ops, reads, topic_creation
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
@@ -112,7 +112,12 @@ CONNECT_ROUTES: list[BaseRoute] = [
         resource_methods=["GET", "PUT"],
         reads_entity=["PUT"],
     ),
-    JerseyRoute("/connector-plugins/{plugin}/config", newer.plugin_config, methods=["GET"], resource_methods=["GET"]),
+    # KIP-745 (3.0), KIP-769 (3.2): forwarded where the workers have them, composed where they do not
+    JerseyRoute(
+        "/connectors/{connector}/restart", compat.restart_connector, methods=["POST"], resource_methods=["POST"]
+    ),
+    JerseyRoute("/connector-plugins", compat.connector_plugins, methods=["GET"], resource_methods=["GET"]),
+    JerseyRoute("/connector-plugins/{plugin}/config", compat.plugin_config, methods=["GET"], resource_methods=["GET"]),
     JerseyRoute("/", newer.server_info, methods=["GET"], resource_methods=["GET"]),  # domain.api_version
 ]
 

@@ -19,7 +19,9 @@ from ..domain.errors import (
     OperationDisabled,
     OperationFailed,
     UnreadableBody,
+    Unsupported,
     ViewNotReady,
+    WorkerRefused,
 )
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
 
@@ -44,10 +46,13 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     ViewNotReady: 503,
     OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
     UnreadableBody: 500,  # Jackson's exception reading the entity: 500 with its message
+    Unsupported: 501,  # no Connect answer: the workers lack it and the sidecar cannot compose it
 }
 
 
 def error_response(err: ControlPlaneError) -> Response:
+    if isinstance(err, WorkerRefused):  # the worker's own status, passed on
+        return connect_error(err.status, err.message)
     status = next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
     return connect_error(status, err.message)
 

@@ -31,6 +31,3 @@ async def logger_level(request: Request) -> Response:
         return await respond(request, outcome)
     return await respond(request, await herder(request).logger_level(request.path_params["logger"]))
 
-
-async def plugin_config(request: Request) -> Response:
-    return await respond(request, await herder(request).plugin_config())

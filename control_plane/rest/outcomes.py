@@ -54,7 +54,7 @@ def answered(outcome: Answer[T] | Refusal, render: Callable[[T], Any]) -> Respon
 
 async def respond(
     request: Request,
-    outcome: Answer[T] | Refusal | Forward[T] | Accepted | Done | Relay | Reply,
+    outcome: Answer[T] | Refusal | Forward[T] | Accepted[T] | Done | Relay | Reply,
     render: Callable[[T], Any] = lambda value: value,
 ) -> Response:
     if isinstance(outcome, Forward):
@@ -66,7 +66,9 @@ async def respond(
                 raise
             return answered(fallback, render)
     if isinstance(outcome, Accepted):
-        return Response(status_code=202)
+        if outcome.value is None:
+            return Response(status_code=202)
+        return json_response(render(outcome.value), 202)
     if isinstance(outcome, Done):
         return Response(status_code=204)
     if isinstance(outcome, Relay):

@@ -21,6 +21,10 @@ POMS = Path(__file__).resolve().parent / "maven"
 CACHE = Path(os.environ.get("STACK_CACHE_DIR", ROOT / ".stack" / "cache"))
 NEW_VERSION = "4.3.1"  # the newest 4.x release whose broker and Connect jars are all on Maven Central
 OLD_VERSION = "3.4.1"  # no KIP-875 (stop, offsets) and no KIP-891 (plugin versions)
+# the oldest release that runs on Java 17 against the 4.3.1 broker: no KIP-745 (restart options, 3.0), no
+# KIP-769 (plugin listing and config, 3.2) either
+OLDEST_VERSION = "2.8.2"
+VERSIONS = (NEW_VERSION, OLD_VERSION, OLDEST_VERSION)
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 
@@ -56,7 +60,7 @@ def resolve(version: str) -> KafkaJars:
 
 
 def main() -> int:
-    for version in (NEW_VERSION, OLD_VERSION):
+    for version in VERSIONS:
         jars = resolve(version)
         print(f"Kafka {version}: {len(list(jars.classpath.glob('*.jar')))} jars in {jars.classpath}")
     return 0

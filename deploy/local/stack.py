@@ -3,8 +3,8 @@
 Everything runs on loopback from jars that Maven resolves (see ``jars.py``); ports are free ports
 chosen at start. Commands:
 
-    python deploy/local/stack.py up     # test stack in the background: broker, Connect 4.3.1 and 3.4.1,
-                                        # a sidecar in front of each; writes .stack/env
+    python deploy/local/stack.py up     # test stack in the background: broker, Connect 4.3.1, 3.4.1 and
+                                        # 2.8.2, a sidecar in front of each; writes .stack/env
     python deploy/local/stack.py down   # stops only the processes that ``up`` started
     python deploy/local/stack.py run    # broker, Connect 4.3.1 and a sidecar in the foreground; Ctrl-C stops
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -41,6 +42,24 @@ PIDS_FILE = STACK / "pids.json"
 
 NEW_VERSION = jars.NEW_VERSION
 OLD_VERSION = jars.OLD_VERSION
+OLDEST_VERSION = jars.OLDEST_VERSION
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A Connect cluster of the test stack: its name (``connect-<name>``, ``sidecar-<name>``, its group.id
+    and internal topics), its Kafka version and the suffix of its variables in ``.stack/env``."""
+
+    name: str
+    version: str
+    env_suffix: str
+
+
+CLUSTERS = (
+    ClusterSpec("new", NEW_VERSION, ""),
+    ClusterSpec("old", OLD_VERSION, "_OLD"),
+    ClusterSpec("oldest", OLDEST_VERSION, "_OLDEST"),
+)
 START_TIMEOUT_S = float(os.environ.get("STACK_START_TIMEOUT_S", "180"))
 JVM_HEAP = os.environ.get("STACK_JVM_HEAP", "512m")
 # A mark on every command line this script starts, so that ``down`` kills only those.
@@ -157,7 +176,7 @@ def broker_answers(bootstrap: str) -> bool:
 
 def java_cmd(version: str, main: str, args: list[str], log: Path, extra: list[str] | None = None) -> list[str]:
     lib = jars.resolve(version)
-    if version.startswith("3."):
+    if int(version.split(".")[0]) < 4:  # Kafka 2.x and 3.x log through log4j 1.x (reload4j here)
         logging_props = [f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}"]
     else:
         logging_props = [f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}"]
@@ -264,6 +283,8 @@ def start_connect(name: str, version: str, bootstrap: str) -> Proc:
             "rest.advertised.port": str(port),
             "plugin.path": str(lib.plugins),
             "scheduled.rebalance.max.delay.ms": "10000",
+            # the default from 3.0 on (KIP-722); 2.8's default, None, refuses every client override
+            "connector.client.config.override.policy": "All",
         },
     )
     proc = spawn(name, java_cmd(version, "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)], log), log)
@@ -353,53 +374,43 @@ def fresh_dirs() -> None:
     STACK.mkdir(parents=True, exist_ok=True)
 
 
-def start(with_old: bool) -> tuple[list[Proc], dict[str, str]]:
-    """Start the stack; on any failure stop what was started and raise."""
+def start(clusters: tuple[ClusterSpec, ...]) -> tuple[list[Proc], dict[str, str]]:
+    """Start the broker and ``clusters`` (a worker and a sidecar each); on any failure stop what was
+    started and raise. The workers start together, then the sidecars."""
     procs: list[Proc] = []
+    env: dict[str, str] = {}
     try:
-        jars.resolve(NEW_VERSION)
-        if with_old:
-            jars.resolve(OLD_VERSION)
+        for spec in clusters:
+            jars.resolve(spec.version)
         broker = start_broker()
         procs.append(broker)
         save_pids(procs)
         wait_until(broker, lambda: broker_answers(broker.url), "answer metadata requests")
-        new = start_connect("connect-new", NEW_VERSION, broker.url)
-        procs.append(new)
-        old = start_connect("connect-old", OLD_VERSION, broker.url) if with_old else None
-        if old:
-            procs.append(old)
+        env["KAFKA_BOOTSTRAP"] = broker.url
+        workers = [start_connect(f"connect-{spec.name}", spec.version, broker.url) for spec in clusters]
+        procs += workers
         save_pids(procs)
-        wait_until(new, lambda: connect_ready(new.url), "answer GET / and GET /connectors")
-        if old:
-            wait_until(old, lambda: connect_ready(old.url), "answer GET / and GET /connectors")
-        side_new = start_sidecar("sidecar-new", new.extra["properties"])
-        procs.append(side_new)
-        side_old = start_sidecar("sidecar-old", old.extra["properties"]) if old else None
-        if side_old:
-            procs.append(side_old)
+        for worker in workers:
+            wait_until(worker, functools.partial(connect_ready, worker.url), "answer GET / and GET /connectors")
+        sidecars = [
+            start_sidecar(f"sidecar-{spec.name}", w.extra["properties"])
+            for spec, w in zip(clusters, workers, strict=True)
+        ]
+        procs += sidecars
         save_pids(procs)
-        wait_until(side_new, lambda: sidecar_ready(side_new.url), "become ready")
-        if side_old:
-            wait_until(side_old, lambda: sidecar_ready(side_old.url), "become ready")
+        for side in sidecars:
+            wait_until(side, functools.partial(sidecar_ready, side.url), "become ready")
+        for spec, worker, side in zip(clusters, workers, sidecars, strict=True):
+            env |= {
+                f"CONNECT_URL{spec.env_suffix}": worker.url,
+                f"SIDECAR_URL{spec.env_suffix}": side.url,
+                f"CONNECT_VERSION{spec.env_suffix}": spec.version,
+                f"CONNECT_PROPERTIES{spec.env_suffix}": worker.extra["properties"],
+            }
     except BaseException:
         stop(procs)
         PIDS_FILE.unlink(missing_ok=True)
         raise
-    env = {
-        "KAFKA_BOOTSTRAP": broker.url,
-        "CONNECT_URL": new.url,
-        "SIDECAR_URL": side_new.url,
-        "CONNECT_VERSION": NEW_VERSION,
-        "CONNECT_PROPERTIES": new.extra["properties"],
-    }
-    if old and side_old:
-        env |= {
-            "CONNECT_URL_OLD": old.url,
-            "SIDECAR_URL_OLD": side_old.url,
-            "CONNECT_VERSION_OLD": OLD_VERSION,
-            "CONNECT_PROPERTIES_OLD": old.extra["properties"],
-        }
     env["STACK_LOGS"] = str(STACK / "logs")
     return procs, env
 
@@ -411,7 +422,7 @@ def cmd_up(_: argparse.Namespace) -> int:
     cmd_down(None, quiet=True)
     fresh_dirs()
     t0 = time.monotonic()
-    procs, env = start(with_old=True)
+    procs, env = start(CLUSTERS)
     save_pids(procs)
     ENV_FILE.write_text("".join(f"export {k}={v}\n" for k, v in env.items()))
     print(f"stack up in {time.monotonic() - t0:.0f}s; {ENV_FILE}:")
@@ -433,7 +444,7 @@ def cmd_run(_: argparse.Namespace) -> int:
     if running():
         raise StackError(f"the background stack is running (make stack-down first); see {ENV_FILE}")
     fresh_dirs()
-    procs, env = start(with_old=False)
+    procs, env = start(CLUSTERS[:1])
     print(
         f"Kafka broker   {env['KAFKA_BOOTSTRAP']}\n"
         f"Kafka Connect  {env['CONNECT_URL']}  ({NEW_VERSION})\n"

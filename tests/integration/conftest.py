@@ -1,4 +1,4 @@
-"""Integration tests run against the real stack: a KRaft broker, Connect 4.3.1 and 3.4.1. ``make test``
+"""Integration tests run against the real stack: a KRaft broker, Connect 4.3.1, 3.4.1 and 2.8.2. ``make test``
 starts it before pytest; a bare ``pytest`` starts it here (the same script) and stops it at the end.
 
 The sidecar under test is never the stack's sidecar process: ``sidecar`` is the session's sidecar of
@@ -19,7 +19,7 @@ from control_plane.settings import ENV_PREFIX
 
 from .broker import DedicatedBroker
 from .harness import Sidecars, sidecar_with
-from .stack import Cluster, Stack, load_stack, stack_command, stack_running
+from .stack import Cluster, Stack, cluster_ids, load_stack, stack_command, stack_running
 
 InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
 
@@ -43,7 +43,16 @@ def stack() -> Iterator[Stack]:
             stack_command("down")
 
 
-@pytest.fixture(scope="session", params=["new", "old"], ids=["connect-4.3.1", "connect-3.4.1"])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``cluster`` is parametrized over every Connect cluster of the stack's env, ids such as
+    ``connect-4.3.1``, ``connect-3.4.1``, ``connect-2.8.2``. The env is read at collection; before the
+    stack is up (a bare ``pytest`` starts it in the ``stack`` fixture) the clusters ``stack.py`` starts."""
+    if "cluster" in metafunc.fixturenames:
+        ids = cluster_ids()
+        metafunc.parametrize("cluster", list(ids), ids=list(ids.values()), indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest, stack: Stack) -> Cluster:
     return stack.clusters[request.param]
 

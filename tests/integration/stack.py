@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STACK_DIR = Path(os.environ.get("STACK_DIR", ROOT / ".stack"))
 ENV_FILE = STACK_DIR / "env"
 STACK_SCRIPT = ROOT / "deploy" / "local" / "stack.py"
+NEWEST = "new"
 
 
 @dataclass(frozen=True)
@@ -21,10 +23,19 @@ class Cluster:
     them, from the code as it was then) are deliberately not here: the tests serve their own sidecar,
     built from the code under test (``harness.Sidecars``)."""
 
-    name: str  # "new", "old", ... (the suffix of its variables in .stack/env, lower case; "" is "new")
+    name: str  # "new" (the newest release), "old", "oldest": the suffix of its variables in .stack/env
     version: str
     connect_url: str
     properties: str  # the worker's properties file
+
+    @property
+    def newest(self) -> bool:
+        """The newest Connect release of the stack (4.3.1): the one whose answers the others must equal."""
+        return self.name == NEWEST
+
+    def at_least(self, version: str) -> bool:
+        """Whether the worker is ``version`` (``3.3``, ``3.0.0``) or newer."""
+        return version_key(self.version) >= version_key(version)
 
     def worker_property(self, key: str) -> str:
         from control_plane.worker_properties import read_properties
@@ -66,19 +77,30 @@ def version_key(version: str) -> tuple[int, ...]:
 
 
 def clusters_of(env: dict[str, str]) -> dict[str, Cluster]:
-    """Every Connect cluster of the stack: each ``CONNECT_URL<suffix>`` with its ``CONNECT_VERSION<suffix>``
-    and ``CONNECT_PROPERTIES<suffix>`` (no suffix: "new"; ``_OLD``: "old"; ...), newest version first."""
-    clusters = [
-        Cluster(
-            key.removeprefix("CONNECT_URL").lstrip("_").lower() or "new",
-            env[f"CONNECT_VERSION{key.removeprefix('CONNECT_URL')}"],
-            url,
-            env[f"CONNECT_PROPERTIES{key.removeprefix('CONNECT_URL')}"],
-        )
-        for key, url in env.items()
-        if key.startswith("CONNECT_URL")
-    ]
-    return {c.name: c for c in sorted(clusters, key=lambda c: version_key(c.version), reverse=True)}
+    """Every Connect cluster in ``env``: ``CONNECT_URL`` is the newest (``new``), ``CONNECT_URL_<SUFFIX>``
+    another one named ``<suffix>`` (``old``, ``oldest``), each with its ``CONNECT_VERSION`` and
+    ``CONNECT_PROPERTIES`` of the same suffix; newest version first."""
+    clusters = []
+    for key in env:
+        if not key.startswith("CONNECT_URL"):
+            continue
+        suffix = key.removeprefix("CONNECT_URL")
+        name = suffix.removeprefix("_").lower() or NEWEST
+        clusters.append(Cluster(name, env[f"CONNECT_VERSION{suffix}"], env[key], env[f"CONNECT_PROPERTIES{suffix}"]))
+    clusters.sort(key=lambda c: version_key(c.version), reverse=True)
+    return {c.name: c for c in clusters}
+
+
+def cluster_ids() -> dict[str, str]:
+    """name -> test id (``connect-<version>``) of every Connect cluster of the stack, without starting it:
+    from ``.stack/env`` when there is one, else from the clusters ``deploy/local/stack.py`` starts."""
+    if ENV_FILE.exists():
+        return {name: f"connect-{c.version}" for name, c in clusters_of(read_env()).items()}
+    spec = importlib.util.spec_from_file_location("local_stack_script", STACK_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return {c.name: f"connect-{c.version}" for c in script.CLUSTERS}
 
 
 def load_stack() -> Stack:

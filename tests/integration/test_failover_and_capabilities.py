@@ -46,25 +46,28 @@ async def test_no_worker_answers_503_in_connect_error_shape() -> None:
 
 
 @pytest.mark.parametrize(
-    ("feature", "on_new", "on_old"),
+    ("feature", "native_since", "before"),
     [
         # the view serves topic tracking on every version (its reads, and the reset's tombstones)
-        pytest.param("topic_tracking", "emulated", "emulated", id="kip-558"),
-        pytest.param("stop_and_offsets_read", "native", "emulated", id="kip-875-stop"),
-        pytest.param("offsets_alter_reset", "native", "emulated", id="kip-875-alter"),
-        # the sidecar does not emulate KIP-891 (yet): on 3.4.1 it says so
-        pytest.param("plugin_versions", "native", "unavailable", id="kip-891"),
-        pytest.param("status_store_retries", "emulated", "emulated", id="status-retries"),
+        pytest.param("topic_tracking", None, "emulated", id="kip-558"),
+        pytest.param("restart_options", "3.0", "emulated", id="kip-745"),
+        pytest.param("plugin_listing", "3.2", "emulated", id="kip-769"),
+        pytest.param("stop_and_offsets_read", "3.5", "emulated", id="kip-875-stop"),
+        pytest.param("offsets_alter_reset", "3.6", "emulated", id="kip-875-alter"),
+        # the sidecar does not emulate KIP-891 (yet): on older workers it says so
+        pytest.param("plugin_versions", "4.1", "unavailable", id="kip-891"),
+        pytest.param("status_store_retries", None, "emulated", id="status-retries"),
     ],
 )
 async def test_capabilities_follow_the_worker_version(
-    cluster: Cluster, sidecar: httpx.AsyncClient, feature: str, on_new: str, on_old: str
+    cluster: Cluster, sidecar: httpx.AsyncClient, feature: str, native_since: str | None, before: str
 ) -> None:
     answer = await sidecar.get("/_sidecar/capabilities")
     assert answer.status_code == 200
     data = answer.json()
     assert data["worker_version"] == cluster.version
-    assert data["features"][feature]["mode"] == (on_new if cluster.name == "new" else on_old)
+    native = native_since is not None and cluster.at_least(native_since)
+    assert data["features"][feature]["mode"] == ("native" if native else before)
 
 
 async def test_forced_mode_overrides_detection(cluster: Cluster, in_process: InProcess) -> None:

@@ -174,6 +174,8 @@ class Kafka:
         return FakeProducer(self.log, lambda key: self.failing(key))
 
     def connector_offsets(self, worker_group: str | None = None, **worker: Any) -> ConnectorOffsets:
+        """``own_topics=False``: workers before 3.3 (no KIP-618); the rest is ``WorkerKafka``'s."""
+        own_topics = bool(worker.pop("own_topics", True))
         return ConnectorOffsets(
             self.view,
             self.groups,
@@ -187,6 +189,7 @@ class Kafka:
             shutdown=TaskShutdown(
                 self.view, status_timeout_s=1.0, graceful_shutdown_s=5.0, clock=lambda: self.now, sleep=self.sleep
             ),
+            connector_offsets_topics=lambda: own_topics,
         )
 
     def connector(self, name: str, **config: str) -> None:

@@ -64,6 +64,7 @@ def test_versions_compare_by_release_only() -> None:
 
 
 # -- decide
+NEWER_REST = {"restart_options", "plugin_listing"}  # KIP-745 (3.0), KIP-769 (3.2)
 
 
 @pytest.mark.parametrize(
@@ -71,19 +72,13 @@ def test_versions_compare_by_release_only() -> None:
     [
         pytest.param("2.4.1", set(), id="2.4.1"),
         pytest.param("2.5.0", {"topic_tracking"}, id="2.5.0"),
-        pytest.param("3.4.1", {"topic_tracking"}, id="3.4.1"),
-        pytest.param("3.5.0", {"topic_tracking", "stop_and_offsets_read"}, id="3.5.0"),
-        pytest.param(
-            "3.6.0",
-            {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"},
-            id="3.6.0",
-        ),
-        pytest.param(
-            "3.7.0-SNAPSHOT",
-            {*KIP875, "initial_state", "logger_cluster_scope"},
-            id="3.7.0-SNAPSHOT",
-        ),
-        pytest.param("4.0.0", {*KIP875, *NEWER_THAN_34} - {"order_in_group"}, id="4.0.0"),
+        pytest.param("2.8.2", {"topic_tracking"}, id="2.8.2"),
+        pytest.param("3.0.2", {"topic_tracking", "restart_options"}, id="3.0.2"),
+        pytest.param("3.4.1", {"topic_tracking", *NEWER_REST}, id="3.4.1"),
+        pytest.param("3.5.0", {"topic_tracking", "stop_and_offsets_read", *NEWER_REST}, id="3.5.0"),
+        pytest.param("3.6.0", {*KIP875, *NEWER_REST}, id="3.6.0"),
+        pytest.param("3.7.0-SNAPSHOT", {*KIP875, *NEWER_REST, "initial_state", "logger_cluster_scope"}, id="3.7.0"),
+        pytest.param("4.0.0", {*KIP875, *NEWER_REST, *NEWER_THAN_34} - {"order_in_group"}, id="4.0.0"),
         pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group"}, id="4.1.0"),
         pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation"}, id="4.3.1"),
     ],
@@ -129,13 +124,13 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             "3.4.1",
             {Feature.STOP_AND_OFFSETS_READ: FeatureMode.NATIVE},
-            {"topic_tracking", "stop_and_offsets_read"},
+            {"topic_tracking", "stop_and_offsets_read", *NEWER_REST},
             id="force-native-on-old",
         ),
         pytest.param(
             "4.3.1",
             {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
-            {"stop_and_offsets_read", "offsets_alter_reset", *NEWER_THAN_34},
+            {"stop_and_offsets_read", "offsets_alter_reset", *NEWER_THAN_34, *NEWER_REST},
             id="force-emulated-on-new",
         ),
         pytest.param(
@@ -150,7 +145,12 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             None, {Feature.TOPIC_TRACKING: FeatureMode.NATIVE}, {"topic_tracking"}, id="force-native-no-version"
         ),
-        pytest.param("3.4.1", {Feature.TOPIC_TRACKING: FeatureMode.AUTO}, {"topic_tracking"}, id="auto"),
+        pytest.param(
+            "3.4.1",
+            {Feature.TOPIC_TRACKING: FeatureMode.AUTO},
+            {"topic_tracking", *NEWER_REST},
+            id="auto",
+        ),
     ],
 )
 def test_forced_modes(version: str | None, modes: dict[Feature, FeatureMode], expected_native: set[str]) -> None:
@@ -192,6 +192,8 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
         "status_store_retries": "emulated",
         **dict.fromkeys(sorted(NEWER_THAN_34), "emulated"),
+        "restart_options": "native",
+        "plugin_listing": "native",
     }
 
 

@@ -181,6 +181,18 @@ async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_
     assert (await kafka.offsets.read("src")).offsets == ()
 
 
+async def test_before_3_3_a_connectors_own_offsets_topic_is_ignored_as_the_worker_ignores_it(kafka: Kafka) -> None:
+    kafka.offsets = kafka.connector_offsets(own_topics=False)  # a 2.8 worker: no KIP-618
+    await stopped_source(kafka, **{"offsets.storage.topic": OWN})
+    kafka.groups.topics[OWN] = 5
+    kafka.offset(OWN, "src", {"f": "x"}, {"p": 9})  # not where the worker looks
+    key = kafka.offset(OFFSETS, "src", {"f": "x"}, {"p": 3})
+    assert [o.offset for o in (await kafka.offsets.read("src")).offsets] == [{"p": 3}]
+    before = len(kafka.log)
+    await kafka.offsets.alter("src", parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":0}}]}'))
+    assert [(t, k, v) for t, k, v in kafka.log[before:]] == [(OFFSETS, key, b'{"p":0}')]
+
+
 async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kafka) -> None:
     kafka.connector("snk", topics="t")
     await kafka.stopper.stop("snk")

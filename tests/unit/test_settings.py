@@ -208,6 +208,8 @@ def test_feature_modes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         "patch_config",
         "health",
         "order_in_group",
+        "restart_options",
+        "plugin_listing",
     }
 
 
