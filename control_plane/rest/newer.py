@@ -30,4 +30,3 @@ async def logger_level(request: Request) -> Response:
         outcome = await herder(request).set_logger_level(raw_path(request), await request.body(), scope)
         return await respond(request, outcome)
     return await respond(request, await herder(request).logger_level(request.path_params["logger"]))
-
