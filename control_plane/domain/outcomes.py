@@ -3,16 +3,17 @@
 - ``Answer[T]``: the sidecar answers itself, with ``value`` and where it came from (``Provenance``);
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
-  answer to give instead when no worker answers (the view, marked stale);
+  answer to give instead when no worker answers (the view, marked stale); ``amend``, when set, rewrites the
+  JSON of the worker's 200 answer (what an old worker's answer lacks, added as the newest shows it);
 - ``Accepted``: an asynchronous action was started (Connect's 202), ``Done``: carried out (204).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .errors import ControlPlaneError
 
@@ -51,6 +52,7 @@ class Refusal:
 class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
     warnings: tuple[str, ...] = ()  # added to the worker's answer (an HTTP Warning header each)
+    amend: Callable[[Any], Awaitable[Any]] | None = None  # rewrites the JSON of the worker's 200 answer
 
 
 @dataclass(frozen=True)
