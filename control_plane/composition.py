@@ -23,6 +23,8 @@ from .domain.connector_configs import ConnectorConfigs
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.offsets import ConnectorOffsets, WorkerKafka
+from .domain.plugin_catalog import PluginCatalog
+from .domain.plugin_versions import PluginVersions
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
 from .domain.topics import TopicTracking
@@ -141,9 +143,15 @@ async def running(
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s)
+        plugin_versions = PluginVersions(capabilities, catalog)
         probe = (
             WorkerProbe(
-                upstream, view, interval_s=settings.worker_probe_s, plugins_refresh_s=settings.capability_refresh_s
+                upstream,
+                view,
+                interval_s=settings.worker_probe_s,
+                plugins_refresh_s=settings.capability_refresh_s,
+                catalog=catalog,
             )
             if view
             else None
@@ -188,11 +196,12 @@ async def running(
                 if view
                 else None,
             ),
-            configs=ConnectorConfigs(upstream, checks=(), enforce=settings.config_checks == "enforce"),
+            configs=ConnectorConfigs(upstream, checks=(plugin_versions,), enforce=settings.config_checks == "enforce"),
             status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
             describe_settings=lambda: describe(settings),
             read_your_writes_s=settings.read_your_writes_timeout_s,
+            plugin_versions=plugin_versions,
         )
         for part in (status_writer, view, probe, capabilities):
             if part is not None:

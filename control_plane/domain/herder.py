@@ -14,24 +14,26 @@ as 3.5+ shows it, STOPPED and without tasks, whoever else would answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import structlog
 
+from ..rules.plugin_versions import PinResolution
 from ..storage.errors import ReadTimeout
 from ..storage.status_writes import StatusWrites
-from ..upstream import UpstreamRequest, UpstreamResponse
+from ..upstream import UpstreamError, UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .capabilities import Capabilities, Feature, Mode
 from .config_infos import ConfigInfos
-from .connector_configs import Config, ConnectorConfigs
+from .connector_configs import Config, ConnectorConfigs, config_path
 from .errors import ControlPlaneError, NotFoundError
 from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
-from .outcomes import Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
+from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
+from .plugin_versions import PluginVersions, add_versions_json, task_version_json
 from .ports import StatusSink, ViewSnapshot, Workers
 from .stop import ConnectorStopper
 from .topics import TopicTracking
@@ -59,6 +61,16 @@ class ConnectorListing:
 
 
 @dataclass(frozen=True)
+class PluginVersionReport:
+    """``/_sidecar/.../plugin-versions``: what each plugin key resolves to on this cluster, and why."""
+
+    connector: str | None
+    worker_version: str
+    mode: Mode
+    plugins: tuple[PinResolution, ...]
+
+
+@dataclass(frozen=True)
 class Readiness:
     ready: bool
     checks: dict[str, bool]
@@ -80,7 +92,9 @@ class Herder:
         reads_from_view: bool,
         describe_settings: Callable[[], dict[str, Any]],
         read_your_writes_s: float = 5.0,
+        plugin_versions: PluginVersions | None = None,
     ) -> None:
+        self._plugin_versions = plugin_versions
         self._read_your_writes_s = read_your_writes_s
         self.capabilities = capabilities
         self._workers = workers
@@ -163,6 +177,8 @@ class Herder:
             expanded: dict[str, ExpandedConnector] = {}
             for name in names:
                 status = view.connector_state(name, stopped_overlay=overlay) if with_status else None
+                if status is not None and versions is not None:
+                    status = versions.with_versions(status, view.connector_config(name))
                 info = view.connector_info(name) if with_info else None
                 # ConnectorsResource.listConnectors leaves out a connector it cannot expand
                 if (with_status and status is None) or (with_info and info is None):
@@ -170,8 +186,12 @@ class Herder:
                 expanded[name] = ExpandedConnector(status, info)
             return ConnectorListing(names, expanded)
 
+        versions = self._versions_emulated()
         names = self._view.state.connectors() if self._view is not None else ()
-        return self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
+        read = self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
+        if versions is not None and with_status and isinstance(read, Forward):
+            return Forward(read.fallback, read.warnings, self._amend_listing(versions))
+        return read
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
         overlay = self._stop_emulated()
@@ -180,9 +200,13 @@ class Herder:
             state = view.connector_state(name, stopped_overlay=overlay)
             if state is None:
                 raise NotFoundError(f"No status found for connector {name}")  # AbstractHerder.connectorStatus
-            return state
+            return versions.with_versions(state, view.connector_config(name)) if versions else state
 
-        return self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        versions = self._versions_emulated()
+        read = self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        if versions is not None and isinstance(read, Forward):
+            return Forward(read.fallback, read.warnings, versions.amend_status(self._config_of))
+        return read
 
     def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
         def build(view: ClusterView) -> Mapping[str, str | None]:
@@ -200,9 +224,73 @@ class Herder:
             state = view.task_state(name, task, stopped_overlay=overlay)
             if state is None:
                 raise NotFoundError(f"No status found for task {name}-{task}")  # AbstractHerder.taskStatus
-            return state
+            return versions.task_with_version(state, view.connector_config(name)) if versions else state
 
-        return self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        versions = self._versions_emulated()
+        read = self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        if versions is not None and isinstance(read, Forward):
+
+            async def amend(body: Any) -> Any:
+                await versions.catalog.current()
+                return task_version_json(body, versions.version_of(await self._config_of(name)))
+
+            return Forward(read.fallback, read.warnings, amend)
+        return read
+
+    # -- versioned plugins (KIP-891) --------------------------------------------------------------
+    def _versions_emulated(self) -> PluginVersions | None:
+        """The sidecar adds the version to statuses: the workers do not (before 4.1)."""
+        versions = self._plugin_versions
+        return versions if versions is not None and versions.emulated() else None
+
+    async def _config_of(self, name: str) -> Mapping[str, str | None] | None:
+        """A connector's configuration: the view's once it has caught up, else the worker's."""
+        if self.view_ready and self._view is not None:
+            return self._view.state.connector_config(name)
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name)))
+        except UpstreamError:
+            return None
+        config = answer.json() if answer.status == 200 else None
+        return config if isinstance(config, dict) else None
+
+    def _amend_listing(self, versions: PluginVersions) -> Callable[[Any], Awaitable[Any]]:
+        async def amend(body: Any) -> Any:
+            if not isinstance(body, dict):
+                return body
+            await versions.catalog.current()
+            out = {}
+            for name, expanded in body.items():
+                status = expanded.get("status") if isinstance(expanded, dict) else None
+                if isinstance(status, dict):
+                    info = expanded.get("info")
+                    config = info.get("config") if isinstance(info, dict) else await self._config_of(name)
+                    expanded = {**expanded, "status": add_versions_json(status, versions.version_of(config))}
+                out[name] = expanded
+            return out
+
+        return amend
+
+    async def connector_plugin_config(self, plugin: str, version: str | None) -> Forward[None] | Refusal:
+        """``GET /connector-plugins/{p}/config?version=``: 4.1's answers on every version."""
+        if self._plugin_versions is None:
+            return Forward()
+        return await self._plugin_versions.plugin_config(plugin, version)
+
+    async def plugin_version_report(
+        self, name: str | None, config: Config | None
+    ) -> Answer[PluginVersionReport] | Refusal:
+        """The sidecar's own: what each plugin key of a connector (by name) or a configuration resolves to."""
+        if self._plugin_versions is None:
+            raise NotFoundError("Plugin versions are not available")
+        if config is None:
+            config = await self._config_of(name or "")
+            if config is None:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)
+        versions = self._plugin_versions
+        resolutions = await versions.resolutions(config)
+        mode = self.capabilities.decision(Feature.PLUGIN_VERSIONS).mode
+        return Answer(PluginVersionReport(name, str(self.capabilities.version or ""), mode, tuple(resolutions)))
 
     # -- topic tracking (KIP-558) -----------------------------------------------------------------
     async def _tracking_by_sidecar(self) -> TopicTracking | None:
@@ -281,7 +369,7 @@ class Herder:
         return self._view.state.connector_type(name)
 
     # -- configurations: validate, create, update, PATCH (the sidecar's checks first) ---------------
-    async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
+    async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Refusal | Forward[ConfigInfos]:
         return await self._configs.validate(path, config)
 
     async def create_connector(self, name: str | None, config: Config) -> Refusal | Forward[None]:
@@ -327,4 +415,4 @@ class Herder:
         }
 
 
-__all__ = ["ConnectorListing", "ExpandedConnector", "Herder", "Readiness"]
+__all__ = ["ConnectorListing", "ExpandedConnector", "Herder", "PluginVersionReport", "Readiness"]

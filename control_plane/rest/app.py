@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import configs, offsets, ops, reads
+from . import configs, offsets, ops, plugins, reads
 from .errors import EXCEPTION_HANDLERS
 from .proxy import PassThrough
 from .routes import SIDECAR_PREFIX, route_template
@@ -60,6 +60,7 @@ CONNECT_ROUTES = [
     Route("/connectors", configs.create_connector, methods=["POST"]),
     Route("/connectors/{connector}/config", configs.put_or_patch_config, methods=["PUT", "PATCH"]),
     Route("/connector-plugins/{plugin}/config/validate", configs.validate_config, methods=["PUT"]),
+    Route("/connector-plugins/{plugin}/config", plugins.plugin_config, methods=["GET"]),  # ?version= (KIP-891)
     Route("/connectors/{connector}/tasks/{task}/status", reads.task_status, methods=["GET"]),
     Route("/connectors/{connector}/topics", reads.connector_topics, methods=["GET"]),
     Route("/connectors/{connector}/topics/reset", reads.reset_connector_topics, methods=["PUT"]),
@@ -77,6 +78,10 @@ ROUTES = [
     Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
+    Route(
+        f"{SIDECAR_PREFIX}/connectors/{{connector}}/plugin-versions", plugins.connector_plugin_versions, methods=["GET"]
+    ),
+    Route(f"{SIDECAR_PREFIX}/plugin-versions", plugins.config_plugin_versions, methods=["PUT"]),
     *CONNECT_ROUTES,
     *(Route(r.path + "/", r.endpoint, methods=sorted(r.methods or ())) for r in CONNECT_ROUTES),
     # every other method and path goes through to the workers, every method, known or not
