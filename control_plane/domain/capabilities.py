@@ -248,6 +248,10 @@ class Capabilities:
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]
 
+    def decided(self, feature: Feature) -> bool:
+        """The decision about ``feature`` is final: a worker reported its version, or it does not depend on it."""
+        return self.detected or not self._depends_on_version(feature)
+
     def _depends_on_version(self, feature: Feature) -> bool:
         spec = SPECS[feature]
         if self._modes.get(feature, FeatureMode.AUTO) is not FeatureMode.AUTO or spec.native_since is None:

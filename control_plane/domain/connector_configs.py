@@ -102,8 +102,8 @@ class ConnectorConfigs:
 
     async def patch(self, name: str, patch: Config) -> Refusal | Forward[None]:
         """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now."""
-        if not self._checks:
-            return Forward()
+        if not self._checks or not patch:
+            return Forward()  # an empty patch changes nothing there is to check
         try:
             answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
         except UpstreamError:

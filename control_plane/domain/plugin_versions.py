@@ -65,7 +65,9 @@ class PluginVersions:
         return await self._capabilities.mode(Feature.PLUGIN_VERSIONS) is not Mode.EMULATED
 
     def emulated(self) -> bool:
-        return self._capabilities.decision(Feature.PLUGIN_VERSIONS).mode is Mode.EMULATED
+        """The sidecar does it now: a worker reported an older version (or the setting forces it)."""
+        feature = Feature.PLUGIN_VERSIONS
+        return self._capabilities.decision(feature).mode is Mode.EMULATED and self._capabilities.decided(feature)
 
     def _worker(self) -> str:
         version = self._capabilities.version
