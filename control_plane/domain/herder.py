@@ -281,15 +281,15 @@ class Herder:
         self, name: str | None, config: Config | None
     ) -> Answer[PluginVersionReport] | Refusal:
         """The sidecar's own: what each plugin key of a connector (by name) or a configuration resolves to."""
-        if self._plugin_versions is None:
-            raise NotFoundError("Plugin versions are not available")
+        versions = self._plugin_versions
+        if versions is None:
+            return Refusal(NotFoundError("Plugin versions are not available"), SIDECAR)
         if config is None:
             config = await self._config_of(name or "")
             if config is None:
                 return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)
-        versions = self._plugin_versions
-        resolutions = await versions.resolutions(config)
-        mode = self.capabilities.decision(Feature.PLUGIN_VERSIONS).mode
+        mode = await self.capabilities.mode(Feature.PLUGIN_VERSIONS)  # the one the check uses
+        resolutions = await versions.resolutions(config, native=mode is not Mode.EMULATED)
         return Answer(PluginVersionReport(name, str(self.capabilities.version or ""), mode, tuple(resolutions)))
 
     # -- topic tracking (KIP-558) -----------------------------------------------------------------

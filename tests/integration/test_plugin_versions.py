@@ -227,3 +227,54 @@ async def test_capabilities_say_what_is_emulated(cluster: Cluster, sidecar: http
     feature = (await sidecar.get("/_sidecar/capabilities")).json()["features"]["plugin_versions"]
     assert feature["mode"] == ("native" if cluster.name == "new" else "emulated")
     assert "cannot run side by side" in feature["emulation"]
+
+
+async def test_validate_puts_4_3_1s_errors_on_the_class_and_the_pin(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient
+) -> None:
+    body = {"name": "anything", **config(connector=fresh_range())}
+    path = f"/connector-plugins/{CONNECTOR}/config/validate"
+    direct = (await newest.put(path, json=body)).json()  # 4.3.1's first (and only right) answer
+    via = await sidecar.put(path, json=body)
+    assert via.status_code == 200
+    for key in ("connector.class", "connector.plugin.version"):
+        shown, expected = entry(via.json(), key), entry(direct, key)
+        assert (shown["value"], shown["errors"]) == (expected["value"], expected["errors"])
+    assert entry(via.json(), "connector.plugin.version")["recommended_values"] == INSTALLED
+    assert via.json()["error_count"] == direct["error_count"] == 2
+
+
+async def test_statuses_forwarded_to_the_worker_carry_the_version_too(
+    cluster: Cluster, in_process: Any, unique: str
+) -> None:
+    upstream = await in_process(read_from="upstream")
+    name = f"forwarded-{unique}"
+    assert (await upstream.post("/connectors", json={"name": name, "config": config()})).status_code == 201
+    try:
+        await until_states(upstream, name, "RUNNING", ["RUNNING"])
+        status = (await upstream.get(f"/connectors/{name}/status")).json()
+        assert status["connector"]["version"] == status["tasks"][0]["version"] == "2.0.0"
+        assert (await upstream.get(f"/connectors/{name}/tasks/0/status")).json()["version"] == "2.0.0"
+        listing = (await upstream.get("/connectors", params={"expand": "status"})).json()
+        assert listing[name]["status"]["connector"]["version"] == "2.0.0"
+    finally:
+        await upstream.delete(f"/connectors/{name}")
+
+
+async def test_a_converter_pin_an_old_worker_cannot_check_is_the_sidecars_to_refuse(
+    cluster: Cluster, sidecar: httpx.AsyncClient, in_process: Any, unique: str
+) -> None:
+    name = f"converter-pin-{unique}"
+    body = {"name": name, "config": config(value="2.0.0")}
+    created = await sidecar.post("/connectors", json=body)
+    try:
+        if cluster.name == "new":  # 4.3.1 loads the pinned converter itself
+            assert created.status_code == 201, created.text
+            return
+        assert created.status_code == 400
+        assert "does not report the versions of its installed copies" in created.json()["message"]
+        warned = await (await in_process(config_checks="warn")).post("/connectors", json=body)
+        assert warned.status_code == 201, warned.text
+        assert "value.converter.plugin.version" in warned.headers["warning"]
+    finally:
+        await sidecar.delete(f"/connectors/{name}")
