@@ -14,7 +14,7 @@ as 3.5+ shows it, STOPPED and without tasks, whoever else would answer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -33,7 +33,7 @@ from .liveness import WorkerProbe
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Source
-from .plugin_versions import PluginVersions, add_versions_json, task_version_json
+from .plugin_versions import PluginVersions
 from .ports import StatusSink, ViewSnapshot, Workers
 from .stop import ConnectorStopper
 from .topics import TopicTracking
@@ -190,7 +190,7 @@ class Herder:
         names = self._view.state.connectors() if self._view is not None else ()
         read = self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
         if versions is not None and with_status and isinstance(read, Forward):
-            return Forward(read.fallback, read.warnings, self._amend_listing(versions))
+            return Forward(read.fallback, read.warnings, versions.amend_listing(self._config_of))
         return read
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
@@ -229,12 +229,7 @@ class Herder:
         versions = self._versions_emulated()
         read = self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
         if versions is not None and isinstance(read, Forward):
-
-            async def amend(body: Any) -> Any:
-                await versions.catalog.current()
-                return task_version_json(body, versions.version_of(await self._config_of(name)))
-
-            return Forward(read.fallback, read.warnings, amend)
+            return Forward(read.fallback, read.warnings, versions.amend_task(name, self._config_of))
         return read
 
     # -- versioned plugins (KIP-891) --------------------------------------------------------------
@@ -253,23 +248,6 @@ class Herder:
             return None
         config = answer.json() if answer.status == 200 else None
         return config if isinstance(config, dict) else None
-
-    def _amend_listing(self, versions: PluginVersions) -> Callable[[Any], Awaitable[Any]]:
-        async def amend(body: Any) -> Any:
-            if not isinstance(body, dict):
-                return body
-            await versions.catalog.current()
-            out = {}
-            for name, expanded in body.items():
-                status = expanded.get("status") if isinstance(expanded, dict) else None
-                if isinstance(status, dict):
-                    info = expanded.get("info")
-                    config = info.get("config") if isinstance(info, dict) else await self._config_of(name)
-                    expanded = {**expanded, "status": add_versions_json(status, versions.version_of(config))}
-                out[name] = expanded
-            return out
-
-        return amend
 
     async def connector_plugin_config(self, plugin: str, version: str | None) -> Forward[None] | Refusal:
         """``GET /connector-plugins/{p}/config?version=``: 4.1's answers on every version."""

@@ -50,6 +50,7 @@ from .outcomes import SIDECAR, Forward, Refusal
 from .plugin_catalog import PluginCatalog, PluginList
 
 Config = Mapping[str, str | None]
+ConfigOf = Callable[[str], Awaitable[Config | None]]  # a connector's configuration by name, None if unknown
 ALL_TYPES = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
 # a task or connector that is not running has no loaded plugin: 4.1+ reports its version as null
 NO_VERSION_STATES = frozenset({"UNASSIGNED"})
@@ -174,6 +175,34 @@ class PluginVersions:
 
         return amend
 
+    def amend_task(self, name: str, config_of: ConfigOf) -> Callable[[Any], Awaitable[Any]]:
+        """For a worker's own ``GET /connectors/{c}/tasks/{t}/status`` JSON."""
+
+        async def amend(body: Any) -> Any:
+            await self.catalog.current()
+            return _state_json(body, self.version_of(await config_of(name)))
+
+        return amend
+
+    def amend_listing(self, config_of: ConfigOf) -> Callable[[Any], Awaitable[Any]]:
+        """For a worker's own ``GET /connectors?expand=status`` JSON (with ``expand=info``, its configs)."""
+
+        async def amend(body: Any) -> Any:
+            if not isinstance(body, dict):
+                return body
+            await self.catalog.current()
+            out = {}
+            for name, expanded in body.items():
+                status = expanded.get("status") if isinstance(expanded, dict) else None
+                if isinstance(status, dict):
+                    info = expanded.get("info")
+                    config = info.get("config") if isinstance(info, dict) else await config_of(name)
+                    expanded = {**expanded, "status": add_versions_json(status, self.version_of(config))}
+                out[name] = expanded
+            return out
+
+        return amend
+
 
 def _both_keys(r: PinResolution, message: str) -> tuple[ConfigProblem, ...]:
     """Connect's attribution of an unsatisfiable pin: the class key and the version key, the installed
@@ -212,8 +241,4 @@ def add_versions_json(status: dict[str, Any], version: str | None) -> dict[str, 
     return out
 
 
-def task_version_json(task: Any, version: str | None) -> Any:
-    return _state_json(task, version)
-
-
-__all__ = ["PluginVersions", "add_versions_json", "task_version_json"]
+__all__ = ["PluginVersions", "add_versions_json"]
