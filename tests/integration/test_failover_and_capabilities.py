@@ -48,8 +48,8 @@ async def test_no_worker_answers_503_in_connect_error_shape() -> None:
         pytest.param("topic_tracking", "emulated", "emulated", id="kip-558"),
         pytest.param("stop_and_offsets_read", "native", "emulated", id="kip-875-stop"),
         pytest.param("offsets_alter_reset", "native", "emulated", id="kip-875-alter"),
-        # the sidecar does not emulate KIP-891 (yet): on 3.4.1 it says so
-        pytest.param("plugin_versions", "native", "unavailable", id="kip-891"),
+        # on 3.4.1 the sidecar checks pins against the installed versions (no side-by-side versions there)
+        pytest.param("plugin_versions", "native", "emulated", id="kip-891"),
         pytest.param("status_store_retries", "emulated", "emulated", id="status-retries"),
     ],
 )
