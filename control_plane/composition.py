@@ -27,6 +27,8 @@ from .domain.liveness import WorkerProbe
 from .domain.loggers import Loggers
 from .domain.newer_api import NewerApi
 from .domain.offsets import ConnectorOffsets, WorkerKafka
+from .domain.plugin_catalog import PluginCatalog
+from .domain.plugin_versions import PluginVersions
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
 from .domain.topic_creation import TopicCreation
@@ -147,9 +149,15 @@ async def running(
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s)
+        plugin_versions = PluginVersions(capabilities, catalog)
         probe = (
             WorkerProbe(
-                upstream, view, interval_s=settings.worker_probe_s, plugins_refresh_s=settings.capability_refresh_s
+                upstream,
+                view,
+                interval_s=settings.worker_probe_s,
+                plugins_refresh_s=settings.capability_refresh_s,
+                catalog=catalog,
             )
             if view
             else None
@@ -172,7 +180,7 @@ async def running(
         )
         configs = ConnectorConfigs(
             upstream,
-            checks=(topic_creation,),
+            checks=(topic_creation, plugin_versions),
             enforce=settings.config_checks == "enforce",
             view=view,
             read_back_timeout_s=read_back_s,
@@ -223,6 +231,7 @@ async def running(
             describe_settings=lambda: describe(settings),
             read_your_writes_s=settings.read_your_writes_timeout_s,
             topic_creation=topic_creation,
+            plugin_versions=plugin_versions,
         )
         for part in (status_writer, view, probe, capabilities):
             if part is not None:

@@ -144,7 +144,21 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "PATCH and DELETE /connectors/{c}/offsets",
         "writes the offsets topic (source) or the consumer group (sink) of a STOPPED connector",
     ),
-    FeatureSpec(Feature.PLUGIN_VERSIONS, "KIP-891", Version.of("4.1.0"), "*.plugin.version, versions in status", None),
+    FeatureSpec(
+        Feature.PLUGIN_VERSIONS,
+        "KIP-891",
+        Version.of("4.1.0"),
+        "*.plugin.version, GET /connector-plugins/{p}/config?version=, versions in status",
+        "pins checked against the installed versions on validate, create, update and PATCH: one the newest "
+        "installed version satisfies goes through (the worker ignores the key and runs the newest), one no "
+        "installed version satisfies or that is no version range is refused with Connect 4.1's answers; "
+        "?version= answers 4.1's 400s; statuses show the newest installed version of the connector (null for "
+        "UNASSIGNED). Not emulated: an older version cannot run side by side with the newest on these workers "
+        "(the worker loads only the newest, so a pin only an older version satisfies is refused), and the "
+        "versions of converters, transformations and predicates are unknown (the worker does not report them; "
+        "their pins are refused as unchecked, config_checks=warn lets them through with a warning; the plugin "
+        "list shows them once, without version, as the worker does)",
+    ),
     FeatureSpec(
         Feature.STATUS_STORE_RETRIES,
         "status-store retries",
@@ -318,6 +332,10 @@ class Capabilities:
 
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]
+
+    def decided(self, feature: Feature) -> bool:
+        """The decision about ``feature`` is final: a worker reported its version, or it does not depend on it."""
+        return self.detected or not self._depends_on_version(feature)
 
     def _depends_on_version(self, feature: Feature) -> bool:
         spec = SPECS[feature]

@@ -12,7 +12,7 @@ Pure functions on the JSON a worker's ``PUT /connector-plugins/{p}/config/valida
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,10 +68,15 @@ def _new_entry(key: str, value: str | None, like: Mapping[str, Any] | None) -> d
 
 
 def add_problems(
-    infos: Mapping[str, Any], problems: Sequence[ConfigProblem], config: Mapping[str, str | None]
+    infos: Mapping[str, Any],
+    problems: Sequence[ConfigProblem],
+    config: Mapping[str, str | None],
+    *,
+    shown: Iterable[str] = (),
 ) -> ConfigInfos:
     """A copy of ``infos`` with every problem on the entry of its key (an entry is added, with the value of
-    ``config``, for a key the worker did not describe), and ``error_count`` recounted."""
+    ``config``, for a key the worker did not describe), and ``error_count`` recounted. The entries of the
+    ``shown`` keys (hidden from the worker's validation) show their value in ``config``."""
     merged: ConfigInfos = copy.deepcopy(dict(infos))
     entries = _entries(merged)
     by_key = {str((c.get("value") or {}).get("name")): c for c in entries}
@@ -88,6 +93,10 @@ def add_problems(
             value["errors"].append(problem.message)
         if problem.recommended is not None:
             value["recommended_values"] = list(problem.recommended)
+    for key in shown:
+        entry = by_key.get(key)
+        if entry is not None and key in config:
+            entry.setdefault("value", {})["value"] = config[key]
     merged["error_count"] = error_count(merged)
     return merged
 

@@ -99,16 +99,19 @@ class ConnectorConfigs:
         return infos if isinstance(infos, dict) else None
 
     # -- PUT /connector-plugins/{p}/config/validate ------------------------------------------------
-    async def validate(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
+    async def validate(self, path: str, config: Config) -> Answer[ConfigInfos] | Refusal | Forward[ConfigInfos]:
         """``path``: the validate path as the client sent it."""
         name = config.get("name")
         found = await self._run_checks(ConfigSubject(RequestKind.VALIDATE, name, config))
+        if found.refusal is not None:
+            return Refusal(found.refusal, SIDECAR)
         if not found.problems and not found.hidden_from_worker:
             return Forward(warnings=found.warnings)
         infos = await self._worker_validation(path, config, found.hidden_from_worker)
         if infos is None:
             return Forward(warnings=found.warnings)
-        return Answer(add_problems(infos, found.problems, config), warnings=found.warnings)
+        merged = add_problems(infos, found.problems, config, shown=found.hidden_from_worker)
+        return Answer(merged, warnings=found.warnings)
 
     # -- POST /connectors, PUT and PATCH /connectors/{c}/config -----------------------------------
     async def create(self, name: str | None, config: Config) -> Refusal | Forward[None]:
@@ -132,8 +135,8 @@ class ConnectorConfigs:
         if emulate:
             async with self._one_patch_at_a_time(name):
                 return await self._patch_here(name, patch)
-        if not self._checks:
-            return Forward()
+        if not self._checks or not patch:
+            return Forward()  # an empty patch changes nothing there is to check
         try:
             answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
         except UpstreamError:
@@ -197,6 +200,8 @@ class ConnectorConfigs:
             return Forward()  # ConnectorsResource.checkAndPutConnectorConfigName: the worker's 400
         config = {**config, "name": name}
         found = await self._run_checks(ConfigSubject(kind, name, config))
+        if found.refusal is not None:
+            return Refusal(found.refusal, SIDECAR)
         refusing = [p for p in found.problems if p.connect_rule or self._enforce]
         warned = tuple(f"{p.key}: {p.message}" for p in found.problems if p not in refusing)
         connector_class = config.get("connector.class")
@@ -205,7 +210,8 @@ class ConnectorConfigs:
         infos = await self._worker_validation(validate_path(connector_class), config, found.hidden_from_worker)
         if infos is None:
             return Forward(warnings=found.warnings + warned)
-        return Refusal(BadRequestError(invalid_config_message(add_problems(infos, refusing, config))), SIDECAR)
+        merged = add_problems(infos, refusing, config, shown=found.hidden_from_worker)
+        return Refusal(BadRequestError(invalid_config_message(merged)), SIDECAR)
 
 
 __all__ = ["ConnectorConfigs", "config_path", "patched", "validate_path"]

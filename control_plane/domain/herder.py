@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import structlog
 
+from ..rules.plugin_versions import PinResolution
 from ..storage.errors import ReadTimeout
 from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamError, UpstreamRequest, UpstreamResponse
@@ -34,6 +35,7 @@ from .newer_api import NewerApi
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Relay, Reply, Source
+from .plugin_versions import PluginVersions
 from .plugins import PluginCatalog, PluginInfo
 from .ports import StatusSink, ViewSnapshot, Workers
 from .restart import ConnectorRestarter, RestartRequest, restart_plan
@@ -68,6 +70,16 @@ class ConnectorListing:
 
 
 @dataclass(frozen=True)
+class PluginVersionReport:
+    """``/_sidecar/.../plugin-versions``: what each plugin key resolves to on this cluster, and why."""
+
+    connector: str | None
+    worker_version: str
+    mode: Mode
+    plugins: tuple[PinResolution, ...]
+
+
+@dataclass(frozen=True)
 class Readiness:
     ready: bool
     checks: dict[str, bool]
@@ -91,8 +103,10 @@ class Herder:
         describe_settings: Callable[[], dict[str, Any]],
         read_your_writes_s: float = 5.0,
         topic_creation: TopicCreation | None = None,
+        plugin_versions: PluginVersions | None = None,
     ) -> None:
         self._topic_creation = topic_creation
+        self._plugin_versions = plugin_versions
         self._read_your_writes_s = read_your_writes_s
         self.capabilities = capabilities
         self._workers = workers
@@ -203,6 +217,8 @@ class Herder:
                     if with_status
                     else None
                 )
+                if status is not None and versions is not None:
+                    status = versions.with_versions(status, view.connector_config(name))
                 info = view.connector_info(name) if with_info else None
                 # ConnectorsResource.listConnectors leaves out a connector it cannot expand
                 if (with_status and status is None) or (with_info and info is None):
@@ -210,8 +226,12 @@ class Herder:
                 expanded[name] = ExpandedConnector(status, info)
             return ConnectorListing(names, expanded)
 
+        versions = self._versions_emulated()
         names = self._view.state.connectors() if self._view is not None else ()
-        return self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
+        read = self._read(build, view_knows_better=with_status and self._stopped_by_sidecar(names))
+        if versions is not None and with_status and isinstance(read, Forward):
+            return Forward(read.fallback, read.warnings, amend=versions.amend_listing(self._config_of))
+        return read
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
         overlay, rule = self._stop_emulated(), self._ignores_stale_unassigned()
@@ -220,9 +240,13 @@ class Herder:
             state = view.connector_state(name, stopped_overlay=overlay, ignore_stale_unassigned=rule)
             if state is None:
                 raise NotFoundError(f"No status found for connector {name}")  # AbstractHerder.connectorStatus
-            return state
+            return versions.with_versions(state, view.connector_config(name)) if versions else state
 
-        return self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        versions = self._versions_emulated()
+        read = self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        if versions is not None and isinstance(read, Forward):
+            return Forward(read.fallback, read.warnings, amend=versions.amend_status(self._config_of))
+        return read
 
     def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
         def build(view: ClusterView) -> Mapping[str, str | None]:
@@ -240,9 +264,45 @@ class Herder:
             state = view.task_state(name, task, stopped_overlay=overlay, ignore_stale_unassigned=rule)
             if state is None:
                 raise NotFoundError(f"No status found for task {name}-{task}")  # AbstractHerder.taskStatus
-            return state
+            return versions.task_with_version(state, view.connector_config(name)) if versions else state
 
-        return self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        versions = self._versions_emulated()
+        read = self._read(build, view_knows_better=self._stopped_by_sidecar([name]))
+        if versions is not None and isinstance(read, Forward):
+            return Forward(read.fallback, read.warnings, amend=versions.amend_task(name, self._config_of))
+        return read
+
+    # -- versioned plugins (KIP-891) --------------------------------------------------------------
+    def _versions_emulated(self) -> PluginVersions | None:
+        """The sidecar adds the version to statuses: the workers do not (before 4.1)."""
+        versions = self._plugin_versions
+        return versions if versions is not None and versions.emulated() else None
+
+    async def _config_of(self, name: str) -> Mapping[str, str | None] | None:
+        """A connector's configuration: the view's once it has caught up, else the worker's."""
+        if self.view_ready and self._view is not None:
+            return self._view.state.connector_config(name)
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name)))
+        except UpstreamError:
+            return None
+        config = answer.json() if answer.status == 200 else None
+        return config if isinstance(config, dict) else None
+
+    async def plugin_version_report(
+        self, name: str | None, config: Config | None
+    ) -> Answer[PluginVersionReport] | Refusal:
+        """The sidecar's own: what each plugin key of a connector (by name) or a configuration resolves to."""
+        versions = self._plugin_versions
+        if versions is None:
+            return Refusal(NotFoundError("Plugin versions are not available"), SIDECAR)
+        if config is None:
+            config = await self._config_of(name or "")
+            if config is None:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)
+        mode = await self.capabilities.mode(Feature.PLUGIN_VERSIONS)  # the one the check uses
+        resolutions = await versions.resolutions(config, native=mode is not Mode.EMULATED)
+        return Answer(PluginVersionReport(name, str(self.capabilities.version or ""), mode, tuple(resolutions)))
 
     # -- topic tracking (KIP-558) -----------------------------------------------------------------
     async def _tracking_by_sidecar(self) -> TopicTracking | None:
@@ -321,8 +381,9 @@ class Herder:
         return self._view.state.connector_type(name)
 
     # -- configurations: validate, create, update, PATCH (the sidecar's checks first) ---------------
-    async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
-        return await self._newer.validate_config(await self._configs.validate(path, config))
+    async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Refusal | Forward[ConfigInfos]:
+        checked = await self._configs.validate(path, config)
+        return checked if isinstance(checked, Refusal) else await self._newer.validate_config(checked)
 
     async def create_connector(
         self,
@@ -425,9 +486,16 @@ class Herder:
         warning = "converters and header converters are not listed: this Connect version does not tell them"
         return Answer(await self._plugins.plugins(), warnings=(warning,))
 
-    async def plugin_config(self, name: str) -> Forward[Any] | Answer[list[dict[str, Any]]]:
-        """Composed where the workers cannot describe plugins (already in 4.2's shape); otherwise the worker's
-        answer, in the newest shape (``order_in_group``) unless the operator keeps the worker's."""
+    async def plugin_config(
+        self, name: str, version: str | None = None
+    ) -> Forward[Any] | Answer[list[dict[str, Any]]] | Refusal:
+        """``?version=`` (KIP-891) answered as 4.1+ does; then composed where the workers cannot describe
+        plugins (already in 4.2's shape); otherwise the worker's answer, in the newest shape
+        (``order_in_group``) unless the operator keeps the worker's."""
+        if self._plugin_versions is not None and version is not None:
+            checked = await self._plugin_versions.plugin_config(name, version)
+            if isinstance(checked, Refusal):
+                return checked
         if await self._emulates(Feature.PLUGIN_LISTING):
             return Answer(await self._plugins.config(name))
         return await self._newer.plugin_config()
@@ -471,4 +539,4 @@ class Herder:
         }
 
 
-__all__ = ["ConnectorListing", "ExpandedConnector", "Herder", "Readiness"]
+__all__ = ["ConnectorListing", "ExpandedConnector", "Herder", "PluginVersionReport", "Readiness"]

@@ -12,12 +12,10 @@ import asyncio
 import time
 from collections.abc import Callable
 
-import orjson
 import structlog
 
 from ..background import cancel_and_wait
-from ..rules.connectors import plugin_types
-from ..upstream import UpstreamError, UpstreamRequest
+from .plugin_catalog import PluginCatalog
 from .ports import ViewSnapshot, Workers
 
 log = structlog.get_logger(__name__)
@@ -31,6 +29,7 @@ class WorkerProbe:
         *,
         interval_s: float,
         plugins_refresh_s: float,
+        catalog: PluginCatalog | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -38,6 +37,7 @@ class WorkerProbe:
         self._view = view
         self._interval_s = interval_s
         self._plugins_refresh_s = plugins_refresh_s
+        self.catalog = catalog or PluginCatalog(workers, refresh_s=plugins_refresh_s, monotonic=monotonic)
         self._clock = clock
         self._monotonic = monotonic
         self.answering: bool | None = None  # None until the probe ran once
@@ -73,18 +73,9 @@ class WorkerProbe:
             await asyncio.sleep(self._interval_s)
 
     async def _load_plugin_types(self) -> None:
-        try:
-            answer = await self._workers.forward(UpstreamRequest("GET", "/connector-plugins"))
-        except UpstreamError:
-            return
-        if answer.status != 200:
-            return
-        plugins = orjson.loads(answer.body)
-        if not isinstance(plugins, list):
-            return
-        pairs = [(p["class"], p["type"]) for p in plugins if isinstance(p, dict) and isinstance(p.get("class"), str)]
-        self._view.state.plugin_types = plugin_types(pairs)
-        self._plugins_loaded_at = self._monotonic()
+        if await self.catalog.load():
+            self._view.state.plugin_types = self.catalog.snapshot.connector_types()
+            self._plugins_loaded_at = self._monotonic()
 
 
 __all__ = ["WorkerProbe"]

@@ -3,7 +3,8 @@
 - ``Answer[T]``: the sidecar answers itself, with ``value`` and where it came from (``Provenance``);
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
-  answer to give instead when no worker answers (the view, marked stale);
+  answer to give instead when no worker answers (the view, marked stale); ``amend``, when set, rewrites the
+  JSON of the worker's 200 answer (what an old worker's answer lacks, added as the newest shows it);
 - ``Accepted``: an asynchronous action was started (Connect's 202; ``value``, when set, is its body),
   ``Done``: carried out (204);
 - ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
@@ -14,10 +15,10 @@ A ``Forward`` may carry a ``rewrite`` of the worker's answer into the newest rel
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..upstream import UpstreamResponse
 from .errors import ControlPlaneError
@@ -58,6 +59,7 @@ class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
     warnings: tuple[str, ...] = ()  # added to the worker's answer (an HTTP Warning header each)
     rewrite: Callable[[UpstreamResponse], UpstreamResponse] | None = None  # the worker's answer, reshaped
+    amend: Callable[[Any], Awaitable[Any]] | None = None  # rewrites the JSON of the worker's 200 answer
 
 
 @dataclass(frozen=True)

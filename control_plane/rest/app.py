@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import compat, configs, newer, offsets, ops, reads, topic_creation
+from . import compat, configs, newer, offsets, ops, plugins, reads, topic_creation
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
@@ -134,6 +134,10 @@ ROUTES: list[BaseRoute] = [
     Route(
         f"{SIDECAR_PREFIX}/connectors/{{connector}}/topic-creation", topic_creation.connector_preview, methods=["GET"]
     ),
+    Route(
+        f"{SIDECAR_PREFIX}/connectors/{{connector}}/plugin-versions", plugins.connector_plugin_versions, methods=["GET"]
+    ),
+    Route(f"{SIDECAR_PREFIX}/plugin-versions", plugins.config_plugin_versions, methods=["PUT"]),
     *CONNECT_ROUTES,
     # every other method and path goes through to the workers, every method, known or not
     Route(f"/{{path:{ANY_TARGET}}}", PassThrough()),

@@ -50,4 +50,5 @@ async def connector_plugins(request: Request) -> Response:
 
 
 async def plugin_config(request: Request) -> Response:
-    return await respond(request, await herder(request).plugin_config(request.path_params["plugin"]))
+    version = request.query_params.get("version")  # KIP-891
+    return await respond(request, await herder(request).plugin_config(request.path_params["plugin"], version))

@@ -23,6 +23,7 @@ SIDECAR_ROUTES = frozenset(
         f"{SIDECAR_PREFIX}/info",
         f"{SIDECAR_PREFIX}/status-writes",
         f"{SIDECAR_PREFIX}/topic-creation/preview",
+        f"{SIDECAR_PREFIX}/plugin-versions",
     }
 )
 
@@ -36,6 +37,8 @@ def route_template(path: str) -> str:
         return f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics"
     if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/topic-creation"):
         return f"{SIDECAR_PREFIX}/connectors/{{connector}}/topic-creation"
+    if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/plugin-versions"):
+        return f"{SIDECAR_PREFIX}/connectors/{{connector}}/plugin-versions"
     if path.startswith(SIDECAR_PREFIX):
         return f"{SIDECAR_PREFIX}/{{other}}"
     seg = [s for s in path.split("/") if s]

@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jars
+import versioned_plugins
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -258,6 +259,13 @@ def start_broker(
     return proc
 
 
+def test_plugin_paths(version: str) -> list[str]:
+    """The ``plugin.path`` entries of the test plugins: the versioned plugins of KIP-891 (one directory per
+    version), compiled against this Connect version's ``connect-api`` (cached)."""
+    lib = jars.resolve(version)
+    return [str(versioned_plugins.build(lib.classpath, lib.classpath.parent / "test-plugins"))]
+
+
 def start_connect(name: str, version: str, bootstrap: str) -> Proc:
     port = free_port()
     lib = jars.resolve(version)
@@ -281,7 +289,7 @@ def start_connect(name: str, version: str, bootstrap: str) -> Proc:
             "listeners": f"http://127.0.0.1:{port}",
             "rest.advertised.host.name": "127.0.0.1",
             "rest.advertised.port": str(port),
-            "plugin.path": str(lib.plugins),
+            "plugin.path": ",".join([str(lib.plugins), *test_plugin_paths(version)]),
             "scheduled.rebalance.max.delay.ms": "10000",
             # the default from 3.0 on (KIP-722); 2.8's default, None, refuses every client override
             "connector.client.config.override.policy": "All",

@@ -248,6 +248,17 @@ async def until_states(client: httpx.AsyncClient, name: str, connector: str, tas
     )
 
 
+def without_added_versions(via: Any, direct: Any) -> Any:
+    """The sidecar's answer without the ``version`` it adds (KIP-891, as 4.1+ shows it) to the connector and
+    task states of a worker before 4.1, whose own states have none: what else both say must be equal."""
+    if isinstance(via, dict) and isinstance(direct, dict):
+        added = "state" in via and "version" in via and "version" not in direct
+        return {k: without_added_versions(v, direct.get(k)) for k, v in via.items() if not (added and k == "version")}
+    if isinstance(via, list) and isinstance(direct, list) and len(via) == len(direct):
+        return [without_added_versions(a, b) for a, b in zip(via, direct, strict=True)]
+    return via
+
+
 async def same_answer(
     sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str, *, timeout_s: float = 30
 ) -> httpx.Response:
@@ -262,7 +273,7 @@ async def same_answer(
         via, direct = pair
         if via.status_code != direct.status_code:
             return False
-        a, b = via.json(), direct.json()
+        a, b = without_added_versions(via.json(), direct.json()), direct.json()
         if isinstance(a, list) and isinstance(b, list):
             a, b = (sorted(x, key=lambda item: json.dumps(item, sort_keys=True)) for x in (a, b))
         return bool(a == b)

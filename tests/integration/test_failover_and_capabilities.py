@@ -54,8 +54,8 @@ async def test_no_worker_answers_503_in_connect_error_shape() -> None:
         pytest.param("plugin_listing", "3.2", "emulated", id="kip-769"),
         pytest.param("stop_and_offsets_read", "3.5", "emulated", id="kip-875-stop"),
         pytest.param("offsets_alter_reset", "3.6", "emulated", id="kip-875-alter"),
-        # the sidecar does not emulate KIP-891 (yet): on older workers it says so
-        pytest.param("plugin_versions", "4.1", "unavailable", id="kip-891"),
+        # before 4.1 the sidecar checks pins against the installed versions (no side-by-side versions there)
+        pytest.param("plugin_versions", "4.1", "emulated", id="kip-891"),
         pytest.param("status_store_retries", None, "emulated", id="status-retries"),
     ],
 )

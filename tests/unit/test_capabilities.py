@@ -189,7 +189,7 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         "topic_creation": "emulated",  # the sidecar's own checks and preview, on every version
         "stop_and_offsets_read": "emulated",
         "offsets_alter_reset": "emulated",
-        "plugin_versions": "unavailable",  # the sidecar does not emulate KIP-891 (yet): it says so
+        "plugin_versions": "emulated",  # pins checked against the installed versions (KIP-891)
         "status_store_retries": "emulated",
         **dict.fromkeys(sorted(NEWER_THAN_34), "emulated"),
         "restart_options": "native",
@@ -265,7 +265,7 @@ async def test_readyz_503_until_a_worker_answered(router: respx.MockRouter, serv
         assert capabilities["worker_version"] is None
         modes = {name: f["mode"] for name, f in capabilities["features"].items()}
         # nothing is native before a worker answered; what the sidecar does not emulate is unavailable
-        assert modes == {name: "unavailable" if name == "plugin_versions" else "emulated" for name in ALL}
+        assert modes == dict.fromkeys(ALL, "emulated")
 
         up = True
         assert await detector.refresh()

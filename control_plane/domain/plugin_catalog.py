@@ -1,0 +1,98 @@
+"""The plugins installed on the workers, with their versions: ``GET /connector-plugins?connectorsOnly=false``.
+
+``PluginCatalog.load`` is the one loader of the workers' plugin list: the ``WorkerProbe`` calls it every
+``refresh_s`` (and takes the connector types for the view from it), and ``current()`` loads it on demand
+when it was never loaded or is older than ``refresh_s`` (a sidecar without a view has no probe). A failed
+load keeps the last list. Plugins change only when a worker restarts, so a cached list is good enough.
+
+What the list says differs by version: 4.1+ lists one entry per installed version of every plugin,
+ascending; before, connectors are listed per installed version but converters, transformations and
+predicates once and without a version (``DelegatingClassLoader.versionFor`` reads only connectors'
+versions), so their versions are unknown here (None).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+
+from ..rules.connectors import plugin_types
+from ..rules.maven_range import sort_versions
+from ..rules.plugin_versions import connect_aliases
+from ..upstream import UpstreamError, UpstreamRequest
+from .ports import Workers
+
+PLUGINS_QUERY = b"connectorsOnly=false"
+
+
+@dataclass(frozen=True)
+class InstalledPlugin:
+    class_name: str
+    type: str
+    version: str | None  # None: the worker does not report it
+
+
+@dataclass(frozen=True)
+class PluginList:
+    """An immutable snapshot of the workers' plugin list."""
+
+    plugins: tuple[InstalledPlugin, ...] = ()
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, plugins: Sequence[InstalledPlugin]) -> PluginList:
+        return cls(tuple(plugins), connect_aliases((p.class_name, p.type) for p in plugins))
+
+    def class_name(self, name: str, types: Sequence[str]) -> str | None:
+        """The full class name of a class name or alias among the plugins of ``types``; None if none."""
+        full = self.aliases.get(name, name)
+        return full if any(p.class_name == full and p.type in types for p in self.plugins) else None
+
+    def versions(self, class_name: str, types: Sequence[str]) -> list[str | None]:
+        """Every installed copy's version (None where unreported), known ones ascending, unknown first."""
+        found = [p.version for p in self.plugins if p.class_name == class_name and p.type in types]
+        known = sort_versions(dict.fromkeys(v for v in found if v is not None))
+        return [None for v in found if v is None] + list(known)
+
+    def connector_types(self) -> dict[str, str]:
+        return plugin_types((p.class_name, p.type) for p in self.plugins)
+
+
+class PluginCatalog:
+    def __init__(self, workers: Workers, *, refresh_s: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._workers = workers
+        self._refresh_s = refresh_s
+        self._monotonic = monotonic
+        self.snapshot = PluginList()
+        self.loaded_at: float | None = None
+
+    async def load(self) -> bool:
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", "/connector-plugins", query=PLUGINS_QUERY))
+        except UpstreamError:
+            return False
+        if answer.status != 200:
+            return False
+        listed = orjson.loads(answer.body)
+        if not isinstance(listed, list):
+            return False
+        plugins = [
+            InstalledPlugin(p["class"], str(p.get("type")), p["version"] if isinstance(p.get("version"), str) else None)
+            for p in listed
+            if isinstance(p, dict) and isinstance(p.get("class"), str)
+        ]
+        self.snapshot = PluginList.of(plugins)
+        self.loaded_at = self._monotonic()
+        return True
+
+    async def current(self) -> PluginList:
+        loaded = self.loaded_at
+        if loaded is None or self._monotonic() - loaded > self._refresh_s:
+            await self.load()
+        return self.snapshot
+
+
+__all__ = ["InstalledPlugin", "PluginCatalog", "PluginList"]
