@@ -10,7 +10,8 @@ A transcript holds what the scenario recorded: the answers of ``Way.call`` (stat
 the observations of ``Way.note`` (the records a connector produced, the lines a sink wrote). Before the
 comparison a value is normalised (``Way.normalise``) for what must differ between ways and nothing else:
 the way's tag and home directory in names, paths and messages; worker ids; traces (their presence stays);
-the ``version`` field of statuses (4.1+ writes it); and the two wordings of a successful offsets change
+the ``version`` field of statuses (4.1+ writes it); a task's config but its ``task.class`` (the connector
+plugin's own output, which the FileStream plugins shipped with each release word differently); and the two wordings of a successful offsets change
 (an old worker's connector is never asked to alter its offsets, so the sidecar gives the message Connect
 gives for a connector that manages none: ``offsets_messages.framework_managed``). The waits of a scenario
 (``eventually``, ``Way.until``) are not recorded: they are how long state takes to move, which may differ.
@@ -181,6 +182,10 @@ def _normalise(value: Any, way: Way) -> Any:
                 out[key] = None if item is None else "<trace>"
             elif key == "version" and "state" in value:
                 continue  # 4.1+ statuses carry the plugin's version, older ones do not
+            elif key == "config" and isinstance(item, dict) and isinstance(value.get("id"), dict):
+                # a task's config is what the connector plugin's taskConfigs() gave, passed through: the
+                # FileStream connectors shipped before 3.x give only their own keys, later ones the whole config
+                out[key] = {k: v for k, v in item.items() if k == "task.class"}
             else:
                 out[_normalise(key, way)] = _normalise(item, way)
         return out
