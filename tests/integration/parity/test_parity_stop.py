@@ -11,7 +11,7 @@ from control_plane.codecs import TargetState, TaskCommit, encode_config
 
 from ..harness import read_to_end, sidecar_with, states
 from ..waiting import eventually
-from .ways import Way, alter_topic, appending, create_topic, replay, run_every_way
+from .ways import Way, alter_topic, appending, create_topic, replay, run_every_way, since
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
@@ -114,4 +114,5 @@ async def failed_stopped_resumed(w: Way) -> None:
 
 
 async def test_a_failed_connector_stopped_and_resumed_runs_again(ways: list[Way]) -> None:
-    await run_every_way(ways, failed_stopped_resumed)
+    # a connector's own offsets.storage.topic is KIP-618's (3.3): older workers ignore the key
+    await run_every_way(since(ways, "3.3"), failed_stopped_resumed)

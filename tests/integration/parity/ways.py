@@ -11,7 +11,8 @@ the observations of ``Way.note`` (the records a connector produced, the lines a 
 comparison a value is normalised (``Way.normalise``) for what must differ between ways and nothing else:
 the way's tag and home directory in names, paths and messages; worker ids; traces (their presence stays);
 the ``version`` field of statuses (4.1+ writes it); a task's config but its ``task.class`` (the connector
-plugin's own output, which the FileStream plugins shipped with each release word differently); and the two wordings of a successful offsets change
+plugin's own output, which the FileStream plugins shipped with each release word differently); and the
+two wordings of a successful offsets change
 (an old worker's connector is never asked to alter its offsets, so the sidecar gives the message Connect
 gives for a connector that manages none: ``offsets_messages.framework_managed``). The waits of a scenario
 (``eventually``, ``Way.until``) are not recorded: they are how long state takes to move, which may differ.
@@ -219,6 +220,11 @@ async def every_way(stack: Stack, sidecars: Sidecars, home: Path, run: str) -> A
                 async with httpx.AsyncClient(base_url=way.cluster.connect_url, timeout=30) as worker:
                     for name in way.created:
                         await worker.delete(Way.path(name))
+
+
+def since(ways: list[Way], version: str) -> list[Way]:
+    """The ways whose cluster has a feature a scenario builds on (from ``version``); the reference stays."""
+    return [w for w in ways if version_key(w.cluster.version) >= version_key(version)]
 
 
 async def run_every_way(ways: list[Way], scenario: Scenario) -> None:
