@@ -82,7 +82,9 @@ async def scenario(client: KafkaConnect, name: str) -> Steps:
     plugins = await call(client.list_connector_plugins)
     steps.append(("plugins", sorted((p["class"], p["type"]) for p in plugins)))
     validated = await call(client.validate_connector_config, SOURCE, {"connector.class": SOURCE, "name": name})
-    steps.append(("validate", (validated["error_count"], validated["groups"])))
+    # the framework's groups of the worker's own release: 3.3 added "Exactly Once Support" and "offsets.topic"
+    # (KIP-618), which a 2.8 worker does not have and the sidecar does not invent
+    steps.append(("validate", (validated["error_count"], validated["groups"][:5])))
     steps.append(("definition fields", {tuple(c["definition"]) for c in validated["configs"]} > set()))
     await call(client.delete_connector, name)
     await eventually(lambda: call(client.list_connectors), lambda names: name not in names, what=f"{name} deleted")
