@@ -64,6 +64,7 @@ class Metrics:
             ["kind"],
             registry=self.registry,
         )
+        self._request_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
         for counter in (self.status_successes, self.status_retries, self.status_failures):
             for kind in ("connector", "task", "topic"):
                 counter.labels(kind)  # shown as 0 before the first write
@@ -89,9 +90,13 @@ class Metrics:
         self.status_failures.labels(kind).inc()
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
-        labels = (route, method, str(status))
-        self.requests.labels(*labels).inc()
-        self.latency.labels(*labels).observe(seconds)
+        key = (route, method, status)
+        children = self._request_children.get(key)
+        if children is None:  # the labelled children once per label set (labels() takes a lock each call)
+            labels = (route, method, str(status))
+            children = self._request_children[key] = (self.requests.labels(*labels), self.latency.labels(*labels))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def watch_view(self, view: ViewCounters) -> None:
         """Expose the view's own counters at scrape time (no per-record cost on the hot path)."""

@@ -1,4 +1,9 @@
-"""The pass-through handler: any Connect REST path and method, forwarded unchanged."""
+"""The pass-through handler: any Connect REST path and method, forwarded unchanged.
+
+Two ways in, one behaviour: ``PassThrough`` is the catch-all route's endpoint (requests that reach
+Starlette's router), and ``dispatch.SidecarApp`` calls ``forward`` directly for paths no route of the
+sidecar answers. Both build the upstream request, log and frame the answer with the functions here.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from ..upstream import UpstreamRequest
-from .state import herder
+from ..domain.herder import Herder
+from ..upstream import UpstreamRequest, UpstreamResponse
+from .state import herder, runtime
 
 log = structlog.get_logger("control_plane.proxy")
+
+Headers = list[tuple[bytes, bytes]]
 
 
 class PassThrough:
@@ -24,34 +32,48 @@ class PassThrough:
         await response(scope, receive, send)
 
 
-async def proxy(request: Request) -> Response:
-    scope = request.scope
+def upstream_request(scope: Scope, body: bytes) -> UpstreamRequest:
+    """The request as the client sent it: its raw target (still percent-encoded), headers and body."""
     path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
-    path = path.split("?", 1)[0]
-    started = time.perf_counter()
-    answer = await herder(request).forward(
-        UpstreamRequest(
-            method=request.method,
-            path=path,
-            query=scope.get("query_string", b""),
-            headers=tuple(scope["headers"]),
-            body=await request.body(),
-        )
+    return UpstreamRequest(
+        method=scope["method"],
+        path=path.split("?", 1)[0],
+        query=scope.get("query_string", b""),
+        headers=tuple(scope["headers"]),
+        body=body,
     )
-    log.info(
+
+
+def answer_headers(method: str, answer: UpstreamResponse) -> Headers:
+    """The worker's headers (hop-by-hop ones removed by the upstream) and the sidecar's own framing."""
+    headers = list(answer.headers)
+    if method == "HEAD":
+        headers += [(b"content-length", v) for n, v in answer.framing if n == b"content-length"]
+    elif answer.status >= 200 and answer.status not in (204, 304):  # RFC 9110 8.6: none on 1xx, 204
+        headers.append((b"content-length", str(len(answer.body)).encode()))
+    return headers
+
+
+async def forward(herder: Herder, request: UpstreamRequest, log_requests: bool) -> UpstreamResponse:
+    """The herder's forward, and one log line: at info when ``log_requests`` (settings), else at debug."""
+    started = time.perf_counter()
+    answer = await herder.forward(request)
+    (log.info if log_requests else log.debug)(
         "proxied",
         method=request.method,
-        path=path,
+        path=request.path,
         upstream=answer.worker,
         status=answer.status,
         attempts=answer.attempts,
         duration_ms=round((time.perf_counter() - started) * 1000, 2),
     )
+    return answer
+
+
+async def proxy(request: Request) -> Response:
+    log_requests = runtime(request).settings.log_requests
+    answer = await forward(herder(request), upstream_request(request.scope, await request.body()), log_requests)
     response = Response(status_code=answer.status)
     response.body = answer.body
-    response.raw_headers = list(answer.headers)
-    if request.method == "HEAD":
-        response.raw_headers += [(b"content-length", v) for n, v in answer.framing if n == b"content-length"]
-    elif answer.status >= 200 and answer.status not in (204, 304):  # RFC 9110 8.6: none on 1xx, 204
-        response.raw_headers.append((b"content-length", str(len(answer.body)).encode()))
+    response.raw_headers = answer_headers(request.method, answer)
     return response

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import aiohttp
 import httpx
 import orjson
 import structlog
+import yarl
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, classify
@@ -113,6 +115,13 @@ def build_transport(kind: str, max_connections: int, keepalive_s: float) -> http
     return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
 
 
+def _origin(worker: str) -> tuple[str, str]:
+    """A worker URL's origin and Host header value, as httpx derives them (lowercase host, no default port)."""
+    url = httpx.URL(worker)
+    netloc = url.netloc.decode("ascii")
+    return f"{url.scheme}://{netloc}", netloc
+
+
 class UpstreamObserver(Protocol):
     """What the upstream reports as it works (``metrics.Metrics`` implements it)."""
 
@@ -139,13 +148,19 @@ class ConnectUpstream:
         if not workers:
             raise ValueError("at least one worker URL is needed")
         self.workers = tuple(w.rstrip("/") for w in workers)
+        self._transport = transport or build_transport("aiohttp", 100, 15.0)
         self._client = httpx.AsyncClient(
-            transport=transport or build_transport("aiohttp", 100, 15.0),
+            transport=self._transport,
             timeout=httpx.Timeout(
                 connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=pool_timeout_s
             ),
             trust_env=False,
         )
+        # the lean path's equivalents of what httpx derives per request (see _send_lean)
+        self._timeout = aiohttp.ClientTimeout(
+            sock_connect=connect_timeout_s, sock_read=read_timeout_s, connect=pool_timeout_s
+        )
+        self._origins = {w: _origin(w) for w in self.workers}
         self._down_until: dict[str, float] = {}
         self._worker_down_s = worker_down_s
         self._retry_max = rebalance_retry_max
@@ -164,6 +179,8 @@ class ConnectUpstream:
         return up + down
 
     async def _send_once(self, worker: str, request: UpstreamRequest) -> UpstreamResponse:
+        if isinstance(self._transport, PassThroughTransport):
+            return await self._send_lean(self._transport, worker, request)
         url = worker + request.path
         if request.query:
             url += "?" + request.query.decode("latin-1")
@@ -190,6 +207,32 @@ class ConnectUpstream:
         return UpstreamResponse(
             response.status_code, strip_hop_by_hop(response.headers.raw), body, worker, framing=framing
         )
+
+    async def _send_lean(
+        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest
+    ) -> UpstreamResponse:
+        """What ``_send_once`` does through httpx, straight to the aiohttp pool: the same target (byte for
+        byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
+        timeouts and the same errors."""
+        origin, host = self._origins[worker]
+        target = request.path + ("?" + request.query.decode("latin-1") if request.query else "")
+        headers = [(n.decode("latin-1"), v.decode("latin-1")) for n, v in strip_hop_by_hop(request.headers)]
+        if request.body:
+            headers.append(("Content-Length", str(len(request.body))))
+            headers.insert(0, ("Host", host))
+        elif request.method in ("POST", "PUT", "PATCH"):
+            headers[:0] = [("Host", host), ("Content-Length", "0")]
+        else:
+            headers.insert(0, ("Host", host))
+        try:
+            status, raw_headers, body = await transport.exchange(
+                request.method, yarl.URL(origin + target, encoded=True), headers, request.body or None, self._timeout
+            )
+        except httpx.HTTPError as exc:
+            raise classify(worker, exc) from exc
+        self._down_until.pop(worker, None)
+        framing = tuple((n.lower(), v) for n, v in raw_headers if n.lower() == b"content-length")
+        return UpstreamResponse(status, strip_hop_by_hop(raw_headers), body, worker, framing=framing)
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []

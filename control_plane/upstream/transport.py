@@ -71,6 +71,30 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
             extensions=extensions,
         )
 
+    async def exchange(
+        self,
+        method: str,
+        url: yarl.URL,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        timeout: aiohttp.ClientTimeout,
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """The same exchange as ``handle_async_request`` without httpx's request and response objects
+        (``ConnectUpstream`` calls it on its hot path): status, raw headers, raw body. Errors are httpx's,
+        as there, so that ``classify`` reads them the same way."""
+        with map_aiohttp_exceptions():
+            async with self._client().request(
+                method,
+                url,
+                headers=headers,
+                data=body,
+                allow_redirects=False,
+                auto_decompress=False,
+                compress=None,
+                timeout=timeout,
+            ) as response:
+                return response.status, list(response.raw_headers), await response.read()
+
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()
