@@ -170,8 +170,18 @@ def start_sidecar(
     extra = {"PYTHONPATH": str(code)} if code else {}
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "control_plane", "serve", "--host", "127.0.0.1", "--port", str(port)]
-            + ["--worker-properties", properties],
+            [
+                sys.executable,
+                "-m",
+                "control_plane",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--worker-properties",
+                properties,
+            ],
             cwd=code or ROOT,
             env={**os.environ, "CONTROL_PLANE_LOG_FORMAT": "json", **extra, **(env or {})},
             stdout=out,

@@ -20,9 +20,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
-
 from bench.common import WORK, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
+from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 

@@ -20,10 +20,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
-
 from bench import kip875, proxy_hop, view_scale  # noqa: E402
 from bench.common import print_table, save  # noqa: E402
+from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
 
 def main() -> int:

@@ -33,6 +33,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import WORK, Sidecar, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
 from control_plane.codecs import (  # noqa: E402
     ConfigRecord,
     ConnectorConfig,
@@ -48,9 +49,6 @@ from control_plane.codecs import (  # noqa: E402
 from control_plane.view import MaterializedView  # noqa: E402
 from tests.integration.broker import local_stack  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
-
-from bench.common import WORK, Sidecar, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
-
 
 Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
 
@@ -138,7 +136,7 @@ def bench_cluster(
     bootstrap: str, connectors: int, tasks_per_connector: int = 5, topics_per_connector: int = 25
 ) -> Iterator[BenchCluster]:
     stack = local_stack()
-    stack.STACK = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
+    vars(stack)["STACK"] = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
     group = f"bench-{uuid.uuid4().hex[:6]}"
     t = time.perf_counter()
     config, status = generate(connectors, tasks_per_connector, topics_per_connector)

@@ -77,7 +77,7 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
         url: yarl.URL,
         headers: list[tuple[str, str]],
         body: bytes | None,
-        timeout: aiohttp.ClientTimeout,
+        limits: aiohttp.ClientTimeout,
     ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
         """The same exchange as ``handle_async_request`` without httpx's request and response objects
         (``ConnectUpstream`` calls it on its hot path): status, raw headers, raw body. Errors are httpx's,
@@ -91,7 +91,7 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
                 allow_redirects=False,
                 auto_decompress=False,
                 compress=None,
-                timeout=timeout,
+                timeout=limits,
             ) as response:
                 return response.status, list(response.raw_headers), await response.read()
 
