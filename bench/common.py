@@ -227,14 +227,18 @@ def row(
 
 
 def print_table(title: str, rows: list[dict[str, Any]]) -> None:
+    def num(value: float | None) -> str:
+        return "" if value is None else f"{value:,.2f}"
+
+    with_before = any("before" in r for r in rows)
     print(f"\n{title}")
-    print(f"{'':<52}{'native':>11}{'sidecar':>11}{'ratio':>8}  target")
+    head = f"{'':<50}{'native':>10}" + (f"{'before':>10}{'ratio':>7}" if with_before else "")
+    print(f"{head}{'sidecar':>10}{'ratio':>7}  target")
     for r in rows:
-        native = "" if r["native"] is None else f"{r['native']:,.2f}"
-        ratio_text = "" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        print(
-            f"{r['what'] + ' (' + r['unit'] + ')':<52}{native:>11}{r['sidecar']:>11,.2f}{ratio_text:>8}  {r['target']}"
-        )
+        line = f"{r['what'] + ' (' + r['unit'] + ')':<50}{num(r['native']):>10}"
+        if with_before:
+            line += f"{num(r.get('before')):>10}{num(r.get('before_ratio')):>7}"
+        print(f"{line}{num(r['sidecar']):>10}{num(r['ratio']):>7}  {r['target']}")
 
 
 def save(results: dict[str, Any], name: str = "bench") -> Path:

@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench import kip875, proxy_hop, view_scale  # noqa: E402
-from bench.common import print_table, save  # noqa: E402
+from bench.common import code_of, print_table, save  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
 
@@ -31,6 +31,7 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
+    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
     parser.add_argument("--sections", default="1,2,5", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875")
     args = parser.parse_args()
     if not ENV_FILE.exists():
@@ -42,11 +43,15 @@ def main() -> int:
     results: dict[str, Any] = {"quick": args.quick, "seconds": seconds}
     tables: list[tuple[str, list[dict[str, Any]]]] = []
     if sections & {"1", "2"}:
-        with view_scale.bench_cluster(env["KAFKA_BOOTSTRAP"], connectors) as cluster:
+        before_code = code_of(args.before) if args.before else None
+        results["before"] = args.before
+        with view_scale.bench_cluster(env["KAFKA_BOOTSTRAP"], connectors, before_code=before_code) as cluster:
             if "1" in sections:
                 print("1. proxy hop ...", file=sys.stderr, flush=True)
                 path = "/connectors/bench-connector-00000"
-                hop = proxy_hop.run(cluster.worker.url, cluster.worker.pid, cluster.sidecar, path, seconds)
+                hop = proxy_hop.run(
+                    cluster.worker.url, cluster.worker.pid, cluster.sidecar, path, seconds, cluster.before
+                )
                 results["proxy_hop"] = hop
                 tables.append((f"1. proxy hop: GET {path} (proxied), wrk", hop["rows"]))
             if "2" in sections:

@@ -129,11 +129,16 @@ class BenchCluster:
     sidecar: Sidecar
     sidecar_ready_s: float
     sidecar_rss_mib: float
+    before: Sidecar | None = None  # a sidecar of the code before a change (--before), for before/after
 
 
 @contextlib.contextmanager
 def bench_cluster(
-    bootstrap: str, connectors: int, tasks_per_connector: int = 5, topics_per_connector: int = 25
+    bootstrap: str,
+    connectors: int,
+    tasks_per_connector: int = 5,
+    topics_per_connector: int = 25,
+    before_code: Path | None = None,
 ) -> Iterator[BenchCluster]:
     stack = local_stack()
     vars(stack)["STACK"] = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
@@ -147,18 +152,23 @@ def bench_cluster(
     t = time.perf_counter()
     worker = stack.start_connect(group, stack.NEW_VERSION, bootstrap)
     sidecar: Sidecar | None = None
+    before: Sidecar | None = None
     try:
         stack.wait_until(worker, lambda: stack.connect_ready(worker.url), "answer GET /connectors", 600)
         worker_ready = time.perf_counter() - t
         t = time.perf_counter()
         sidecar = start_sidecar(f"sidecar-{group}", worker.extra["properties"])
         sidecar_ready = time.perf_counter() - t
+        rss = rss_mib(sidecar.pid)
+        if before_code is not None:
+            before = start_sidecar(f"sidecar-before-{group}", worker.extra["properties"], code=before_code)
         yield BenchCluster(
-            connectors, total, topics, catch_up_s, worker, worker_ready, sidecar, sidecar_ready, rss_mib(sidecar.pid)
+            connectors, total, topics, catch_up_s, worker, worker_ready, sidecar, sidecar_ready, rss, before
         )
     finally:
-        if sidecar is not None:
-            sidecar.stop()
+        for started in (sidecar, before):
+            if started is not None:
+                started.stop()
         stack.stop([worker])
 
 
@@ -180,16 +190,19 @@ async def wait_ready_listing(urls: list[str], connectors: int, timeout_s: float 
 
 def view_reads(cluster: BenchCluster, seconds: float) -> dict[str, Any]:
     """One status and the expanded listing, from the view and from the worker, with wrk."""
-    asyncio.run(wait_ready_listing([cluster.worker.url, cluster.sidecar.url], cluster.connectors))
+    sides: list[tuple[str, str, int]] = [
+        ("native", cluster.worker.url, cluster.worker.pid),
+        ("sidecar", cluster.sidecar.url, cluster.sidecar.pid),
+    ]
+    if cluster.before is not None:
+        sides.insert(1, ("before", cluster.before.url, cluster.before.pid))
+    asyncio.run(wait_ready_listing([base for _, base, _ in sides], cluster.connectors))
     out: dict[str, Any] = {}
     for what, path, concurrency in (
         ("status", "/connectors/bench-connector-00001/status", 32),
         ("listing", "/connectors?expand=status", 8),
     ):
-        for name, base, pid in (
-            ("native", cluster.worker.url, cluster.worker.pid),
-            ("sidecar", cluster.sidecar.url, cluster.sidecar.pid),
-        ):
+        for name, base, pid in sides:
             print(f"  {what} from the {name} ...", file=sys.stderr, flush=True)
             watch = {name: pid}
             out[f"{what}.{name}.c1"] = wrk(base + path, 1, seconds, watch).as_dict()
@@ -264,41 +277,27 @@ def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_sam
     print("  freshness ...", file=sys.stderr, flush=True)
     fresh = asyncio.run(freshness(cluster, bootstrap, freshness_samples))
     rss_after = rss_mib(cluster.sidecar.pid)
+
+    def line(what: str, read: str, key: str, unit: str, target: str = "") -> dict[str, Any]:
+        def fig(side: str) -> float | None:
+            load = reads.get(f"{read.split('.')[0]}.{side}.{read.split('.')[1]}")
+            if load is None:
+                return None
+            value = load["cpu_ms_per_request"][side] if key == "cpu" else load[key]
+            return float(value)
+
+        sidecar_figure = fig("sidecar")
+        assert sidecar_figure is not None
+        return row(what, fig("native"), sidecar_figure, unit, target, fig("before"))
+
     rows = [
-        row(
-            "one status, c=1, p50",
-            reads["status.native.c1"]["p50_ms"],
-            reads["status.sidecar.c1"]["p50_ms"],
-            "ms",
-            "<= 0.3 ms",
-        ),
-        row("one status, c=1, p99", reads["status.native.c1"]["p99_ms"], reads["status.sidecar.c1"]["p99_ms"], "ms"),
-        row(
-            "one status, c=32",
-            reads["status.native.c32"]["rps"],
-            reads["status.sidecar.c32"]["rps"],
-            "req/s",
-            ">= 3x native",
-        ),
-        row(
-            "one status, CPU per request",
-            reads["status.native.c32"]["cpu_ms_per_request"]["native"],
-            reads["status.sidecar.c32"]["cpu_ms_per_request"]["sidecar"],
-            "ms",
-        ),
-        row(
-            f"expand=status at {connectors:,}, c=1, p50",
-            reads["listing.native.c1"]["p50_ms"],
-            reads["listing.sidecar.c1"]["p50_ms"],
-            "ms",
-        ),
-        row(
-            f"expand=status at {connectors:,}, c=8",
-            reads["listing.native.c8"]["rps"],
-            reads["listing.sidecar.c8"]["rps"],
-            "req/s",
-            ">= 20x native",
-        ),
+        line("one status, c=1, p50", "status.c1", "p50_ms", "ms", "<= 0.3 ms"),
+        line("one status, c=1, p99", "status.c1", "p99_ms", "ms"),
+        line("one status, c=32", "status.c32", "rps", "req/s", ">= 3x native"),
+        line("one status, CPU per request, c=32", "status.c32", "cpu", "ms"),
+        line(f"expand=status at {connectors:,}, c=1, p50", "listing.c1", "p50_ms", "ms"),
+        line(f"expand=status at {connectors:,}, c=8", "listing.c8", "rps", "req/s", ">= 20x native"),
+        line(f"expand=status at {connectors:,}, CPU per request", "listing.c8", "cpu", "ms"),
     ]
     for q, target in ((0.5, ""), (0.99, "< 50 ms")):
         native = pct(fresh["native"], q) if fresh["native"] else None

@@ -22,7 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
 from .errors import EXCEPTION_HANDLERS
-from .proxy import PassThrough, answer_headers, forward, upstream_request
+from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
 
@@ -77,7 +77,7 @@ class SidecarApp(Starlette):
                 body += message.get("body", b"")
                 more = message.get("more_body", False)
             method = scope["method"]
-            answer = await forward(runtime.herder, upstream_request(scope, body), runtime.settings.log_requests)
+            answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
             status = answer.status
             headers = answer_headers(method, answer)
             responding = True

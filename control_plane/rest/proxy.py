@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from ..domain.herder import Herder
+from ..settings import Settings
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .state import herder, runtime
 
@@ -54,11 +55,19 @@ def answer_headers(method: str, answer: UpstreamResponse) -> Headers:
     return headers
 
 
-async def forward(herder: Herder, request: UpstreamRequest, log_requests: bool) -> UpstreamResponse:
-    """The herder's forward, and one log line: at info when ``log_requests`` (settings), else at debug."""
+def log_level(settings: Settings) -> str | None:
+    """The level of the line per proxied request: info with ``log_requests``, else debug (none at all when
+    debug lines are not shown: even a filtered structlog call costs a bound logger per request)."""
+    return "info" if settings.log_requests else "debug" if settings.log_level == "debug" else None
+
+
+async def forward(herder: Herder, request: UpstreamRequest, level: str | None) -> UpstreamResponse:
+    """The herder's forward, and its log line at ``level`` (``log_level``)."""
     started = time.perf_counter()
     answer = await herder.forward(request)
-    (log.info if log_requests else log.debug)(
+    if level is None:
+        return answer
+    getattr(log, level)(
         "proxied",
         method=request.method,
         path=request.path,
@@ -71,8 +80,8 @@ async def forward(herder: Herder, request: UpstreamRequest, log_requests: bool) 
 
 
 async def proxy(request: Request) -> Response:
-    log_requests = runtime(request).settings.log_requests
-    answer = await forward(herder(request), upstream_request(request.scope, await request.body()), log_requests)
+    level = log_level(runtime(request).settings)
+    answer = await forward(herder(request), upstream_request(request.scope, await request.body()), level)
     response = Response(status_code=answer.status)
     response.body = answer.body
     response.raw_headers = answer_headers(request.method, answer)
