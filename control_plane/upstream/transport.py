@@ -17,6 +17,8 @@ import httpx
 import yarl
 from httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
+from .wire import WirePool
+
 RAW_TARGET = "sidecar_raw_target"  # request extension: the target as the client sent it (bytes)
 
 
@@ -25,6 +27,14 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
         self._max_connections = max_connections
         self._keepalive_s = keepalive_s
         self._session: aiohttp.ClientSession | None = None
+        self._wire: WirePool | None = None
+
+    @property
+    def wire(self) -> WirePool:
+        """The lean HTTP/1.1 pool (``upstream.wire``) for plain-HTTP workers, with the same limits."""
+        if self._wire is None:  # made on first use: its semaphore belongs to the running loop
+            self._wire = WirePool(self._max_connections, self._keepalive_s)
+        return self._wire
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:  # made on first use: it needs the running loop
@@ -96,6 +106,9 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
                 return response.status, list(response.raw_headers), await response.read()
 
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
+            self._wire = None
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -40,10 +40,14 @@ async def worker(handler: Handler) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
 
 
-def recording(heads: list[bytes]) -> Handler:
-    """Keeps each request's head and body; answers with a chunked body and a few headers."""
+def recording(heads: list[bytes], connections: list[int] | None = None) -> Handler:
+    """Keeps each request's head and body; answers with a chunked body and a few headers, or as the path
+    says: ``/length`` a Content-Length, ``/204`` no content, ``/until-close`` a body that ends with the
+    connection (no framing), ``/continue`` a 100 Continue first."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if connections is not None:
+            connections.append(1)
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -52,7 +56,18 @@ def recording(heads: list[bytes]) -> Handler:
                     0,
                 )
                 heads.append(head + (await reader.readexactly(length) if length else b""))
-                if head.startswith(b"HEAD "):
+                line = head.split(b"\r\n", 1)[0]
+                if b"/length" in line:
+                    writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 5\r\nX-A: 1\r\nx-a: 2\r\n\r\nnope!")
+                elif b"/204" in line:
+                    writer.write(b"HTTP/1.1 204 No Content\r\nX-B: b\r\n\r\n")
+                elif b"/continue" in line:
+                    writer.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                elif b"/until-close" in line:
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it\n")
+                    await writer.drain()
+                    break
+                elif head.startswith(b"HEAD "):
                     writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n")
                 else:
                     writer.write(
@@ -86,6 +101,11 @@ REQUESTS = [
     ),
     UpstreamRequest("HEAD", "/connectors"),
     UpstreamRequest("PROPFIND", "/x/../y"),
+    UpstreamRequest("GET", "/length"),
+    UpstreamRequest("DELETE", "/204"),
+    UpstreamRequest("GET", "/continue"),
+    UpstreamRequest("GET", "/until-close"),
+    UpstreamRequest("GET", "/connectors"),
 ]
 
 
@@ -99,7 +119,8 @@ async def exchange(upstream: ConnectUpstream, requests: list[UpstreamRequest]) -
 async def test_the_lean_path_sends_and_answers_what_the_httpx_path_does() -> None:
     lean_heads: list[bytes] = []
     httpx_heads: list[bytes] = []
-    async with worker(recording(lean_heads)) as lean_url, worker(recording(httpx_heads)) as httpx_url:
+    lean_connections: list[int] = []
+    async with worker(recording(lean_heads, lean_connections)) as lean_url, worker(recording(httpx_heads)) as httpx_url:
         lean = await exchange(ConnectUpstream([lean_url]), REQUESTS)
         through_httpx = await exchange(ConnectUpstream([httpx_url], transport=ThroughHttpx()), REQUESTS)
     port_of = {lean_url: lean_url.rsplit(":", 1)[1].encode(), httpx_url: httpx_url.rsplit(":", 1)[1].encode()}
@@ -110,6 +131,10 @@ async def test_the_lean_path_sends_and_answers_what_the_httpx_path_does() -> Non
     for a, b in zip(lean, through_httpx, strict=True):
         assert (a.status, a.headers, a.body, a.framing) == (b.status, b.headers, b.body, b.framing)
     assert lean[0].body == b'{"a":1}' and (b"x-worker", b"w") not in [(n.lower(), v) for n, v in lean[0].headers]
+    assert [r.status for r in lean[6:]] == [404, 204, 200, 200, 201]
+    assert lean[9].body == b"all of it\n" and lean[6].headers == [(b"X-A", b"1"), (b"x-a", b"2")]
+    # kept alive: a new connection only after the HEAD answer and the answer that ended with its connection
+    assert len(lean_connections) == 3
 
 
 def closed_port() -> int:
