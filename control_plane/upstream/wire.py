@@ -16,6 +16,7 @@ import contextlib
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import cast
 
 import httptools
 
@@ -51,8 +52,8 @@ class _Connection(asyncio.Protocol):
 
     # -- asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # a stream transport (asyncio's or uvloop's, which does not derive from asyncio.Transport)
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         if self._answer is None or self._answer.done():  # bytes nobody asked for: the connection is unusable

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
+import uvloop
 
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.upstream.client import ConnectUpstream
@@ -114,6 +115,11 @@ async def exchange(upstream: ConnectUpstream, requests: list[UpstreamRequest]) -
         return [await upstream.forward(request) for request in requests]
     finally:
         await upstream.aclose()
+
+
+def test_the_same_on_uvloop_as_the_sidecar_serves() -> None:
+    """uvloop's transports are not ``asyncio.Transport`` subclasses: the lean path must not care."""
+    uvloop.run(test_the_lean_path_sends_and_answers_what_the_httpx_path_does())
 
 
 async def test_the_lean_path_sends_and_answers_what_the_httpx_path_does() -> None:
