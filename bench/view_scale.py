@@ -305,7 +305,7 @@ def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_sam
             rows.append(row(f"freshness p{int(q * 100)}", native, pct(fresh["sidecar"], q), "ms", target))
     rows.append(
         row(
-            f"catch-up ({cluster.records:,} records, in-process)",
+            f"catch-up ({cluster.records:,} records, in-process, start included)",
             None,
             cluster.records / cluster.catch_up_s,
             "records/s",
