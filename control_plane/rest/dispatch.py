@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -70,12 +70,15 @@ class SidecarApp(Starlette):
         responding = False
         try:
             runtime = current(self._slot)
-            body = b""
+            chunks: list[bytes] = []
             more = True
             while more:
                 message = await receive()
-                body += message.get("body", b"")
+                if message["type"] == "http.disconnect":  # as Request.body(): the client went away
+                    raise ClientDisconnect()
+                chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
+            body = b"".join(chunks)
             method = scope["method"]
             answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
             status = answer.status
