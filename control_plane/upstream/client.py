@@ -67,12 +67,12 @@ REBALANCE_409_PREFIXES = (
 
 
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
-    headers = list(headers)
-    named: set[bytes] = set()
-    for name, value in headers:
-        if name.lower() == b"connection":
-            named |= {token.strip().lower() for token in value.split(b",")}
-    return [(n, v) for n, v in headers if n.lower() not in HOP_BY_HOP and n.lower() not in named]
+    lowered = [(name.lower(), name, value) for name, value in headers]
+    dropped = HOP_BY_HOP
+    for low, _, value in lowered:
+        if low == b"connection":  # and the headers it names
+            dropped = dropped | {token.strip().lower() for token in value.split(b",")}
+    return [(name, value) for low, name, value in lowered if low not in dropped]
 
 
 @dataclass(frozen=True)

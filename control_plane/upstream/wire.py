@@ -116,6 +116,9 @@ class _Connection(asyncio.Protocol):
         self.transport.write(request)
         return self._answer
 
+    def time_out(self, after_s: float) -> None:
+        self._fail(UpstreamTimeout("", f"no answer in time (read timeout {after_s:g}s)"))
+
     def close(self) -> None:
         self.closed = True
         if self.transport is not None:
@@ -135,11 +138,14 @@ class WirePool:
     ) -> tuple[int, Headers, bytes]:
         """Send ``request`` (a whole HTTP/1.1 request, head and body) and return the answer's status,
         raw headers and body. ``worker`` names the worker in errors."""
-        try:
-            async with asyncio.timeout(limits.pool_s):
-                await self._slots.acquire()
-        except TimeoutError:
-            raise WorkerUnreachable(worker, "no free connection in the pool") from None
+        if self._slots.locked():  # every connection in use: wait for one, within the pool timeout
+            try:
+                async with asyncio.timeout(limits.pool_s):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise WorkerUnreachable(worker, "no free connection in the pool") from None
+        else:
+            await self._slots.acquire()  # at once
         try:
             return await self._exchange(worker, host, port, request, head_only, limits)
         finally:
@@ -150,18 +156,18 @@ class WirePool:
     ) -> tuple[int, Headers, bytes]:
         conn = self._idle_connection((host, port)) or await self._connect(worker, host, port, limits)
         answer = conn.send(request, head_only)
+        # the read timeout as one timer on the answer (cheaper than a timeout scope per request)
+        timer = asyncio.get_running_loop().call_later(limits.read_s, conn.time_out, limits.read_s)
         try:
-            async with asyncio.timeout(limits.read_s):
-                status, headers, body = await answer
-        except TimeoutError:
-            conn.close()
-            raise UpstreamTimeout(worker, f"no answer in time (read timeout {limits.read_s:g}s)") from None
+            status, headers, body = await answer
         except UpstreamError as err:
             conn.close()
             raise type(err)(worker, err.detail) from None
         except BaseException:  # cancelled: the connection is in an unknown state
             conn.close()
             raise
+        finally:
+            timer.cancel()
         if not conn.closed:
             conn.idle_since = time.monotonic()
             self._idle.setdefault((host, port), deque()).append(conn)
