@@ -59,11 +59,15 @@ test: install
 unit: install
 	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
 
+# The benchmark suite (bench/suite.py): a table on stdout, JSON under bench/results/. Options with ARGS,
+# e.g. `make bench ARGS=--quick` or `make bench ARGS=--full` (2,000 connectors).
 bench: install
-	@$(call with_stack,$(PY) bench/proxy_hop.py)
+	@bash bench/ensure-wrk.sh
+	@$(call with_stack,$(PY) bench/suite.py $(ARGS))
 
 bench-view: install
-	@$(call with_stack,$(PY) bench/view_scale.py)
+	@bash bench/ensure-wrk.sh
+	@$(call with_stack,$(PY) bench/view_scale.py $(ARGS))
 
 # The Spark jobs against the local stack (started here if none runs, then left running); pass options
 # with ARGS, e.g. `make offsets-report ARGS="--as-of 2026-01-01T00:00:00Z"`. See README.md.

@@ -1,145 +1,100 @@
-"""What the proxy hop costs: latency and throughput through the sidecar versus the worker itself.
+"""What the proxy hop costs: a proxied ``GET`` (one the view does not answer) through a sidecar of this
+checkout versus the worker itself, with wrk as the load generator (its own process):
+  - p50 and p99 at concurrency 1, then req/s and p99 at concurrency 32;
+  - the CPU time per request of the sidecar process (and of the worker's JVM), from ``/proc``.
 
-Runs against the stack of ``make stack-up`` (found through ``.stack/env``); ``make bench`` starts one
-if none runs. For each target (Connect directly, the stack's sidecar on the aiohttp pool, and a
-second sidecar on httpx's own pool for comparison) it measures:
-  - latency: N sequential ``GET /connectors`` (p50, p99), then
-  - throughput: requests per second at concurrency C for D seconds (with p50/p99 under load).
-Prints a table; not a timed test.
+Standalone it runs against the worker of ``make stack-up`` (``.stack/env``, or ``STACK_DIR``) with a
+sidecar process of its own; ``make bench`` runs it on its own worker (bench/suite.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import os
-import socket
-import subprocess
+import json
 import sys
-import time
-import urllib.request
 from pathlib import Path
-
-import aiohttp
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+from bench.common import Sidecar, code_of, http_get, print_table, row, save, start_sidecar, wrk  # noqa: E402
+from tests.integration.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+def run(
+    worker_url: str, worker_pid: int | None, sidecar: Sidecar, path: str, seconds: float, before: Sidecar | None = None
+) -> dict[str, Any]:
+    """Section 1 of the suite. Each wrk run watches the CPU of the process it loads. ``before``: a sidecar
+    of the code before a change, measured the same way in the same run."""
+    sides: list[tuple[str, str, int | None]] = [
+        ("native", worker_url, worker_pid),
+        ("sidecar", sidecar.url, sidecar.pid),
+    ]
+    if before is not None:
+        sides.insert(1, ("before", before.url, before.pid))
+    loads: dict[str, Any] = {}
+    for concurrency in (1, 32):
+        for name, base, pid in sides:
+            print(f"  GET {path} on the {name}, c={concurrency} ...", file=sys.stderr, flush=True)
+            watch = {name: pid} if pid else {}
+            if name != "native" and worker_pid:
+                watch["worker behind the sidecar"] = worker_pid
+            loads[f"{name}.c{concurrency}"] = wrk(base + path, concurrency, seconds, watch).as_dict()
+
+    def fig(side: str, concurrency: int, key: str) -> float | None:
+        load = loads.get(f"{side}.c{concurrency}")
+        if load is None:
+            return None
+        return load["cpu_ms_per_request"].get(side) if key == "cpu" else load[key]  # type: ignore[no-any-return]
+
+    def line(what: str, concurrency: int, key: str, unit: str, target: str = "") -> dict[str, Any]:
+        sidecar_figure = fig("sidecar", concurrency, key)
+        assert sidecar_figure is not None
+        return row(what, fig("native", concurrency, key), sidecar_figure, unit, target, fig("before", concurrency, key))
+
+    rows = [
+        line("proxied GET, c=1, p50", 1, "p50_ms", "ms", "<= native + 0.3 ms"),
+        line("proxied GET, c=1, p99", 1, "p99_ms", "ms"),
+        line("proxied GET, c=32", 32, "rps", "req/s", ">= 0.7x native"),
+        line("proxied GET, c=32, p99", 32, "p99_ms", "ms"),
+        line("CPU per request, c=32 (native: the JVM)", 32, "cpu", "ms", "sidecar <= 0.25 ms"),
+        line("CPU per request, c=1 (native: the JVM)", 1, "cpu", "ms"),
+    ]
+    return {"path": path, "seconds": seconds, "loads": loads, "rows": rows}
 
 
-async def sequential(session: aiohttp.ClientSession, url: str, n: int) -> list[float]:
-    out = []
-    for _ in range(n):
-        t = time.perf_counter()
-        async with session.get(url) as r:
-            await r.read()
-            assert r.status == 200, r.status
-        out.append(time.perf_counter() - t)
-    return out
-
-
-async def loaded(
-    session: aiohttp.ClientSession, url: str, concurrency: int, seconds: float
-) -> tuple[float, list[float]]:
-    samples: list[float] = []
-    stop_at = time.perf_counter() + seconds
-
-    async def one() -> None:
-        while time.perf_counter() < stop_at:
-            t = time.perf_counter()
-            async with session.get(url) as r:
-                await r.read()
-                assert r.status == 200, r.status
-            samples.append(time.perf_counter() - t)
-
-    started = time.perf_counter()
-    await asyncio.gather(*(one() for _ in range(concurrency)))
-    return len(samples) / (time.perf_counter() - started), samples
-
-
-async def measure(url: str, n: int, concurrency: int, seconds: float) -> dict[str, float]:
-    connector = aiohttp.TCPConnector(limit=concurrency * 2)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        await sequential(session, url, 200)  # warm up the JIT, pools and caches
-        seq = await sequential(session, url, n)
-        rps, under_load = await loaded(session, url, concurrency, seconds)
-    return {
-        "p50": pct(seq, 0.50),
-        "p99": pct(seq, 0.99),
-        "rps": rps,
-        "load_p50": pct(under_load, 0.50),
-        "load_p99": pct(under_load, 0.99),
-    }
-
-
-def start_httpx_sidecar(properties: str) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "CONTROL_PLANE_UPSTREAM_TRANSPORT": "httpx", "CONTROL_PLANE_LOG_LEVEL": "warning"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "control_plane", "serve", "--port", str(port), "--worker-properties", properties],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            with urllib.request.urlopen(url + "/readyz", timeout=1) as r:
-                if r.status == 200:
-                    return proc, url
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("the httpx sidecar did not become ready")
+def stack_pid(name: str) -> int | None:
+    pids = STACK_DIR / "pids.json"
+    if not pids.exists():
+        return None
+    return next((int(p["pid"]) for p in json.loads(pids.read_text()) if p["name"] == name), None)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=1000, help="sequential requests for p50/p99")
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--seconds", type=float, default=8.0)
-    parser.add_argument("--path", default="/connectors")
+    parser.add_argument("--seconds", type=float, default=5.0, help="each wrk run")
+    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code (before/after)")
+    parser.add_argument("--path", help="default: GET /connectors/{the first connector}, else /connector-plugins")
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
     env = read_env()
-    httpx_proc, httpx_url = start_httpx_sidecar(env["CONNECT_PROPERTIES"])
-    targets = [
-        ("Connect 4.3.1 direct", env["CONNECT_URL"]),
-        ("sidecar (aiohttp pool)", env["SIDECAR_URL"]),
-        ("sidecar (httpx pool)", httpx_url),
-    ]
-    results = {}
+    path = args.path
+    if path is None:
+        names = json.loads(http_get(env["CONNECT_URL"] + "/connectors")[1])
+        path = f"/connectors/{names[0]}" if names else "/connector-plugins"
+    sidecar = start_sidecar("sidecar-proxy-hop", env["CONNECT_PROPERTIES"])
+    before = None
     try:
-        for name, base in targets:
-            print(f"measuring {name} ...", file=sys.stderr, flush=True)
-            results[name] = asyncio.run(measure(base + args.path, args.requests, args.concurrency, args.seconds))
+        if args.before:
+            before = start_sidecar("sidecar-before", env["CONNECT_PROPERTIES"], code=code_of(args.before))
+        results = run(env["CONNECT_URL"], stack_pid("connect-new"), sidecar, path, args.seconds, before)
     finally:
-        httpx_proc.terminate()
-        httpx_proc.wait(10)
-    direct = results[targets[0][0]]
-    print(
-        f"\nGET {args.path}: {args.requests} sequential requests, "
-        f"then {args.concurrency} concurrent for {args.seconds:.0f}s"
-    )
-    print(
-        f"{'target':<26}{'p50 ms':>9}{'p99 ms':>9}{'added p50':>11}{'added p99':>11}"
-        f"{'req/s':>9}{'load p50':>10}{'load p99':>10}"
-    )
-    for name, r in results.items():
-        print(
-            f"{name:<26}{r['p50']:>9.2f}{r['p99']:>9.2f}"
-            f"{r['p50'] - direct['p50']:>11.2f}{r['p99'] - direct['p99']:>11.2f}"
-            f"{r['rps']:>9.0f}{r['load_p50']:>10.2f}{r['load_p99']:>10.2f}"
-        )
-    print(f"(2 cores shared by the load generator, the sidecar and the JVMs; cpu count {os.cpu_count()})")
+        sidecar.stop()
+        if before is not None:
+            before.stop()
+    print_table(f"proxy hop: GET {path}", results["rows"])
+    print(f"results: {save(results, 'proxy-hop')}")
     return 0
 
 

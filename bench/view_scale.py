@@ -1,27 +1,31 @@
-"""The materialized view at scale: catch-up rate, memory, and GET /connectors?expand=status from the
-view versus a native Connect worker holding the same cluster state.
+"""The materialized view against a native Connect worker holding the same cluster state: reads (one
+status, ``GET /connectors?expand=status``), freshness, catch-up rate and memory.
 
-Runs against the stack of ``make stack-up`` (``.stack/env``). It fills a fresh config and status topic
-(by default 2,000 connectors, 10,000 tasks, 50,000 topic-tracking records) with the records a worker
-writes, encoded by the project's codecs, then:
+It fills a fresh config and status topic on the running stack's broker (``make stack-up``; by default
+2,000 connectors, 10,000 tasks, 50,000 topic-tracking records) with the records a worker writes,
+encoded by the project's codecs, then:
   1. catch-up: an in-process view reads the topics from the beginning; records per second applied;
-  2. a third Connect 4.3.1 worker (its own group) on the same topics: the native side of the
+  2. a Connect 4.3.1 worker of its own (its own group) on those topics: the native side of the
      comparison (connector and task classes that do not exist, so it starts nothing heavy: it marks
-     them FAILED and keeps serving their statuses);
-  3. a sidecar process in front of it (from the worker's properties file): time to ready, RSS;
-  4. GET /connectors?expand=status: sequential p50/p99, then req/s at a small concurrency, for the
-     view and for the worker, in the same run.
-Prints the figures; not a timed test. Stops what it started.
+     them FAILED and keeps serving their statuses), and a sidecar process of this checkout in front;
+  3. reads with wrk (one status, the expanded listing) on both, side by side, with CPU per request;
+  4. freshness: a status record written to the status topic until each answers with it.
+``make bench`` runs it at 200 connectors (bench/suite.py); ``make bench-view`` at 2,000.
+Stops what it started.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 from aiokafka import AIOKafkaProducer
@@ -29,6 +33,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import WORK, Sidecar, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
 from control_plane.codecs import (  # noqa: E402
     ConfigRecord,
     ConnectorConfig,
@@ -44,14 +49,6 @@ from control_plane.codecs import (  # noqa: E402
 from control_plane.view import MaterializedView  # noqa: E402
 from tests.integration.broker import local_stack  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
 
 Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
 
@@ -119,40 +116,134 @@ async def catch_up(bootstrap: str, topics: dict[str, str], total: int) -> tuple[
     return elapsed, counts
 
 
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+@dataclass
+class BenchCluster:
+    """A Connect 4.3.1 worker of its own on freshly filled topics, and a sidecar of this checkout in front."""
+
+    connectors: int
+    records: int
+    topics: dict[str, str]
+    catch_up_s: float
+    worker: Any  # deploy/local/stack.py's Proc
+    worker_ready_s: float
+    sidecar: Sidecar
+    sidecar_ready_s: float
+    sidecar_rss_mib: float
+    before: Sidecar | None = None  # a sidecar of the code before a change (--before), for before/after
 
 
-async def load(url: str, sequential: int, concurrency: int, seconds: float) -> dict[str, float]:
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency * 2)) as session:
+@contextlib.contextmanager
+def bench_cluster(
+    bootstrap: str,
+    connectors: int,
+    tasks_per_connector: int = 5,
+    topics_per_connector: int = 25,
+    before_code: Path | None = None,
+) -> Iterator[BenchCluster]:
+    stack = local_stack()
+    vars(stack)["STACK"] = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
+    group = f"bench-{uuid.uuid4().hex[:6]}"
+    t = time.perf_counter()
+    config, status = generate(connectors, tasks_per_connector, topics_per_connector)
+    total = len(config) + len(status)
+    topics = asyncio.run(fill(bootstrap, group, config, status))
+    print(f"  {total:,} records produced to {group}-* in {time.perf_counter() - t:.1f}s", file=sys.stderr, flush=True)
+    catch_up_s, _counts = asyncio.run(catch_up(bootstrap, topics, total))
+    t = time.perf_counter()
+    worker = stack.start_connect(group, stack.NEW_VERSION, bootstrap)
+    sidecar: Sidecar | None = None
+    before: Sidecar | None = None
+    try:
+        stack.wait_until(worker, lambda: stack.connect_ready(worker.url), "answer GET /connectors", 600)
+        worker_ready = time.perf_counter() - t
+        t = time.perf_counter()
+        sidecar = start_sidecar(f"sidecar-{group}", worker.extra["properties"])
+        sidecar_ready = time.perf_counter() - t
+        rss = rss_mib(sidecar.pid)
+        if before_code is not None:
+            before = start_sidecar(f"sidecar-before-{group}", worker.extra["properties"], code=before_code)
+        yield BenchCluster(
+            connectors, total, topics, catch_up_s, worker, worker_ready, sidecar, sidecar_ready, rss, before
+        )
+    finally:
+        for started in (sidecar, before):
+            if started is not None:
+                started.stop()
+        stack.stop([worker])
 
-        async def one() -> tuple[float, int]:
-            t = time.perf_counter()
-            async with session.get(url) as r:
-                body = await r.read()
-                assert r.status == 200, (r.status, body[:200])
-            return time.perf_counter() - t, len(body)
 
-        for _ in range(5):
-            await one()
-        seq = [await one() for _ in range(sequential)]
-        done: list[float] = []
-        stop_at = time.perf_counter() + seconds
+async def wait_ready_listing(urls: list[str], connectors: int, timeout_s: float = 300) -> None:
+    """The native worker starts (and fails) its connectors after it answers: wait until both list every
+    connector with a status."""
+    deadline = time.monotonic() + timeout_s
+    async with aiohttp.ClientSession() as session:
+        for url in urls:
+            while True:
+                async with session.get(url + "/connectors?expand=status") as r:
+                    body = await r.json() if r.status == 200 else {}
+                if len(body) >= connectors and all("status" in v for v in body.values()):
+                    break
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{url} did not list {connectors} connectors with a status in time")
+                await asyncio.sleep(0.5)
 
-        async def worker() -> None:
-            while time.perf_counter() < stop_at:
-                done.append((await one())[0])
 
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        rps = len(done) / (time.perf_counter() - t0)
-    return {
-        "p50": pct([s for s, _ in seq], 0.5),
-        "p99": pct([s for s, _ in seq], 0.99),
-        "rps": rps,
-        "bytes": seq[-1][1],
-    }
+def view_reads(cluster: BenchCluster, seconds: float) -> dict[str, Any]:
+    """One status and the expanded listing, from the view and from the worker, with wrk."""
+    sides: list[tuple[str, str, int]] = [
+        ("native", cluster.worker.url, cluster.worker.pid),
+        ("sidecar", cluster.sidecar.url, cluster.sidecar.pid),
+    ]
+    if cluster.before is not None:
+        sides.insert(1, ("before", cluster.before.url, cluster.before.pid))
+    asyncio.run(wait_ready_listing([base for _, base, _ in sides], cluster.connectors))
+    out: dict[str, Any] = {}
+    for what, path, concurrency in (
+        ("status", "/connectors/bench-connector-00001/status", 32),
+        ("listing", "/connectors?expand=status", 8),
+    ):
+        for name, base, pid in sides:
+            print(f"  {what} from the {name} ...", file=sys.stderr, flush=True)
+            watch = {name: pid}
+            single = wrk(base + path, 1, seconds, watch).as_dict()
+            out[f"{what}.{name}.c1"] = single
+            # long enough for a slow answer (a native listing of thousands takes seconds) to finish often
+            loaded_s = max(seconds, single["p50_ms"] * concurrency * 4 / 1000)
+            out[f"{what}.{name}.c{concurrency}"] = wrk(base + path, concurrency, loaded_s, watch).as_dict()
+    return out
+
+
+async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict[str, list[float]]:
+    """A connector status record written to the status topic, then polled for on the worker and on the
+    sidecar at once: seconds from the write until each answers with it."""
+    name = "bench-connector-00002"
+    seen: dict[str, list[float]] = {"native": [], "sidecar": []}
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    await producer.start()
+    try:
+        async with aiohttp.ClientSession() as session:
+
+            async def poll(who: str, url: str, marker: str, started: float) -> None:
+                deadline = started + 10
+                while time.perf_counter() < deadline:
+                    async with session.get(url) as r:
+                        if marker in (await r.text()):
+                            seen[who].append(time.perf_counter() - started)
+                            return
+
+            for i in range(samples):
+                worker_id = f"fresh-{uuid.uuid4().hex[:8]}:8083"
+                key, value = encode_status(ConnectorStatus(name, "RUNNING", None, worker_id, 1000 + i))
+                started = time.perf_counter()
+                await producer.send_and_wait(cluster.topics["status"], key=key, value=value)
+                path = f"/connectors/{name}/status"
+                await asyncio.gather(
+                    poll("native", cluster.worker.url + path, worker_id, started),
+                    poll("sidecar", cluster.sidecar.url + path, worker_id, started),
+                )
+    finally:
+        await producer.stop()
+    return seen
 
 
 def main() -> int:
@@ -160,76 +251,81 @@ def main() -> int:
     parser.add_argument("--connectors", type=int, default=2000)
     parser.add_argument("--tasks-per-connector", type=int, default=5)
     parser.add_argument("--topics-per-connector", type=int, default=25)
-    parser.add_argument("--requests", type=int, default=100, help="sequential requests for p50/p99")
-    parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="each wrk run")
+    parser.add_argument("--freshness-samples", type=int, default=50)
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    env = read_env()
-    bootstrap = env["KAFKA_BOOTSTRAP"]
-    stack = local_stack()
-    group = f"bench-{uuid.uuid4().hex[:6]}"
-
-    t = time.perf_counter()
-    config, status = generate(args.connectors, args.tasks_per_connector, args.topics_per_connector)
-    total = len(config) + len(status)
-    print(
-        f"generated {len(config):,} config and {len(status):,} status records in {time.perf_counter() - t:.1f}s",
-        flush=True,
-    )
-    t = time.perf_counter()
-    topics = asyncio.run(fill(bootstrap, group, config, status))
-    print(f"produced them to {topics['config']} and {topics['status']} in {time.perf_counter() - t:.1f}s", flush=True)
-
-    elapsed, counts = asyncio.run(catch_up(bootstrap, topics, total))
-    print(
-        f"in-process view caught up on {total:,} records in {elapsed:.2f}s: {total / elapsed:,.0f} records/s; {counts}",
-        flush=True,
-    )
-
-    procs = []
-    try:
-        t = time.perf_counter()
-        worker = stack.start_connect(group, stack.NEW_VERSION, bootstrap)
-        procs.append(worker)
-        stack.wait_until(worker, lambda: stack.connect_ready(worker.url), "answer GET /connectors", 600)
-        worker_ready = time.perf_counter() - t
-        print(f"native worker {stack.NEW_VERSION} ready in {worker_ready:.1f}s", flush=True)
-        t = time.perf_counter()
-        sidecar = stack.start_sidecar(f"sidecar-{group}", worker.extra["properties"])
-        procs.append(sidecar)
-        stack.wait_until(sidecar, lambda: stack.sidecar_ready(sidecar.url), "become ready", 300)
-        sidecar_ready = time.perf_counter() - t
-        print(
-            f"sidecar process ready (view caught up) in {sidecar_ready:.1f}s, RSS {rss_mib(sidecar.pid):.0f} MiB",
-            flush=True,
-        )
-
-        path = "/connectors?expand=status"
-        results = {}
-        for name, base in (("native worker", worker.url), ("sidecar view", sidecar.url)):
-            print(f"measuring {path} on the {name} ...", flush=True)
-            results[name] = asyncio.run(load(base + path, args.requests, args.concurrency, args.seconds))
-        rss_after = rss_mib(sidecar.pid)
-    finally:
-        stack.stop(procs)
-
-    print(
-        f"\n{args.connectors:,} connectors, {args.connectors * args.tasks_per_connector:,} tasks, "
-        f"{args.connectors * args.topics_per_connector:,} topic records ({total:,} records)"
-    )
-    print(f"catch-up (in-process view):  {total / elapsed:,.0f} records/s ({elapsed:.2f}s)")
-    print(f"sidecar process to ready:    {sidecar_ready:.1f}s; RSS after load {rss_after:.0f} MiB")
-    print(f"native worker to ready:      {worker_ready:.1f}s")
-    print(f"\nGET {path} ({results['native worker']['bytes'] / 1024:.0f} KiB answer)")
-    print(
-        f"{'':<16}{'p50 ms':>9}{'p99 ms':>9}{'req/s':>9}   "
-        f"(sequential x{args.requests}; then {args.concurrency} concurrent for {args.seconds:.0f}s)"
-    )
-    for name, r in results.items():
-        print(f"{name:<16}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['rps']:>9.1f}")
+    bootstrap = read_env()["KAFKA_BOOTSTRAP"]
+    results = run(bootstrap, args.connectors, args.seconds, args.freshness_samples, args)
+    print_table(f"view at {args.connectors:,} connectors", results["rows"])
+    print(f"results: {save(results, 'view')}")
     return 0
+
+
+def run(
+    bootstrap: str, connectors: int, seconds: float, freshness_samples: int, args: argparse.Namespace | None = None
+) -> dict[str, Any]:
+    """Sections 2 (view reads), 3 (freshness) and 4 (catch-up), on a cluster of their own."""
+    tasks = args.tasks_per_connector if args else 5
+    topics = args.topics_per_connector if args else 25
+    print(f"view: a worker of its own with {connectors:,} connectors ...", file=sys.stderr, flush=True)
+    with bench_cluster(bootstrap, connectors, tasks, topics) as cluster:
+        return measure(bootstrap, cluster, seconds, freshness_samples)
+
+
+def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_samples: int) -> dict[str, Any]:
+    connectors = cluster.connectors
+    reads = view_reads(cluster, seconds)
+    print("  freshness ...", file=sys.stderr, flush=True)
+    fresh = asyncio.run(freshness(cluster, bootstrap, freshness_samples))
+    rss_after = rss_mib(cluster.sidecar.pid)
+
+    def line(what: str, read: str, key: str, unit: str, target: str = "") -> dict[str, Any]:
+        def fig(side: str) -> float | None:
+            load = reads.get(f"{read.split('.')[0]}.{side}.{read.split('.')[1]}")
+            if load is None:
+                return None
+            value = load["cpu_ms_per_request"][side] if key == "cpu" else load[key]
+            return float(value)
+
+        sidecar_figure = fig("sidecar")
+        assert sidecar_figure is not None
+        return row(what, fig("native"), sidecar_figure, unit, target, fig("before"))
+
+    rows = [
+        line("one status, c=1, p50", "status.c1", "p50_ms", "ms", "<= 0.3 ms"),
+        line("one status, c=1, p99", "status.c1", "p99_ms", "ms"),
+        line("one status, c=32", "status.c32", "rps", "req/s", ">= 3x native"),
+        line("one status, CPU per request, c=32", "status.c32", "cpu", "ms"),
+        line(f"expand=status at {connectors:,}, c=1, p50", "listing.c1", "p50_ms", "ms"),
+        line(f"expand=status at {connectors:,}, c=8", "listing.c8", "rps", "req/s", ">= 20x native"),
+        line(f"expand=status at {connectors:,}, CPU per request", "listing.c8", "cpu", "ms"),
+    ]
+    for q, target in ((0.5, ""), (0.99, "< 50 ms")):
+        native = pct(fresh["native"], q) if fresh["native"] else None
+        if fresh["sidecar"]:
+            rows.append(row(f"freshness p{int(q * 100)}", native, pct(fresh["sidecar"], q), "ms", target))
+    rows.append(
+        row(
+            f"catch-up ({cluster.records:,} records, in-process, start included)",
+            None,
+            cluster.records / cluster.catch_up_s,
+            "records/s",
+            ">= 150,000",
+        )
+    )
+    rows.append(row("sidecar RSS after the reads", None, rss_after, "MiB", "< 300 MiB"))
+    return {
+        "connectors": connectors,
+        "records": cluster.records,
+        "catch_up_s": cluster.catch_up_s,
+        "worker_ready_s": cluster.worker_ready_s,
+        "sidecar_ready_s": cluster.sidecar_ready_s,
+        "freshness_samples": {k: [round(s * 1000, 2) for s in v] for k, v in fresh.items()},
+        "reads": reads,
+        "rows": rows,
+    }
 
 
 if __name__ == "__main__":

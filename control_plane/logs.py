@@ -1,8 +1,8 @@
 """structlog, configured once by the entry point: JSON lines in production, readable in a terminal.
 
 Libraries never configure logging; ``configure`` is called by ``cli.serve`` only. The fixed meaning
-per level: debug per record, info lifecycle and one line per proxied request, warning discarded
-input or a worker skipped, error a failed write.
+per level: debug per record and per proxied request (at info with ``log_requests``), info lifecycle,
+warning discarded input or a worker skipped, error a failed write.
 """
 
 from __future__ import annotations

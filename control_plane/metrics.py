@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Mapping
+from itertools import accumulate
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
@@ -18,19 +20,9 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.requests = Counter(
-            "http_requests",
-            "HTTP requests answered by the sidecar, per route template, method and status",
-            ["route", "method", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "http_request_duration_seconds",
-            "Time to answer an HTTP request, per route template and status",
-            ["route", "method", "status"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
+        # per request: plain counts, turned into the two families at scrape time (_RequestCollector)
+        self._requests: dict[tuple[str, str, int], _RequestStats] = {}
+        self.registry.register(_RequestCollector(self._requests))
         self.upstream_errors = Counter(
             "upstream_errors",
             "Failed calls to a Connect worker, per worker and kind of failure",
@@ -89,9 +81,13 @@ class Metrics:
         self.status_failures.labels(kind).inc()
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
-        labels = (route, method, str(status))
-        self.requests.labels(*labels).inc()
-        self.latency.labels(*labels).observe(seconds)
+        """One request answered (every request: a few additions, no lock; the one event loop calls it)."""
+        stats = self._requests.get((route, method, status))
+        if stats is None:
+            stats = self._requests[(route, method, status)] = _RequestStats()
+        stats.count += 1
+        stats.total += seconds
+        stats.buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1
 
     def watch_view(self, view: ViewCounters) -> None:
         """Expose the view's own counters at scrape time (no per-record cost on the hot path)."""
@@ -99,6 +95,44 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _RequestStats:
+    __slots__ = ("buckets", "count", "total")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.buckets = [0] * (len(LATENCY_BUCKETS) + 1)  # per bucket (le), the last one +Inf; not cumulative
+
+
+class _RequestCollector(Collector):
+    """``http_requests_total`` and the ``http_request_duration_seconds`` histogram, per route template,
+    method and status, from the counts ``Metrics.observe`` keeps."""
+
+    def __init__(self, stats: Mapping[tuple[str, str, int], _RequestStats]) -> None:
+        self._stats = stats
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily]:
+        labels = ["route", "method", "status"]
+        requests = CounterMetricFamily(
+            "http_requests",
+            "HTTP requests answered by the sidecar, per route template, method and status",
+            labels=labels,
+        )
+        latency = HistogramMetricFamily(
+            "http_request_duration_seconds",
+            "Time to answer an HTTP request, per route template and status",
+            labels=labels,
+        )
+        for (route, method, status), stats in list(self._stats.items()):
+            values = [route, method, str(status)]
+            requests.add_metric(values, stats.count)
+            cumulative = list(accumulate(stats.buckets))
+            bounds = [repr(b) for b in LATENCY_BUCKETS] + ["+Inf"]  # as prometheus_client writes these
+            latency.add_metric(values, list(zip(bounds, cumulative, strict=True)), stats.total)
+        yield requests
+        yield latency
 
 
 class ViewCounters(Protocol):

@@ -100,6 +100,8 @@ class Settings(BaseSettings):
     port: int = Field(8084, ge=0, le=65535)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    # one log line per proxied request at info (otherwise at debug: a line costs more than the hop itself)
+    log_requests: bool = False
 
     # -- the upstream Connect cluster
     worker_properties: str | None = None

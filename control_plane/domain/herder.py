@@ -122,6 +122,7 @@ class Herder:
         self._describe_settings = describe_settings
         self._restarter = ConnectorRestarter(workers)
         self._plugins = PluginCatalog(workers)
+        self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged.
@@ -207,6 +208,15 @@ class Herder:
         with_status, with_info = "status" in expand, "info" in expand
 
         def build(view: ClusterView) -> ConnectorListing:
+            # the same listing until the view changes: a record applied, or the plugin types reloaded
+            key = (id(view), view.revision, id(view.plugin_types), with_status, with_info, overlay, bool(expand))
+            if self._listing is not None and self._listing[0] == key:
+                return self._listing[1]
+            listing = build_listing(view)
+            self._listing = (key, listing)
+            return listing
+
+        def build_listing(view: ClusterView) -> ConnectorListing:
             names = view.connectors()
             if not expand:
                 return ConnectorListing(names, None)

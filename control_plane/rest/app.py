@@ -17,6 +17,7 @@ from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
 from . import compat, configs, newer, offsets, ops, plugins, reads, topic_creation
+from .dispatch import SidecarApp
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import ANY_TARGET, PassThrough
@@ -165,7 +166,10 @@ def create_app(
             finally:
                 slot.runtime = None
 
-    app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS)
+    # Starlette, with paths the sidecar never answers sent straight to the pass-through (rest.dispatch)
+    app = SidecarApp(
+        routes=ROUTES, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS, slot=slot, metrics=metrics
+    )
     app.add_middleware(RuntimeScope, slot=slot)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     return app

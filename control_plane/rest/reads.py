@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -11,8 +12,19 @@ from . import render
 from .outcomes import answered, respond
 from .state import herder
 
+# The last listing rendered, with its JSON: the herder gives the same listing object until the view
+# changes, so a listing of thousands of connectors is serialized once per change, not once per request.
+_rendered: tuple[ConnectorListing, orjson.Fragment] | None = None
+
 
 def _listing_json(listing: ConnectorListing) -> object:
+    global _rendered
+    if _rendered is None or _rendered[0] is not listing:
+        _rendered = (listing, orjson.Fragment(orjson.dumps(_listing_data(listing))))
+    return _rendered[1]
+
+
+def _listing_data(listing: ConnectorListing) -> object:
     if listing.expanded is None:
         return list(listing.names)
     out: dict[str, dict[str, object]] = {}

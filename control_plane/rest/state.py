@@ -32,14 +32,22 @@ class RuntimeScope:
 
 
 def runtime(request: Request) -> Runtime:
-    current = request.state.runtime
-    if not isinstance(current, Runtime):
+    return _running(request.state.runtime)
+
+
+def current(slot: RuntimeSlot) -> Runtime:
+    """The runtime of a slot, for a caller outside Starlette's middleware (``dispatch.SidecarApp``)."""
+    return _running(slot.runtime)
+
+
+def _running(value: object) -> Runtime:
+    if not isinstance(value, Runtime):
         raise RuntimeError("the sidecar is not running (outside its lifespan)")
-    return current
+    return value
 
 
 def herder(request: Request) -> Herder:
     return runtime(request).herder
 
 
-__all__ = ["RuntimeScope", "RuntimeSlot", "herder", "runtime"]
+__all__ = ["RuntimeScope", "RuntimeSlot", "current", "herder", "runtime"]

@@ -15,13 +15,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import aiohttp
 import httpx
 import orjson
 import structlog
+import yarl
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
 from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, classify
 from .transport import RAW_TARGET, PassThroughTransport
+from .wire import Limits
 
 log = structlog.get_logger(__name__)
 
@@ -47,6 +50,10 @@ HOP_BY_HOP = frozenset(
     }
 )
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# methods aiohttp sends without a Content-Length when they have no body (ClientRequest.GET_METHODS); httpx
+# puts a Content-Length first on an empty POST, PUT or PATCH
+BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+_CL_FIRST = frozenset({"POST", "PUT", "PATCH"})
 
 # The 409 messages of Connect's HerderRequestHandler.completeOrForwardRequest: the request did not
 # run because the worker's view of the cluster was changing. Connect's answer carries no other mark
@@ -60,12 +67,12 @@ REBALANCE_409_PREFIXES = (
 
 
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
-    headers = list(headers)
-    named: set[bytes] = set()
-    for name, value in headers:
-        if name.lower() == b"connection":
-            named |= {token.strip().lower() for token in value.split(b",")}
-    return [(n, v) for n, v in headers if n.lower() not in HOP_BY_HOP and n.lower() not in named]
+    lowered = [(name.lower(), name, value) for name, value in headers]
+    dropped = HOP_BY_HOP
+    for low, _, value in lowered:
+        if low == b"connection":  # and the headers it names
+            dropped = dropped | {token.strip().lower() for token in value.split(b",")}
+    return [(name, value) for low, name, value in lowered if low not in dropped]
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,21 @@ def build_transport(kind: str, max_connections: int, keepalive_s: float) -> http
     return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
 
 
+def _origin(worker: str) -> tuple[str, str]:
+    """A worker URL's origin and Host header value, as httpx derives them (lowercase host, no default port)."""
+    url = httpx.URL(worker)
+    netloc = url.netloc.decode("ascii")
+    return f"{url.scheme}://{netloc}", netloc
+
+
+def _plain_http(worker: str) -> tuple[str, int] | None:
+    """Host and port of an ``http://`` worker (the lean pool's); None for another scheme."""
+    url = httpx.URL(worker)
+    if url.scheme != "http" or not url.host:
+        return None
+    return url.host, url.port or 80
+
+
 class UpstreamObserver(Protocol):
     """What the upstream reports as it works (``metrics.Metrics`` implements it)."""
 
@@ -139,13 +161,21 @@ class ConnectUpstream:
         if not workers:
             raise ValueError("at least one worker URL is needed")
         self.workers = tuple(w.rstrip("/") for w in workers)
+        self._transport = transport or build_transport("aiohttp", 100, 15.0)
         self._client = httpx.AsyncClient(
-            transport=transport or build_transport("aiohttp", 100, 15.0),
+            transport=self._transport,
             timeout=httpx.Timeout(
                 connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=pool_timeout_s
             ),
             trust_env=False,
         )
+        # the lean path's equivalents of what httpx derives per request (see _send_lean)
+        self._timeout = aiohttp.ClientTimeout(
+            sock_connect=connect_timeout_s, sock_read=read_timeout_s, connect=pool_timeout_s
+        )
+        self._origins = {w: _origin(w) for w in self.workers}
+        self._plain_http = {w: endpoint for w in self.workers if (endpoint := _plain_http(w)) is not None}
+        self._limits = Limits(connect_s=connect_timeout_s, read_s=read_timeout_s, pool_s=pool_timeout_s)
         self._down_until: dict[str, float] = {}
         self._worker_down_s = worker_down_s
         self._retry_max = rebalance_retry_max
@@ -164,6 +194,8 @@ class ConnectUpstream:
         return up + down
 
     async def _send_once(self, worker: str, request: UpstreamRequest) -> UpstreamResponse:
+        if isinstance(self._transport, PassThroughTransport):
+            return await self._send_lean(self._transport, worker, request)
         url = worker + request.path
         if request.query:
             url += "?" + request.query.decode("latin-1")
@@ -190,6 +222,49 @@ class ConnectUpstream:
         return UpstreamResponse(
             response.status_code, strip_hop_by_hop(response.headers.raw), body, worker, framing=framing
         )
+
+    async def _send_lean(
+        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest
+    ) -> UpstreamResponse:
+        """What ``_send_once`` does through httpx, without httpx's objects: the same target (byte for
+        byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
+        timeouts and the same kinds of errors. A plain-HTTP worker is reached through the lean HTTP/1.1
+        pool (``upstream.wire``), an HTTPS one through the aiohttp pool."""
+        origin, host = self._origins[worker]
+        target = request.path + ("?" + request.query.decode("latin-1") if request.query else "")
+        headers = strip_hop_by_hop(request.headers)
+        host_header = (b"Host", host.encode("ascii"))
+        if request.body:
+            headers = [host_header, *headers, (b"Content-Length", str(len(request.body)).encode())]
+        elif request.method in _CL_FIRST:
+            headers = [host_header, (b"Content-Length", b"0"), *headers]
+        else:
+            headers = [host_header, *headers]
+        endpoint = self._plain_http.get(worker)
+        if endpoint is not None:
+            if not request.body and request.method not in BODILESS_METHODS and request.method not in _CL_FIRST:
+                headers.append((b"Content-Length", b"0"))  # what aiohttp adds (ClientRequest.update_body_from_data)
+            head = [f"{request.method} {target} HTTP/1.1\r\n".encode("latin-1")]
+            head += [b"%s: %s\r\n" % pair for pair in headers]
+            head.append(b"\r\n")
+            wire_request = b"".join(head) + request.body
+            status, raw_headers, body = await transport.wire.exchange(
+                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", self._limits
+            )
+        else:
+            try:
+                status, raw_headers, body = await transport.exchange(
+                    request.method,
+                    yarl.URL(origin + target, encoded=True),
+                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers],
+                    request.body or None,
+                    self._timeout,
+                )
+            except httpx.HTTPError as exc:
+                raise classify(worker, exc) from exc
+        self._down_until.pop(worker, None)
+        framing = tuple((n.lower(), v) for n, v in raw_headers if n.lower() == b"content-length")
+        return UpstreamResponse(status, strip_hop_by_hop(raw_headers), body, worker, framing=framing)
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []

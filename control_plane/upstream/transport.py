@@ -17,6 +17,8 @@ import httpx
 import yarl
 from httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
 
+from .wire import WirePool
+
 RAW_TARGET = "sidecar_raw_target"  # request extension: the target as the client sent it (bytes)
 
 
@@ -25,6 +27,14 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
         self._max_connections = max_connections
         self._keepalive_s = keepalive_s
         self._session: aiohttp.ClientSession | None = None
+        self._wire: WirePool | None = None
+
+    @property
+    def wire(self) -> WirePool:
+        """The lean HTTP/1.1 pool (``upstream.wire``) for plain-HTTP workers, with the same limits."""
+        if self._wire is None:  # made on first use: its semaphore belongs to the running loop
+            self._wire = WirePool(self._max_connections, self._keepalive_s)
+        return self._wire
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:  # made on first use: it needs the running loop
@@ -71,7 +81,34 @@ class PassThroughTransport(httpx.AsyncBaseTransport):
             extensions=extensions,
         )
 
+    async def exchange(
+        self,
+        method: str,
+        url: yarl.URL,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        limits: aiohttp.ClientTimeout,
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """The same exchange as ``handle_async_request`` without httpx's request and response objects
+        (``ConnectUpstream`` calls it on its hot path): status, raw headers, raw body. Errors are httpx's,
+        as there, so that ``classify`` reads them the same way."""
+        with map_aiohttp_exceptions():
+            async with self._client().request(
+                method,
+                url,
+                headers=headers,
+                data=body,
+                allow_redirects=False,
+                auto_decompress=False,
+                compress=None,
+                timeout=limits,
+            ) as response:
+                return response.status, list(response.raw_headers), await response.read()
+
     async def aclose(self) -> None:
+        if self._wire is not None:
+            await self._wire.aclose()
+            self._wire = None
         if self._session is not None:
             await self._session.close()
             self._session = None

@@ -95,9 +95,12 @@ class ClusterView:
     task_status_deleted_ms: dict[str, int] = field(default_factory=dict)
     last_record_timestamp_ms: int | None = None
     last_applied_at: float | None = None
+    # bumped by every record applied: an answer built from the view at one revision is valid until the next
+    revision: int = 0
 
     # -- applying records ----------------------------------------------------------------------
     def _touch(self, timestamp_ms: int) -> None:
+        self.revision += 1
         if self.last_record_timestamp_ms is None or timestamp_ms > self.last_record_timestamp_ms:
             self.last_record_timestamp_ms = timestamp_ms
         self.last_applied_at = time.time()

@@ -100,6 +100,23 @@ async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> 
     assert listing.names == ("c",) and listing.expanded is None
 
 
+async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    cluster.running("a")
+    first = view_answer(cluster.herder.list_connectors(["status"]))
+    assert view_answer(cluster.herder.list_connectors(["status"])) is first  # nothing changed: the same one
+    assert view_answer(cluster.herder.list_connectors(["info"])) is not first  # another expansion
+    cluster.kafka.view.state.apply_status(ConnectorStatus("a", "PAUSED", None, "w1", 2))
+    paused = view_answer(cluster.herder.list_connectors(["status"]))
+    assert paused is not first and paused.expanded is not None
+    assert paused.expanded["a"].status is not None and paused.expanded["a"].status.connector.state == "PAUSED"
+    cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
+    retyped = view_answer(cluster.herder.list_connectors(["status"]))
+    assert retyped.expanded is not None and retyped.expanded["a"].status is not None
+    assert retyped.expanded["a"].status.type == "sink"
+
+
 async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
     cluster = Cluster("4.3.1")
     await cluster.detect()

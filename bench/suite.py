@@ -1,0 +1,80 @@
+"""``make bench``: the benchmark suite, each figure beside its reference measured in the same run, and
+their ratio; a table on stdout and JSON under bench/results/ (``bench-<time>.json``, ``bench-latest.json``).
+
+Sections (issue 13):
+  1. the proxy hop (bench/proxy_hop.py) and 2-4. view reads, freshness, catch-up (bench/view_scale.py),
+     on a Connect 4.3.1 worker of its own (``--connectors``, 200 by default; 2,000 with ``--full``) with a
+     sidecar process of this checkout in front;
+  5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers.
+The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
+Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
+minutes with the defaults; ``--quick`` shortens every run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench import kip875, proxy_hop, view_scale  # noqa: E402
+from bench.common import code_of, print_table, save  # noqa: E402
+from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="short runs (2 s each, fewer samples)")
+    parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
+    parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
+    parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
+    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
+    parser.add_argument("--sections", default="1,2,5", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875")
+    args = parser.parse_args()
+    if not ENV_FILE.exists():
+        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
+    env = read_env()
+    seconds = args.seconds or (2.0 if args.quick else 5.0)
+    connectors = args.connectors or (2000 if args.full else 200)
+    sections = set(args.sections.split(","))
+    results: dict[str, Any] = {"quick": args.quick, "seconds": seconds}
+    tables: list[tuple[str, list[dict[str, Any]]]] = []
+    if sections & {"1", "2"}:
+        before_code = code_of(args.before) if args.before else None
+        results["before"] = args.before
+        with view_scale.bench_cluster(env["KAFKA_BOOTSTRAP"], connectors, before_code=before_code) as cluster:
+            if "1" in sections:
+                print("1. proxy hop ...", file=sys.stderr, flush=True)
+                path = "/connectors/bench-connector-00000"
+                hop = proxy_hop.run(
+                    cluster.worker.url, cluster.worker.pid, cluster.sidecar, path, seconds, cluster.before
+                )
+                results["proxy_hop"] = hop
+                tables.append((f"1. proxy hop: GET {path} (proxied), wrk", hop["rows"]))
+            if "2" in sections:
+                print("2-4. view ...", file=sys.stderr, flush=True)
+                view = view_scale.measure(env["KAFKA_BOOTSTRAP"], cluster, seconds, 20 if args.quick else 50)
+                results["view"] = view
+                tables.append((f"2-4. view versus the worker, {connectors:,} connectors", view["rows"]))
+    if "5" in sections:
+        print("5. KIP-875 ...", file=sys.stderr, flush=True)
+        try:
+            emulated = kip875.run(env, 8 if args.quick else 20, 0.3 if args.quick else 0.7)
+        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+            results["kip875"] = {"error": str(err)}
+            print(f"5. KIP-875 failed: {err}", file=sys.stderr, flush=True)
+        else:
+            results["kip875"] = emulated
+            tables.append(("5. KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", emulated["rows"]))
+    for title, rows in tables:
+        print_table(title, rows)
+    print("\n(ratio = sidecar / native; same run, same machine; see bench/results/ for every figure)")
+    print(f"results: {save(results)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

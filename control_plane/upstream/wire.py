@@ -1,0 +1,205 @@
+"""A lean HTTP/1.1 client for the proxied hop: one request on one pooled keep-alive connection, the request
+written as given (target byte for byte, headers in order), the answer parsed by httptools (the parser
+uvicorn serves with). It does the little a pass-through needs and nothing else: no redirects, cookies,
+decompression, auth or URL handling, so a request costs a fraction of a general-purpose client's.
+
+Failures are the upstream seam's errors (``upstream.errors``), with the meaning ``classify`` gives
+aiohttp's: the request never reached the worker (refused, connect timeout, no free connection) is
+``WorkerUnreachable``; a connection that broke once the request may have been sent (a stale keep-alive
+connection included) is ``WorkerDisconnected``; no answer within the read timeout is ``UpstreamTimeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import cast
+
+import httptools
+
+from .errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    connect_s: float
+    read_s: float
+    pool_s: float
+
+
+class _Connection(asyncio.Protocol):
+    """One connection to a worker; one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.idle_since = 0.0
+        self._parser = httptools.HttpResponseParser(self)
+        self._answer: asyncio.Future[tuple[int, Headers, bytes]] | None = None
+        self._head_only = False
+        self._reset()
+
+    def _reset(self) -> None:
+        self._headers: Headers = []
+        self._body: list[bytes] = []
+        self._headers_done = False
+        self._framed = False  # content-length or chunked: the parser knows where the body ends
+
+    # -- asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # a stream transport (asyncio's or uvloop's, which does not derive from asyncio.Transport)
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self._answer is None or self._answer.done():  # bytes nobody asked for: the connection is unusable
+            self.close()
+            return
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(WorkerDisconnected("", f"malformed answer ({exc})"))
+            self.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self._answer is not None and not self._answer.done():
+            if self._headers_done and not self._framed:  # the body of an answer without framing ends here
+                self._complete()
+            else:
+                self._fail(WorkerDisconnected("", f"connection lost ({exc or 'Server disconnected'})"))
+
+    # -- httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self._headers_done = True
+        names = {n.lower() for n, _ in self._headers}
+        self._framed = b"content-length" in names or b"transfer-encoding" in names
+        if self._head_only and self._parser.get_status_code() >= 200:
+            # a HEAD answer has no body whatever its headers say; the parser cannot be told so, so
+            # the connection is not reused
+            self._complete()
+            self.close()
+
+    def on_body(self, body: bytes) -> None:
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # an interim answer (100 Continue): the final one follows
+            self._reset()
+            return
+        if not self._parser.should_keep_alive():
+            self.closed = True
+        self._complete()
+
+    # -- the client side
+    def _complete(self) -> None:
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result((self._parser.get_status_code(), self._headers, b"".join(self._body)))
+
+    def _fail(self, err: UpstreamError) -> None:
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_exception(err)
+
+    def send(self, request: bytes, head_only: bool) -> asyncio.Future[tuple[int, Headers, bytes]]:
+        assert self.transport is not None
+        self._reset()
+        self._head_only = head_only
+        self._answer = asyncio.get_running_loop().create_future()
+        self.transport.write(request)
+        return self._answer
+
+    def time_out(self, after_s: float) -> None:
+        self._fail(UpstreamTimeout("", f"no answer in time (read timeout {after_s:g}s)"))
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+class WirePool:
+    """Keep-alive connections per worker, at most ``max_connections`` in use at once (all workers)."""
+
+    def __init__(self, max_connections: int, keepalive_s: float) -> None:
+        self._slots = asyncio.Semaphore(max_connections)
+        self._keepalive_s = keepalive_s
+        self._idle: dict[tuple[str, int], deque[_Connection]] = {}
+
+    async def exchange(
+        self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits
+    ) -> tuple[int, Headers, bytes]:
+        """Send ``request`` (a whole HTTP/1.1 request, head and body) and return the answer's status,
+        raw headers and body. ``worker`` names the worker in errors."""
+        if self._slots.locked():  # every connection in use: wait for one, within the pool timeout
+            try:
+                async with asyncio.timeout(limits.pool_s):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise WorkerUnreachable(worker, "no free connection in the pool") from None
+        else:
+            await self._slots.acquire()  # at once
+        try:
+            return await self._exchange(worker, host, port, request, head_only, limits)
+        finally:
+            self._slots.release()
+
+    async def _exchange(
+        self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits
+    ) -> tuple[int, Headers, bytes]:
+        conn = self._idle_connection((host, port)) or await self._connect(worker, host, port, limits)
+        answer = conn.send(request, head_only)
+        # the read timeout as one timer on the answer (cheaper than a timeout scope per request)
+        timer = asyncio.get_running_loop().call_later(limits.read_s, conn.time_out, limits.read_s)
+        try:
+            status, headers, body = await answer
+        except UpstreamError as err:
+            conn.close()
+            raise type(err)(worker, err.detail) from None
+        except BaseException:  # cancelled: the connection is in an unknown state
+            conn.close()
+            raise
+        finally:
+            timer.cancel()
+        if not conn.closed:
+            conn.idle_since = time.monotonic()
+            self._idle.setdefault((host, port), deque()).append(conn)
+        return status, headers, body
+
+    def _idle_connection(self, key: tuple[str, int]) -> _Connection | None:
+        idle = self._idle.get(key)
+        now = time.monotonic()
+        while idle:
+            conn = idle.pop()  # the most recently used: the least likely to have been closed by the worker
+            if not conn.closed and now - conn.idle_since < self._keepalive_s:
+                return conn
+            conn.close()
+        return None
+
+    async def _connect(self, worker: str, host: str, port: int, limits: Limits) -> _Connection:
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(limits.connect_s):
+                _, conn = await loop.create_connection(_Connection, host, port)
+        except TimeoutError:
+            raise WorkerUnreachable(worker, f"connect timed out (after {limits.connect_s:g}s)") from None
+        except OSError as exc:
+            raise WorkerUnreachable(worker, f"cannot connect ({exc})") from None
+        return conn
+
+    async def aclose(self) -> None:
+        for idle in self._idle.values():
+            for conn in idle:
+                with contextlib.suppress(Exception):
+                    conn.close()
+        self._idle.clear()
+
+
+__all__ = ["Limits", "WirePool"]
