@@ -183,10 +183,10 @@ async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: s
     ],
 )
 async def test_read_timeout_is_not_resent_and_gives_504(router: respx.MockRouter, serve, method: str) -> None:
-    w1 = router.route(host="w1", path="/connectors/a/restart").mock(side_effect=httpx.ReadTimeout)
+    w1 = router.route(host="w1", path="/connectors/a/pause").mock(side_effect=httpx.ReadTimeout)
     w2 = router.route(host="w2").respond(200, json={})
     async with serve() as running:
-        response = await running.client.request(method, "/connectors/a/restart")
+        response = await running.client.request(method, "/connectors/a/pause")
     body = assert_connect_error(response, 504)
     assert W1 in body["message"]
     assert "did not answer in time" in body["message"]

@@ -223,7 +223,7 @@ JSON = "application/json"
             "PATCH", "/connectors/a/offsets", b'{"offsets":[{"partition":{"f":"x"},"offset":null}]}', 200, id="PATCH"
         ),
         pytest.param("DELETE", "/connectors/a/offsets", b"", 200, id="DELETE"),
-        pytest.param("OPTIONS", "/connectors/a/restart", b"", 200, id="OPTIONS"),
+        pytest.param("OPTIONS", "/connectors/a/pause", b"", 200, id="OPTIONS"),
     ],
 )
 async def test_methods_pass_through(
@@ -246,8 +246,8 @@ async def test_methods_pass_through(
     [
         pytest.param("/connectors/my%20conn/status", id="space"),
         # (the sidecar's own routes refuse these as Jetty 12 does: test_jetty_uri; passed-through paths keep them)
-        pytest.param("/connectors/a%2Fb/restart", id="encoded-slash"),
-        pytest.param("/connectors/100%25/restart", id="encoded-percent"),
+        pytest.param("/connectors/a%2Fb/pause", id="encoded-slash"),
+        pytest.param("/connectors/100%25/pause", id="encoded-percent"),
         pytest.param("/connectors/caf%C3%A9/tasks/0/status", id="utf8"),
         pytest.param("/connectors/a%3Fb%23c/status", id="encoded-question-and-hash"),
         pytest.param("/connectors/a+b/status", id="plus-stays-plus"),
@@ -267,7 +267,7 @@ async def test_huge_request_body_passes_byte_for_byte(router: respx.MockRouter, 
     route = router.route(host="w1").respond(200, json={})
     async with serve() as running:
         response = await running.client.put(
-            "/connectors/a/restart", content=body, headers={"Content-Type": "application/octet-stream"}
+            "/connectors/a/pause", content=body, headers={"Content-Type": "application/octet-stream"}
         )
     assert response.status_code == 200
     request = worker_request(route)
