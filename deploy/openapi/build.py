@@ -39,6 +39,11 @@ def _run(cmd: list[str], what: str) -> None:
         raise RuntimeError(f"{what} failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
 
 
+def has_description(version: str) -> bool:
+    """Whether this directory builds Connect ``version``'s description (a pom per version)."""
+    return (HERE / f"connect-{version}.pom").exists()
+
+
 def ensure(version: str) -> Path:
     """The path of Connect ``version``'s description, built first unless the cached one is current."""
     pom = HERE / f"connect-{version}.pom"
