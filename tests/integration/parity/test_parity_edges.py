@@ -15,7 +15,7 @@ from aiokafka import AIOKafkaProducer
 from control_plane.codecs import Tombstone, encode_config
 from control_plane.codecs.config import ConfigKey, ConfigKind
 
-from .ways import Way, run_every_way
+from .ways import Way, run_every_way, since
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -103,7 +103,8 @@ async def large_configs(w: Way) -> None:
 
 
 async def test_a_config_of_almost_a_mib_and_one_beyond(ways: list[Way]) -> None:
-    await run_every_way(ways, large_configs)
+    # a 2.8 worker's config producer writes a 1.25 MiB record that 3.x and 4.x refuse (500): the worker's own
+    await run_every_way(since(ways, "3.0"), large_configs)
 
 
 TASKS = 200
