@@ -45,7 +45,7 @@ async def test_a_connector_whose_class_the_worker_lacks(
             assert (await worker.get(f"/connectors/{name}/status")).status_code == 500
             status = (await sidecar.get(f"/connectors/{name}/status")).json()
             assert set(status) == {"name", "connector", "tasks", "type"} and status["tasks"] == []
-            assert set(status["connector"]) == {"state", "trace", "worker_id"}
+            assert set(status["connector"]) == {"state", "trace", "worker_id", "version"}
         else:
             status = (await same_answer(sidecar, worker, f"/connectors/{name}/status")).json()
         assert status["type"] == "unknown" and status["connector"]["state"] == "FAILED"
