@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 from typing import Protocol
 
@@ -93,6 +93,11 @@ class Metrics:
         """Expose the view's own counters at scrape time (no per-record cost on the hot path)."""
         self.registry.register(_ViewCollector(view))
 
+    def watch_states(self, source: Callable[[], StateGaugeSource | None]) -> None:
+        """Per-connector state gauges from the view, at scrape time (``domain.connector_states``; None while
+        the view is not ready: nothing shown rather than partial counts)."""
+        self.registry.register(_StateCollector(source))
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
@@ -135,6 +140,14 @@ class _RequestCollector(Collector):
         yield latency
 
 
+class TailLagReading(Protocol):
+    @property
+    def records(self) -> int: ...
+
+    @property
+    def poll_age_s(self) -> float: ...
+
+
 class ViewCounters(Protocol):
     @property
     def applied(self) -> Mapping[str, int]: ...
@@ -144,6 +157,8 @@ class ViewCounters(Protocol):
 
     @property
     def ready(self) -> bool: ...
+
+    def lag(self) -> Mapping[str, TailLagReading | None]: ...
 
 
 class _ViewCollector(Collector):
@@ -168,3 +183,89 @@ class _ViewCollector(Collector):
         yield GaugeMetricFamily(
             "view_ready", "1 once the view has read to the end offsets seen at start", value=int(self._view.ready)
         )
+        lag = GaugeMetricFamily(
+            "view_lag_records",
+            "Records of an internal topic written and not yet read by the view, as of the view's last fetch",
+            labels=["topic"],
+        )
+        poll_age = GaugeMetricFamily(
+            "view_poll_age_seconds",
+            "Seconds since the view last fetched from an internal topic (its oldest partition); grows while the "
+            "view cannot read it",
+            labels=["topic"],
+        )
+        for topic, reading in self._view.lag().items():
+            if reading is not None:
+                lag.add_metric([topic], reading.records)
+                poll_age.add_metric([topic], reading.poll_age_s)
+        yield lag
+        yield poll_age
+
+
+class ConnectorStateGauge(Protocol):
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def tasks(self) -> Mapping[str, int]: ...
+
+
+class StateGaugeSource(Protocol):
+    """``domain.connector_states.StateGauges``: kept incrementally; ``version`` changes with its contents."""
+
+    @property
+    def connectors(self) -> Mapping[str, ConnectorStateGauge]: ...
+
+    @property
+    def connector_totals(self) -> Mapping[str, int]: ...
+
+    @property
+    def task_totals(self) -> Mapping[str, int]: ...
+
+    @property
+    def version(self) -> int: ...
+
+
+class _StateCollector(Collector):
+    """``connector_state`` (1, labelled with the connector's state), ``connector_tasks`` (per connector and
+    task state present, how many tasks), and the counts by state over the cluster. The families are built
+    again only when the states changed (``version``)."""
+
+    def __init__(self, source: Callable[[], StateGaugeSource | None]) -> None:
+        self._source = source
+        self._built: tuple[int, list[GaugeMetricFamily]] | None = None
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []  # not read at registration: the herder's rules may not be known yet
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        gauges = self._source()
+        if gauges is None:
+            return
+        if self._built is None or self._built[0] != gauges.version:
+            self._built = (gauges.version, _state_families(gauges))
+        yield from self._built[1]
+
+
+def _state_families(gauges: StateGaugeSource) -> list[GaugeMetricFamily]:
+    state = GaugeMetricFamily(
+        "connector_state",
+        "1 per connector, labelled with its state as the status endpoint shows it (from the view)",
+        labels=["connector", "state"],
+    )
+    tasks = GaugeMetricFamily(
+        "connector_tasks",
+        "Tasks of a connector in a state (only the states some of its tasks are in; from the view)",
+        labels=["connector", "state"],
+    )
+    for name, gauge in gauges.connectors.items():
+        state.add_metric([name, gauge.state], 1)
+        for task_state, count in gauge.tasks.items():
+            tasks.add_metric([name, task_state], count)
+    connectors = GaugeMetricFamily("connectors_by_state", "Connectors in each state (from the view)", labels=["state"])
+    for name, count in gauges.connector_totals.items():
+        connectors.add_metric([name], count)
+    all_tasks = GaugeMetricFamily("tasks_by_state", "Tasks in each state (from the view)", labels=["state"])
+    for name, count in gauges.task_totals.items():
+        all_tasks.add_metric([name], count)
+    return [state, tasks, connectors, all_tasks]

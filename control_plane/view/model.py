@@ -35,6 +35,7 @@ from ..codecs.config import ConfigKey, ConfigKind
 from ..codecs.offsets import OffsetKey
 from ..codecs.status import StatusKey, StatusKind
 from ..rules.connectors import connector_type
+from .timeline import StateTimeline, TouchLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,9 @@ class ClusterView:
     last_applied_at: float | None = None
     # bumped by every record applied: an answer built from the view at one revision is valid until the next
     revision: int = 0
+    # the status records as transitions, and the connectors whose status or configuration changed (timeline.py)
+    timeline: StateTimeline = field(default_factory=StateTimeline)
+    touches: TouchLog = field(default_factory=TouchLog)
 
     # -- applying records ----------------------------------------------------------------------
     def _touch(self, timestamp_ms: int) -> None:
@@ -109,13 +113,18 @@ class ClusterView:
         self._touch(timestamp_ms)
         if isinstance(record, Tombstone) and isinstance(record.key, ConfigKey):
             key = record.key
+            if key.kind in (ConfigKind.CONNECTOR, ConfigKind.TARGET_STATE):
+                self.touches.touch(key.name)
             if key.kind is ConfigKind.CONNECTOR:
                 self._remove_connector_config(key.name)
+                self.touches.prune(len(self.connector_configs))
             elif key.kind is ConfigKind.TARGET_STATE:
                 self.target_states.pop(key.name, None)
                 if key.name in self.connector_configs:
                     self.target_states[key.name] = "STARTED"
             return
+        if isinstance(record, ConnectorConfig | TargetState):  # what the state gauges' STOPPED overlay reads
+            self.touches.touch(record.connector)
         if isinstance(record, ConnectorConfig):
             self.connector_configs[record.connector] = dict(record.properties)
             self.target_states.setdefault(record.connector, "STARTED")
@@ -154,8 +163,11 @@ class ClusterView:
 
     def apply_status(self, record: object, timestamp_ms: int = 0) -> None:
         self._touch(timestamp_ms)
+        self.timeline.observe(record, timestamp_ms)
         if isinstance(record, Tombstone) and isinstance(record.key, StatusKey):
             key = record.key
+            if key.kind is not StatusKind.TOPIC:
+                self.touches.touch(key.connector)
             if key.kind is StatusKind.CONNECTOR:
                 self.connector_statuses.pop(key.connector, None)
                 self.task_statuses.pop(key.connector, None)
@@ -171,6 +183,8 @@ class ClusterView:
             elif key.kind is StatusKind.TOPIC and key.topic is not None:
                 self._remove_topic(key.connector, key.topic)
             return
+        if isinstance(record, ConnectorStatus | TaskStatus):
+            self.touches.touch(record.connector)
         if isinstance(record, ConnectorStatus):
             self.connector_statuses[record.connector] = record
         elif isinstance(record, TaskStatus):
