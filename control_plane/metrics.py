@@ -20,6 +20,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        self._states: _StateText | None = None
         # per request: plain counts, turned into the two families at scrape time (_RequestCollector)
         self._requests: dict[tuple[str, str, int], _RequestStats] = {}
         self.registry.register(_RequestCollector(self._requests))
@@ -96,10 +97,11 @@ class Metrics:
     def watch_states(self, source: Callable[[], StateGaugeSource | None]) -> None:
         """Per-connector state gauges from the view, at scrape time (``domain.connector_states``; None while
         the view is not ready: nothing shown rather than partial counts)."""
-        self.registry.register(_StateCollector(source))
+        self._states = _StateText(source)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        text = generate_latest(self.registry)
+        return text + self._states.render() if self._states is not None else text
 
 
 class _RequestStats:
@@ -226,46 +228,62 @@ class StateGaugeSource(Protocol):
     def version(self) -> int: ...
 
 
-class _StateCollector(Collector):
+class _StateText:
     """``connector_state`` (1, labelled with the connector's state), ``connector_tasks`` (per connector and
-    task state present, how many tasks), and the counts by state over the cluster. The families are built
-    again only when the states changed (``version``)."""
+    task state present, how many tasks), and the counts by state over the cluster, in the text format.
+
+    Written here rather than by prometheus_client's families: at 2,000 connectors those take about 100 ms
+    per scrape on the event loop. The text is kept until the states change (``version``), each connector's
+    lines until that connector's gauge does (the source replaces a connector's gauge when it changes).
+    """
 
     def __init__(self, source: Callable[[], StateGaugeSource | None]) -> None:
         self._source = source
-        self._built: tuple[int, list[GaugeMetricFamily]] | None = None
+        self._lines: dict[str, tuple[ConnectorStateGauge, str, str]] = {}
+        self._text: tuple[int, bytes] | None = None
 
-    def describe(self) -> list[GaugeMetricFamily]:
-        return []  # not read at registration: the herder's rules may not be known yet
-
-    def collect(self) -> Iterator[GaugeMetricFamily]:
+    def render(self) -> bytes:
         gauges = self._source()
         if gauges is None:
-            return
-        if self._built is None or self._built[0] != gauges.version:
-            self._built = (gauges.version, _state_families(gauges))
-        yield from self._built[1]
+            return b""
+        if self._text is not None and self._text[0] == gauges.version:
+            return self._text[1]
+        lines: dict[str, tuple[ConnectorStateGauge, str, str]] = {}
+        for name, gauge in gauges.connectors.items():
+            known = self._lines.get(name)
+            lines[name] = known if known is not None and known[0] is gauge else _connector_lines(name, gauge)
+        self._lines = lines
+        parts = [
+            _family_head("connector_state", "1 per connector, labelled with its state as the status endpoint shows it"),
+            *(state for _, state, _ in lines.values()),
+            _family_head(
+                "connector_tasks", "Tasks of a connector in a state (only the states some of its tasks are in)"
+            ),
+            *(tasks for _, _, tasks in lines.values() if tasks),
+            _family_head("connectors_by_state", "Connectors in each state"),
+            *(f'connectors_by_state{{state="{_escape(k)}"}} {v}\n' for k, v in gauges.connector_totals.items()),
+            _family_head("tasks_by_state", "Tasks in each state"),
+            *(f'tasks_by_state{{state="{_escape(k)}"}} {v}\n' for k, v in gauges.task_totals.items()),
+        ]
+        text = "".join(parts).encode()
+        self._text = (gauges.version, text)
+        return text
 
 
-def _state_families(gauges: StateGaugeSource) -> list[GaugeMetricFamily]:
-    state = GaugeMetricFamily(
-        "connector_state",
-        "1 per connector, labelled with its state as the status endpoint shows it (from the view)",
-        labels=["connector", "state"],
+def _family_head(name: str, help_text: str) -> str:
+    return f"# HELP {name} {help_text} (from the view)\n# TYPE {name} gauge\n"
+
+
+def _escape(value: str) -> str:
+    """A label value in the text format: backslash, double quote and line feed escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _connector_lines(name: str, gauge: ConnectorStateGauge) -> tuple[ConnectorStateGauge, str, str]:
+    connector = _escape(name)
+    state = f'connector_state{{connector="{connector}",state="{_escape(gauge.state)}"}} 1\n'
+    tasks = "".join(
+        f'connector_tasks{{connector="{connector}",state="{_escape(task_state)}"}} {count}\n'
+        for task_state, count in gauge.tasks.items()
     )
-    tasks = GaugeMetricFamily(
-        "connector_tasks",
-        "Tasks of a connector in a state (only the states some of its tasks are in; from the view)",
-        labels=["connector", "state"],
-    )
-    for name, gauge in gauges.connectors.items():
-        state.add_metric([name, gauge.state], 1)
-        for task_state, count in gauge.tasks.items():
-            tasks.add_metric([name, task_state], count)
-    connectors = GaugeMetricFamily("connectors_by_state", "Connectors in each state (from the view)", labels=["state"])
-    for name, count in gauges.connector_totals.items():
-        connectors.add_metric([name], count)
-    all_tasks = GaugeMetricFamily("tasks_by_state", "Tasks in each state (from the view)", labels=["state"])
-    for name, count in gauges.task_totals.items():
-        all_tasks.add_metric([name], count)
-    return [state, tasks, connectors, all_tasks]
+    return gauge, state, tasks

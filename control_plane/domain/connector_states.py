@@ -193,7 +193,8 @@ class ConnectorStates:
         old = index.entries.pop(name, None)
         if old is not None:
             index.connectors[old.state] -= 1
-            index.tasks.subtract(old.tasks)
+            for task_state, count in old.tasks.items():
+                index.tasks[task_state] -= count
         index.failing.discard(name)
         status = (
             state.connector_state(
@@ -204,12 +205,16 @@ class ConnectorStates:
         )
         if status is None:
             return
-        tasks = Counter(entry.state for _, entry in status.tasks)
-        failed_tasks = tuple(task for task, entry in status.tasks if entry.state == FAILED)
-        gauge = ConnectorGauge(status.connector.state, dict(tasks), failed_tasks)
+        tasks: dict[str, int] = {}
+        failed_tasks: list[int] = []
+        for task, entry in status.tasks:
+            tasks[entry.state] = tasks.get(entry.state, 0) + 1
+            index.tasks[entry.state] += 1
+            if entry.state == FAILED:
+                failed_tasks.append(task)
+        gauge = ConnectorGauge(status.connector.state, tasks, tuple(failed_tasks))
         index.entries[name] = gauge
         index.connectors[gauge.state] += 1
-        index.tasks.update(tasks)
         if gauge.state == FAILED or failed_tasks:
             index.failing.add(name)
 
