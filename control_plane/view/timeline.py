@@ -4,7 +4,7 @@
 key's previous state to its new one, stamped with the record's own timestamp (the worker's clock when it
 wrote it), in a bounded ring (the newest ``capacity`` kept). A tombstone is the deletion of a status:
 Connect's herder writes ``DESTROYED`` for it and the status store turns that into a tombstone
-(AbstractHerder.onDeletion, KafkaStatusBackingStore.sendConnectorStatus), so the timeline shows it as
+(AbstractHerder.onDeletion, KafkaStatusBackingStore.send), so the timeline shows it as
 ``DESTROYED``. It also remembers, per connector and task, since when it has been in its current state (the
 timestamp of the first record of the run of records with that state; records that only repeat the state,
 a new generation after a rebalance, do not move it). On start the view reads the compacted topic from its
@@ -71,13 +71,16 @@ class StateTimeline:
             task = record.task if isinstance(record, TaskStatus) else None
             self._add((record.connector, task), record.state, timestamp_ms, record.worker_id, record.generation)
         elif isinstance(record, Tombstone) and isinstance(record.key, StatusKey):
+            # a tombstone of a status not known (deleted already: a worker may write it twice; or before the
+            # compacted topic's surviving records) changes nothing: not recorded
             key = record.key
             if key.kind is StatusKind.CONNECTOR:
-                self._add((key.connector, None), DESTROYED, timestamp_ms, None, None)
+                if (key.connector, None) in self._current:
+                    self._add((key.connector, None), DESTROYED, timestamp_ms, None, None)
                 # KafkaStatusBackingStore.remove(connector): the connector's tasks go with it
                 for task in self._tasks.pop(key.connector, set()):
                     self._current.pop((key.connector, task), None)
-            elif key.kind is StatusKind.TASK and key.task is not None:
+            elif key.kind is StatusKind.TASK and (key.connector, key.task) in self._current:
                 self._add((key.connector, key.task), DESTROYED, timestamp_ms, None, None)
 
     def _add(self, key: StatusKeyOf, state: str, timestamp_ms: int, worker: str | None, generation: int | None) -> None:

@@ -64,6 +64,8 @@ def test_a_repeated_state_keeps_its_since_and_a_tombstone_is_destroyed() -> None
     last = timeline.changes()[-1]
     assert (last.task, last.previous, last.state, last.worker_id) == (None, "RUNNING", "DESTROYED", None)
     timeline.observe(TopicStatus("t", "c", 0, 5_000), 5_000)  # not a state
+    timeline.observe(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), 5_000)  # deleted already
+    timeline.observe(Tombstone(StatusKey(StatusKind.CONNECTOR, "c")), 5_000)
     assert timeline.recorded == 4
 
 
