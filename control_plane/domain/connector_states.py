@@ -226,8 +226,7 @@ def _totals(counts: Counter[str]) -> dict[str, int]:
 
 
 def _since(state: ClusterView, connector: str, task: int | None = None) -> int | None:
-    current = state.timeline.current(connector, task)
-    return current.since_ms if current is not None and current.state == FAILED else None
+    return state.timeline.failed_since(connector, task)
 
 
 def _timeline_info(state: ClusterView) -> TimelineInfo:

@@ -1,14 +1,18 @@
 """What the status topic says changed, kept as it is read: the state timeline and the connectors touched.
 
 ``StateTimeline``: every connector and task status record the view applies, as a transition from the
-key's previous state to its new one, stamped with the record's own timestamp (the worker's clock when it
-wrote it), in a bounded ring (the newest ``capacity`` kept). A tombstone is the deletion of a status:
-Connect's herder writes ``DESTROYED`` for it and the status store turns that into a tombstone
-(AbstractHerder.onDeletion, KafkaStatusBackingStore.send), so the timeline shows it as
-``DESTROYED``. It also remembers, per connector and task, since when it has been in its current state (the
-timestamp of the first record of the run of records with that state; records that only repeat the state,
-a new generation after a rebalance, do not move it). On start the view reads the compacted topic from its
-beginning: what it still holds of the past is in the timeline too, ``previous`` unknown (None).
+state of the record before it (the view's, ``ClusterView.apply_status`` tells it) to its new one, stamped
+with the record's own timestamp (the worker's clock when it wrote it), in a bounded ring (the newest
+``capacity`` kept). A tombstone is the deletion of a status: Connect's herder writes ``DESTROYED`` for it
+and the status store turns that into a tombstone (AbstractHerder.onDeletion, KafkaStatusBackingStore.send),
+so the timeline shows it as ``DESTROYED``; a tombstone of a status the view does not have (deleted already)
+is no change. It also remembers since when each failed connector and task has been FAILED (the timestamp
+of the record that made it FAILED; a FAILED record written again, a new generation after a rebalance, does
+not move it). On start the view reads the compacted topic from its beginning: what it still holds of the
+past is in the timeline too, ``previous`` unknown (None).
+
+Cheap per record (the view applies every record of the status topic, tens of thousands at start): one
+tuple in the ring; StateChange objects are made when asked for.
 
 ``TouchLog``: the connectors whose status or configuration changed, in order of their last change, with a
 sequence number, so that a reader keeping aggregates (the per-connector state gauges) recomputes only what
@@ -22,10 +26,8 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ..codecs import ConnectorStatus, TaskStatus, Tombstone
-from ..codecs.status import StatusKey, StatusKind
-
 DESTROYED = "DESTROYED"
+FAILED = "FAILED"
 DEFAULT_CAPACITY = 5000
 
 
@@ -43,21 +45,15 @@ class StateChange:
     generation: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class CurrentState:
-    state: str
-    since_ms: int  # timestamp of the record that brought the connector or task into ``state``
-
-
-StatusKeyOf = tuple[str, int | None]  # (connector, task or None for the connector itself)
+# a StateChange's fields as a plain tuple: the ring holds these (a tuple costs a tenth of a frozen dataclass)
+_Change = tuple[int, int, str, int | None, str, str | None, str | None, int | None]
 
 
 class StateTimeline:
     def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity
-        self._ring: deque[StateChange] = deque(maxlen=capacity)
-        self._current: dict[StatusKeyOf, CurrentState] = {}
-        self._tasks: dict[str, set[int]] = {}  # connector -> tasks with a current state (for a connector's tombstone)
+        self._ring: deque[_Change] = deque(maxlen=capacity)
+        self._failed_since: dict[tuple[str, int | None], int] = {}
         self._seq = 0
 
     @property
@@ -65,49 +61,31 @@ class StateTimeline:
         """How many changes were ever recorded (those beyond ``capacity`` have left the ring)."""
         return self._seq
 
-    def observe(self, record: object, timestamp_ms: int) -> None:
-        """One decoded status record (topic records and other keys are not states: ignored)."""
-        if isinstance(record, ConnectorStatus | TaskStatus):
-            task = record.task if isinstance(record, TaskStatus) else None
-            self._add((record.connector, task), record.state, timestamp_ms, record.worker_id, record.generation)
-        elif isinstance(record, Tombstone) and isinstance(record.key, StatusKey):
-            # a tombstone of a status not known (deleted already: a worker may write it twice; or before the
-            # compacted topic's surviving records) changes nothing: not recorded
-            key = record.key
-            if key.kind is StatusKind.CONNECTOR:
-                if (key.connector, None) in self._current:
-                    self._add((key.connector, None), DESTROYED, timestamp_ms, None, None)
-                # KafkaStatusBackingStore.remove(connector): the connector's tasks go with it
-                for task in self._tasks.pop(key.connector, set()):
-                    self._current.pop((key.connector, task), None)
-            elif key.kind is StatusKind.TASK and (key.connector, key.task) in self._current:
-                self._add((key.connector, key.task), DESTROYED, timestamp_ms, None, None)
-
-    def _add(self, key: StatusKeyOf, state: str, timestamp_ms: int, worker: str | None, generation: int | None) -> None:
-        current = self._current.get(key)
-        previous = current.state if current is not None else None
-        if state == DESTROYED:
-            self._forget(key)
-        elif current is None or current.state != state:
-            self._current[key] = CurrentState(state, timestamp_ms)
-            if key[1] is not None:
-                self._tasks.setdefault(key[0], set()).add(key[1])
+    def change(
+        self,
+        connector: str,
+        task: int | None,
+        state: str,
+        previous: str | None,
+        timestamp_ms: int,
+        worker_id: str | None = None,
+        generation: int | None = None,
+    ) -> None:
+        """One status record (``DESTROYED``: a tombstone) of a connector or task whose last state was ``previous``."""
         self._seq += 1
-        self._ring.append(StateChange(self._seq, timestamp_ms, key[0], key[1], state, previous, worker, generation))
+        self._ring.append((self._seq, timestamp_ms, connector, task, state, previous, worker_id, generation))
+        if state == FAILED:
+            if previous != FAILED or (connector, task) not in self._failed_since:
+                self._failed_since[(connector, task)] = timestamp_ms
+        elif previous == FAILED:
+            self._failed_since.pop((connector, task), None)
+        if state == DESTROYED and task is None:  # KafkaStatusBackingStore.remove: the tasks go with it
+            for key in [key for key in self._failed_since if key[0] == connector]:
+                del self._failed_since[key]
 
-    def _forget(self, key: StatusKeyOf) -> None:
-        self._current.pop(key, None)
-        connector, task = key
-        if task is not None:
-            tasks = self._tasks.get(connector)
-            if tasks is not None:
-                tasks.discard(task)
-                if not tasks:
-                    del self._tasks[connector]
-
-    def current(self, connector: str, task: int | None = None) -> CurrentState | None:
-        """The state the last record of this connector or task wrote, and since when."""
-        return self._current.get((connector, task))
+    def failed_since(self, connector: str, task: int | None = None) -> int | None:
+        """The timestamp of the record that made this connector or task FAILED, while it is."""
+        return self._failed_since.get((connector, task))
 
     def changes(
         self, *, since_ms: int | None = None, connector: str | None = None, limit: int | None = None
@@ -117,15 +95,16 @@ class StateTimeline:
         picked = [
             change
             for change in self._ring
-            if (since_ms is None or change.timestamp_ms >= since_ms)
-            and (connector is None or change.connector == connector)
+            if (since_ms is None or change[1] >= since_ms) and (connector is None or change[2] == connector)
         ]
-        picked.sort(key=lambda change: (change.timestamp_ms, change.seq))
-        return picked[-limit:] if limit is not None and limit < len(picked) else picked
+        picked.sort(key=lambda change: (change[1], change[0]))
+        if limit is not None and limit < len(picked):
+            picked = picked[-limit:]
+        return [StateChange(*change) for change in picked]
 
     def oldest_ms(self) -> int | None:
         """The smallest record timestamp still in the ring."""
-        return min((change.timestamp_ms for change in self._ring), default=None)
+        return min((change[1] for change in self._ring), default=None)
 
 
 class TouchLog:
@@ -143,8 +122,10 @@ class TouchLog:
 
     def touch(self, connector: str) -> None:
         self._seq += 1
-        self._last.pop(connector, None)
-        self._last[connector] = self._seq
+        last = self._last
+        if connector in last:
+            del last[connector]  # to the end of the order
+        last[connector] = self._seq
 
     def prune(self, live: int) -> None:
         """Forget the oldest touches beyond ``live`` connectors and some slack (deleted connectors' names)."""
@@ -166,4 +147,4 @@ class TouchLog:
         return names
 
 
-__all__ = ["DESTROYED", "CurrentState", "StateChange", "StateTimeline", "TouchLog"]
+__all__ = ["DESTROYED", "StateChange", "StateTimeline", "TouchLog"]

@@ -49,33 +49,44 @@ def test_the_timeline_records_each_status_record_as_a_transition_with_its_timest
         ("c", 0, None, "RUNNING", 1_500),
         ("c", 0, "RUNNING", "FAILED", 2_000),
     ]
-    current = view.timeline.current("c", 0)
-    assert current is not None and (current.state, current.since_ms) == ("FAILED", 2_000)
+    assert view.timeline.failed_since("c", 0) == 2_000 and view.timeline.failed_since("c") is None
 
 
-def test_a_repeated_state_keeps_its_since_and_a_tombstone_is_destroyed() -> None:
-    timeline = StateTimeline()
-    timeline.observe(TaskStatus("c", 0, "FAILED", "t", "w1", 1), 1_000)
-    timeline.observe(TaskStatus("c", 0, "FAILED", "t", "w2", 2), 3_000)  # rewritten after a rebalance
-    assert timeline.current("c", 0) is not None and timeline.current("c", 0).since_ms == 1_000  # type: ignore[union-attr]
-    timeline.observe(ConnectorStatus("c", "RUNNING", None, "w1", 1), 3_500)
-    timeline.observe(Tombstone(StatusKey(StatusKind.CONNECTOR, "c")), 4_000)
-    assert timeline.current("c") is None and timeline.current("c", 0) is None  # the tasks go with it
-    last = timeline.changes()[-1]
+def test_a_repeated_failure_keeps_its_since_and_a_tombstone_is_destroyed() -> None:
+    view = ClusterView()
+    state(view, "c", "RUNNING", 500)
+    state(view, "c", "FAILED", 1_000, task=0, trace="t")
+    view.apply_status(TaskStatus("c", 0, "FAILED", "t", "w2", 2), timestamp_ms=3_000)  # after a rebalance
+    assert view.timeline.failed_since("c", 0) == 1_000
+    view.apply_status(Tombstone(StatusKey(StatusKind.CONNECTOR, "c")), timestamp_ms=4_000)
+    assert view.timeline.failed_since("c", 0) is None  # the tasks go with the connector
+    last = view.timeline.changes()[-1]
     assert (last.task, last.previous, last.state, last.worker_id) == (None, "RUNNING", "DESTROYED", None)
-    timeline.observe(TopicStatus("t", "c", 0, 5_000), 5_000)  # not a state
-    timeline.observe(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), 5_000)  # deleted already
-    timeline.observe(Tombstone(StatusKey(StatusKind.CONNECTOR, "c")), 5_000)
-    assert timeline.recorded == 4
+    view.apply_status(TopicStatus("t", "c", 0, 5_000), timestamp_ms=5_000)  # not a state
+    view.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=5_000)  # deleted already
+    view.apply_status(Tombstone(StatusKey(StatusKind.CONNECTOR, "c")), timestamp_ms=5_000)
+    assert view.timeline.recorded == 4
+
+
+def test_a_stale_unassigned_is_in_the_timeline_as_the_worker_wrote_it() -> None:
+    view = ClusterView()
+    view.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 2), timestamp_ms=1_000)
+    view.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w1", 1), timestamp_ms=2_000)  # 3.6+ ignores it
+    view.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3), timestamp_ms=3_000)
+    assert [(c.previous, c.state) for c in view.timeline.changes()] == [
+        (None, "RUNNING"),
+        ("RUNNING", "UNASSIGNED"),
+        ("UNASSIGNED", "RUNNING"),
+    ]
 
 
 def test_the_timeline_is_a_bounded_ring_asked_by_time_connector_and_limit() -> None:
     timeline = StateTimeline(capacity=3)
     # partitions interleave: a later record may be read first
-    timeline.observe(ConnectorStatus("a", "RUNNING", None, "w1", 1), 1_000)
-    timeline.observe(ConnectorStatus("b", "RUNNING", None, "w1", 1), 3_000)
-    timeline.observe(ConnectorStatus("a", "PAUSED", None, "w1", 1), 2_000)
-    timeline.observe(ConnectorStatus("b", "PAUSED", None, "w1", 1), 4_000)
+    timeline.change("a", None, "RUNNING", None, 1_000)
+    timeline.change("b", None, "RUNNING", None, 3_000)
+    timeline.change("a", None, "PAUSED", "RUNNING", 2_000)
+    timeline.change("b", None, "PAUSED", "RUNNING", 4_000)
     assert timeline.recorded == 4 and timeline.oldest_ms() == 2_000  # a's first change left the ring
     assert [(c.connector, c.timestamp_ms) for c in timeline.changes()] == [("a", 2_000), ("b", 3_000), ("b", 4_000)]
     assert [c.timestamp_ms for c in timeline.changes(since_ms=3_000)] == [3_000, 4_000]
