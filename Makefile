@@ -19,6 +19,7 @@ with_stack = started=0; \
 
 tools:
 	@bash deploy/local/ensure-tools.sh
+	@bash deploy/monitoring/ensure-promtool.sh
 
 $(INSTALLED): pyproject.toml
 	@bash deploy/local/ensure-tools.sh
@@ -26,7 +27,9 @@ $(INSTALLED): pyproject.toml
 	$(PY) -m pip install -q -e '.[test,spark,check]'
 	@touch $@
 
+# promtool checked on every install (a `command -v` when present): the tests of deploy/monitoring/ need it
 install: $(INSTALLED)
+	@bash deploy/monitoring/ensure-promtool.sh
 
 jars: install
 	$(PY) deploy/local/jars.py

@@ -110,6 +110,7 @@ def build_view(settings: Settings, metrics: Metrics | None = None) -> Materializ
         config_topic=settings.config_storage_topic,
         status_topic=settings.status_storage_topic,
         offsets_topic=settings.offset_storage_topic,
+        timeline_capacity=settings.state_timeline_size,
     )
     if metrics is not None:
         metrics.watch_view(view)
@@ -233,6 +234,7 @@ async def running(
             topic_creation=topic_creation,
             plugin_versions=plugin_versions,
         )
+        metrics.watch_states(herder.state_gauges)
         for part in (status_writer, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)

@@ -131,6 +131,8 @@ class Settings(BaseSettings):
     # -- the materialized view of the cluster (needs bootstrap.servers and the internal topics)
     view_enabled: bool = True
     read_from: Literal["view", "upstream"] = "view"  # who answers the read endpoints while a worker answers
+    # how many state changes of connectors and tasks the view keeps (GET /_sidecar/state-changes)
+    state_timeline_size: int = Field(5000, ge=1)
 
     # -- per feature: decided from the worker's version, or forced (see capabilities.FEATURES)
     feature_topic_tracking: FeatureMode = FeatureMode.AUTO

@@ -28,6 +28,7 @@ from ..view import ActiveTopic, ClusterView, ConnectorInfoView, ConnectorStateVi
 from .capabilities import Capabilities, Feature, Mode, Version
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs, config_path
+from .connector_states import ConnectorStates, StateChanges, StateGauges, StateRules, StateSummary
 from .errors import ConflictError, ControlPlaneError, NotFoundError, OperationFailed, ViewNotReady
 from .initial_state import InitialState, Unreadable
 from .liveness import WorkerProbe
@@ -123,6 +124,7 @@ class Herder:
         self._restarter = ConnectorRestarter(workers)
         self._plugins = PluginCatalog(workers)
         self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
+        self._states = ConnectorStates(view)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged.
@@ -509,6 +511,21 @@ class Herder:
         if await self._emulates(Feature.PLUGIN_LISTING):
             return Answer(await self._plugins.config(name))
         return await self._newer.plugin_config()
+
+    # -- connector and task states for dashboards (domain.connector_states) -------------------------
+    def _state_rules(self) -> StateRules:
+        return StateRules(self._stop_emulated(), self._ignores_stale_unassigned())
+
+    def state_gauges(self) -> StateGauges | None:
+        return self._states.gauges(self._state_rules())
+
+    def state_summary(self, recent: int) -> Answer[StateSummary] | Refusal:
+        return self._states.summary(self._state_rules(), recent, stale=self._stale())
+
+    def state_changes(
+        self, since_ms: int | None, connector: str | None, limit: int | None
+    ) -> Answer[StateChanges] | Refusal:
+        return self._states.changes(since_ms, connector, limit, stale=self._stale())
 
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:

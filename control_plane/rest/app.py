@@ -16,7 +16,7 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
-from . import compat, configs, newer, offsets, ops, plugins, reads, topic_creation
+from . import compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
 from .dispatch import SidecarApp
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
@@ -129,6 +129,8 @@ ROUTES: list[BaseRoute] = [
     Route(f"{SIDECAR_PREFIX}/capabilities", ops.capabilities, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/info", ops.info, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/summary", states.summary, methods=["GET"]),
+    Route(f"{SIDECAR_PREFIX}/state-changes", states.state_changes, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors", reads.topic_connectors, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics", reads.connector_topic_usage, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/topic-creation/preview", topic_creation.preview, methods=["POST"]),

@@ -22,6 +22,8 @@ SIDECAR_ROUTES = frozenset(
         f"{SIDECAR_PREFIX}/capabilities",
         f"{SIDECAR_PREFIX}/info",
         f"{SIDECAR_PREFIX}/status-writes",
+        f"{SIDECAR_PREFIX}/summary",
+        f"{SIDECAR_PREFIX}/state-changes",
         f"{SIDECAR_PREFIX}/topic-creation/preview",
         f"{SIDECAR_PREFIX}/plugin-versions",
     }

@@ -36,6 +36,12 @@ class LogRecord:
     value: bytes | None
 
 
+@dataclass(frozen=True, slots=True)
+class TailLag:
+    records: int  # records written and not yet read (by the ends the last fetches saw)
+    poll_age_s: float  # since the oldest last fetch over the topic's partitions
+
+
 class TopicTail:
     def __init__(
         self,
@@ -189,6 +195,33 @@ class TopicTail:
                 await self._close_ends_client()  # made again on the next call
                 raise
         return {tp.partition: off for tp, off in ends.items()}
+
+    def lag(self) -> TailLag | None:
+        """How far behind the tail is, as of its last fetch (no request: the fetch responses carry each
+        partition's last stable offset, under read_committed, and high watermark): records between its
+        positions and those ends, and how long ago the oldest of its partitions was last fetched. None
+        before a first fetch of every partition, or while no consumer runs."""
+        consumer = self._consumer
+        if consumer is None or not self._partition_ids:
+            return None
+        assigned = consumer.assignment()
+        behind, oldest_poll_ms = 0, None
+        for partition in self._partition_ids:
+            tp = TopicPartition(self.topic, partition)
+            if tp not in assigned:
+                return None
+            lso, highwater, polled_ms = (
+                consumer.last_stable_offset(tp),
+                consumer.highwater(tp),
+                consumer.last_poll_timestamp(tp),
+            )
+            end = lso if lso is not None and lso >= 0 else highwater
+            if end is None or polled_ms is None:
+                return None
+            behind += max(0, end - self._positions.get(partition, 0))
+            oldest_poll_ms = polled_ms if oldest_poll_ms is None else min(oldest_poll_ms, polled_ms)
+        assert oldest_poll_ms is not None
+        return TailLag(behind, max(0.0, time.time() - oldest_poll_ms / 1000))
 
     async def wait_until(self, condition: Callable[[], bool], timeout_s: float) -> None:
         """Wait until ``condition`` holds, checked now and after each batch this tail hands on; raises

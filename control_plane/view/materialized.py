@@ -16,8 +16,9 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status
-from ..storage.log_reader import LogRecord, TopicTail
+from ..storage.log_reader import LogRecord, TailLag, TopicTail
 from .model import ClusterView
+from .timeline import DEFAULT_CAPACITY, StateTimeline
 
 log = structlog.get_logger(__name__)
 
@@ -32,8 +33,9 @@ class MaterializedView:
         config_topic: str,
         status_topic: str,
         offsets_topic: str | None,
+        timeline_capacity: int = DEFAULT_CAPACITY,
     ) -> None:
-        self.state = ClusterView()
+        self.state = ClusterView(timeline=StateTimeline(timeline_capacity))
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
         self._logged: set[tuple[str, bytes | None]] = set()
@@ -66,6 +68,10 @@ class MaterializedView:
             }
             for name, tail in self.tails.items()
         }
+
+    def lag(self) -> dict[str, TailLag | None]:
+        """Per tail (``config``, ``status``, ``offsets``): how far behind it is, as of its last fetch."""
+        return {name: tail.lag() for name, tail in self.tails.items()}
 
     def diagnostics(self) -> dict[str, Any]:
         """The tails' progress and the records applied and skipped, for the sidecar's own info endpoint."""

@@ -35,6 +35,7 @@ from ..codecs.config import ConfigKey, ConfigKind
 from ..codecs.offsets import OffsetKey
 from ..codecs.status import StatusKey, StatusKind
 from ..rules.connectors import connector_type
+from .timeline import DESTROYED, StateTimeline, TouchLog
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,9 @@ class ClusterView:
     last_applied_at: float | None = None
     # bumped by every record applied: an answer built from the view at one revision is valid until the next
     revision: int = 0
+    # the status records as transitions, and the connectors whose status or configuration changed (timeline.py)
+    timeline: StateTimeline = field(default_factory=StateTimeline)
+    touches: TouchLog = field(default_factory=TouchLog)
 
     # -- applying records ----------------------------------------------------------------------
     def _touch(self, timestamp_ms: int) -> None:
@@ -109,13 +113,18 @@ class ClusterView:
         self._touch(timestamp_ms)
         if isinstance(record, Tombstone) and isinstance(record.key, ConfigKey):
             key = record.key
+            if key.kind in (ConfigKind.CONNECTOR, ConfigKind.TARGET_STATE):
+                self.touches.touch(key.name)
             if key.kind is ConfigKind.CONNECTOR:
                 self._remove_connector_config(key.name)
+                self.touches.prune(len(self.connector_configs))
             elif key.kind is ConfigKind.TARGET_STATE:
                 self.target_states.pop(key.name, None)
                 if key.name in self.connector_configs:
                     self.target_states[key.name] = "STARTED"
             return
+        if isinstance(record, ConnectorConfig | TargetState):  # what the state gauges' STOPPED overlay reads
+            self.touches.touch(record.connector)
         if isinstance(record, ConnectorConfig):
             self.connector_configs[record.connector] = dict(record.properties)
             self.target_states.setdefault(record.connector, "STARTED")
@@ -157,11 +166,18 @@ class ClusterView:
         if isinstance(record, Tombstone) and isinstance(record.key, StatusKey):
             key = record.key
             if key.kind is StatusKind.CONNECTOR:
-                self.connector_statuses.pop(key.connector, None)
+                self.touches.touch(key.connector)
+                gone = self.connector_statuses.pop(key.connector, None)
+                if gone is not None:
+                    self.timeline.change(key.connector, None, DESTROYED, gone.state, timestamp_ms)
                 self.task_statuses.pop(key.connector, None)
                 self.stale_unassigned.pop(key.connector, None)
             elif key.kind is StatusKind.TASK and key.task is not None:
+                self.touches.touch(key.connector)
                 self.task_status_deleted_ms[key.connector] = timestamp_ms
+                last = self._last_task_record(key.connector, key.task)
+                if last is not None:
+                    self.timeline.change(key.connector, key.task, DESTROYED, last.state, timestamp_ms)
                 self._forget_stale(key.connector, key.task)
                 tasks = self.task_statuses.get(key.connector)
                 if tasks is not None:
@@ -172,8 +188,30 @@ class ClusterView:
                 self._remove_topic(key.connector, key.topic)
             return
         if isinstance(record, ConnectorStatus):
+            self.touches.touch(record.connector)
+            before = self.connector_statuses.get(record.connector)
+            self.timeline.change(
+                record.connector,
+                None,
+                record.state,
+                before.state if before is not None else None,
+                timestamp_ms,
+                record.worker_id,
+                record.generation,
+            )
             self.connector_statuses[record.connector] = record
         elif isinstance(record, TaskStatus):
+            self.touches.touch(record.connector)
+            last = self._last_task_record(record.connector, record.task)
+            self.timeline.change(
+                record.connector,
+                record.task,
+                record.state,
+                last.state if last is not None else None,
+                timestamp_ms,
+                record.worker_id,
+                record.generation,
+            )
             tasks = self.task_statuses.setdefault(record.connector, {})
             current = tasks.get(record.task)
             if (
@@ -190,6 +228,14 @@ class ClusterView:
         elif isinstance(record, TopicStatus):
             self.topics.setdefault(record.connector, {})[record.topic] = record
             self.topic_users.setdefault(record.topic, set()).add(record.connector)
+
+    def _last_task_record(self, connector: str, task: int) -> TaskStatus | None:
+        """The last status record of a task the view read (a stale UNASSIGNED included), for the timeline."""
+        stale = self.stale_unassigned.get(connector)
+        if stale is not None and task in stale:
+            return stale[task]
+        tasks = self.task_statuses.get(connector)
+        return tasks.get(task) if tasks is not None else None
 
     def _forget_stale(self, connector: str, task: int) -> None:
         stale = self.stale_unassigned.get(connector)
