@@ -21,6 +21,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
+from .access import guard
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
@@ -73,7 +74,13 @@ class SidecarApp(Starlette):
         return self._own.match(path) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
+        if scope["type"] == "http":  # access control (rest.access): every request, before either path
+            await guard(self._slot, scope, receive, send, self._dispatch)
+        else:
+            await super().__call__(scope, receive, send)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not scope.get("root_path") and not self._answers(scope["path"]):
             await self._pass_through(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
