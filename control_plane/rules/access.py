@@ -168,7 +168,7 @@ def _read(path: list[str]) -> Classified:
     key = tuple(path)
     if key == ("connectors",):
         return Classified(Action.READ, Reach.LISTING, listing=Listing.CONNECTORS, configs=True)
-    if key in _PLAIN_READS or (len(key) == 2 and key[0] in ("connector-plugins", "admin")):
+    if key in _PLAIN_READS or (len(key) == 3 and key[:2] == ("admin", "loggers")):
         return Classified(Action.READ, Reach.NONE)
     if len(key) == 3 and key[0] == "connector-plugins" and key[2] == "config":
         return Classified(Action.READ, Reach.NONE)
