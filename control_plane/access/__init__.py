@@ -3,7 +3,7 @@ do what is decided by the pure ``rules.access``; ``rest.access`` enforces it on 
 
 from .audit import AuditLog, AuditSink
 from .credentials import Credentials, CredentialsError, hash_password, hash_token
-from .setup import Access, build_access, listens_beyond_loopback
+from .setup import Access, build_access, build_credentials, listens_beyond_loopback
 
 __all__ = [
     "Access",
@@ -12,6 +12,7 @@ __all__ = [
     "Credentials",
     "CredentialsError",
     "build_access",
+    "build_credentials",
     "hash_password",
     "hash_token",
     "listens_beyond_loopback",

@@ -35,14 +35,22 @@ def listens_beyond_loopback(host: str) -> bool:
         return True  # a host name: whatever it resolves to
 
 
+def build_credentials(settings: Settings) -> Credentials | None:
+    """The credentials with authentication on (None: off); raises ``CredentialsError``."""
+    if not settings.auth_enabled:
+        return None
+    env = settings.auth_credentials.get_secret_value() if settings.auth_credentials else None
+    return Credentials(settings.auth_credentials_file, env, check_s=settings.auth_file_check_s)
+
+
 def build_access(settings: Settings, sink: AuditSink | None = None, audit_out: TextIO | None = None) -> Access:
     """Raises ``CredentialsError`` when the credentials cannot be read."""
     secrets = SecretRule(settings.secret_key_patterns)
-    credentials = None
-    if settings.auth_enabled:
-        env = settings.auth_credentials.get_secret_value() if settings.auth_credentials else None
-        credentials = Credentials(settings.auth_credentials_file, env, check_s=settings.auth_file_check_s)
+    credentials = build_credentials(settings)
+    if credentials is not None:
         log.info("authentication on", credentials_file=settings.auth_credentials_file)
+        if credentials.empty:
+            log.warning("authentication on without any credentials: every request but the probes gets 401")
     elif listens_beyond_loopback(settings.host):
         log.warning(
             "AUTHENTICATION IS OFF: the sidecar listens beyond loopback and anyone who reaches it may change "
@@ -53,4 +61,4 @@ def build_access(settings: Settings, sink: AuditSink | None = None, audit_out: T
     return Access(credentials, secrets, AuditLog(secrets, sink, audit_out), settings.auth_realm)
 
 
-__all__ = ["Access", "build_access", "listens_beyond_loopback"]
+__all__ = ["Access", "build_access", "build_credentials", "listens_beyond_loopback"]
