@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from typing import Any
 
 import orjson
@@ -18,7 +18,7 @@ import structlog
 from .rules.secrets import SecretRule, secret_rule
 
 
-def masking(rule: SecretRule) -> structlog.typing.Processor:
+def masking(rule: SecretRule) -> Callable[[Any, str, MutableMapping[str, Any]], MutableMapping[str, Any]]:
     """A processor masking secret config values (``rules.secrets``) in every mapping a line carries (a
     connector's config passed as a field), so a config never reaches the log with its secrets."""
 
