@@ -2,8 +2,8 @@
 
 ``offer`` never waits: a record that does not fit in the queue (Kafka down long enough to fill it) is
 dropped and counted, so a request never waits on, or fails because of, the audit topic. A record whose
-send fails is retried after ``retry_backoff_s`` while the sink runs. ``stop`` flushes what is queued,
-bounded by ``stop_timeout_s``, then stops the producer (which flushes its own buffers).
+send fails is retried after ``retry_backoff_s`` while the sink runs. ``stop`` flushes what is queued
+(retrying as before), bounded by ``stop_timeout_s``, then stops the producer.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ class KafkaAuditSink:
         self._retry_backoff_s = retry_backoff_s
         self._stop_timeout_s = stop_timeout_s
         self._task: asyncio.Task[None] | None = None
-        self._stopping = False
         self.sent = 0
         self.dropped = 0
         self.failures = 0
@@ -76,13 +75,10 @@ class KafkaAuditSink:
                 except Exception as exc:  # noqa: BLE001 - whatever the broker does, the sidecar goes on
                     self.failures += 1
                     log.warning("audit record not written", topic=self.topic, error=describe_error(exc))
-                    if self._stopping:
-                        break
                     await asyncio.sleep(self._retry_backoff_s)
             self._queue.task_done()
 
     async def stop(self) -> None:
-        self._stopping = True
         task, self._task = self._task, None
         if task is not None:
             try:

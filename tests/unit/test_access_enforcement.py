@@ -356,3 +356,36 @@ async def test_an_admin_sends_them_unchanged(line: bytes) -> None:
         answer = await send_raw(port, line, "adm-token")
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert worker.lines == [line]
+
+
+# -- the audit topic's sink --------------------------------------------------------------------------------
+class FlakyProducer:
+    """Fails its first ``failures`` sends, then keeps what it is sent."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.failures, self.sent = failures, list[tuple[str, bytes, bytes | None]]()
+        self.stopped = False
+
+    async def start(self) -> None: ...
+
+    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("broker down")
+        self.sent.append((topic, key, value))
+
+    async def stop(self) -> None:
+        self.stopped = True
+
+
+async def test_the_audit_sink_is_bounded_retries_and_flushes_on_stop() -> None:
+    from control_plane.storage.audit_sink import KafkaAuditSink
+
+    producer = FlakyProducer(failures=2)
+    sink = KafkaAuditSink("audit", lambda: producer, max_queued=3, retry_backoff_s=0.001)
+    assert [sink.offer(b"k", b"%d" % i) for i in range(5)] == [True, True, True, False, False]  # never waits
+    assert sink.dropped == 2
+    await sink.start()
+    await sink.stop()  # flushed: the failed sends retried, in order
+    assert [value for _, _, value in producer.sent] == [b"0", b"1", b"2"]
+    assert sink.failures == 2 and producer.stopped
