@@ -18,6 +18,7 @@ the platform): it is hashed when read, the text is not kept. A file must hold ha
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -168,7 +169,9 @@ class Credentials:
             self._checked = now
             self._read_file(raise_errors=False)
 
-    def authenticate(self, authorization: str | None) -> Principal | None:
+    async def authenticate(self, authorization: str | None) -> Principal | None:
+        """Who the ``Authorization`` header names, or None. A password not checked before is hashed on a
+        thread: PBKDF2 is slow on purpose, and the event loop goes on meanwhile."""
         if not authorization:
             return None
         self.refresh()
@@ -176,13 +179,10 @@ class Credentials:
         scheme = scheme.lower()
         if scheme == "bearer":
             return self._entries.tokens.get(hashlib.sha256(value.strip().encode()).digest())
-        if scheme == "basic":
-            return self._basic(value.strip())
-        return None
-
-    def _basic(self, value: str) -> Principal | None:
+        if scheme != "basic":
+            return None
         try:
-            user, sep, password = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+            user, sep, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
         except (binascii.Error, UnicodeDecodeError):
             return None
         entry = self._entries.users.get(user)
@@ -192,7 +192,7 @@ class Credentials:
         if (known := self._remembered.get(memo)) is not None:
             self._remembered.move_to_end(memo)
             return known
-        digest = hashlib.pbkdf2_hmac("sha256", password.encode(), entry.salt, entry.iterations)
+        digest = await asyncio.to_thread(hashlib.pbkdf2_hmac, "sha256", password.encode(), entry.salt, entry.iterations)
         if not hmac.compare_digest(digest, entry.digest):
             return None
         self._remembered[memo] = entry.principal

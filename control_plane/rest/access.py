@@ -53,7 +53,7 @@ async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, a
     started = time.perf_counter()
     classified = classify(method, _raw_path(scope))
     audited = method not in _READ_ONLY
-    principal = _principal(access, scope)
+    principal = await _principal(access, scope)
     body = _Captured(receive) if audited else None
     receive = body.receive if body is not None else receive
     refusal: tuple[int, str] | None = None
@@ -88,10 +88,10 @@ async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, a
             _audit(runtime, scope, principal, classified, status, started, body, refused=refusal is not None)
 
 
-def _principal(access: Access, scope: Scope) -> Principal | None:
+async def _principal(access: Access, scope: Scope) -> Principal | None:
     if access.credentials is None:
         return ANONYMOUS_ADMIN
-    return access.credentials.authenticate(Headers(scope=scope).get("authorization"))
+    return await access.credentials.authenticate(Headers(scope=scope).get("authorization"))
 
 
 async def _refusal(

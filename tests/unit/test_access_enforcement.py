@@ -264,18 +264,20 @@ def test_credentials_file_holds_hashes_only(tmp_path: Any) -> None:
         parse("token a viewer sha256:00", "env", plain_allowed=True)
 
 
-def test_the_credentials_file_is_read_again_when_it_changes(tmp_path: Any) -> None:
+async def test_the_credentials_file_is_read_again_when_it_changes(tmp_path: Any) -> None:
     path = tmp_path / "credentials"
     path.write_text(f"token one viewer {hash_token('t1')}\n")
     credentials = Credentials(str(path), None, check_s=0.0)
-    assert credentials.authenticate("Bearer t1") is not None and credentials.authenticate("Bearer t2") is None
+    assert (
+        await credentials.authenticate("Bearer t1") is not None and await credentials.authenticate("Bearer t2") is None
+    )
     path.write_text(f"token two admin {hash_token('t2')}  # rotated\n")
     credentials.refresh(now=1e9)
-    two = credentials.authenticate("Bearer t2")
-    assert two is not None and two.role == "admin" and credentials.authenticate("Bearer t1") is None
+    two = await credentials.authenticate("Bearer t2")
+    assert two is not None and two.role == "admin" and await credentials.authenticate("Bearer t1") is None
     path.write_text("garbage\n")  # a broken file keeps the entries read before
     credentials.refresh(now=2e9)
-    assert credentials.authenticate("Bearer t2") is not None and credentials.reload_error is not None
+    assert await credentials.authenticate("Bearer t2") is not None and credentials.reload_error is not None
 
 
 def test_auth_needs_credentials() -> None:
@@ -389,3 +391,30 @@ async def test_the_audit_sink_is_bounded_retries_and_flushes_on_stop() -> None:
     await sink.stop()  # flushed: the failed sends retried, in order
     assert [value for _, _, value in producer.sent] == [b"0", b"1", b"2"]
     assert sink.failures == 2 and producer.stopped
+
+
+async def test_a_broker_that_is_down_never_holds_a_request_back(
+    serve: Any, router: respx.MockRouter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    router.put(path="/connectors/c/pause").respond(202)
+    settings = load_settings(
+        connect_urls=CONNECT_URLS,
+        view_enabled=False,
+        bootstrap_servers=f"127.0.0.1:{free_port()}",  # nothing listens there
+        audit_topic="audit",
+        audit_queue_max=2,
+        emulation_request_timeout_ms=300,
+    )
+    started = time.perf_counter()
+    async with serve(settings=settings) as running:
+        for _ in range(5):
+            assert (await running.client.put("/connectors/c/pause")).status_code == 202
+        answered = time.perf_counter() - started
+        sink = running.runtime.access.audit.sink
+        assert sink is not None
+    assert sink.dropped >= 2  # the queue holds 2: the others were dropped, not waited for
+    stopped = time.perf_counter() - started
+    assert answered < 2.0 and stopped < 5.0, (answered, stopped)  # the stop's flush is bounded too
+    assert len([line for line in capsys.readouterr().out.splitlines() if '"audit"' in line]) == 5
