@@ -7,6 +7,7 @@ sidecar's own cost on the proxied hop. Which paths the sidecar answers is read f
 (every route but the catch-all), so a route added to ``app.ROUTES`` is served by Starlette as before.
 What the short path does is what the long one does: the same upstream request, answer framing, log line,
 metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette looks them up).
+Access control (``access.guard``) runs first, for every HTTP request, before either path is chosen.
 """
 
 from __future__ import annotations
