@@ -5,12 +5,16 @@ real broker."""
 
 from __future__ import annotations
 
+import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from control_plane.cli import main as control_plane
+from control_plane.codecs.config import ConnectorConfig, decode_config
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 
 from .conftest import InProcess
@@ -150,3 +154,26 @@ async def test_audit_records_reach_the_kafka_topic(cluster: Cluster, stack: Stac
         ("PURGE", f"/connectors/{missing}", purge_status, "anonymous"),
     ]
     assert [r.key for r in records] == [missing.encode(), missing.encode()]
+
+
+def test_an_export_masks_the_secrets_the_worker_wrote(cluster: Cluster, unique: str, tmp_path: Path) -> None:
+    """``control-plane export`` of the real config topic: the connector's secret masked, the reference
+    kept, the other keys as the worker wrote them."""
+    name = f"acl-{unique}-export"
+    snapshot = tmp_path / "snapshot.jsonl"
+    with httpx.Client(base_url=cluster.connect_url, timeout=60) as worker:
+        assert worker.put(f"/connectors/{name}/config", json=config_of(name)).status_code == 201
+        try:
+            assert control_plane(["export", "--worker-properties", cluster.properties, "--out", str(snapshot)]) == 0
+        finally:
+            worker.delete(f"/connectors/{name}")
+    configs = []
+    for line in snapshot.read_text().splitlines():
+        row = json.loads(line)
+        if row["key"] and base64.b64decode(row["key"]) == f"connector-{name}".encode() and row["value"]:
+            configs.append(decode_config(f"connector-{name}".encode(), base64.b64decode(row["value"])))
+    assert configs and all(isinstance(c, ConnectorConfig) for c in configs)
+    properties = [dict(c.properties) for c in configs if isinstance(c, ConnectorConfig)]
+    assert properties[0] == {**config_of(name), "name": name, "connection.password": MASK}
+    values = [json.loads(line)["value"] for line in snapshot.read_text().splitlines()]
+    assert not any(b"hunter2" in base64.b64decode(v) for v in values if v)  # task configs masked too
