@@ -23,13 +23,16 @@ import base64
 import binascii
 import hashlib
 import hmac
-import os
 import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import structlog
+
 from ..rules.access import Principal, Role
+
+log = structlog.get_logger(__name__)
 
 PBKDF2_ITERATIONS = 600_000  # OWASP's figure for PBKDF2-HMAC-SHA256
 _REMEMBERED = 1024
@@ -116,15 +119,15 @@ def _user(principal: Principal, credential: str, where: str) -> _User:
 
 
 class Credentials:
-    """Who a request's ``Authorization`` header names, or None. The file is checked for a change at most
-    every ``check_s`` (its modification time and size); a file that no longer reads keeps the entries read
-    before and ``reload_error`` says why."""
+    """Who a request's ``Authorization`` header names, or None. The file is read again at most every
+    ``check_s`` and its entries replaced when its content changed; a file that no longer reads keeps the
+    entries read before, and ``reload_error`` says why (logged once)."""
 
     def __init__(self, path: str | None, environment: str | None, *, check_s: float = 2.0) -> None:
         self._path = path
         self._env = parse(environment, "CONTROL_PLANE_AUTH_CREDENTIALS", plain_allowed=True) if environment else None
         self._check_s = check_s
-        self._stamp: tuple[int, int] | None = None
+        self._content: bytes | None = None
         self._checked = 0.0
         self._file = Entries({}, {})
         self._entries = self._merged()
@@ -145,22 +148,25 @@ class Credentials:
     def _read_file(self, *, raise_errors: bool) -> None:
         assert self._path is not None
         try:
-            stat = os.stat(self._path)
-            stamp = (stat.st_mtime_ns, stat.st_size)
-            if stamp == self._stamp:
+            with open(self._path, "rb") as handle:  # small: compared whole (a change within a clock tick too)
+                content = handle.read()
+            if content == self._content:
                 return
-            with open(self._path, encoding="utf-8") as handle:
-                entries = parse(handle.read(), self._path, plain_allowed=False)
-        except (OSError, CredentialsError) as err:
+            entries = parse(content.decode("utf-8"), self._path, plain_allowed=False)
+        except (OSError, UnicodeDecodeError, CredentialsError) as err:
             message = f"cannot read {self._path}: {err.strerror}" if isinstance(err, OSError) else str(err)
             if raise_errors:
                 raise CredentialsError(message) from None
+            if message != self.reload_error:
+                log.error("credentials file not read again; the entries read before stay", error=message)
             self.reload_error = message
             return
-        self._stamp, self._file, self.reload_error = stamp, entries, None
+        self._content, self._file, self.reload_error = content, entries, None
         self._entries = self._merged()
         self._remembered.clear()
         self.reloads += 1
+        if self.reloads > 1:
+            log.info("credentials file read again", path=self._path, entries=len(entries.tokens) + len(entries.users))
 
     def refresh(self, now: float | None = None) -> None:
         """Re-read the file when it changed (at most every ``check_s``)."""

@@ -418,3 +418,29 @@ async def test_a_broker_that_is_down_never_holds_a_request_back(
     stopped = time.perf_counter() - started
     assert answered < 2.0 and stopped < 5.0, (answered, stopped)  # the stop's flush is bounded too
     assert len([line for line in capsys.readouterr().out.splitlines() if '"audit"' in line]) == 5
+
+
+async def test_a_running_sidecar_reads_the_changed_credentials_file(
+    serve: Any, router: respx.MockRouter, tmp_path: Any
+) -> None:
+    router.get(path="/connectors").respond(200, json=[])
+    path = tmp_path / "credentials"
+    path.write_text(f"token old viewer {hash_token('old')}\n")
+    settings = load_settings(
+        connect_urls=CONNECT_URLS,
+        view_enabled=False,
+        auth_enabled=True,
+        auth_credentials_file=str(path),
+        auth_file_check_s=0.01,
+    )
+    async with serve(settings=settings) as running:
+        client = running.client
+        assert (await client.get("/connectors", headers=bearer("old"))).status_code == 200
+        assert (await client.get("/connectors", headers=bearer("new"))).status_code == 401
+        path.write_text(f"token new viewer {hash_token('new')}\n")
+        for _ in range(200):  # the file is checked at most every 10 ms
+            if (await client.get("/connectors", headers=bearer("new"))).status_code == 200:
+                break
+            await asyncio.sleep(0.01)
+        assert (await client.get("/connectors", headers=bearer("new"))).status_code == 200
+        assert (await client.get("/connectors", headers=bearer("old"))).status_code == 401
