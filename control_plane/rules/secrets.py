@@ -7,7 +7,9 @@ have for every plugin; it shows such a value as ``Password.HIDDEN`` (``[hidden]`
 ``common.config.types.Password``). The sidecar decides from the key's name instead: a key is secret when
 one of ``DEFAULT_SECRET_PATTERNS`` (case-insensitive regular expressions, searched in the key) matches it.
 A value made only of config provider references (``${file:/path:key}``, ``ConfigTransformer.DEFAULT_PATTERN``)
-holds no secret and stays visible: it says where the secret is, not what it is.
+holds no secret and stays visible: it says where the secret is, not what it is. A JAAS config
+(``sasl.jaas.config``) is masked option by option (``password="[hidden]"``, a reference kept), or whole
+when it does not read as one.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
 # ConfigTransformer.DEFAULT_PATTERN: ${provider:[path:]key}
 _REFERENCE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
 
+# A JAAS configuration (clients' JaasConfig: ``<LoginModule> <flag> [<option>=<value> ...];`` once or more),
+# read whole or not at all; option values quoted or bare.
+_JAAS_KEY = re.compile(r"(^|\.)sasl\.jaas\.config$", re.IGNORECASE)
+_JAAS_OPTION = r'[\w.\-]+\s*=\s*(?:"(?:[^"\\]|\\.)*"|[^\s";=]+)'
+_JAAS = re.compile(rf"(?:\s*[\w.$]+\s+(?:required|requisite|sufficient|optional)(?:\s+{_JAAS_OPTION})*\s*;)+\s*")
+_JAAS_VALUE = re.compile(r'([\w.\-]+)(\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s";=]+)')
+
 
 def is_reference(value: str) -> bool:
     """Whether ``value`` is made only of config provider references (and whitespace)."""
@@ -56,8 +65,23 @@ class SecretRule:
 
     def masked_value(self, key: str, value: object) -> object:
         if isinstance(value, str) and self.is_secret(key) and not is_reference(value):
-            return MASK
+            return self._jaas(value) if _JAAS_KEY.search(key) else MASK
         return value
+
+    def _jaas(self, value: str) -> str:
+        """A JAAS config with the values of its secret options masked (references kept, the login module
+        and the other options shown); masked whole when it does not read as JAAS."""
+        if _JAAS.fullmatch(value) is None:
+            return MASK
+
+        def option(match: re.Match[str]) -> str:
+            name, equals, quoted = match.groups()
+            bare = quoted[1:-1] if quoted.startswith('"') else quoted
+            if not self.is_secret(name) or is_reference(bare):
+                return match.group(0)
+            return f'{name}{equals}"{MASK}"'
+
+        return _JAAS_VALUE.sub(option, value)
 
     def mask(self, config: Mapping[str, object]) -> dict[str, object]:
         """The config with the value of every secret key replaced by ``[hidden]`` (nulls and provider

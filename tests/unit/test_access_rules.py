@@ -179,7 +179,7 @@ def test_config_provider_references_stay_visible() -> None:
     assert DEFAULT_SECRET_RULE.mask(config) == {
         "connection.password": "${file:/etc/secrets.properties:db.password}",
         "ssl.key.password": MASK,
-        "sasl.jaas.config": MASK,
+        "sasl.jaas.config": f'PlainLoginModule required username="u" password="{MASK}";',
         "topics": "t",
         "api.key": None,
     }
@@ -200,3 +200,30 @@ def test_patterns_are_configurable() -> None:
     rule = SecretRule(("^custom\\.",))
     assert rule.is_secret("custom.thing") and not rule.is_secret("db.password")
     assert SecretRule(()).mask({"password": "p"}) == {"password": "p"}
+
+
+@pytest.mark.parametrize(
+    ("jaas", "shown"),
+    [
+        pytest.param(
+            'o.a.k.PlainLoginModule required username="u" password="p";',
+            f'o.a.k.PlainLoginModule required username="u" password="{MASK}";',
+            id="plain",
+        ),
+        pytest.param(
+            'M required username="u" password="${file:/etc/s.properties:pw}";',
+            'M required username="u" password="${file:/etc/s.properties:pw}";',
+            id="reference-kept",
+        ),
+        pytest.param(
+            'A required password=p; B optional clientSecret="a b" scope="x";',
+            f'A required password="{MASK}"; B optional clientSecret="{MASK}" scope="x";',
+            id="bare-values-and-two-modules",
+        ),
+        pytest.param('M required password="a\\"b";', f'M required password="{MASK}";', id="escaped-quote"),
+        pytest.param("not jaas password=p", MASK, id="unreadable-masked-whole"),
+        pytest.param('M required password="p"', MASK, id="no-semicolon-masked-whole"),
+    ],
+)
+def test_jaas_configs_are_masked_option_by_option(jaas: str, shown: str) -> None:
+    assert DEFAULT_SECRET_RULE.mask({"sasl.jaas.config": jaas}) == {"sasl.jaas.config": shown}
