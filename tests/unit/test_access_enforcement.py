@@ -329,6 +329,10 @@ async def send_raw(port: int, line: bytes, token: str | None) -> bytes:
     ("line", "token", "status"),
     [
         pytest.param(b"PUT /connectors/x%2F..%2F..%2Fpause HTTP/1.1", "op-token", 403, id="encoded-separators"),
+        pytest.param(b"GET /connectors/x%2F..%2F.. HTTP/1.1", "view-token", 403, id="encoded-separators-read"),
+        pytest.param(b"PUT /connectors/c/pause/ HTTP/1.1", "view-token", 403, id="trailing-slash"),
+        pytest.param(b"PUT //connectors/c/pause HTTP/1.1", "op-token", 403, id="empty-first-segment"),
+        pytest.param(b"put /connectors/c/pause HTTP/1.1", "op-token", 400, id="lower-case-method-httptools-refuses"),
         pytest.param(b"PUT /connectors/x/%2e%2e/c/pause HTTP/1.1", "op-token", 403, id="encoded-dot-segment"),
         pytest.param(b"DELETE /connectors/c/pause/.. HTTP/1.1", "op-token", 403, id="dot-segment-to-delete"),
         pytest.param(b"PURGE /connectors/c HTTP/1.1", "view-token", 403, id="unknown-method"),
