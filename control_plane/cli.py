@@ -19,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
     serve.add_argument("--log-format", choices=["auto", "json", "console"])
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+    hashing = sub.add_parser("hash-credential", help="print the hashed credential of a token or password (stdin)")
+    hashing.add_argument("kind", choices=["token", "password"])
     snapshot = sub.add_parser("export", help="snapshot the internal topics to JSON lines or Parquet")
     snapshot.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
     snapshot.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (default: the worker's)")
@@ -28,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "export":
         return _export(args)
+    if args.command == "hash-credential":
+        return _hash_credential(args.kind)
 
     try:
         settings = load_settings(
@@ -45,9 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     import uvicorn
 
     from . import logs
+    from .access import CredentialsError, build_credentials
     from .rest import create_app
 
-    logs.configure(settings.log_format, settings.log_level)
+    logs.configure(settings.log_format, settings.log_level, settings.secret_key_patterns)
+    try:  # the credentials read once before serving: a bad file stops the start with its line named
+        build_credentials(settings)
+    except CredentialsError as err:
+        print(f"control-plane: {err}", file=sys.stderr)
+        return 2
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -61,6 +71,19 @@ def main(argv: list[str] | None = None) -> int:
         server_header=False,
         date_header=False,
     )
+    return 0
+
+
+def _hash_credential(kind: str) -> int:
+    """``control-plane hash-credential token|password``: the secret read from stdin (one line), its hash
+    printed for the credentials file (``control_plane.access.credentials``)."""
+    from .access import hash_password, hash_token
+
+    secret = sys.stdin.readline().rstrip("\r\n")
+    if not secret:
+        print("control-plane hash-credential: no secret on stdin", file=sys.stderr)
+        return 2
+    print(hash_token(secret) if kind == "token" else hash_password(secret))
     return 0
 
 

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from .access import Access, build_access
 from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.connector_configs import ConnectorConfigs
@@ -36,6 +37,7 @@ from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
 from .metrics import Metrics
 from .settings import Settings, describe
+from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
 from .storage.log_reader import TopicReader
@@ -59,6 +61,7 @@ class Runtime:
     upstream: ConnectUpstream
     status_writer: StatusWriter
     view: MaterializedView | None
+    access: Access
 
 
 def build_upstream(
@@ -117,6 +120,19 @@ def build_view(settings: Settings, metrics: Metrics | None = None) -> Materializ
     return view
 
 
+def build_audit_sink(settings: Settings) -> KafkaAuditSink | None:
+    """The audit log's Kafka copy, with ``audit_topic`` (bounded; never blocks a request)."""
+    if not settings.audit_topic:
+        return None
+    kafka, timeout_ms = client_kwargs(settings), settings.emulation_request_timeout_ms
+    return KafkaAuditSink(
+        settings.audit_topic,
+        lambda: AiokafkaRecordProducer(kafka, timeout_ms),
+        max_queued=settings.audit_queue_max,
+        stop_timeout_s=timeout_ms / 1000,
+    )
+
+
 @contextlib.asynccontextmanager
 async def running(
     settings: Settings,
@@ -126,6 +142,7 @@ async def running(
     status_producer: RecordProducer | None = None,
 ) -> AsyncIterator[Runtime]:
     async with contextlib.AsyncExitStack() as started:
+        access = build_access(settings, build_audit_sink(settings))  # first: bad credentials stop the start
         upstream = build_upstream(settings, metrics, transport)
         started.push_async_callback(upstream.aclose)
         view = build_view(settings, metrics)
@@ -235,10 +252,10 @@ async def running(
             plugin_versions=plugin_versions,
         )
         metrics.watch_states(herder.state_gauges)
-        for part in (status_writer, view, probe, capabilities):
+        for part in (access.audit.sink, status_writer, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)
-        yield Runtime(settings, herder, metrics, upstream, status_writer, view)
+        yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
 
 
 class _Part(Protocol):
@@ -252,4 +269,4 @@ async def _start(started: contextlib.AsyncExitStack, part: _Part) -> None:
     started.push_async_callback(part.stop)
 
 
-__all__ = ["Runtime", "build_status_writer", "build_upstream", "build_view", "running"]
+__all__ = ["Runtime", "build_audit_sink", "build_status_writer", "build_upstream", "build_view", "running"]

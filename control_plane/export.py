@@ -7,18 +7,26 @@ reads them (:class:`~control_plane.storage.log_reader.TopicTail`), one row per r
 tombstone). JSON lines carry ``key`` and ``value`` in base64, so the bytes stay exact (the worker looks
 source offsets up by their exact key bytes); Parquet carries them as binary and needs ``pyarrow``
 (``pip install 'control-plane[spark]'``).
+
+Secrets do not leave in a snapshot: in the config topic's connector and task configs, the values of secret
+keys are masked (``rules.secrets``, the ``secret_key_patterns`` setting; config provider references stay),
+and the session key (which signs the workers' internal requests) is emptied. Those records are written
+again as a worker writes them; every other record keeps its exact bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .codecs.config import ConnectorConfig, SessionKey, TaskConfig, decode_config, encode_config
 from .kafka_config import client_kwargs
+from .rules.secrets import SecretRule
 from .settings import Settings
 from .storage.errors import ReadTimeout
 from .storage.log_reader import LogRecord, TopicTail
@@ -69,6 +77,25 @@ async def read_topics(
         if on_progress:
             on_progress(topic, tail.records_read)
     return records
+
+
+def masked(records: list[LogRecord], config_topic: str | None, rule: SecretRule) -> list[LogRecord]:
+    """The records with the config topic's secrets masked (see the module's docstring)."""
+    out = []
+    for record in records:
+        if record.topic == config_topic and record.value is not None:
+            decoded = decode_config(record.key, record.value)
+            changed: ConnectorConfig | TaskConfig | SessionKey | None = None
+            if isinstance(decoded, ConnectorConfig | TaskConfig):
+                properties = rule.mask_strings(decoded.properties)
+                if properties != dict(decoded.properties):
+                    changed = dataclasses.replace(decoded, properties=properties)
+            elif isinstance(decoded, SessionKey):
+                changed = dataclasses.replace(decoded, key="")
+            if changed is not None:
+                record = dataclasses.replace(record, value=encode_config(changed)[1])
+        out.append(record)
+    return out
 
 
 def _b64(data: bytes | None) -> str | None:
@@ -129,6 +156,7 @@ def export(
 ) -> int:
     """Write the snapshot; returns the number of records."""
     records = asyncio.run(read_topics(settings, timeout_s, on_progress))
+    records = masked(records, settings.config_storage_topic, SecretRule(settings.secret_key_patterns))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     (write_parquet if fmt == "parquet" else write_jsonl)(records, tmp)

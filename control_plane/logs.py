@@ -9,12 +9,29 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from typing import Any
 
 import orjson
 import structlog
 
+from .rules.secrets import SecretRule, secret_rule
 
-def configure(log_format: str = "auto", level: str = "info") -> None:
+
+def masking(rule: SecretRule) -> Callable[[Any, str, MutableMapping[str, Any]], MutableMapping[str, Any]]:
+    """A processor masking secret config values (``rules.secrets``) in every mapping a line carries (a
+    connector's config passed as a field), so a config never reaches the log with its secrets."""
+
+    def mask(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        for name, value in event.items():
+            if isinstance(value, Mapping | list | tuple):
+                event[name] = rule.mask_deep(value)
+        return event
+
+    return mask
+
+
+def configure(log_format: str = "auto", level: str = "info", secret_patterns: Iterable[str] | None = None) -> None:
     if log_format == "auto":
         log_format = "console" if sys.stderr.isatty() else "json"
     renderer: structlog.typing.Processor
@@ -32,6 +49,7 @@ def configure(log_format: str = "auto", level: str = "info") -> None:
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            masking(secret_rule(secret_patterns)),
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             renderer,

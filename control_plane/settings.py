@@ -16,13 +16,14 @@ import os
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
 from .kafka_security import KafkaSecurityError, check_kafka_security
 from .modes import FeatureMode
+from .rules.secrets import DEFAULT_SECRET_PATTERNS
 from .worker_properties import connect_url_from_listeners, read_properties
 
 ENV_PREFIX = "CONTROL_PLANE_"
@@ -189,6 +190,39 @@ class Settings(BaseSettings):
     # how long an emulated alter or reset waits for the status topic to show the connector's tasks stopped
     # (their last offset commits must not overwrite new offsets): a rebalance and a graceful task shutdown
     emulation_task_stop_timeout_s: float = Field(60.0, gt=0)
+
+    # -- access control and audit (README: "Access control and audit"; control_plane.access)
+    # authentication and roles; off: every request is an anonymous admin (a warning at start when the
+    # sidecar listens beyond loopback)
+    auth_enabled: bool = False
+    auth_credentials_file: str | None = None  # token/user entries, hashed; re-read when it changes
+    auth_credentials: SecretStr | None = None  # the same entries (``plain:`` allowed), ``;`` or newline separated
+    auth_file_check_s: float = Field(2.0, gt=0)  # how often the file is checked for a change
+    auth_realm: str = "control-plane"
+    # connector config keys whose values are secrets (regular expressions searched in the key, any case)
+    secret_key_patterns: Annotated[tuple[str, ...], NoDecode] = DEFAULT_SECRET_PATTERNS
+    audit_topic: str | None = None  # also send the audit log to this Kafka topic
+    audit_queue_max: int = Field(10000, ge=1)  # audit records waiting for Kafka; more are dropped
+
+    @field_validator("secret_key_patterns", mode="before")
+    @classmethod
+    def _split_patterns(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"{pattern!r} is not a regular expression: {err}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _check_auth(self) -> Settings:
+        if self.auth_enabled and not (self.auth_credentials_file or self.auth_credentials):
+            raise ValueError(
+                f"{ENV_PREFIX}AUTH_ENABLED needs {ENV_PREFIX}AUTH_CREDENTIALS_FILE or {ENV_PREFIX}AUTH_CREDENTIALS"
+            )
+        return self
 
     @field_validator("connect_urls", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ sidecar's own cost on the proxied hop. Which paths the sidecar answers is read f
 (every route but the catch-all), so a route added to ``app.ROUTES`` is served by Starlette as before.
 What the short path does is what the long one does: the same upstream request, answer framing, log line,
 metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette looks them up).
+Access control (``access.guard``) runs first, for every HTTP request, before either path is chosen.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
+from .access import guard
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
@@ -73,7 +75,13 @@ class SidecarApp(Starlette):
         return self._own.match(path) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
+        if scope["type"] == "http":  # access control (rest.access): every request, before either path
+            await guard(self._slot, scope, receive, send, self._dispatch)
+        else:
+            await super().__call__(scope, receive, send)
+
+    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not scope.get("root_path") and not self._answers(scope["path"]):
             await self._pass_through(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)

@@ -47,6 +47,7 @@ from control_plane.codecs import (
 from control_plane.codecs.config import ConfigKey
 from control_plane.codecs.json_wire import dumps
 from control_plane.codecs.status import StatusKey
+from control_plane.rules.secrets import DEFAULT_SECRET_RULE
 
 from .jsonnorm import normal_json, rank_of
 
@@ -190,7 +191,7 @@ def _config_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
             config_key = config_key_of(decoded)
             row.update(kind=config_key.kind.value.rstrip("-"), connector=config_key.name or None, task=config_key.task)
             if isinstance(decoded, (ConnectorConfig, TaskConfig)):
-                row["properties"] = dict(decoded.properties)
+                row["properties"] = DEFAULT_SECRET_RULE.mask_strings(decoded.properties)  # no secret in a report
             if isinstance(decoded, TargetState):
                 row["target_state"] = decoded.effective
         for name, value_ in row.items():
