@@ -56,7 +56,7 @@ from .stack import Cluster, Stack
 pytestmark = pytest.mark.timeout(600)
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
-EXAMPLES = {GenerationMode.POSITIVE: 5, GenerationMode.NEGATIVE: 3}  # per operation
+EXAMPLES = {GenerationMode.POSITIVE: 8, GenerationMode.NEGATIVE: 5}  # per operation
 BUDGET_S = 75.0  # per cluster: generation and every request
 REQUEST_TIMEOUT_S = 30.0
 SEED = 14
@@ -95,6 +95,8 @@ class Findings:
     sent: int = 0
     by_operation: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # per operation: generation and requests
+    statuses: dict[int, int] = field(default_factory=dict)
+    validated: int = 0  # successes checked against the document
     server_errors: list[str] = field(default_factory=list)  # 5xx the worker does not give
     worker_5xx: list[str] = field(default_factory=list)  # 5xx the worker gives too (not the sidecar's)
     misshaped: list[str] = field(default_factory=list)
@@ -124,8 +126,9 @@ class Names:
             params["connector"] = self.live if use_live else f"{self.prefix}{params['connector']}"
         if params is not None and "logger" in params and case.method.upper() != "GET":
             params["logger"] = f"{self.logger_prefix}{params['logger']}"
-        if isinstance(case.body, dict) and isinstance(case.body.get("name"), str) and case.operation.path == "/connectors":
-            case.body["name"] = f"{self.prefix}{case.body['name']}"
+        body = case.body
+        if isinstance(body, dict) and isinstance(body.get("name"), str) and case.operation.path == "/connectors":
+            body["name"] = f"{self.prefix}{case.body['name']}"
         return case
 
 
@@ -167,6 +170,7 @@ def _connect_shaped(x: Exchange) -> bool:
 
 def _judge(findings: Findings, case: Any, response: requests.Response, replay: Callable[[], list[int]]) -> None:
     x = _exchange(case, response)
+    findings.statuses[x.status] = findings.statuses.get(x.status, 0) + 1
     if x.status >= 500:
         elsewhere = replay()
         if any(status >= 500 for status in elsewhere):
@@ -181,6 +185,7 @@ def _judge(findings: Findings, case: Any, response: requests.Response, replay: C
             else:
                 findings.explained[reason] = findings.explained.get(reason, 0) + 1
         return
+    findings.validated += 1
     try:
         case.validate_response(response, checks=[status_code_conformance, response_schema_conformance])
     except FailureGroup as failures:
@@ -196,9 +201,7 @@ def _negatable(document: dict[str, Any], method: str, path: str) -> bool:
     return "requestBody" in operation or any(p["schema"] != {"type": "string"} for p in params)
 
 
-def _explore(
-    document: dict[str, Any], names: Names, sidecar_url: str, workers: list[str], deadline: float
-) -> Findings:
+def _explore(document: dict[str, Any], names: Names, sidecar_url: str, workers: list[str], deadline: float) -> Findings:
     """Runs in a thread (the sidecar is served on the test's event loop)."""
     schema = schemathesis.openapi.from_dict(document)
     findings = Findings()
@@ -234,7 +237,8 @@ def _explore(
                 case = names.adjust(*pair)
                 response = _send(session, case, sidecar_url)
                 findings.sent += 1
-                findings.by_operation[name] = findings.by_operation.get(name, 0) + 1
+                sent_as = f"{case.operation.method.upper()} {case.operation.path}"
+                findings.by_operation[sent_as] = findings.by_operation.get(sent_as, 0) + 1
                 _judge(findings, case, response, lambda: [_send(session, case, w).status_code for w in workers])
 
             try:
@@ -312,7 +316,9 @@ async def test_fuzzing_the_sidecar_with_its_own_document(
     summary = "\n".join(
         [
             f"Connect {cluster.version}: {findings.sent} requests in {elapsed:.1f}s over "
-            f"{len(findings.by_operation)} operations ({findings.skipped} cut by the budget)",
+            f"{len(findings.by_operation)} operations ({findings.skipped} cut by the budget); statuses "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(findings.statuses.items()))
+            + f"; {findings.validated} successes checked against the document",
             "  slowest: "
             + ", ".join(f"{op} {s:.1f}s" for op, s in sorted(findings.seconds.items(), key=lambda kv: -kv[1])[:8]),
             *(f"  allowed x{n}: {why}" for why, n in findings.explained.items()),
