@@ -41,7 +41,19 @@ class ConnectorInfo(BaseModel):
     type: ConnectorType | None = None
 
 
+EXAMPLE_CONFIG = {
+    "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    "tasks.max": "1",
+    "file": "/tmp/connect-input.txt",
+    "topic": "connect-input",
+}
+
+
 class CreateConnectorRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"name": "file-source", "config": EXAMPLE_CONFIG, "initial_state": "PAUSED"}]}
+    )
+
     name: str
     config: dict[str, str]
     initial_state: TargetState | None = Field(default=None, description="KIP-980; on every version")
@@ -151,6 +163,15 @@ class ConnectorOffset(BaseModel):
 class ConnectorOffsets(BaseModel):
     """KIP-875: the body of ``PATCH .../offsets`` and the answer of ``GET .../offsets``."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"offsets": [{"partition": {"filename": EXAMPLE_CONFIG["file"]}, "offset": {"position": 0}}]},
+                {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": {"kafka_offset": 5}}]},
+            ]
+        }
+    )
+
     offsets: list[ConnectorOffset]
 
 
@@ -170,6 +191,8 @@ class LoggerLevels(RootModel[dict[str, LoggerLevel]]):
 
 
 class LevelRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"level": "DEBUG"}]})
+
     level: str
 
 
@@ -188,6 +211,10 @@ class WorkerStatus(BaseModel):
 class ConnectorConfig(RootModel[dict[str, str]]):
     """A connector's configuration: the body of ``PUT .../config`` and ``PUT .../validate``."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [EXAMPLE_CONFIG]})
+
 
 class ConfigPatch(RootModel[dict[str, str | None]]):
     """The body of ``PATCH .../config`` (KIP-477): the keys to set, null for a key to remove."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"tasks.max": "2", "batch.size": None}]})

@@ -117,7 +117,7 @@ CONNECT: tuple[Operation, ...] = (
     ),
     Operation("PUT", f"{_C}/pause", "Pause a connector", {202: NO_BODY}, params=(CONNECTOR,)),
     Operation("PUT", f"{_C}/resume", "Resume a connector", {202: NO_BODY}, params=(CONNECTOR,)),
-    Operation("PUT", f"{_C}/stop", "Stop a connector (KIP-875)", {202: NO_BODY}, params=(CONNECTOR,)),
+    Operation("PUT", f"{_C}/stop", "Stop a connector (KIP-875)", {204: NO_BODY}, params=(CONNECTOR,)),
     Operation(
         "GET", f"{_C}/tasks", "A connector's tasks and their configurations", {200: cm.TaskConfigs}, params=(CONNECTOR,)
     ),

@@ -82,6 +82,21 @@ class ConnectorTopicUsage(BaseModel):
 
 
 class TopicCreationRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "config": {
+                        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                        "topic.creation.default.replication.factor": "1",
+                        "topic.creation.default.partitions": "3",
+                    },
+                    "topics": ["orders"],
+                }
+            ]
+        }
+    )
+
     config: dict[str, str]
     topics: list[str] = Field(min_length=1)
 
