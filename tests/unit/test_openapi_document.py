@@ -136,7 +136,7 @@ def test_the_cli_writes_the_document(tmp_path: Path, capsys: pytest.CaptureFixtu
 @pytest.mark.java
 def test_connects_own_operations_are_all_documented() -> None:
     """The forwarded part is the newest Connect API: Connect 4.3.1's description (its swagger annotations)
-    names the same operations, with the same parameters."""
+    names the same operations, with the same parameters, and the same entities."""
     connect = json.loads(openapi_build.ensure("4.3.1").read_text())
     theirs = {
         (method.upper(), path): sorted(p["name"] for p in op.get("parameters", []))
@@ -148,3 +148,9 @@ def test_connects_own_operations_are_all_documented() -> None:
     assert ours.pop(("GET", "/connectors")) == ["expand"]
     theirs.pop(("GET", "/connectors"))
     assert ours == theirs
+    # every entity of Connect's description is a model of ours by the same name, with the same fields
+    # (``msg`` is write-only in Connect's: never in an answer)
+    models = document()["components"]["schemas"]
+    for name, schema in connect["components"]["schemas"].items():
+        fields = {k for k, v in schema.get("properties", {}).items() if not v.get("writeOnly")}
+        assert set(models[name]["properties"]) == fields, name
