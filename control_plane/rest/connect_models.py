@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic.config import JsonDict
 
 ConnectorType = Literal["source", "sink", "unknown"]
 TargetState = Literal["RUNNING", "PAUSED", "STOPPED"]
@@ -41,7 +42,7 @@ class ConnectorInfo(BaseModel):
     type: ConnectorType | None = None
 
 
-EXAMPLE_CONFIG = {
+EXAMPLE_CONFIG: JsonDict = {
     "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
     "tasks.max": "1",
     "file": "/tmp/connect-input.txt",
