@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from openapi_spec_validator import validate
 from schemathesis.core.result import Err
 from starlette.routing import Match, Route
 
@@ -95,6 +96,11 @@ def test_the_sidecar_paths_are_no_connect_paths() -> None:
     # Connect's resources (rest/resources) under no path of the sidecar's own: /connectors, /connector-plugins,
     # /admin, /health, /, and /_sidecar, /healthz, /readyz, /metrics are not Connect's
     assert {op.path.split("/")[1] for op in CONNECT} == {"", "health", "connectors", "connector-plugins", "admin"}
+
+
+def test_the_document_is_valid_openapi_3_1() -> None:
+    assert document()["openapi"] == "3.1.0"
+    validate(document())
 
 
 def test_the_document_loads_whole_in_schemathesis() -> None:
