@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi run stack-up stack-down stack-status check test unit bench bench-view clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -38,6 +38,13 @@ jars: install
 # as Kafka's build does (deploy/openapi/): .stack/openapi/connect-<version>.json, cached.
 openapi: install
 	$(PY) deploy/openapi/build.py
+
+# The sidecar's own OpenAPI document (every endpoint it serves, generated from its route table and models;
+# also served at GET /_sidecar/openapi.json): written to $(API_DOC).
+API_DOC ?= .stack/openapi/sidecar.json
+api-doc: install
+	@mkdir -p $(dir $(API_DOC))
+	$(PY) -m control_plane openapi --out $(API_DOC)
 
 run: install
 	@$(STACK) run

@@ -1,5 +1,6 @@
 """``control-plane serve``: settings, then logging, then the app on uvicorn (httptools, uvloop).
-``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`)."""
+``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`).
+``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.openapi`), to stdout or a file."""
 
 from __future__ import annotations
 
@@ -27,11 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     snapshot.add_argument("--out", required=True, help="the snapshot file (.jsonl or .parquet)")
     snapshot.add_argument("--format", choices=["jsonl", "parquet"], help="default: from the file name")
     snapshot.add_argument("--timeout-s", type=float, default=60.0, help="how long reading each topic may take")
+    document = sub.add_parser("openapi", help="write the sidecar's OpenAPI document (GET /_sidecar/openapi.json)")
+    document.add_argument("--out", help="the file to write (default: stdout)")
     args = parser.parse_args(argv)
     if args.command == "export":
         return _export(args)
     if args.command == "hash-credential":
         return _hash_credential(args.kind)
+    if args.command == "openapi":
+        return _openapi(args.out)
 
     try:
         settings = load_settings(
@@ -108,4 +113,17 @@ def _export(args: argparse.Namespace) -> int:
         print(f"control-plane export: {err}", file=sys.stderr)
         return 2
     print(f"control-plane export: {count} record(s) written to {out}", file=sys.stderr)
+    return 0
+
+
+def _openapi(out: str | None) -> int:
+    from pathlib import Path
+
+    from .rest.openapi import document_json
+
+    if out is None:
+        sys.stdout.buffer.write(document_json())
+    else:
+        Path(out).write_bytes(document_json())
+        print(f"control-plane openapi: written to {out}", file=sys.stderr)
     return 0

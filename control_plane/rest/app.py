@@ -20,6 +20,7 @@ from . import compat, configs, newer, offsets, ops, plugins, reads, states, topi
 from .dispatch import SidecarApp
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
+from .openapi import OPENAPI_PATH
 from .proxy import ANY_TARGET, PassThrough
 from .routes import SIDECAR_PREFIX, route_template
 from .state import RuntimeScope, RuntimeSlot
@@ -128,6 +129,7 @@ ROUTES: list[BaseRoute] = [
     Route("/metrics", ops.metrics, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/capabilities", ops.capabilities, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/info", ops.info, methods=["GET"]),
+    Route(OPENAPI_PATH, ops.openapi, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/status-writes", ops.status_writes, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/summary", states.summary, methods=["GET"]),
     Route(f"{SIDECAR_PREFIX}/state-changes", states.state_changes, methods=["GET"]),

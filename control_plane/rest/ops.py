@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from .openapi import document_json
 from .outcomes import json_response
 from .state import herder, runtime
 
@@ -35,3 +36,8 @@ async def info(request: Request) -> Response:
 async def status_writes(request: Request) -> Response:
     """``GET /_sidecar/status-writes``: the status-topic writes still pending, and those that failed."""
     return json_response(herder(request).status_writes())
+
+
+async def openapi(_: Request) -> Response:
+    """``GET /_sidecar/openapi.json``: the sidecar's OpenAPI document (``rest.openapi``)."""
+    return Response(document_json(), media_type="application/json")

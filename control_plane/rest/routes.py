@@ -21,6 +21,7 @@ SIDECAR_ROUTES = frozenset(
         "/metrics",
         f"{SIDECAR_PREFIX}/capabilities",
         f"{SIDECAR_PREFIX}/info",
+        f"{SIDECAR_PREFIX}/openapi.json",
         f"{SIDECAR_PREFIX}/status-writes",
         f"{SIDECAR_PREFIX}/summary",
         f"{SIDECAR_PREFIX}/state-changes",

@@ -1,0 +1,163 @@
+"""The answers and request bodies of the sidecar's own endpoints (``/_sidecar/...``, ``/healthz``,
+``/readyz``), as typed models for the OpenAPI document (``rest.openapi``). They describe what the handlers
+render (ops.py, reads.py, topic_creation.py, plugins.py); the fuzzer checks the answers against them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Open(BaseModel):
+    """A shape that may grow: keys beyond the ones named are allowed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class Liveness(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    ready: bool
+    checks: dict[str, bool] = Field(description="view_caught_up (with a view) or worker_version_detected")
+
+
+class FeatureDecision(Open):
+    mode: Literal["native", "emulated", "unavailable"]
+    spec: str
+    native_since: str | None
+    reason: str
+    summary: str
+    emulation: str | None
+
+
+class Capabilities(Open):
+    worker_version: str | None
+    worker_versions: dict[str, str | None]
+    detected_at: float | None
+    features: dict[str, FeatureDecision]
+    advertised_version: str | None = Field(description="what GET / advertises (null: the worker's own)")
+
+
+class SidecarInfo(Open):
+    capabilities: Capabilities
+    workers: list[str]
+    settings: dict[str, Any]
+    view: dict[str, Any] | None
+
+
+class StatusWriteState(BaseModel):
+    key: str
+    kind: str
+    state: str = Field(description="queued, sending, waiting-retry or failed")
+    attempts: int
+    last_error: str | None
+    next_retry_ms: int | None
+    first_submitted_ms: int
+
+
+class StatusWrites(BaseModel):
+    topic: str | None
+    running: bool
+    pending: list[StatusWriteState]
+    failed: list[StatusWriteState]
+
+
+class TopicConnectors(BaseModel):
+    topic: str
+    connectors: list[str]
+
+
+class TopicUse(BaseModel):
+    topic: str
+    task: int | None
+    discover_timestamp: int | None
+
+
+class ConnectorTopicUsage(BaseModel):
+    connector: str
+    topics: list[TopicUse]
+
+
+class TopicCreationRequest(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "config": {
+                        "connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                        "topic.creation.default.replication.factor": "1",
+                        "topic.creation.default.partitions": "3",
+                    },
+                    "topics": ["orders"],
+                }
+            ]
+        }
+    )
+
+    config: dict[str, str]
+    topics: list[str] = Field(min_length=1)
+
+
+class TopicShape(BaseModel):
+    partitions: int
+    replication_factor: int
+    configs: dict[str, str]
+
+
+class TopicPlan(BaseModel):
+    topic: str
+    group: str | None
+    requested: TopicShape | None = Field(description="-1: the broker's default")
+    created_with: TopicShape | None
+    refused: str | None
+    exists: bool
+    existing: TopicShape | None
+    differences: list[dict[str, Any]]
+
+
+class CreationProblem(BaseModel):
+    key: str | None
+    group: str | None
+    entry: str | None
+    finding: str
+    severity: str
+    message: str
+
+
+class CreationPreview(BaseModel):
+    """KIP-158: what Connect does with the topic.creation.* settings of a configuration."""
+
+    connector: str | None
+    creates_topics: bool
+    reason: str | None
+    problems: list[CreationProblem]
+    topics: list[TopicPlan]
+
+
+class PluginResolution(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    class_key: str
+    version_key: str
+    plugin: str
+    class_: str | None = Field(alias="class")
+    requested: str | None
+    requirement: str | None
+    installed: list[str]
+    selected: str | None
+    runs: str | None
+    outcome: str
+    error: str | None
+    reason: str | None
+
+
+class PluginVersionReport(BaseModel):
+    """KIP-891: what each plugin key of a connector resolves to, on this cluster."""
+
+    connector: str | None
+    worker_version: str | None
+    mode: str
+    plugins: list[PluginResolution]
