@@ -216,6 +216,26 @@ SIDECAR: tuple[Operation, ...] = (
     ),
     Operation(
         "GET",
+        f"{_S}/summary",
+        "Connectors and tasks by state, the failed ones with their traces, the latest state changes",
+        {200: sm.StateSummary},
+        params=(Param("recent", "query", {"type": "integer", "minimum": 0, "default": 50}),),
+        tag="sidecar",
+    ),
+    Operation(
+        "GET",
+        f"{_S}/state-changes",
+        "The state timeline read from the status topic",
+        {200: sm.StateChanges},
+        params=(
+            Param("since", "query", _STR, "epoch milliseconds or ISO-8601"),
+            Param("connector", "query", _STR),
+            Param("limit", "query", {"type": "integer", "minimum": 1}),
+        ),
+        tag="sidecar",
+    ),
+    Operation(
+        "GET",
         f"{_S}/topics/{{topic}}/connectors",
         "The connectors whose active topics include a topic",
         {200: sm.TopicConnectors},

@@ -81,6 +81,56 @@ class ConnectorTopicUsage(BaseModel):
     topics: list[TopicUse]
 
 
+class StateCount(BaseModel):
+    total: int
+    by_state: dict[str, int]
+
+
+class FailedInstance(BaseModel):
+    connector: str
+    task: int | None = Field(default=None, description="absent for the connector itself")
+    worker_id: str | None
+    trace: str | None
+    since: str | None
+    since_ms: int | None
+
+
+class FailedInstances(BaseModel):
+    connectors: list[FailedInstance]
+    tasks: list[FailedInstance]
+
+
+class StateChange(BaseModel):
+    time: str | None
+    timestamp_ms: int | None
+    connector: str
+    task: int | None
+    previous: str | None
+    state: str
+    worker_id: str | None
+    generation: int | None
+
+
+class TimelineInfo(BaseModel):
+    capacity: int
+    recorded: int
+    oldest: str | None
+    oldest_ms: int | None
+
+
+class StateSummary(BaseModel):
+    connectors: StateCount
+    tasks: StateCount
+    failed: FailedInstances
+    recent_changes: list[StateChange]
+    timeline: TimelineInfo
+
+
+class StateChanges(BaseModel):
+    changes: list[StateChange]
+    timeline: TimelineInfo
+
+
 class TopicCreationRequest(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
