@@ -1,13 +1,15 @@
 """The I/O seam to the Connect workers' REST API (httpx on an aiohttp pool)."""
 
 from .client import ConnectUpstream, Transport, UpstreamRequest, UpstreamResponse
-from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout
+from .errors import BudgetExhausted, NoWorkerAvailable, UpstreamError, UpstreamOverloaded, UpstreamTimeout
 
 __all__ = [
+    "BudgetExhausted",
     "ConnectUpstream",
     "NoWorkerAvailable",
     "Transport",
     "UpstreamError",
+    "UpstreamOverloaded",
     "UpstreamRequest",
     "UpstreamResponse",
     "UpstreamTimeout",
