@@ -44,14 +44,15 @@ def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     """A Connect worker (the stack's newest release) of this module's own cluster."""
     local = local_stack()
     home: Path = tmp_path_factory.mktemp("hung-worker")
-    saved, local.STACK = local.STACK, home  # its config and log under ``home``, not the shared stack's
+    saved = local.__dict__["STACK"]
+    local.__dict__["STACK"] = home  # its config and log under ``home``, not the shared stack's
     try:
         name = f"hung-{uuid.uuid4().hex[:8]}"
         with warnings.catch_warnings():  # the Popen object goes; the worker runs on (stopped below)
             warnings.simplefilter("ignore", ResourceWarning)
             proc = local.start_connect(name, local.NEW_VERSION, stack.bootstrap)
     finally:
-        local.STACK = saved
+        local.__dict__["STACK"] = saved
     try:
         local.wait_until(proc, lambda: local.connect_ready(proc.url), "answer on its REST port")
         yield OwnWorker(Cluster(name, local.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
