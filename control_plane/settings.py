@@ -139,7 +139,7 @@ class Settings(BaseSettings):
     # the budget), then 503 in Connect's error shape with Retry-After
     upstream_max_concurrent_requests: int = Field(256, ge=0)
     # SIGTERM: stop accepting, let in-flight requests finish for at most this long, then stop
-    shutdown_grace_s: float = Field(30.0, ge=0)
+    shutdown_grace_s: int = Field(30, ge=0)
     # then how long pending status writes (with their retries) may take to reach Kafka before they are dropped
     shutdown_flush_timeout_s: float = Field(10.0, ge=0)
     # TLS on the sidecar's own listener: a PEM certificate (chain) and key; with a CA file, clients must

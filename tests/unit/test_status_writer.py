@@ -354,6 +354,39 @@ async def test_stop_does_not_hang_on_a_producer_that_never_answers() -> None:
     assert sum(line["event"] == "status write abandoned: the writer stopped" for line in logs) == 3
 
 
+async def test_stop_with_a_flush_lets_pending_writes_and_retries_finish() -> None:
+    """Graceful shutdown: queued writes and a retry under way reach Kafka before the writer stops."""
+    gate = Gate()
+    producer = FakeProducer()
+    producer.script(K1, gate)
+    producer.script(K2, KafkaConnectionError())  # retried after its backoff
+    writer = make_writer(producer, initial_ms=50, max_ms=50)
+    await writer.start()
+    tickets = [writer.submit(K1, b"a", "topic"), writer.submit(K1, b"b", "topic"), writer.submit(K2, b"c", "task")]
+    await asyncio.wait_for(gate.entered.wait(), 2)
+    asyncio.get_running_loop().call_later(0.1, gate.opened.set)
+    with structlog.testing.capture_logs() as logs:
+        await writer.stop(flush_timeout_s=5)
+    assert [ticket.outcome for ticket in tickets] == [Outcome.WRITTEN] * 3
+    assert sorted(producer.written) == [(K1, b"a"), (K1, b"b"), (K2, b"c")]
+    assert any(line["event"] == "status writes flushed" and line["pending"] == 3 for line in logs)
+    assert producer.stopped
+
+
+async def test_a_flush_is_bounded() -> None:
+    producer = FakeProducer(default=Gate())
+    writer = make_writer(producer, attempt_timeout_s=0.2, initial_ms=5000, max_ms=5000)
+    await writer.start()
+    ticket = writer.submit(K1, b"a", "topic")
+    started = time.monotonic()
+    with structlog.testing.capture_logs() as logs:
+        await writer.stop(flush_timeout_s=0.3)
+    assert time.monotonic() - started < 1.5
+    with pytest.raises(StatusWriterClosed):
+        await ticket.result()
+    assert any(line["event"] == "status writes not all flushed in time" for line in logs)
+
+
 async def test_a_settings_built_writer_uses_the_retry_settings() -> None:
     settings = load_settings(
         status_storage_topic="st",
