@@ -8,7 +8,9 @@ them):
 - the request budget: the request's deadline (event-loop time) goes into its scope (``DEADLINE``), and
   every wait for a worker made for the request ends there (``upstream.ConnectUpstream`` reads it from
   ``UpstreamRequest.deadline``): the client gets 504 in Connect's shape, or the view's answer where a
-  route has one (``outcomes.respond``), instead of waiting for Connect's own 90 s.
+  route has one (``outcomes.respond``), instead of waiting for Connect's own 90 s;
+- at shutdown, a request still under way when the grace period ends (the server cancels it) gets 503 in
+  Connect's error shape rather than the server's plain-text 500.
 
 What Connect's Jetty does for each, and why the sidecar differs, is in the README's Hardening section.
 The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192 bytes) are ``jaxrs``'s; a
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+SHUTTING_DOWN = "The sidecar is shutting down: the request did not end within its grace period"
 DEADLINE = "sidecar.deadline"  # scope key: the request's deadline on the event loop's clock, or None
 
 
@@ -46,7 +49,19 @@ class RequestLimits:
                 return
             receive = _Counted(receive, self.max_body_bytes)
         scope[DEADLINE] = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
-        await app(scope, receive, send)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await app(scope, receive, tracked)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
+        except asyncio.CancelledError:  # the server's grace period at shutdown ended (cli._serve)
+            if not started:
+                await _refuse(send, 503, SHUTTING_DOWN)
+            raise
 
 
 class BodyTooLarge(Exception):
