@@ -87,6 +87,7 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
         )
         assert "x-sidecar-stale" not in fresh.headers
         os.kill(own_worker.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
         try:
             # the view: fast, and marked stale once the probe finds no worker answering
             stale = await eventually(
@@ -96,6 +97,8 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
                 what="the view's answer marked stale",
             )
             assert stale[0].status_code == 200 and stale[0].json()["connector"]["state"] == "RUNNING"
+            to_stale = time.monotonic() - stopped
+            assert to_stale < 5  # a probe every 0.5 s, each bounded at 0.5 s
             for _ in range(5):
                 response, took = await timed(viewing.client, status)
                 assert response.status_code == 200 and took < FAST_S
@@ -104,11 +107,13 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
             assert response.status_code == 504, response.text
             assert response.json()["error_code"] == 504 and "request budget" in response.json()["message"]
             assert BUDGET_S - 0.1 <= took < BUDGET_S + 2
+            print(f"stale after {to_stale:.2f} s; the proxied 504 after {took:.2f} s")
             # a read the workers answer on this sidecar, with a view answer: the view's, stale, within the budget
             response, took = await timed(forwarding.client, status)
             assert response.status_code == 200, response.text
             assert response.headers["x-sidecar-stale"] == "true" and response.headers["x-sidecar-source"] == "view"
             assert took < BUDGET_S + 2
+            print(f"the view's answer in place of the worker's after {took:.2f} s")
         finally:
             os.kill(own_worker.pid, signal.SIGCONT)
         # answering again: the view's answers are fresh again, proxied requests reach the worker
