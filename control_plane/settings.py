@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     worker_probe_s: float = Field(2.0, gt=0)  # how often the workers are checked while the view answers
     # how long one liveness probe of a worker may take: a worker that hangs (accepts connections, never
     # answers) counts as down after it, the view's answers are marked stale, and requests go elsewhere first
-    worker_probe_timeout_s: float = Field(1.0, gt=0)
+    worker_probe_timeout_s: float = Field(2.0, gt=0)
     # after a change of a connector through the sidecar, how long the view may take to read it back
     # before the answer goes to the client (read-your-writes)
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
