@@ -20,6 +20,7 @@ The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192 byte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 
 import orjson
@@ -49,17 +50,11 @@ class RequestLimits:
                 return
             receive = _Counted(receive, self.max_body_bytes)
         scope[DEADLINE] = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            await app(scope, receive, tracked)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
+            await app(scope, receive, send)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
         except asyncio.CancelledError:  # the server's grace period at shutdown ended (cli._serve)
-            if not started:
+            # refused by the server when the answer has begun (nothing else can be sent then)
+            with contextlib.suppress(Exception):
                 await _refuse(send, 503, SHUTTING_DOWN)
             raise
 

@@ -243,7 +243,7 @@ class ConnectUpstream:
         )
 
     async def _send_lean(
-        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest
+        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest, limits: Limits | None = None
     ) -> UpstreamResponse:
         """What ``_send_once`` does through httpx, without httpx's objects: the same target (byte for
         byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
@@ -268,7 +268,7 @@ class ConnectUpstream:
             head.append(b"\r\n")
             wire_request = b"".join(head) + request.body
             status, raw_headers, body = await transport.wire.exchange(
-                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", self._limits
+                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", limits or self._limits
             )
         else:
             try:
@@ -289,18 +289,31 @@ class ConnectUpstream:
         """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""
         self._down_until[worker] = time.monotonic() + self._worker_down_s
 
+    async def _send_within(self, worker: str, request: UpstreamRequest, deadline: float) -> UpstreamResponse:
+        """``_send_once`` with every wait ending at ``deadline``: on the lean path its own timers, shortened
+        (no timeout scope per request: it costs more than the rest of the hop's timers), elsewhere a scope."""
+        left = deadline - asyncio.get_running_loop().time()
+        try:
+            if left <= 0:
+                raise UpstreamTimeout(worker, "no time left")
+            if worker in self._plain_http and isinstance(self._transport, PassThroughTransport):
+                return await self._send_lean(self._transport, worker, request, self._limits.within(left))
+            async with asyncio.timeout_at(deadline):
+                return await self._send_once(worker, request)
+        except (TimeoutError, UpstreamTimeout, WorkerUnreachable) as err:
+            # a timeout of the worker's own, not the budget's (the loop's timers may fire a little early)
+            if isinstance(err, UpstreamError) and asyncio.get_running_loop().time() < deadline - 0.01:
+                raise
+            self._suspect(worker)
+            raise BudgetExhausted(worker, "no answer within the request budget") from None
+
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
         for worker in self._ordered_workers():
             try:
                 if request.deadline is None:
                     return await self._send_once(worker, request)
-                try:
-                    async with asyncio.timeout_at(request.deadline):
-                        return await self._send_once(worker, request)
-                except TimeoutError:
-                    self._suspect(worker)
-                    raise BudgetExhausted(worker, "no answer within the request budget") from None
+                return await self._send_within(worker, request, request.deadline)
             except UpstreamError as err:
                 errors.append(err)
                 if self.observer:

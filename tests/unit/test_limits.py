@@ -15,7 +15,7 @@ import pytest
 import respx
 
 from control_plane.settings import load_settings
-from control_plane.upstream import ConnectUpstream, UpstreamRequest
+from control_plane.upstream import BudgetExhausted, ConnectUpstream, UpstreamRequest, UpstreamTimeout
 
 from .conftest import CONNECT_URLS, Running
 
@@ -167,3 +167,42 @@ async def test_concurrent_upstream_requests_are_capped(
             await first
     assert "at most 1" in assert_connect_error(second, 503)
     assert second.headers["retry-after"] == "1"
+
+
+@contextlib.asynccontextmanager
+async def silent_worker() -> AsyncIterator[str]:
+    """A real listener that takes connections and requests and never answers (a worker that hangs)."""
+    taken: list[asyncio.StreamWriter] = []
+
+    def take(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        taken.append(writer)
+
+    server = await asyncio.start_server(take, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    finally:
+        for writer in taken:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    ("read_timeout_s", "budget_s", "expected"),
+    [
+        pytest.param(60.0, 0.3, BudgetExhausted, id="the-budget-ends-first"),
+        pytest.param(0.2, 30.0, UpstreamTimeout, id="the-read-timeout-ends-first"),
+    ],
+)
+async def test_the_lean_path_ends_at_the_deadline(read_timeout_s: float, budget_s: float, expected: type) -> None:
+    async with silent_worker() as url:
+        upstream = ConnectUpstream([url], read_timeout_s=read_timeout_s)
+        try:
+            deadline = asyncio.get_running_loop().time() + budget_s
+            started = time.monotonic()
+            with pytest.raises(UpstreamTimeout) as caught:
+                await upstream.forward(UpstreamRequest("GET", "/connectors", deadline=deadline))
+            assert time.monotonic() - started < min(read_timeout_s, budget_s) + 0.5
+            assert type(caught.value) is expected
+        finally:
+            await upstream.aclose()
