@@ -40,11 +40,11 @@ class RequestLimits:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
         """Refuse what is over a limit, else call ``app`` with the deadline in the scope and the body counted."""
-        if self.max_header_bytes and head_size(scope) > self.max_header_bytes:
+        size, declared, chunked = _head(scope)
+        if self.max_header_bytes and size > self.max_header_bytes:
             await _refuse(send, 431, f"Request header fields are larger than {self.max_header_bytes} bytes")
             return
-        if self.max_body_bytes:
-            declared = _content_length(scope)
+        if self.max_body_bytes and (declared or chunked):  # otherwise HTTP/1.1 framing says: no body
             if declared is not None and declared > self.max_body_bytes:
                 await _refuse(send, 413, body_message(self.max_body_bytes))
                 return
@@ -88,20 +88,25 @@ def body_message(limit: int) -> str:
 
 def head_size(scope: Scope) -> int:
     """The request head in bytes as the client sent it (request line, ``name: value`` lines, CRLFs)."""
+    return _head(scope)[0]
+
+
+def _head(scope: Scope) -> tuple[int, int | None, bool]:
+    """The head's size, the declared ``Content-Length`` (None: none or unreadable), and whether the body
+    is chunked: one pass over the headers (this runs for every request)."""
     raw = scope.get("raw_path") or str(scope["path"]).encode()
     query = scope.get("query_string", b"")
-    line = len(scope["method"]) + 1 + len(raw) + (len(query) + 1 if query and b"?" not in raw else 0) + 11
-    return line + sum(len(n) + len(v) + 4 for n, v in scope["headers"]) + 2
-
-
-def _content_length(scope: Scope) -> int | None:
-    for name, value in scope["headers"]:
+    size = len(scope["method"]) + len(raw) + (len(query) + 1 if query and b"?" not in raw else 0) + 14
+    declared: int | None = None
+    chunked = False
+    headers = scope["headers"]
+    for name, value in headers:
+        size += len(name) + len(value)
         if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+            declared = int(value) if value.isdigit() else None
+        elif name == b"transfer-encoding":
+            chunked = True
+    return size + 4 * len(headers), declared, chunked
 
 
 async def _refuse(send: Send, status: int, message: str) -> None:
