@@ -4,6 +4,7 @@ order per key; a retry dropped when a newer write of its key came; metrics, logs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections import Counter, defaultdict, deque
@@ -35,6 +36,8 @@ from control_plane.storage.status_writes import (
     StatusWriteFailed,
     StatusWriterClosed,
 )
+
+from .conftest import CONNECT_URLS, Running
 
 TOPIC = "connect-status"
 SEED = 99
@@ -499,3 +502,20 @@ async def test_the_real_producer_turns_a_broker_that_refuses_into_a_retriable_er
     assert isinstance(caught.value.cause, KafkaConnectionError) and is_retriable(caught.value.cause)
     assert caught.value.attempts == 2
     assert observer.counts == {("retry", "topic"): 1, ("failure", "topic"): 1}
+
+
+async def test_the_lifespan_flushes_pending_writes_at_shutdown(
+    serve: Callable[..., contextlib.AbstractAsyncContextManager[Running]],
+) -> None:
+    """Graceful shutdown through the composition root: the app's lifespan ends, the write under way
+    reaches Kafka (``shutdown_flush_timeout_s``) before the writer stops."""
+    gate = Gate()
+    producer = FakeProducer()
+    producer.script(K1, gate)
+    settings = load_settings(connect_urls=CONNECT_URLS, status_storage_topic=TOPIC, shutdown_flush_timeout_s=5)
+    async with serve(settings=settings, status_producer=producer) as running:
+        ticket = running.runtime.status_writer.submit(K1, b"a", "topic")
+        await asyncio.wait_for(gate.entered.wait(), 2)
+        asyncio.get_running_loop().call_later(0.1, gate.opened.set)
+    assert ticket.outcome is Outcome.WRITTEN
+    assert producer.written == [(K1, b"a")] and producer.stopped
