@@ -7,7 +7,8 @@ them):
   else as soon as the bytes read pass the limit (a chunked body);
 - the request budget: the request's deadline (event-loop time) goes into its scope (``DEADLINE``), and
   every wait for a worker made for the request ends there (``upstream.ConnectUpstream`` reads it from
-  ``UpstreamRequest.deadline``): the client gets 504 in Connect's shape, or the view's answer where a
+  ``UpstreamRequest.deadline``, or, for the requests the sidecar composes while serving it, from
+  ``upstream.REQUEST_DEADLINE``): the client gets 504 in Connect's shape, or the view's answer where a
   route has one (``outcomes.respond``), instead of waiting for Connect's own 90 s;
 - at shutdown, a request still under way when the grace period ends (the server cancels it) gets 503 in
   Connect's error shape rather than the server's plain-text 500.
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..upstream import REQUEST_DEADLINE
 
 SHUTTING_DOWN = "The sidecar is shutting down: the request did not end within its grace period"
 DEADLINE = "sidecar.deadline"  # scope key: the request's deadline on the event loop's clock, or None
@@ -49,7 +52,8 @@ class RequestLimits:
                 await _refuse(send, 413, body_message(self.max_body_bytes))
                 return
             receive = _Counted(receive, self.max_body_bytes)
-        scope[DEADLINE] = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
+        scope[DEADLINE] = deadline = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
+        token = REQUEST_DEADLINE.set(deadline)  # for the requests to workers the sidecar composes for this one
         try:
             await app(scope, receive, send)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
         except asyncio.CancelledError:  # the server's grace period at shutdown ended (cli._serve)
@@ -57,6 +61,8 @@ class RequestLimits:
             with contextlib.suppress(Exception):
                 await _refuse(send, 503, SHUTTING_DOWN)
             raise
+        finally:
+            REQUEST_DEADLINE.reset(token)
 
 
 class BodyTooLarge(Exception):

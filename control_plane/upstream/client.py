@@ -14,8 +14,10 @@ with a bounded exponential backoff and, when retries run out, returned as it is.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -85,6 +87,11 @@ def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
         if low == b"connection":  # and the headers it names
             dropped = dropped | {token.strip().lower() for token in value.split(b",")}
     return [(name, value) for low, name, value in lowered if low not in dropped]
+
+
+# The deadline of the client's request being served (the REST layer sets it: rest.limits): requests the
+# sidecar composes while serving it (the PUT behind an emulated PATCH, a restart) end there too.
+REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
 
 
 @dataclass(frozen=True)
@@ -329,6 +336,8 @@ class ConnectUpstream:
         raise NoWorkerAvailable(errors)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
+        if request.deadline is None and (deadline := REQUEST_DEADLINE.get()) is not None:
+            request = dataclasses.replace(request, deadline=deadline)  # one the sidecar composed for a client's
         if self._slots is None:
             return await self._forward(request)
         if self._slots.locked():  # every slot taken: wait for one, within the pool timeout and the budget

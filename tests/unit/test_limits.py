@@ -206,3 +206,18 @@ async def test_the_lean_path_ends_at_the_deadline(read_timeout_s: float, budget_
             assert type(caught.value) is expected
         finally:
             await upstream.aclose()
+
+
+async def test_requests_the_sidecar_composes_end_at_the_budget_too(
+    router: respx.MockRouter, serve: Serve, fake_transport: httpx.MockTransport
+) -> None:
+    """``PATCH .../config`` on a 3.4 worker is the sidecar's GET and PUT of the config: on a worker that
+    hangs, the client's budget ends them."""
+    transport = HangingWorkers(fake_transport, {"w1", "w2"}, root_answers=True)
+    settings = limited(request_budget_s=0.3)
+    async with serve(settings=settings, transport=transport, read_timeout_s=60, version="3.4.1") as running:
+        started = time.monotonic()
+        response = await running.client.patch("/connectors/a/config", json={"tasks.max": "2"})
+        took = time.monotonic() - started
+    assert "request budget" in assert_connect_error(response, 504)
+    assert took < 1.5
