@@ -5,9 +5,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import socket
 import sys
+from typing import TYPE_CHECKING
 
-from .settings import SettingsError, load_settings
+from .settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +57,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"control-plane: {err}", file=sys.stderr)
         return 2
 
-    import uvicorn
-
     from . import logs
     from .access import CredentialsError, build_credentials
     from .rest import create_app
@@ -63,8 +67,23 @@ def main(argv: list[str] | None = None) -> int:
     except CredentialsError as err:
         print(f"control-plane: {err}", file=sys.stderr)
         return 2
-    uvicorn.run(
-        create_app(settings),
+    _serve(settings, create_app(settings))
+    return 0
+
+
+def _serve(settings: Settings, app: Starlette) -> None:
+    """uvicorn (uvloop, httptools) with the sidecar's TLS and graceful shutdown: on SIGTERM or SIGINT it
+    stops accepting, lets the requests under way finish for ``shutdown_grace_s`` (then cancels them), and
+    runs the lifespan's shutdown (the composition root stops in reverse: pending status writes flushed for
+    ``shutdown_flush_timeout_s``) before the process ends."""
+    import ssl
+
+    import uvicorn
+
+    from .listener_tls import CertificateReloader
+
+    config = uvicorn.Config(
+        app,
         host=settings.host,
         port=settings.port,
         loop="uvloop",
@@ -72,11 +91,37 @@ def main(argv: list[str] | None = None) -> int:
         access_log=False,
         log_config=None,
         log_level=settings.log_level,
-        timeout_graceful_shutdown=10,
+        timeout_graceful_shutdown=settings.shutdown_grace_s,
         server_header=False,
         date_header=False,
+        ssl_certfile=settings.tls_certfile,
+        ssl_keyfile=settings.tls_keyfile,
+        ssl_keyfile_password=settings.tls_keyfile_password,
+        ssl_ca_certs=settings.tls_client_ca_file,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if settings.tls_client_ca_file else ssl.CERT_NONE,
     )
-    return 0
+    config.load()  # the SSL context, made once: the reloader loads new certificates into it
+    reloader = None
+    if config.ssl is not None and settings.tls_certfile and settings.tls_keyfile:
+        reloader = CertificateReloader(
+            config.ssl,
+            settings.tls_certfile,
+            settings.tls_keyfile,
+            password=settings.tls_keyfile_password,
+            client_ca_file=settings.tls_client_ca_file,
+            interval_s=settings.tls_reload_interval_s,
+        )
+
+    class Server(uvicorn.Server):
+        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+            watching = asyncio.create_task(reloader.run(), name="tls-reload") if reloader else None
+            try:
+                await super().serve(sockets)
+            finally:
+                if watching is not None:
+                    watching.cancel()
+
+    Server(config).run()
 
 
 def _hash_credential(kind: str) -> int:

@@ -81,6 +81,8 @@ def build_upstream(
         rebalance_retry_initial_backoff_ms=settings.rebalance_retry_initial_backoff_ms,
         rebalance_retry_max_backoff_ms=settings.rebalance_retry_max_backoff_ms,
         observer=metrics,
+        max_concurrent_requests=settings.upstream_max_concurrent_requests,
+        probe_timeout_s=settings.worker_probe_timeout_s,
     )
 
 
@@ -252,7 +254,9 @@ async def running(
             plugin_versions=plugin_versions,
         )
         metrics.watch_states(herder.state_gauges)
-        for part in (access.audit.sink, status_writer, view, probe, capabilities):
+        await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
+        started.push_async_callback(status_writer.stop, settings.shutdown_flush_timeout_s)
+        for part in (access.audit.sink, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)

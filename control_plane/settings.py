@@ -120,9 +120,37 @@ class Settings(BaseSettings):
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
     capability_refresh_s: float = Field(60.0, gt=0)
     worker_probe_s: float = Field(2.0, gt=0)  # how often the workers are checked while the view answers
+    # how long one liveness probe of a worker may take: a worker that hangs (accepts connections, never
+    # answers) counts as down after it, the view's answers are marked stale, and requests go elsewhere first
+    worker_probe_timeout_s: float = Field(2.0, gt=0)
     # after a change of a connector through the sidecar, how long the view may take to read it back
     # before the answer goes to the client (read-your-writes)
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
+
+    # -- hardening (rest.limits, README "Hardening"); 0 turns a limit off
+    # a request head (request line and headers) over this: 431 in Connect's error shape. Jetty's own limit
+    # (8192 bytes, which the sidecar's Connect routes mirror and the workers apply) comes first below it.
+    max_header_bytes: int = Field(65536, ge=0)
+    # a request body over this: 413 in Connect's error shape (Connect has no limit of its own)
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=0)
+    # how long a request may wait for the workers: then 504 in Connect's error shape, or the view's answer
+    # where the route has one (Connect's own request timeout is 90 s, then a 500 "Request timed out")
+    request_budget_s: float = Field(30.0, ge=0)
+    # requests forwarded to the workers at once; more wait for a slot (at most upstream_pool_timeout_s and
+    # the budget), then 503 in Connect's error shape with Retry-After
+    upstream_max_concurrent_requests: int = Field(256, ge=0)
+    # SIGTERM: stop accepting, let in-flight requests finish for at most this long, then stop
+    shutdown_grace_s: int = Field(30, ge=0)
+    # then how long pending status writes (with their retries) may take to reach Kafka before they are dropped
+    shutdown_flush_timeout_s: float = Field(10.0, ge=0)
+    # TLS on the sidecar's own listener: a PEM certificate (chain) and key; with a CA file, clients must
+    # present a certificate it signed. The files are checked every tls_reload_interval_s and, when changed,
+    # reloaded: new connections get the new certificate without a restart.
+    tls_certfile: str | None = None
+    tls_keyfile: str | None = None
+    tls_keyfile_password: str | None = None
+    tls_client_ca_file: str | None = None
+    tls_reload_interval_s: float = Field(10.0, gt=0)
 
     # what a check of the sidecar's own (topic-creation rules, ...) does with a create or update it finds a
     # problem in: refuse it with Connect's 400 (``enforce``), or let it through with Warning headers
@@ -242,6 +270,18 @@ class Settings(BaseSettings):
         return tuple(url.rstrip("/") for url in value)
 
     @model_validator(mode="after")
+    def _check_tls(self) -> Settings:
+        if bool(self.tls_certfile) != bool(self.tls_keyfile):
+            raise ValueError(
+                f"{ENV_PREFIX}TLS_CERTFILE and {ENV_PREFIX}TLS_KEYFILE must be set together (TLS on the listener)"
+            )
+        if self.tls_client_ca_file and not self.tls_certfile:
+            raise ValueError(
+                f"{ENV_PREFIX}TLS_CLIENT_CA_FILE needs {ENV_PREFIX}TLS_CERTFILE and {ENV_PREFIX}TLS_KEYFILE"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _check_backoffs(self) -> Settings:
         if self.status_storage_retry_initial_backoff_ms > self.status_storage_retry_max_backoff_ms:
             raise ValueError(
@@ -334,6 +374,8 @@ def describe(settings: Settings) -> dict[str, Any]:
         k: ("[hidden]" if any(word in k for word in SECRET_WORDS) or k.endswith(".key") else v)
         for k, v in settings.kafka_client_properties.items()
     }
+    if settings.tls_keyfile_password is not None:
+        data["tls_keyfile_password"] = "[hidden]"
     return data
 
 

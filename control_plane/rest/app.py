@@ -20,6 +20,7 @@ from . import compat, configs, newer, offsets, ops, plugins, reads, states, topi
 from .dispatch import SidecarApp
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
+from .limits import RequestLimits
 from .openapi import OPENAPI_PATH
 from .proxy import ANY_TARGET, PassThrough
 from .routes import SIDECAR_PREFIX, route_template
@@ -171,8 +172,14 @@ def create_app(
                 slot.runtime = None
 
     # Starlette, with paths the sidecar never answers sent straight to the pass-through (rest.dispatch)
+    limits = RequestLimits(settings.max_header_bytes, settings.max_body_bytes, settings.request_budget_s)
     app = SidecarApp(
-        routes=ROUTES, lifespan=lifespan, exception_handlers=EXCEPTION_HANDLERS, slot=slot, metrics=metrics
+        routes=ROUTES,
+        lifespan=lifespan,
+        exception_handlers=EXCEPTION_HANDLERS,
+        slot=slot,
+        metrics=metrics,
+        limits=limits,
     )
     app.add_middleware(RuntimeScope, slot=slot)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -25,6 +25,7 @@ from ..metrics import Metrics
 from .access import guard
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
+from .limits import RequestLimits
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
@@ -59,8 +60,11 @@ def _jersey_pattern(template: str) -> str:
 
 
 class SidecarApp(Starlette):
-    def __init__(self, *args: Any, slot: RuntimeSlot, metrics: Metrics, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, slot: RuntimeSlot, metrics: Metrics, limits: RequestLimits | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
+        self._limits = limits
         self._slot = slot
         self._metrics = metrics
         self._own: re.Pattern[str] | None = None
@@ -75,13 +79,19 @@ class SidecarApp(Starlette):
         return self._own.match(path) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._limits is not None:  # the limits, on both paths (rest.limits)
+            await self._limits(scope, receive, send, self._admit)
+        else:
+            await self._admit(scope, receive, send)
+
+    async def _admit(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":  # access control (rest.access): every request, before either path
-            await guard(self._slot, scope, receive, send, self._dispatch)
+            await guard(self._slot, scope, receive, send, self._route)
         else:
             await super().__call__(scope, receive, send)
 
-    async def _dispatch(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not scope.get("root_path") and not self._answers(scope["path"]):
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
             await self._pass_through(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)

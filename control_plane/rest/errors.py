@@ -23,7 +23,8 @@ from ..domain.errors import (
     ViewNotReady,
     WorkerRefused,
 )
-from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamTimeout
+from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamOverloaded, UpstreamTimeout
+from .limits import BodyTooLarge
 
 log = structlog.get_logger(__name__)
 
@@ -76,6 +77,14 @@ async def on_upstream_error(_: Request, exc: Exception) -> Response:
     return connect_error(502, f"Kafka Connect worker {exc.worker} failed: {exc.detail}")
 
 
+async def on_overloaded(_: Request, exc: Exception) -> Response:
+    return connect_error(503, str(exc), headers={"retry-after": "1"})
+
+
+async def on_body_too_large(_: Request, exc: Exception) -> Response:
+    return connect_error(413, str(exc))
+
+
 async def on_unexpected(request: Request, exc: Exception) -> Response:
     log.error("unexpected error", path=request.url.path, error=repr(exc), exc_info=exc)
     return connect_error(500, str(exc) or type(exc).__name__)
@@ -84,6 +93,8 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
 EXCEPTION_HANDLERS = {
     ControlPlaneError: on_domain_error,
     NoWorkerAvailable: on_no_worker,
+    UpstreamOverloaded: on_overloaded,
+    BodyTooLarge: on_body_too_large,
     UpstreamTimeout: on_upstream_timeout,
     UpstreamError: on_upstream_error,
     Exception: on_unexpected,

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.outcomes import Accepted, Answer, Done, Forward, Provenance, Refusal, Relay, Reply, Source
-from ..upstream import NoWorkerAvailable
+from ..upstream import NoWorkerAvailable, UpstreamTimeout
 from .errors import error_response
 from .proxy import proxy, relayed
 
@@ -76,7 +76,7 @@ async def respond(
             if outcome.amend is not None and response.status_code == 200:
                 response = await _amended(response, outcome.amend)
             return _warn(response, outcome.warnings)
-        except NoWorkerAvailable:
+        except (NoWorkerAvailable, UpstreamTimeout):  # no worker answered (in time: the request budget)
             fallback = outcome.fallback() if outcome.fallback else None
             if fallback is None:
                 raise

@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 from ..domain.herder import Herder
 from ..settings import Settings
 from ..upstream import UpstreamRequest, UpstreamResponse
+from .limits import deadline
 from .state import herder, runtime
 
 log = structlog.get_logger("control_plane.proxy")
@@ -61,6 +62,7 @@ def upstream_request(scope: Scope, body: bytes) -> UpstreamRequest:
         query=scope.get("query_string", b""),
         headers=tuple(scope["headers"]),
         body=body,
+        deadline=deadline(scope),  # the request budget (rest.limits)
     )
 
 

@@ -132,12 +132,29 @@ class StatusWriter:
         self._running, self._closing = True, False
         log.info("status writer started", topic=self.topic, max_retries=self.max_retries)
 
-    async def stop(self) -> None:
-        """Drops pending retries and queued writes, gives attempts under way ``stop_timeout_s`` to end
-        (the producer's request timeout: by then aiokafka has delivered or failed their records), then
-        stops the producer (bounded too): never hangs on a broker that is gone."""
+    async def flush(self, timeout_s: float) -> bool:
+        """Wait until every write submitted so far has its outcome (retries included), at most ``timeout_s``;
+        True when none is left."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + timeout_s
+        while tasks := [lane.task for lane in self._lanes.values() if lane.task is not None]:
+            left = until - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.wait(tasks, timeout=left)
+        return True
+
+    async def stop(self, flush_timeout_s: float = 0.0) -> None:
+        """Flushes pending writes for at most ``flush_timeout_s`` (graceful shutdown), then drops pending
+        retries and queued writes, gives attempts under way ``stop_timeout_s`` to end (the producer's
+        request timeout: by then aiokafka has delivered or failed their records), then stops the producer
+        (bounded too): never hangs on a broker that is gone."""
         if not self._running:
             return
+        if flush_timeout_s > 0 and self._lanes:
+            pending = sum(len(lane.queue) for lane in self._lanes.values())
+            flushed = await self.flush(flush_timeout_s)
+            log.info("status writes flushed" if flushed else "status writes not all flushed in time", pending=pending)
         self._running, self._closing = False, True
         for lane in self._lanes.values():
             lane.wake.set()

@@ -2,16 +2,22 @@
 
 ``ConnectUpstream.forward`` sends a request to a healthy worker of the cluster and returns the
 worker's answer untouched (status, headers minus hop-by-hop ones, raw body bytes). A worker that
-refuses connections is tried last for ``worker_down_s``; when no worker answers, ``NoWorkerAvailable``
-names what failed. Connect answers 409 when a request raced a rebalance; such an answer is retried
+refuses connections is tried last for ``worker_down_s``, and so is one that did not answer a
+liveness probe (``worker_versions``, bounded by ``probe_timeout_s``: a worker that hangs) or a request
+within its budget; when no worker answers, ``NoWorkerAvailable`` names what failed. A request's
+``deadline`` bounds every wait for a worker made for it (``BudgetExhausted``), and at most
+``max_concurrent_requests`` requests are forwarded at once (the others wait for a slot, at most the pool
+timeout, then ``UpstreamOverloaded``). Connect answers 409 when a request raced a rebalance; such an answer is retried
 with a bounded exponential backoff and, when retries run out, returned as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,7 +28,15 @@ import structlog
 import yarl
 from tenacity import AsyncRetrying, retry_if_result, stop_after_attempt, wait_exponential
 
-from .errors import NoWorkerAvailable, UpstreamError, UpstreamTimeout, classify
+from .errors import (
+    BudgetExhausted,
+    NoWorkerAvailable,
+    UpstreamError,
+    UpstreamOverloaded,
+    UpstreamTimeout,
+    WorkerUnreachable,
+    classify,
+)
 from .transport import RAW_TARGET, PassThroughTransport
 from .wire import Limits
 
@@ -75,6 +89,11 @@ def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
     return [(name, value) for low, name, value in lowered if low not in dropped]
 
 
+# The deadline of the client's request being served (the REST layer sets it: rest.limits): requests the
+# sidecar composes while serving it (the PUT behind an emulated PATCH, a restart) end there too.
+REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
+
+
 @dataclass(frozen=True)
 class UpstreamRequest:
     method: str
@@ -82,6 +101,7 @@ class UpstreamRequest:
     query: bytes = b""
     headers: tuple[tuple[bytes, bytes], ...] = ()
     body: bytes = b""
+    deadline: float | None = None  # the event loop's time when the client stops waiting (the request budget)
 
 
 @dataclass(frozen=True)
@@ -157,6 +177,8 @@ class ConnectUpstream:
         rebalance_retry_initial_backoff_ms: int = 200,
         rebalance_retry_max_backoff_ms: int = 3000,
         observer: UpstreamObserver | None = None,
+        max_concurrent_requests: int = 0,
+        probe_timeout_s: float | None = None,
     ) -> None:
         if not workers:
             raise ValueError("at least one worker URL is needed")
@@ -183,6 +205,10 @@ class ConnectUpstream:
         self._backoff_max_s = rebalance_retry_max_backoff_ms / 1000
         self.rebalance_retries = 0
         self.observer = observer
+        self._pool_timeout_s = pool_timeout_s
+        self._max_concurrent = max_concurrent_requests
+        self._slots = asyncio.Semaphore(max_concurrent_requests) if max_concurrent_requests else None
+        self._probe_timeout_s = probe_timeout_s
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -224,7 +250,7 @@ class ConnectUpstream:
         )
 
     async def _send_lean(
-        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest
+        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest, limits: Limits | None = None
     ) -> UpstreamResponse:
         """What ``_send_once`` does through httpx, without httpx's objects: the same target (byte for
         byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
@@ -249,7 +275,7 @@ class ConnectUpstream:
             head.append(b"\r\n")
             wire_request = b"".join(head) + request.body
             status, raw_headers, body = await transport.wire.exchange(
-                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", self._limits
+                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", limits or self._limits
             )
         else:
             try:
@@ -266,17 +292,41 @@ class ConnectUpstream:
         framing = tuple((n.lower(), v) for n, v in raw_headers if n.lower() == b"content-length")
         return UpstreamResponse(status, strip_hop_by_hop(raw_headers), body, worker, framing=framing)
 
+    def _suspect(self, worker: str) -> None:
+        """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""
+        self._down_until[worker] = time.monotonic() + self._worker_down_s
+
+    async def _send_within(self, worker: str, request: UpstreamRequest, deadline: float) -> UpstreamResponse:
+        """``_send_once`` with every wait ending at ``deadline``: on the lean path its own timers, shortened
+        (no timeout scope per request: it costs more than the rest of the hop's timers), elsewhere a scope."""
+        left = deadline - asyncio.get_running_loop().time()
+        try:
+            if left <= 0:
+                raise UpstreamTimeout(worker, "no time left")
+            if worker in self._plain_http and isinstance(self._transport, PassThroughTransport):
+                return await self._send_lean(self._transport, worker, request, self._limits.within(left))
+            async with asyncio.timeout_at(deadline):
+                return await self._send_once(worker, request)
+        except (TimeoutError, UpstreamTimeout, WorkerUnreachable) as err:
+            # a timeout of the worker's own, not the budget's (the loop's timers may fire a little early)
+            if isinstance(err, UpstreamError) and asyncio.get_running_loop().time() < deadline - 0.01:
+                raise
+            self._suspect(worker)
+            raise BudgetExhausted(worker, "no answer within the request budget") from None
+
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
         for worker in self._ordered_workers():
             try:
-                return await self._send_once(worker, request)
+                if request.deadline is None:
+                    return await self._send_once(worker, request)
+                return await self._send_within(worker, request, request.deadline)
             except UpstreamError as err:
                 errors.append(err)
                 if self.observer:
                     self.observer.upstream_error(worker, type(err).__name__)
                 if err.retriable:  # never reached the worker (WorkerUnreachable): safe to send elsewhere
-                    self._down_until[worker] = time.monotonic() + self._worker_down_s
+                    self._suspect(worker)
                     log.warning("worker unreachable", worker=worker, error=err.detail)
                     continue
                 if request.method in SAFE_METHODS and not isinstance(err, UpstreamTimeout):
@@ -286,6 +336,26 @@ class ConnectUpstream:
         raise NoWorkerAvailable(errors)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
+        if request.deadline is None and (deadline := REQUEST_DEADLINE.get()) is not None:
+            request = dataclasses.replace(request, deadline=deadline)  # one the sidecar composed for a client's
+        if self._slots is None:
+            return await self._forward(request)
+        if self._slots.locked():  # every slot taken: wait for one, within the pool timeout and the budget
+            loop = asyncio.get_running_loop()
+            until = loop.time() + self._pool_timeout_s
+            try:
+                async with asyncio.timeout_at(min(until, request.deadline or until)):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise UpstreamOverloaded(self._max_concurrent) from None
+        else:
+            await self._slots.acquire()
+        try:
+            return await self._forward(request)
+        finally:
+            self._slots.release()
+
+    async def _forward(self, request: UpstreamRequest) -> UpstreamResponse:
         response = await self._send_to_any(request)
         if not is_rebalance_conflict(response) or self._retry_max == 0:
             return response
@@ -298,8 +368,12 @@ class ConnectUpstream:
             before=self._count_retry,
             sleep=asyncio.sleep,
         )
-        await asyncio.sleep(self._backoff_initial_s)
-        response = await retrying(self._send_to_any, request)
+        try:
+            async with asyncio.timeout_at(request.deadline):  # the backoffs too end at the deadline
+                await asyncio.sleep(self._backoff_initial_s)
+                response = await retrying(self._send_to_any, request)
+        except TimeoutError:
+            raise BudgetExhausted(response.worker, "no answer within the request budget (rebalance retries)") from None
         attempts = 1 + int(retrying.statistics.get("attempt_number", 1))
         log.info("rebalance conflict retried", path=request.path, attempts=attempts, status=response.status)
         return UpstreamResponse(
@@ -321,14 +395,28 @@ class ConnectUpstream:
             self.observer.rebalance_retry()
 
     async def worker_versions(self) -> dict[str, str | None]:
-        """``GET /`` on every worker: its version, or None when it did not answer."""
-        versions: dict[str, str | None] = {}
-        for worker in self.workers:
+        """``GET /`` on every worker at once: its version, or None when it did not answer. With a
+        ``probe_timeout_s``, a worker that takes longer (one that hangs: it accepts connections and never
+        answers) counts as not answering and, like one that refuses, is tried last by ``forward``."""
+        answers = await asyncio.gather(*(self._version_of(worker) for worker in self.workers))
+        return dict(zip(self.workers, answers, strict=True))
+
+    async def _version_of(self, worker: str) -> str | None:
+        try:
             try:
-                response = await self._send_once(worker, UpstreamRequest("GET", "/"))
-                data = orjson.loads(response.body) if response.status == 200 else {}
-                versions[worker] = data.get("version") if isinstance(data, dict) else None
-            except (UpstreamError, orjson.JSONDecodeError) as err:
-                log.debug("worker did not report its version", worker=worker, error=str(err))
-                versions[worker] = None
-        return versions
+                async with asyncio.timeout(self._probe_timeout_s):
+                    response = await self._send_once(worker, UpstreamRequest("GET", "/"))
+            except TimeoutError:
+                raise UpstreamTimeout(
+                    worker, f"no answer to the liveness probe within {self._probe_timeout_s} s"
+                ) from None
+            data = orjson.loads(response.body) if response.status == 200 else {}
+            return data.get("version") if isinstance(data, dict) else None
+        except UpstreamError as err:
+            if isinstance(err, UpstreamTimeout | WorkerUnreachable):
+                self._suspect(worker)
+            log.debug("worker did not report its version", worker=worker, error=str(err))
+            return None
+        except orjson.JSONDecodeError as err:
+            log.debug("worker did not report its version", worker=worker, error=str(err))
+            return None

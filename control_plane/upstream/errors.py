@@ -7,8 +7,10 @@ the request may go to another worker whatever its method (the failover loop read
      ├── WorkerDisconnected      the connection broke after the request may      no (only safe methods
      │                           have been sent                                      go to another worker)
      └── UpstreamTimeout         the worker took the request, did not answer     no
+          └── BudgetExhausted    ... within the request's budget (its deadline)  no
 
     NoWorkerAvailable            every worker failed; carries each worker's UpstreamError
+    UpstreamOverloaded           no slot among the concurrent upstream requests before the deadline
 """
 
 from __future__ import annotations
@@ -40,6 +42,21 @@ class WorkerDisconnected(UpstreamError):
 
 class UpstreamTimeout(UpstreamError):
     pass
+
+
+class BudgetExhausted(UpstreamTimeout):
+    """The request's budget ran out while waiting for ``worker`` (a worker that hangs, or a slow request)."""
+
+
+class UpstreamOverloaded(Exception):
+    """``max_concurrent`` requests to the workers are under way; none ended before the request's deadline
+    (or the pool timeout)."""
+
+    def __init__(self, max_concurrent: int) -> None:
+        super().__init__(
+            f"Too many requests to the Kafka Connect workers are under way (at most {max_concurrent}); try again"
+        )
+        self.max_concurrent = max_concurrent
 
 
 class NoWorkerAvailable(Exception):

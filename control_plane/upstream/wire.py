@@ -31,6 +31,13 @@ class Limits:
     read_s: float
     pool_s: float
 
+    def within(self, left_s: float) -> Limits:
+        """These limits, none longer than ``left_s`` (what is left of a request's budget)."""
+        if left_s >= max(self.connect_s, self.read_s, self.pool_s):
+            return self
+        left_s = max(left_s, 0.0)
+        return Limits(min(self.connect_s, left_s), min(self.read_s, left_s), min(self.pool_s, left_s))
+
 
 class _Connection(asyncio.Protocol):
     """One connection to a worker; one request at a time."""

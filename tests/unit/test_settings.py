@@ -429,3 +429,23 @@ def test_the_tracking_switches_are_known_from_the_worker_file_or_when_both_are_s
     assert not load_settings(config_storage_topic="c", status_storage_topic="s").tracking_switches_known
     assert not load_settings(topic_tracking_enable=False).tracking_switches_known
     assert load_settings(topic_tracking_enable=True, topic_tracking_allow_reset=False).tracking_switches_known
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        pytest.param({"tls_certfile": "c.pem"}, "CONTROL_PLANE_TLS_KEYFILE", id="cert-without-key"),
+        pytest.param({"tls_keyfile": "k.pem"}, "CONTROL_PLANE_TLS_CERTFILE", id="key-without-cert"),
+        pytest.param({"tls_client_ca_file": "ca.pem"}, "CONTROL_PLANE_TLS_CLIENT_CA_FILE", id="ca-without-tls"),
+        pytest.param({"max_body_bytes": -1}, "CONTROL_PLANE_MAX_BODY_BYTES", id="negative-limit"),
+    ],
+)
+def test_hardening_settings_are_checked(settings: dict[str, object], named: str) -> None:
+    with pytest.raises(SettingsError, match=named):
+        load_settings(**settings)
+
+
+def test_the_tls_key_password_is_hidden() -> None:
+    shown = describe(load_settings(tls_certfile="c.pem", tls_keyfile="k.pem", tls_keyfile_password="s3cret"))
+    assert shown["tls_keyfile_password"] == "[hidden]"
+    assert shown["request_budget_s"] == 30.0 and shown["tls_certfile"] == "c.pem"

@@ -4,6 +4,7 @@ order per key; a retry dropped when a newer write of its key came; metrics, logs
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections import Counter, defaultdict, deque
@@ -35,6 +36,8 @@ from control_plane.storage.status_writes import (
     StatusWriteFailed,
     StatusWriterClosed,
 )
+
+from .conftest import CONNECT_URLS, Running
 
 TOPIC = "connect-status"
 SEED = 99
@@ -354,6 +357,39 @@ async def test_stop_does_not_hang_on_a_producer_that_never_answers() -> None:
     assert sum(line["event"] == "status write abandoned: the writer stopped" for line in logs) == 3
 
 
+async def test_stop_with_a_flush_lets_pending_writes_and_retries_finish() -> None:
+    """Graceful shutdown: queued writes and a retry under way reach Kafka before the writer stops."""
+    gate = Gate()
+    producer = FakeProducer()
+    producer.script(K1, gate)
+    producer.script(K2, KafkaConnectionError())  # retried after its backoff
+    writer = make_writer(producer, initial_ms=50, max_ms=50)
+    await writer.start()
+    tickets = [writer.submit(K1, b"a", "topic"), writer.submit(K1, b"b", "topic"), writer.submit(K2, b"c", "task")]
+    await asyncio.wait_for(gate.entered.wait(), 2)
+    asyncio.get_running_loop().call_later(0.1, gate.opened.set)
+    with structlog.testing.capture_logs() as logs:
+        await writer.stop(flush_timeout_s=5)
+    assert [ticket.outcome for ticket in tickets] == [Outcome.WRITTEN] * 3
+    assert sorted(producer.written) == sorted([(K1, b"a"), (K1, b"b"), (K2, b"c")])
+    assert any(line["event"] == "status writes flushed" and line["pending"] == 3 for line in logs)
+    assert producer.stopped
+
+
+async def test_a_flush_is_bounded() -> None:
+    producer = FakeProducer(default=Gate())
+    writer = make_writer(producer, attempt_timeout_s=0.2, initial_ms=5000, max_ms=5000)
+    await writer.start()
+    ticket = writer.submit(K1, b"a", "topic")
+    started = time.monotonic()
+    with structlog.testing.capture_logs() as logs:
+        await writer.stop(flush_timeout_s=0.3)
+    assert time.monotonic() - started < 1.5
+    with pytest.raises(StatusWriterClosed):
+        await ticket.result()
+    assert any(line["event"] == "status writes not all flushed in time" for line in logs)
+
+
 async def test_a_settings_built_writer_uses_the_retry_settings() -> None:
     settings = load_settings(
         status_storage_topic="st",
@@ -466,3 +502,20 @@ async def test_the_real_producer_turns_a_broker_that_refuses_into_a_retriable_er
     assert isinstance(caught.value.cause, KafkaConnectionError) and is_retriable(caught.value.cause)
     assert caught.value.attempts == 2
     assert observer.counts == {("retry", "topic"): 1, ("failure", "topic"): 1}
+
+
+async def test_the_lifespan_flushes_pending_writes_at_shutdown(
+    serve: Callable[..., contextlib.AbstractAsyncContextManager[Running]],
+) -> None:
+    """Graceful shutdown through the composition root: the app's lifespan ends, the write under way
+    reaches Kafka (``shutdown_flush_timeout_s``) before the writer stops."""
+    gate = Gate()
+    producer = FakeProducer()
+    producer.script(K1, gate)
+    settings = load_settings(connect_urls=CONNECT_URLS, status_storage_topic=TOPIC, shutdown_flush_timeout_s=5)
+    async with serve(settings=settings, status_producer=producer) as running:
+        ticket = running.runtime.status_writer.submit(K1, b"a", "topic")
+        await asyncio.wait_for(gate.entered.wait(), 2)
+        asyncio.get_running_loop().call_later(0.1, gate.opened.set)
+    assert ticket.outcome is Outcome.WRITTEN
+    assert producer.written == [(K1, b"a")] and producer.stopped

@@ -1,0 +1,127 @@
+"""A worker that hangs (accepts connections, never answers) is handled like one that is down: a real
+Connect worker suspended with SIGSTOP. The view keeps answering fast, and its answers are marked stale
+once the liveness probe (its own short timeout) finds no worker answering; a proxied request gets the
+504 of the request budget, and a read whose route has a view answer gets that answer, both within the
+budget (not Connect's 90 s).
+
+The worker is this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars, with
+its own group.id, internal topics and port, against the stack's broker): the shared stack's workers are
+never suspended.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .broker import local_stack
+from .harness import sidecar_with
+from .stack import Cluster, Stack
+from .waiting import eventually
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+BUDGET_S = 3.0
+FAST_S = 0.5  # a view read while the worker hangs
+
+
+@dataclass(frozen=True)
+class OwnWorker:
+    cluster: Cluster
+    pid: int
+
+
+@pytest.fixture(scope="module")
+def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnWorker]:
+    """A Connect worker (the stack's newest release) of this module's own cluster."""
+    local = local_stack()
+    home: Path = tmp_path_factory.mktemp("hung-worker")
+    saved = local.__dict__["STACK"]
+    local.__dict__["STACK"] = home  # its config and log under ``home``, not the shared stack's
+    try:
+        name = f"hung-{uuid.uuid4().hex[:8]}"
+        with warnings.catch_warnings():  # the Popen object goes; the worker runs on (stopped below)
+            warnings.simplefilter("ignore", ResourceWarning)
+            proc = local.start_connect(name, local.NEW_VERSION, stack.bootstrap)
+    finally:
+        local.__dict__["STACK"] = saved
+    try:
+        local.wait_until(proc, lambda: local.connect_ready(proc.url), "answer on its REST port")
+        yield OwnWorker(Cluster(name, local.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+        local.stop([proc])
+
+
+async def timed(client: httpx.AsyncClient, path: str) -> tuple[httpx.Response, float]:
+    started = time.monotonic()
+    response = await client.get(path)
+    return response, time.monotonic() - started
+
+
+async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: OwnWorker) -> None:
+    cluster = own_worker.cluster
+    name = f"hung-{uuid.uuid4().hex[:8]}"
+    config = {"connector.class": SOURCE, "file": f"/tmp/{name}-absent", "topic": name, "tasks.max": "1"}
+    async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
+        assert (await worker.post("/connectors", json={"name": name, "config": config})).status_code == 201
+    async with (
+        sidecar_with(cluster, worker_probe_s=0.5, worker_probe_timeout_s=0.5, request_budget_s=BUDGET_S) as viewing,
+        sidecar_with(
+            cluster, read_from="upstream", worker_probe_s=0.5, worker_probe_timeout_s=0.5, request_budget_s=BUDGET_S
+        ) as forwarding,
+    ):
+        status = f"/connectors/{name}/status"
+        fresh = await eventually(
+            lambda: viewing.client.get(status),
+            lambda r: r.status_code == 200 and r.json()["connector"]["state"] == "RUNNING",
+            what="the connector RUNNING in the view",
+        )
+        assert "x-sidecar-stale" not in fresh.headers
+        os.kill(own_worker.pid, signal.SIGSTOP)
+        stopped = time.monotonic()
+        try:
+            # the view: fast, and marked stale once the probe finds no worker answering
+            stale = await eventually(
+                lambda: timed(viewing.client, status),
+                lambda answer: answer[0].headers.get("x-sidecar-stale") == "true",
+                timeout_s=15,
+                what="the view's answer marked stale",
+            )
+            assert stale[0].status_code == 200 and stale[0].json()["connector"]["state"] == "RUNNING"
+            to_stale = time.monotonic() - stopped
+            assert to_stale < 5  # a probe every 0.5 s, each bounded at 0.5 s
+            for _ in range(5):
+                response, took = await timed(viewing.client, status)
+                assert response.status_code == 200 and took < FAST_S
+            # a proxied request: the budget's 504, not Connect's 90 s
+            response, took = await timed(viewing.client, f"/connectors/{name}")
+            assert response.status_code == 504, response.text
+            assert response.json()["error_code"] == 504 and "request budget" in response.json()["message"]
+            assert BUDGET_S - 0.1 <= took < BUDGET_S + 2
+            print(f"stale after {to_stale:.2f} s; the proxied 504 after {took:.2f} s")
+            # a read the workers answer on this sidecar, with a view answer: the view's, stale, within the budget
+            response, took = await timed(forwarding.client, status)
+            assert response.status_code == 200, response.text
+            assert response.headers["x-sidecar-stale"] == "true" and response.headers["x-sidecar-source"] == "view"
+            assert took < BUDGET_S + 2
+            print(f"the view's answer in place of the worker's after {took:.2f} s")
+        finally:
+            os.kill(own_worker.pid, signal.SIGCONT)
+        # answering again: the view's answers are fresh again, proxied requests reach the worker
+        await eventually(
+            lambda: viewing.client.get(status),
+            lambda r: "x-sidecar-stale" not in r.headers,
+            timeout_s=30,
+            what="the view fresh again",
+        )
+        assert (await viewing.client.get(f"/connectors/{name}")).status_code == 200
+        assert (await viewing.client.delete(f"/connectors/{name}")).status_code == 204
