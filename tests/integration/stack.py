@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shlex
 import subprocess
@@ -96,11 +95,9 @@ def cluster_ids() -> dict[str, str]:
     from ``.stack/env`` when there is one, else from the clusters ``deploy/local/stack.py`` starts."""
     if ENV_FILE.exists():
         return {name: f"connect-{c.version}" for name, c in clusters_of(read_env()).items()}
-    spec = importlib.util.spec_from_file_location("local_stack_script", STACK_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    return {c.name: f"connect-{c.version}" for c in script.CLUSTERS}
+    from .broker import local_stack  # the script as a module, registered once (dataclasses need that)
+
+    return {c.name: f"connect-{c.version}" for c in local_stack().CLUSTERS}
 
 
 def load_stack() -> Stack:
