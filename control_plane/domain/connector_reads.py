@@ -4,14 +4,17 @@ add them (KIP-891, ``domain.version_reports``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 from ..view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .errors import NotFoundError
-from .outcomes import Forward, Read
+from .outcomes import Forward, Read, json_amended
 from .read_rule import ReadRule
 from .version_reports import VersionReports
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,11 @@ class ExpandedConnector:
 class ConnectorListing:
     names: tuple[str, ...]
     expanded: Mapping[str, ExpandedConnector] | None  # None without ``expand``
+
+
+def _amended(read: Read[T], amend: Callable[[Any], Awaitable[Any]] | None) -> Read[T]:
+    """A forwarded read whose worker's JSON answer gets what the sidecar adds (the plugin versions)."""
+    return replace(read, rewrite=json_amended(amend)) if amend is not None and isinstance(read, Forward) else read
 
 
 class ConnectorReads:
@@ -70,9 +78,7 @@ class ConnectorReads:
         versions = self._versions.emulated()
         names = self._rule.view.state.connectors() if self._rule.view is not None else ()
         read = self._rule.read(build, view_knows_better=with_status and self._rule.stopped_by_sidecar(names))
-        if versions is not None and with_status and isinstance(read, Forward):
-            return Forward(read.fallback, read.warnings, amend=versions.amend_listing(self._versions.config_of))
-        return read
+        return _amended(read, versions.amend_listing(self._versions.config_of) if versions and with_status else None)
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
@@ -85,9 +91,7 @@ class ConnectorReads:
 
         versions = self._versions.emulated()
         read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
-        if versions is not None and isinstance(read, Forward):
-            return Forward(read.fallback, read.warnings, amend=versions.amend_status(self._versions.config_of))
-        return read
+        return _amended(read, versions.amend_status(self._versions.config_of) if versions else None)
 
     def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
         def build(view: ClusterView) -> Mapping[str, str | None]:
@@ -109,9 +113,7 @@ class ConnectorReads:
 
         versions = self._versions.emulated()
         read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
-        if versions is not None and isinstance(read, Forward):
-            return Forward(read.fallback, read.warnings, amend=versions.amend_task(name, self._versions.config_of))
-        return read
+        return _amended(read, versions.amend_task(name, self._versions.config_of) if versions else None)
 
 
 __all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector"]
