@@ -25,13 +25,13 @@ from .api_version import effective_version
 from .capabilities import Capabilities, Feature, Mode
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs
-from .definitions import newest_validation, plugin_config_answer, validation_answer
+from .definitions import newest_plugin_config, newest_validation
 from .errors import OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
 from .jackson import string_map_error
 from .loggers import Loggers, is_cluster_scope
-from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, reshaped
+from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, json_reshaped, reshaped
 
 
 class NewerApi:
@@ -111,12 +111,12 @@ class NewerApi:
             return outcome
         if isinstance(outcome, Answer):
             return replace(outcome, value=newest_validation(outcome.value))
-        return replace(outcome, rewrite=reshaped(validation_answer))
+        return replace(outcome, rewrite=json_reshaped(newest_validation))
 
     async def plugin_config(self) -> Forward[None]:
         if not await self._emulated(Feature.ORDER_IN_GROUP):
             return Forward()
-        return Forward(rewrite=reshaped(plugin_config_answer))
+        return Forward(rewrite=json_reshaped(newest_plugin_config))
 
     # -- GET / -------------------------------------------------------------------------------------
     async def server_info(self) -> Forward[None]:

@@ -5,7 +5,8 @@
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
   answer to give instead when no worker answers (the view, marked stale); ``rewrite``, when set, reshapes
   the worker's answer (into the newest release's shape, or with what an old worker's answer lacks):
-  ``reshaped`` makes one of a function of the whole answer, ``json_amended`` of one of a 200's JSON body;
+  ``reshaped`` makes one of a function of the whole answer, ``json_amended`` (``json_reshaped``) of one of
+  a 200's JSON body;
 - ``Accepted``: an asynchronous action was started (Connect's 202; ``value``, when set, is its body),
   ``Done``: carried out (204);
 - ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
@@ -82,6 +83,15 @@ def json_amended(amend: Callable[[Any], Awaitable[Any]]) -> Rewrite:
     return rewrite
 
 
+def json_reshaped(reshape: Callable[[Any], Any]) -> Rewrite:
+    """``json_amended`` by a function that needs nothing else (a newer release's shape of the JSON)."""
+
+    async def amend(data: Any) -> Any:
+        return reshape(data)
+
+    return json_amended(amend)
+
+
 @dataclass(frozen=True)
 class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
@@ -127,5 +137,6 @@ __all__ = [
     "Rewrite",
     "Source",
     "json_amended",
+    "json_reshaped",
     "reshaped",
 ]
