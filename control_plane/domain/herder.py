@@ -95,15 +95,7 @@ class Herder:
         self._config_writes = ConfigWrites(rule, configs, newer)
         self._previews = CreationPreviews(rule, workers, topic_creation)
         self._composed = ComposedEndpoints(rule, workers, newer, plugin_versions)
-        self._sidecar = SidecarInfo(
-            capabilities=capabilities,
-            workers=workers,
-            view=view,
-            probe=probe,
-            newer=newer,
-            status_writes=status_writes,
-            describe_settings=describe_settings,
-        )
+        self._sidecar = SidecarInfo(rule, workers, newer, status_writes, describe_settings)
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker unchanged, with read-your-writes

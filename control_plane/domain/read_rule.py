@@ -43,7 +43,7 @@ class ReadRule:
     ) -> None:
         self.capabilities = capabilities
         self.view = view
-        self._probe = probe
+        self.probe = probe
         self._reads_from_view_setting = reads_from_view
         self._read_your_writes_s = read_your_writes_s
 
@@ -55,7 +55,7 @@ class ReadRule:
         return self.view_ready and self._reads_from_view_setting
 
     def stale(self) -> bool:
-        return self._probe is not None and self._probe.stale
+        return self.probe is not None and self.probe.stale
 
     def from_view(self, build: Callable[[ClusterView], T], *, stale: bool) -> Answer[T] | Refusal:
         assert self.view is not None

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..storage.status_writes import StatusWrites
-from .capabilities import Capabilities
-from .liveness import WorkerProbe
 from .newer_api import NewerApi
-from .ports import StatusSink, ViewSnapshot, Workers
+from .ports import StatusSink, Workers
+from .read_rule import ReadRule
 
 
 @dataclass(frozen=True)
@@ -23,19 +22,16 @@ class Readiness:
 class SidecarInfo:
     def __init__(
         self,
-        *,
-        capabilities: Capabilities,
+        rule: ReadRule,
         workers: Workers,
-        view: ViewSnapshot | None,
-        probe: WorkerProbe | None,
         newer: NewerApi,
         status_writes: StatusSink,
         describe_settings: Callable[[], dict[str, Any]],
     ) -> None:
-        self._capabilities = capabilities
+        self._capabilities = rule.capabilities
+        self._view = rule.view
+        self._probe = rule.probe
         self._workers = workers
-        self._view = view
-        self._probe = probe
         self._newer = newer
         self._status_writes = status_writes
         self._describe_settings = describe_settings
