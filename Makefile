@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -94,6 +94,12 @@ topic-audit: install
 # Synthetic history into a snapshot, then both jobs on it in local mode: records/s and peak memory.
 bench-spark: install
 	$(PY) bench/spark_jobs.py $(ARGS)
+
+# The Kubernetes manifests as kustomize renders them (deploy/kubernetes/): the sidecar in each worker pod,
+# or VARIANT=overlays/standalone for the sidecar as its own Deployment.
+VARIANT ?= base
+manifests: install
+	@$(PY) deploy/kubernetes/kustomize.py deploy/kubernetes/$(VARIANT)
 
 clean: stack-down
 	rm -rf .stack $(VENV)

@@ -8,12 +8,7 @@ from 4.2 on, ``order`` before, and Jackson writes its fields in a different orde
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
-
-import orjson
-
-from ..upstream import UpstreamResponse
 
 # rest.entities.ConfigKeyInfo (4.3.1), in its component order
 FIELDS = (
@@ -58,28 +53,8 @@ def newest_plugin_config(definitions: Any) -> Any:
     return [newest_definition(d) for d in definitions] if isinstance(definitions, list) else definitions
 
 
-def _reshaped(answer: UpstreamResponse, reshape: Any) -> UpstreamResponse:
-    if answer.status != 200:
-        return answer
-    try:
-        data = orjson.loads(answer.body)
-    except orjson.JSONDecodeError:
-        return answer
-    return replace(answer, body=orjson.dumps(reshape(data)))
-
-
-def validation_answer(answer: UpstreamResponse) -> UpstreamResponse:
-    return _reshaped(answer, newest_validation)
-
-
-def plugin_config_answer(answer: UpstreamResponse) -> UpstreamResponse:
-    return _reshaped(answer, newest_plugin_config)
-
-
 __all__ = [
     "newest_definition",
     "newest_plugin_config",
     "newest_validation",
-    "plugin_config_answer",
-    "validation_answer",
 ]

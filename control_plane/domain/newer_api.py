@@ -25,13 +25,13 @@ from .api_version import effective_version
 from .capabilities import Capabilities, Feature, Mode
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs
-from .definitions import newest_validation, plugin_config_answer, validation_answer
+from .definitions import newest_plugin_config, newest_validation
 from .errors import OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
 from .jackson import string_map_error
 from .loggers import Loggers, is_cluster_scope
-from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply
+from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, json_reshaped, reshaped
 
 
 class NewerApi:
@@ -85,17 +85,17 @@ class NewerApi:
             return Forward()
         if is_cluster_scope(scope):
             return await self._loggers.set_cluster_level(path, body)
-        return Forward(rewrite=self._loggers.recorded)
+        return Forward(rewrite=reshaped(self._loggers.recorded))
 
     async def logger_levels(self) -> Forward[None]:
         if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
             return Forward()
-        return Forward(rewrite=self._loggers.with_last_modified_all)
+        return Forward(rewrite=reshaped(self._loggers.with_last_modified_all))
 
     async def logger_level(self, logger: str) -> Forward[None]:
         if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
             return Forward()
-        return Forward(rewrite=self._loggers.with_last_modified(logger))
+        return Forward(rewrite=reshaped(self._loggers.with_last_modified(logger)))
 
     # -- GET /health (KIP-1017) --------------------------------------------------------------------
     async def health(self) -> Forward[None] | Reply:
@@ -111,18 +111,18 @@ class NewerApi:
             return outcome
         if isinstance(outcome, Answer):
             return replace(outcome, value=newest_validation(outcome.value))
-        return replace(outcome, rewrite=validation_answer)
+        return replace(outcome, rewrite=json_reshaped(newest_validation))
 
     async def plugin_config(self) -> Forward[None]:
         if not await self._emulated(Feature.ORDER_IN_GROUP):
             return Forward()
-        return Forward(rewrite=plugin_config_answer)
+        return Forward(rewrite=json_reshaped(newest_plugin_config))
 
     # -- GET / -------------------------------------------------------------------------------------
     async def server_info(self) -> Forward[None]:
         if not self._advertise_effective:
             return Forward()
-        return Forward(rewrite=self._advertised)
+        return Forward(rewrite=reshaped(self._advertised))
 
     def advertised_version(self) -> str | None:
         """The version ``GET /`` shows: None for the worker's own (``advertised_version=worker``, or no

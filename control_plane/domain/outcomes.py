@@ -3,22 +3,24 @@
 - ``Answer[T]``: the sidecar answers itself, with ``value`` and where it came from (``Provenance``);
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;
 - ``Forward[T]``: pass the client's request through to a worker unchanged; ``fallback``, when set, is the
-  answer to give instead when no worker answers (the view, marked stale); ``amend``, when set, rewrites the
-  JSON of the worker's 200 answer (what an old worker's answer lacks, added as the newest shows it);
+  answer to give instead when no worker answers (the view, marked stale); ``rewrite``, when set, reshapes
+  the worker's answer (into the newest release's shape, or with what an old worker's answer lacks):
+  ``reshaped`` makes one of a function of the whole answer, ``json_amended`` (``json_reshaped``) of one of
+  a 200's JSON body;
 - ``Accepted``: an asynchronous action was started (Connect's 202; ``value``, when set, is its body),
   ``Done``: carried out (204);
 - ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
 - ``Reply``: the sidecar's own answer with the status a newer worker gives (a health check's 503).
-
-A ``Forward`` may carry a ``rewrite`` of the worker's answer into the newest release's shape.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
+
+import orjson
 
 from ..upstream import UpstreamResponse
 from .errors import ControlPlaneError
@@ -54,12 +56,47 @@ class Refusal:
     provenance: Provenance
 
 
+Rewrite = Callable[[UpstreamResponse], Awaitable[UpstreamResponse]]
+
+
+def reshaped(shape: Callable[[UpstreamResponse], UpstreamResponse]) -> Rewrite:
+    """The rewrite that reshapes the whole answer (its status and headers at hand)."""
+
+    async def rewrite(answer: UpstreamResponse) -> UpstreamResponse:
+        return shape(answer)
+
+    return rewrite
+
+
+def json_amended(amend: Callable[[Any], Awaitable[Any]]) -> Rewrite:
+    """The rewrite of a 200 answer's JSON body by ``amend``; any other answer, or one that is no JSON, unchanged."""
+
+    async def rewrite(answer: UpstreamResponse) -> UpstreamResponse:
+        if answer.status != 200:
+            return answer
+        try:
+            data = orjson.loads(answer.body)
+        except orjson.JSONDecodeError:
+            return answer
+        return replace(answer, body=orjson.dumps(await amend(data)))
+
+    return rewrite
+
+
+def json_reshaped(reshape: Callable[[Any], Any]) -> Rewrite:
+    """``json_amended`` by a function that needs nothing else (a newer release's shape of the JSON)."""
+
+    async def amend(data: Any) -> Any:
+        return reshape(data)
+
+    return json_amended(amend)
+
+
 @dataclass(frozen=True)
 class Forward(Generic[T]):
     fallback: Callable[[], Answer[T] | Refusal | None] | None = None  # None when called: no fallback now
     warnings: tuple[str, ...] = ()  # added to the worker's answer (an HTTP Warning header each)
-    rewrite: Callable[[UpstreamResponse], UpstreamResponse] | None = None  # the worker's answer, reshaped
-    amend: Callable[[Any], Awaitable[Any]] | None = None  # rewrites the JSON of the worker's 200 answer
+    rewrite: Rewrite | None = None  # the worker's answer, reshaped
 
 
 @dataclass(frozen=True)
@@ -97,5 +134,9 @@ __all__ = [
     "Refusal",
     "Relay",
     "Reply",
+    "Rewrite",
     "Source",
+    "json_amended",
+    "json_reshaped",
+    "reshaped",
 ]

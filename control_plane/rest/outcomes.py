@@ -4,7 +4,7 @@ pass-through proxy (and its fallback when no worker answers), 202 and 204 as Con
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import orjson
@@ -45,19 +45,6 @@ def _warn(response: Response, warnings: tuple[str, ...]) -> Response:
     return response
 
 
-async def _amended(response: Response, amend: Callable[[Any], Awaitable[Any]]) -> Response:
-    """The worker's JSON answer rewritten by ``amend``; an answer that is no JSON unchanged."""
-    try:
-        data = orjson.loads(response.body)
-    except orjson.JSONDecodeError:
-        return response
-    body = orjson.dumps(await amend(data))
-    response.body = body
-    response.raw_headers = [(n, v) for n, v in response.raw_headers if n.lower() != b"content-length"]
-    response.raw_headers.append((b"content-length", str(len(body)).encode()))
-    return response
-
-
 def answered(outcome: Answer[T] | Refusal, render: Callable[[T], Any]) -> Response:
     """The sidecar's own answer (``render`` gives the JSON body) or refusal, marked with its provenance."""
     if isinstance(outcome, Refusal):
@@ -72,10 +59,7 @@ async def respond(
 ) -> Response:
     if isinstance(outcome, Forward):
         try:
-            response = await proxy(request, outcome.rewrite)
-            if outcome.amend is not None and response.status_code == 200:
-                response = await _amended(response, outcome.amend)
-            return _warn(response, outcome.warnings)
+            return _warn(await proxy(request, outcome.rewrite), outcome.warnings)
         except (NoWorkerAvailable, UpstreamTimeout):  # no worker answered (in time: the request budget)
             fallback = outcome.fallback() if outcome.fallback else None
             if fallback is None:

@@ -8,7 +8,6 @@ sidecar answers. Both build the upstream request, log and frame the answer with 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import structlog
 from starlette.convertors import Convertor, register_url_convertor
@@ -17,6 +16,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from ..domain.herder import Herder
+from ..domain.outcomes import Rewrite
 from ..settings import Settings
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .limits import deadline
@@ -100,12 +100,12 @@ async def forward(herder: Herder, request: UpstreamRequest, level: str | None) -
     return answer
 
 
-async def proxy(request: Request, rewrite: Callable[[UpstreamResponse], UpstreamResponse] | None = None) -> Response:
+async def proxy(request: Request, rewrite: Rewrite | None = None) -> Response:
     """The client's request forwarded unchanged; ``rewrite`` reshapes the worker's answer (a newer release's
-    shape of it)."""
+    shape of it, ``domain.outcomes``)."""
     level = log_level(runtime(request).settings)
     answer = await forward(herder(request), upstream_request(request.scope, await request.body()), level)
-    return relayed(rewrite(answer) if rewrite else answer, request.method)
+    return relayed(await rewrite(answer) if rewrite else answer, request.method)
 
 
 def relayed(answer: UpstreamResponse, method: str) -> Response:

@@ -19,9 +19,8 @@ here where they enter::
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeAlias, TypeVar
 
 import structlog
@@ -32,6 +31,7 @@ from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest, OffsetFetchRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
+from .admin_client import AdminClients
 from .errors import GroupNotEmpty, GroupOperationError
 from .status_writes import describe_error
 
@@ -115,28 +115,15 @@ class _Retriable(Exception):
 
 class ConsumerGroups:
     def __init__(self, client_kwargs: dict[str, Any], request_timeout_ms: int) -> None:
-        self._kwargs = {
-            **client_kwargs,
-            "request_timeout_ms": request_timeout_ms,
-            "client_id": "control-plane-offsets",
-        }
-        self.bound_s = 2 * request_timeout_ms / 1000
-
-    @contextlib.asynccontextmanager
-    async def _client(self, operation: str) -> AsyncIterator[AIOKafkaClient]:
-        client = AIOKafkaClient(**self._kwargs)
-        try:
-            async with asyncio.timeout(self.bound_s):
-                await client.bootstrap()
-                yield client
-        except TimeoutError:
-            raise GroupOperationError(operation, f"no answer from Kafka within {self.bound_s:g} s") from None
-        except _Retriable as err:
-            raise GroupOperationError(operation, str(err)) from None
-        except KafkaError as err:
-            raise GroupOperationError(operation, describe_error(err)) from err
-        finally:
-            await client.close()
+        admin = AdminClients(
+            client_kwargs,
+            request_timeout_ms,
+            client_id="control-plane-offsets",
+            error=GroupOperationError,
+            plain=(_Retriable,),
+        )
+        self._client = admin.client
+        self.bound_s = admin.bound_s
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """Retry while the group's coordinator is loading or moving, or a connection is being made

@@ -10,27 +10,25 @@ admin protocol (aiokafka's client):
 - ``describe``: topics that exist: their partitions, replication factor (Metadata, never auto-creating)
   and topic configs (DescribeConfigs).
 
-One client per call, closed after it, bounded by twice the request timeout; failures are raised as
-``TopicAdminError`` naming the operation and the cause.
+One client per call (``storage.admin_client``), closed after it, bounded by twice the request timeout;
+failures are raised as ``TopicAdminError`` naming the operation and the cause.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka.client import AIOKafkaClient
-from aiokafka.errors import KafkaError, for_code
+from aiokafka.errors import for_code
 from aiokafka.protocol.admin import DescribeConfigsRequest
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.protocol.types import Boolean, CompactArray, CompactString, Int8, Int16, Int32, Schema, TaggedFields
 
+from .admin_client import AdminClients
 from .errors import TopicAdminError
-from .status_writes import describe_error
 
 BROKER_DEFAULT = -1  # CreateTopics v4+: the broker's num.partitions / default.replication.factor
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
@@ -154,23 +152,10 @@ def _error_name(code: int) -> str:
 
 class TopicAdmin:
     def __init__(self, client_kwargs: dict[str, Any], request_timeout_ms: int) -> None:
-        self._kwargs = {**client_kwargs, "request_timeout_ms": request_timeout_ms, "client_id": "control-plane-topics"}
+        admin = AdminClients(client_kwargs, request_timeout_ms, client_id="control-plane-topics", error=TopicAdminError)
+        self._client = admin.client
         self._timeout_ms = request_timeout_ms
-        self.bound_s = 2 * request_timeout_ms / 1000
-
-    @contextlib.asynccontextmanager
-    async def _client(self, operation: str) -> AsyncIterator[AIOKafkaClient]:
-        client = AIOKafkaClient(**self._kwargs)
-        try:
-            async with asyncio.timeout(self.bound_s):
-                await client.bootstrap()
-                yield client
-        except TimeoutError:
-            raise TopicAdminError(operation, f"no answer from Kafka within {self.bound_s:g} s") from None
-        except KafkaError as err:
-            raise TopicAdminError(operation, describe_error(err)) from err
-        finally:
-            await client.close()
+        self.bound_s = admin.bound_s
 
     @staticmethod
     def _node(client: AIOKafkaClient) -> Any:

@@ -115,29 +115,6 @@ async def test_a_connector_created_stopped_takes_offset_changes_as_on_4_3_1(
     assert (read[0].status_code, read[0].json()) == (read[1].status_code, read[1].json()) == (200, {"offsets": []})
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        pytest.param('"bogus"', id="unknown"),
-        pytest.param('" paused"', id="spaces"),
-        pytest.param("5", id="number"),
-        pytest.param("true", id="boolean"),
-        pytest.param("{}", id="object"),
-        pytest.param("[]", id="array"),
-    ],
-)
-async def test_unreadable_initial_state_as_4_3_1(
-    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, value: str
-) -> None:
-    name = f"newapi-bad-{unique}"  # the same length on both: Jackson's column is the same
-    body = f'{{"name":"{name}","config":{json.dumps(source_config(unique))},\n "initial_state":{value}}}'
-    headers = {"content-type": "application/json"}
-    via = await sidecar.post("/connectors", content=body, headers=headers)
-    direct = await newest.post("/connectors", content=body, headers=headers)
-    assert (via.status_code, via.json()) == (direct.status_code, direct.json())
-    assert (await sidecar.get(f"/connectors/{name}")).status_code == 404
-
-
 async def test_initial_state_of_an_existing_connector_is_the_workers_409(
     cluster: Cluster, sidecar: httpx.AsyncClient, cleanup: list[str], unique: str
 ) -> None:
@@ -172,25 +149,48 @@ async def test_patch_config_as_4_3_1(
     assert (absent[0].status_code, absent[0].json()) == (absent[1].status_code, absent[1].json())
 
 
+UNREADABLE_INITIAL_STATES = {
+    "unknown": '"bogus"',
+    "spaces": '" paused"',
+    "number": "5",
+    "boolean": "true",
+    "object": "{}",
+    "array": "[]",
+}
+UNREADABLE_PATCHES = {
+    "array": "[1]",
+    "array-after-a-space": " [1]",
+    "number": "5",
+    "boolean": "true",
+    "string": '"x"',
+    "object-value": '{"a":{"b":1}}',
+    "array-value-on-line-2": '{"a":"b",\n"c":[1]}',
+}
+
+
 @pytest.mark.parametrize(
-    "body",
+    ("endpoint", "value"),
     [
-        pytest.param("[1]", id="array"),
-        pytest.param(" [1]", id="array-after-a-space"),
-        pytest.param("5", id="number"),
-        pytest.param("true", id="boolean"),
-        pytest.param('"x"', id="string"),
-        pytest.param('{"a":{"b":1}}', id="object-value"),
-        pytest.param('{"a":"b",\n"c":[1]}', id="array-value-on-line-2"),
+        *(pytest.param("initial_state", v, id=f"initial-state-{k}") for k, v in UNREADABLE_INITIAL_STATES.items()),
+        *(pytest.param("patch", v, id=f"patch-{k}") for k, v in UNREADABLE_PATCHES.items()),
     ],
 )
-async def test_unreadable_patch_as_4_3_1(
-    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, body: str
+async def test_an_unreadable_body_is_answered_as_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, endpoint: str, value: str
 ) -> None:
-    path, headers = f"/connectors/newapi-missing-{unique}/config", {"content-type": "application/json"}
-    via = await sidecar.patch(path, content=body, headers=headers)
-    direct = await newest.patch(path, content=body, headers=headers)
+    """A create whose ``initial_state`` (KIP-980), or a PATCH of a config (KIP-477) whose body, Jackson cannot
+    read: the same status and message as 4.3.1's, and nothing created."""
+    if endpoint == "initial_state":
+        name = f"newapi-bad-{unique}"  # the same length on both: Jackson's column is the same
+        method, path = "POST", "/connectors"
+        body = f'{{"name":"{name}","config":{json.dumps(source_config(unique))},\n "initial_state":{value}}}'
+    else:
+        name = f"newapi-missing-{unique}"
+        method, path, body = "PATCH", f"/connectors/{name}/config", value
+    headers = {"content-type": "application/json"}
+    via, direct = [await c.request(method, path, content=body, headers=headers) for c in (sidecar, newest)]
     assert (via.status_code, via.json()) == (direct.status_code, direct.json())
+    assert (await sidecar.get(f"/connectors/{name}")).status_code == 404
 
 
 # -- logger levels (KIP-976) --------------------------------------------------------------------------

@@ -144,70 +144,62 @@ BASE = {
 }
 ONE_GROUP = {**BASE, "topic.creation.groups": "g", "topic.creation.g.include": "orders.*"}
 
-MISTAKES = [
-    pytest.param(
+# each mistake by its id: the config, the key the error is on, and (a part of) the message
+MISTAKES_BY_ID: dict[str, tuple[dict[str, str | None], str, str]] = {
+    "required-default": (
         {**BASE, "topic.creation.default.replication.factor": None},
         "topic.creation.default.replication.factor",
         'Missing required configuration "topic.creation.default.replication.factor"',
-        id="required-default",
     ),
-    pytest.param(
+    "zero-partitions": (
         {**ONE_GROUP, "topic.creation.g.partitions": "0"},
         "topic.creation.g.partitions",
         "Invalid value 0 for configuration partitions: Number of partitions must be positive, or -1 to use the "
         "broker's default (group 'g'",
-        id="zero-partitions",
     ),
-    pytest.param(
+    "replication-above-live-brokers": (
         {**ONE_GROUP, "topic.creation.g.replication.factor": "3"},
         "topic.creation.g.replication.factor",
         "replication factor 3 of group 'g' is larger than the 1 live broker(s)",
-        id="replication-above-live-brokers",
     ),
-    pytest.param(
+    "invalid-regex": (
         {**ONE_GROUP, "topic.creation.g.include": "orders, [a-"},
         "topic.creation.g.include",
         "entry '[a-' of group 'g' is not a valid Java regular expression",
-        id="invalid-regex",
     ),
-    pytest.param(
+    "comma-split": (
         {**ONE_GROUP, "topic.creation.g.include": "o{1,3}rders"},
         "topic.creation.g.include",
         "'o{1,3}rders' in group 'g' was split at its comma into ['o{1', '3}rders']",
-        id="comma-split",
     ),
-    pytest.param(
+    "leaking-flag": (
         {**ONE_GROUP, "topic.creation.g.include": "(?i)orders, audit"},
         "topic.creation.g.include",
         "entry '(?i)orders' of group 'g' changes the entries after it",
-        id="leaking-flag",
     ),
-    pytest.param(
+    "no-include": (
         {**BASE, "topic.creation.groups": "g", "topic.creation.g.partitions": "2"},
         "topic.creation.g.include",
         "group 'g' has no include list",
-        id="no-include",
     ),
-    pytest.param(
+    "shadowed-group": (
         {**ONE_GROUP, "topic.creation.groups": "g, h", "topic.creation.h.include": "orders.*"},
         "topic.creation.h.include",
         "group 'h' never claims a topic: the earlier group 'g'",
-        id="shadowed-group",
     ),
-    pytest.param(
+    "unknown-topic-setting": (
         {**ONE_GROUP, "topic.creation.g.no.such.setting": "1"},
         "topic.creation.g.no.such.setting",
         "topic setting no.such.setting='1' of group 'g' is refused by the broker (InvalidConfigurationError: "
         "Unknown topic config name: no.such.setting)",
-        id="unknown-topic-setting",
     ),
-    pytest.param(
+    "rejected-topic-setting": (
         {**BASE, "topic.creation.default.cleanup.policy": "nope"},
         "topic.creation.default.cleanup.policy",
         "Invalid value nope for configuration cleanup.policy",
-        id="rejected-topic-setting",
     ),
-]
+}
+MISTAKES = [pytest.param(*row, id=ident) for ident, row in MISTAKES_BY_ID.items()]
 
 
 def without_none(config: dict[str, str | None]) -> dict[str, str]:

@@ -2,10 +2,11 @@
 java_regex) against Connect's own code, on seeded generated configs and topic names.
 
 tests/java/topic_creation/TopicCreationOracle.java is compiled here with javac against the Connect 4.3.1
-jars of the stack cache and run once (JSON lines in and out); it builds ``SourceConnectorConfig`` and
-``TopicCreationGroup.configuredGroups`` and resolves topics as ``TopicCreation.findFirstGroup``. Every case
-must agree: the claiming group and NewTopic settings, or both refuse the config; a pattern the sidecar
-does not translate must be one it refuses as unsupported (never a different answer).
+jars of the stack cache (found by ``tests/stack_cache.py``) and run once (JSON lines in and out); it builds
+``SourceConnectorConfig`` and ``TopicCreationGroup.configuredGroups`` and resolves topics as
+``TopicCreation.findFirstGroup``. Every case must agree: the claiming group and NewTopic settings, or both
+refuse the config; a pattern the sidecar does not translate must be one it refuses as unsupported (never a
+different answer).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import pytest
 from control_plane.rules.java_regex import JavaPatternSyntaxError, UnsupportedJavaRegex, translate
 from control_plane.rules.topic_creation import TopicCreationConfigError, configured_groups
 
+from ..stack_cache import kafka_lib
+
 pytestmark = pytest.mark.java
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,17 +37,11 @@ PATTERNS = 3000
 
 
 def _lib() -> Path:
-    if os.environ.get("STACK_CACHE_DIR"):
-        cache = Path(os.environ["STACK_CACHE_DIR"])
-    else:
-        cache = Path(os.environ.get("STACK_DIR", ROOT / ".stack")) / "cache"
-    lib = cache / f"kafka-{KAFKA}" / "lib"
-    needed = ("connect-runtime", "connect-api", "kafka-clients", "jackson-databind")
-    missing = [name for name in needed if not list(lib.glob(f"{name}-*.jar"))]
+    lib, missing = kafka_lib(KAFKA, ("connect-runtime", "connect-api", "kafka-clients", "jackson-databind"))
     if missing:
         pytest.fail(
             f"Connect {KAFKA} jars missing in {lib} ({', '.join(missing)}): run `make jars` "
-            "(or set STACK_DIR / STACK_CACHE_DIR to a stack whose cache has them)",
+            "(or set STACK_CACHE_DIR to a cache that has them)",
             pytrace=False,
         )
     if shutil.which("javac") is None or shutil.which("java") is None:

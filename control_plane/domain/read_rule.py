@@ -1,0 +1,103 @@
+"""The read rule the herder's features share: who answers a read (the view or a worker), how fresh the
+view's answer is, and whether the sidecar does a feature itself.
+
+The view answers the read endpoints once it has read its topics to the end, unless the operator chose the
+workers (``read_from=upstream``); otherwise the request goes to a worker, and when no worker answers the
+view answers anyway, marked stale with its age. Where the workers cannot stop connectors (before 3.5) the
+view knows better than they do: a connector the sidecar stopped is shown as 3.5+ shows it, STOPPED and
+without tasks, whoever else would answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import structlog
+
+from ..storage.errors import ReadTimeout
+from ..view import ClusterView
+from .capabilities import Capabilities, Feature, Mode, Version
+from .errors import ControlPlaneError
+from .liveness import WorkerProbe
+from .outcomes import Answer, Forward, Provenance, Read, Refusal, Source
+from .ports import ViewSnapshot
+
+T = TypeVar("T")
+log = structlog.get_logger(__name__)
+
+# KAFKA-12525: from 3.6.0 KafkaStatusBackingStore.readTaskStatus ignores a task's UNASSIGNED of the same or
+# an older generation than its RUNNING; 3.4 and 3.5 show the last record. The view answers by its workers' rule.
+STALE_UNASSIGNED_IGNORED_SINCE = Version.of("3.6.0")
+
+
+class ReadRule:
+    def __init__(
+        self,
+        *,
+        capabilities: Capabilities,
+        view: ViewSnapshot | None,
+        probe: WorkerProbe | None,
+        reads_from_view: bool,
+        read_your_writes_s: float,
+    ) -> None:
+        self.capabilities = capabilities
+        self.view = view
+        self.probe = probe
+        self._reads_from_view_setting = reads_from_view
+        self._read_your_writes_s = read_your_writes_s
+
+    @property
+    def view_ready(self) -> bool:
+        return self.view is not None and self.view.ready
+
+    def reads_from_view(self) -> bool:
+        return self.view_ready and self._reads_from_view_setting
+
+    def stale(self) -> bool:
+        return self.probe is not None and self.probe.stale
+
+    def from_view(self, build: Callable[[ClusterView], T], *, stale: bool) -> Answer[T] | Refusal:
+        assert self.view is not None
+        state = self.view.state
+        provenance = Provenance(Source.VIEW, stale, state.age_s() if stale else None)
+        try:
+            return Answer(build(state), provenance)
+        except ControlPlaneError as err:
+            return Refusal(err, provenance)
+
+    def fallback(self, build: Callable[[ClusterView], T]) -> Answer[T] | Refusal | None:
+        return self.from_view(build, stale=True) if self.view_ready else None
+
+    def read(self, build: Callable[[ClusterView], T], *, view_knows_better: bool = False) -> Read[T]:
+        if self.reads_from_view() or (view_knows_better and self.view_ready):
+            return self.from_view(build, stale=self.stale())
+        return Forward(lambda: self.fallback(build))
+
+    def stop_emulated(self) -> bool:
+        return self.capabilities.decision(Feature.STOP_AND_OFFSETS_READ).mode is Mode.EMULATED
+
+    def ignores_stale_unassigned(self) -> bool:
+        """The status rule of the workers' version (the oldest that answers; 3.6+'s before any did)."""
+        version = self.capabilities.version
+        return version is None or version >= STALE_UNASSIGNED_IGNORED_SINCE
+
+    def stopped_by_sidecar(self, names: Sequence[str]) -> bool:
+        if not self.stop_emulated() or not self.view_ready or self.view is None:
+            return False
+        return any(self.view.state.target_state(name) == "STOPPED" for name in names)
+
+    async def emulates(self, feature: Feature) -> bool:
+        return await self.capabilities.mode(feature) is Mode.EMULATED
+
+    async def read_config_back(self, message: str, **fields: Any) -> None:
+        """Read-your-writes: the view reads the config topic to its end (bounded by
+        ``read_your_writes_timeout_s``); a timeout is logged with ``message``, never raised."""
+        assert self.view is not None
+        try:
+            await self.view.read_to_end("config", self._read_your_writes_s)
+        except ReadTimeout as err:
+            log.warning(message, **fields, error=str(err))
+
+
+__all__ = ["STALE_UNASSIGNED_IGNORED_SINCE", "ReadRule"]

@@ -1,0 +1,56 @@
+"""Topic tracking (KIP-558) where the sidecar does it: a connector's active topics and their reset, and
+beyond the KIP, which connectors use a topic and when each task reported it."""
+
+from __future__ import annotations
+
+from ..view import ActiveTopic
+from .capabilities import Feature, Mode
+from .errors import NotFoundError
+from .outcomes import Accepted, Answer, Forward, Read, Refusal
+from .read_rule import ReadRule
+from .topics import TopicTracking
+
+VIEW_NEEDED = "Topic tracking needs the view (the worker's internal topics are not configured)."
+
+
+class TopicReads:
+    def __init__(self, rule: ReadRule, tracking: TopicTracking | None) -> None:
+        self._rule = rule
+        self._tracking = tracking
+
+    async def _by_sidecar(self) -> TopicTracking | None:
+        capabilities = self._rule.capabilities
+        if self._tracking is None or await capabilities.mode(Feature.TOPIC_TRACKING) is not Mode.EMULATED:
+            return None
+        return self._tracking
+
+    async def connector_topics(self, name: str) -> Read[tuple[str, ...]]:
+        tracking = await self._by_sidecar()
+        if tracking is None:
+            return Forward()
+        return self._rule.read(lambda _: tracking.active_topics(name))
+
+    async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted[None]:
+        tracking = await self._by_sidecar()
+        if tracking is None or not self._rule.reads_from_view():
+            return Forward()
+        tracking.reset(name)  # tombstones go out in the background, as the worker's reset does
+        return Accepted()
+
+    def topic_connectors(self, topic: str) -> Answer[tuple[str, ...]] | Refusal:
+        """Beyond the KIP: the connectors whose active topics include this topic."""
+        tracking = self._view_tracking()
+        return self._rule.from_view(lambda _: tracking.connectors_using(topic), stale=self._rule.stale())
+
+    def connector_topic_usage(self, name: str) -> Answer[tuple[ActiveTopic, ...]] | Refusal:
+        """Beyond the KIP: per topic of the connector, the task that reported it and when."""
+        tracking = self._view_tracking()
+        return self._rule.from_view(lambda _: tracking.usage(name), stale=self._rule.stale())
+
+    def _view_tracking(self) -> TopicTracking:
+        if self._tracking is None:
+            raise NotFoundError(VIEW_NEEDED)
+        return self._tracking
+
+
+__all__ = ["VIEW_NEEDED", "TopicReads"]
