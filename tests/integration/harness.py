@@ -182,7 +182,11 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        (description,) = await admin.describe_topics([topic])
+        # aiokafka's describe_topics asks with allow_auto_topic_creation, and the stack's broker auto-creates:
+        # a topic not there yet would be created with the broker's defaults, racing the connector that
+        # creates it with its own settings (KIP-158). Only a listed topic is described.
+        exists = topic in await admin.list_topics()
+        (description,) = await admin.describe_topics([topic]) if exists else ({"partitions": []},)
     finally:
         await admin.close()
     partitions = [TopicPartition(topic, p["partition"]) for p in description["partitions"]]
