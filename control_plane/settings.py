@@ -152,6 +152,9 @@ class Settings(BaseSettings):
     health_check_timeout_s: float = Field(10.0, gt=0)
     feature_restart_options: FeatureMode = FeatureMode.AUTO
     feature_plugin_listing: FeatureMode = FeatureMode.AUTO
+    feature_logger_levels: FeatureMode = FeatureMode.AUTO
+    # ``native`` keeps the workers' validate answers, which show values config providers resolved (before 4.4)
+    feature_validate_unresolved: FeatureMode = FeatureMode.AUTO
 
     # -- learned from the worker properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"

@@ -425,8 +425,10 @@ class Herder:
         return outcome
 
     # -- the REST API of newer releases (domain.newer_api) ------------------------------------------
-    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
-        return await self._newer.set_logger_level(path, body, scope)
+    async def set_logger_level(
+        self, path: str, body: bytes, scope: str | None, query: str = ""
+    ) -> Forward[None] | Relay | Reply | Refusal:
+        return await self._newer.set_logger_level(path, body, scope, query)
 
     async def logger_levels(self) -> Forward[None]:
         return await self._newer.logger_levels()

@@ -6,6 +6,7 @@ reshapes the workers' answers into the newest release's shape. The herder delega
 |---------------------------------|---------|-----------------------------------------|
 | INITIAL_STATE (KIP-980)         | 3.7     | ``initial_state.ConnectorCreation``     |
 | LOGGER_CLUSTER_SCOPE (KIP-976)  | 3.7     | ``loggers.Loggers``                     |
+| LOGGER_LEVELS (log4j 2)         | 4.0     | ``logger_requests.requested_level``     |
 | PATCH_CONFIG (KIP-477)          | 3.8     | ``connector_configs.ConnectorConfigs``  |
 | HEALTH (KIP-1017)               | 3.9     | ``health.HealthCheck``                  |
 | ORDER_IN_GROUP                  | 4.2     | ``definitions``                         |
@@ -30,6 +31,8 @@ from .errors import OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
 from .jackson import string_map_error
+from .errors import ControlPlaneError
+from .logger_requests import level_body, requested_level
 from .loggers import Loggers, is_cluster_scope
 from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply
 
@@ -80,8 +83,19 @@ class NewerApi:
         return await self._configs.patch(name, patch or {}, emulate=emulate)
 
     # -- loggers (KIP-976) -------------------------------------------------------------------------
-    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
-        if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
+    async def set_logger_level(
+        self, path: str, body: bytes, scope: str | None, query: str = ""
+    ) -> Forward[None] | Relay | Reply | Refusal:
+        """``path``: without the query (``query``: as sent, without ``?``)."""
+        cluster = await self._emulated(Feature.LOGGER_CLUSTER_SCOPE)
+        if await self._emulated(Feature.LOGGER_LEVELS):  # the body read as 4.0+ reads it
+            try:
+                body = level_body(requested_level(body))
+            except ControlPlaneError as err:
+                return Refusal(err, SIDECAR)
+            if not (cluster and is_cluster_scope(scope)):
+                return await self._loggers.set_worker_level(f"{path}?{query}" if query else path, body)
+        if not cluster:
             return Forward()
         if is_cluster_scope(scope):
             return await self._loggers.set_cluster_level(path, body)
