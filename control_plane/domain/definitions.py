@@ -8,6 +8,7 @@ from 4.2 on, ``order`` before, and Jackson writes its fields in a different orde
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -68,8 +69,9 @@ def _reshaped(answer: UpstreamResponse, reshape: Any) -> UpstreamResponse:
     return replace(answer, body=orjson.dumps(reshape(data)))
 
 
-def validation_answer(answer: UpstreamResponse) -> UpstreamResponse:
-    return _reshaped(answer, newest_validation)
+def reshaped(reshape: Callable[[Any], Any]) -> Callable[[UpstreamResponse], UpstreamResponse]:
+    """A worker's 200 answer with its JSON reshaped (any other answer unchanged)."""
+    return lambda answer: _reshaped(answer, reshape)
 
 
 def plugin_config_answer(answer: UpstreamResponse) -> UpstreamResponse:
@@ -81,5 +83,5 @@ __all__ = [
     "newest_plugin_config",
     "newest_validation",
     "plugin_config_answer",
-    "validation_answer",
+    "reshaped",
 ]

@@ -10,12 +10,13 @@ reshapes the workers' answers into the newest release's shape. The herder delega
 | PATCH_CONFIG (KIP-477)          | 3.8     | ``connector_configs.ConnectorConfigs``  |
 | HEALTH (KIP-1017)               | 3.9     | ``health.HealthCheck``                  |
 | ORDER_IN_GROUP                  | 4.2     | ``definitions``                         |
+| VALIDATE_UNRESOLVED             | 4.4     | ``unresolved``                          |
 | ``GET /`` version               |         | ``api_version.effective_version``       |
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -26,15 +27,15 @@ from .api_version import effective_version
 from .capabilities import Capabilities, Feature, Mode
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs
-from .definitions import newest_validation, plugin_config_answer, validation_answer
-from .errors import OperationFailed
+from .definitions import newest_validation, plugin_config_answer, reshaped
+from .errors import ControlPlaneError, OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
 from .jackson import string_map_error
-from .errors import ControlPlaneError
 from .logger_requests import level_body, requested_level
 from .loggers import Loggers, is_cluster_scope
 from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply
+from .unresolved import shown_as_given
 
 
 class NewerApi:
@@ -117,15 +118,27 @@ class NewerApi:
             return Forward()
         return await self._health.check()
 
-    # -- definitions' order_in_group (4.2) ---------------------------------------------------------
+    # -- validate answers: order_in_group (4.2), values as given (4.4) ----------------------------
     async def validate_config(
-        self, outcome: Answer[ConfigInfos] | Forward[ConfigInfos]
+        self, outcome: Answer[ConfigInfos] | Forward[ConfigInfos], config: Mapping[str, Any]
     ) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
-        if not await self._emulated(Feature.ORDER_IN_GROUP):
+        """``config``: the configuration the request gave."""
+        steps: list[Callable[[Any], Any]] = []
+        if await self._emulated(Feature.ORDER_IN_GROUP):
+            steps.append(newest_validation)
+        if await self._emulated(Feature.VALIDATE_UNRESOLVED):
+            steps.append(lambda infos: shown_as_given(infos, config))
+        if not steps:
             return outcome
+
+        def newest(infos: Any) -> Any:
+            for step in steps:
+                infos = step(infos)
+            return infos
+
         if isinstance(outcome, Answer):
-            return replace(outcome, value=newest_validation(outcome.value))
-        return replace(outcome, rewrite=validation_answer)
+            return replace(outcome, value=newest(outcome.value))
+        return replace(outcome, rewrite=reshaped(newest))
 
     async def plugin_config(self) -> Forward[None]:
         if not await self._emulated(Feature.ORDER_IN_GROUP):

@@ -265,6 +265,20 @@ async def test_definitions_in_the_workers_shape_by_setting(
         assert (await client.get(path)).status_code == 200
 
 
+# -- 4.4: validate shows values given as config provider references as given ---------------------------
+async def test_provider_references_shown_as_given(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
+    """The stack's workers have no config providers, so none resolves the reference and 4.3.1 shows it as
+    given too; the rewrite of resolved values is in tests/unit/test_unresolved.py."""
+    body = {"connector.class": SOURCE, "topic": "${file:/nonexistent/secrets.properties:topic}", "file": "/tmp/x"}
+    validate = f"/connector-plugins/{SOURCE}/config/validate"
+    via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()
+
+    def values(infos: dict[str, Any]) -> dict[str, Any]:
+        return {c["value"]["name"]: c["value"]["value"] for c in infos["configs"] if c["value"]["name"] in body}
+
+    assert values(via) == values(direct) == body
+
+
 # -- GET / --------------------------------------------------------------------------------------------
 async def test_advertised_version(
     cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, in_process: InProcess

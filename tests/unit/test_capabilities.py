@@ -80,7 +80,9 @@ NEWER_REST = {"restart_options", "plugin_listing"}  # KIP-745 (3.0), KIP-769 (3.
         pytest.param("3.6.0", {*KIP875, *NEWER_REST}, id="3.6.0"),
         pytest.param("3.7.0-SNAPSHOT", {*KIP875, *NEWER_REST, "initial_state", "logger_cluster_scope"}, id="3.7.0"),
         pytest.param("4.0.0", {*KIP875, *NEWER_REST, *NEWER_THAN_34, "logger_levels"} - {"order_in_group"}, id="4.0.0"),
-        pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group", *NEWER_THAN_43}, id="4.1.0"),
+        pytest.param(
+            "4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group", *NEWER_THAN_43}, id="4.1.0"
+        ),
         pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation", *NEWER_THAN_43}, id="4.3.1"),
     ],
 )
