@@ -28,6 +28,7 @@ from .domain.loggers import Loggers
 from .domain.newer_api import NewerApi
 from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.plugin_catalog import PluginCatalog
+from .plugin_path import PluginPathScan
 from .domain.plugin_versions import PluginVersions
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
@@ -149,7 +150,8 @@ async def running(
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
-        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s)
+        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
         plugin_versions = PluginVersions(capabilities, catalog)
         probe = (
             WorkerProbe(
@@ -232,6 +234,7 @@ async def running(
             read_your_writes_s=settings.read_your_writes_timeout_s,
             topic_creation=topic_creation,
             plugin_versions=plugin_versions,
+            path_converters=path_converters,
         )
         for part in (status_writer, view, probe, capabilities):
             if part is not None:

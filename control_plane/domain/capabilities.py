@@ -223,9 +223,10 @@ FEATURES: tuple[FeatureSpec, ...] = (
         Version.of("3.2.0"),
         "GET /connector-plugins?connectorsOnly=false, GET /connector-plugins/{p}/config",
         "connectors from the worker's list, transformations and predicates from the recommended values of "
-        "validate (without a version, which the worker does not tell); a connector's definitions from "
-        "validate. Not possible: converters and header converters (neither listed nor described) and the "
-        "definitions of transformations and predicates (501)",
+        "validate (without a version, which the worker does not tell); converters and header converters: "
+        "Kafka's own and those of the workers' plugin.path (its class files read, when the sidecar knows the "
+        "path), without a version; a connector's definitions from validate. Not possible: the definitions of "
+        "transformations, predicates and converters (501)",
     ),
     FeatureSpec(
         Feature.LOGGER_LEVELS,

@@ -36,7 +36,7 @@ from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import SIDECAR, Accepted, Answer, Done, Forward, Provenance, Read, Refusal, Relay, Reply, Source
 from .plugin_versions import PluginVersions
-from .plugins import PluginCatalog, PluginInfo
+from .plugins import PathConverters, PluginCatalog, PluginInfo
 from .ports import StatusSink, ViewSnapshot, Workers
 from .restart import ConnectorRestarter, RestartRequest, restart_plan
 from .stop import ConnectorStopper, restart_refused, resume_recreates, resumed_connector
@@ -104,6 +104,7 @@ class Herder:
         read_your_writes_s: float = 5.0,
         topic_creation: TopicCreation | None = None,
         plugin_versions: PluginVersions | None = None,
+        path_converters: PathConverters | None = None,
     ) -> None:
         self._topic_creation = topic_creation
         self._plugin_versions = plugin_versions
@@ -121,7 +122,7 @@ class Herder:
         self._reads_from_view_setting = reads_from_view
         self._describe_settings = describe_settings
         self._restarter = ConnectorRestarter(workers)
-        self._plugins = PluginCatalog(workers)
+        self._plugins = PluginCatalog(workers, path_converters)
         self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
 
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
@@ -495,8 +496,14 @@ class Herder:
     async def connector_plugins(self, connectors_only: bool) -> Forward[list[PluginInfo]] | Answer[list[PluginInfo]]:
         if connectors_only or not await self._emulates(Feature.PLUGIN_LISTING):
             return Forward()
-        warning = "converters and header converters are not listed: this Connect version does not tell them"
-        return Answer(await self._plugins.plugins(), warnings=(warning,))
+        plugins, complete = await self._plugins.plugins()
+        if complete:
+            return Answer(plugins)
+        warning = (
+            "the converters and header converters of the workers' plugin.path are not listed (Kafka's own are): "
+            "this Connect version does not tell them, and the sidecar does not know its plugin.path"
+        )
+        return Answer(plugins, warnings=(warning,))
 
     async def plugin_config(
         self, name: str, version: str | None = None
