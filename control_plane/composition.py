@@ -28,7 +28,6 @@ from .domain.loggers import Loggers
 from .domain.newer_api import NewerApi
 from .domain.offsets import ConnectorOffsets, WorkerKafka
 from .domain.plugin_catalog import PluginCatalog
-from .plugin_path import PluginPathScan
 from .domain.plugin_versions import PluginVersions
 from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
@@ -36,6 +35,7 @@ from .domain.topic_creation import TopicCreation
 from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
 from .metrics import Metrics
+from .plugin_path import PluginPathScan
 from .settings import Settings, describe
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups

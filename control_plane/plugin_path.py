@@ -139,8 +139,6 @@ def scan(plugin_path: str) -> Converters:
     )
 
 
-
-
 class PluginPathScan:
     """:func:`scan` of one ``plugin.path``, in a thread, kept ``refresh_s`` (plugins change when workers
     restart); ``None`` for every call when the path is not known."""
