@@ -36,6 +36,7 @@ from .domain.topic_creation import TopicCreation
 from .domain.topics import TopicTracking
 from .kafka_config import client_kwargs
 from .metrics import Metrics
+from .plugin_path import PluginPathScan
 from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
@@ -169,7 +170,8 @@ async def running(
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
-        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s)
+        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
         plugin_versions = PluginVersions(capabilities, catalog)
         probe = (
             WorkerProbe(
@@ -252,6 +254,7 @@ async def running(
             read_your_writes_s=settings.read_your_writes_timeout_s,
             topic_creation=topic_creation,
             plugin_versions=plugin_versions,
+            path_converters=path_converters,
         )
         metrics.watch_states(herder.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)

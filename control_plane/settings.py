@@ -43,6 +43,7 @@ WORKER_KEYS: dict[str, str] = {
     "producer.bootstrap.servers": "worker_producer_bootstrap_servers",
     "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
     "exactly.once.source.support": "exactly_once_source_support",
+    "plugin.path": "plugin_path",
     "task.shutdown.graceful.timeout.ms": "task_shutdown_graceful_timeout_ms",
     "status.storage.retry.max.retries": "status_storage_retry_max_retries",
     "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
@@ -183,6 +184,9 @@ class Settings(BaseSettings):
     health_check_timeout_s: float = Field(10.0, gt=0)
     feature_restart_options: FeatureMode = FeatureMode.AUTO
     feature_plugin_listing: FeatureMode = FeatureMode.AUTO
+    feature_logger_levels: FeatureMode = FeatureMode.AUTO
+    # ``native`` keeps the workers' validate answers, which show values config providers resolved (before 4.4)
+    feature_validate_unresolved: FeatureMode = FeatureMode.AUTO
 
     # -- learned from the worker properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"
@@ -193,6 +197,8 @@ class Settings(BaseSettings):
     consumer_group_id: str | None = None
     worker_producer_bootstrap_servers: str | None = None  # the worker's producer.bootstrap.servers
     worker_consumer_bootstrap_servers: str | None = None  # the worker's consumer.bootstrap.servers
+    # the worker's plugin.path, read (if this process can) for the converters workers before 3.2 do not list
+    plugin_path: str | None = None
     exactly_once_source_support: str = "disabled"  # the worker's exactly.once.source.support (KIP-618)
     task_shutdown_graceful_timeout_ms: int = Field(5000, ge=0)  # the worker's (WorkerConfig's default)
     topic_tracking_enable: bool = True

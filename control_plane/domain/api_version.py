@@ -7,6 +7,13 @@ either the workers' own (the oldest worker has it) or the sidecar's (emulated). 
 and the sidecar does not emulate (or one forced ``native`` on workers that lack it) caps the version below
 the release that added it. Never higher than the newest release whose API the sidecar knows
 (``NEWEST_KNOWN``), never lower than the workers' own version.
+
+Which patch release: Kafka's patch releases add no REST API (they fix bugs), so the API of a line is its
+first release's. When the whole newest line is provided the sidecar says ``REFERENCE``, the release its
+answers are modelled on and compared with in the tests (``4.3.1``: parity means an old worker answers
+through the sidecar what 4.3.1 answers); saying ``4.3.0`` would claim 4.3.0's bugs, which the sidecar does
+not reproduce. When a feature caps the version at an older line, the sidecar says that line's first release
+(``4.0.0``): it knows which API that line has, not which of its patch releases' fixes it matches.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ RELEASES: tuple[tuple[int, int], ...] = (
     *((4, minor) for minor in range(4)),
 )
 NEWEST_KNOWN = RELEASES[-1]
+REFERENCE = Version((4, 3, 1))  # the newest line's release the sidecar's answers are compared with
+assert REFERENCE.parts[:2] == NEWEST_KNOWN
 
 
 def provided(decision: Decision, worker: Version) -> bool:
@@ -42,7 +51,9 @@ def effective_version(worker: Version, decisions: Mapping[Feature, Decision]) ->
     newest = max(below) if below else worker.parts[:2]
     if newest <= worker.parts[:2]:
         return worker  # the workers' own release (or newer than the sidecar knows): their own answer
+    if newest == NEWEST_KNOWN:
+        return REFERENCE
     return Version((newest[0], newest[1], 0))
 
 
-__all__ = ["NEWEST_KNOWN", "RELEASES", "effective_version", "provided"]
+__all__ = ["NEWEST_KNOWN", "REFERENCE", "RELEASES", "effective_version", "provided"]

@@ -48,6 +48,8 @@ class Feature(StrEnum):
     ORDER_IN_GROUP = "order_in_group"
     RESTART_OPTIONS = "restart_options"
     PLUGIN_LISTING = "plugin_listing"
+    LOGGER_LEVELS = "logger_levels"
+    VALIDATE_UNRESOLVED = "validate_unresolved"
 
 
 class Mode(StrEnum):
@@ -221,9 +223,26 @@ FEATURES: tuple[FeatureSpec, ...] = (
         Version.of("3.2.0"),
         "GET /connector-plugins?connectorsOnly=false, GET /connector-plugins/{p}/config",
         "connectors from the worker's list, transformations and predicates from the recommended values of "
-        "validate (without a version, which the worker does not tell); a connector's definitions from "
-        "validate. Not possible: converters and header converters (neither listed nor described) and the "
-        "definitions of transformations and predicates (501)",
+        "validate (without a version, which the worker does not tell); converters and header converters: "
+        "Kafka's own and those of the workers' plugin.path (its class files read, when the sidecar knows the "
+        "path), without a version; a connector's definitions from validate. Not possible: the definitions of "
+        "transformations, predicates and converters (501)",
+    ),
+    FeatureSpec(
+        Feature.LOGGER_LEVELS,
+        "Connect 4.0 (log4j 2)",
+        Version.of("4.0.0"),
+        "PUT /admin/loggers/{l}: the level read as log4j 2 reads it (trimmed, any case; empty: 500)",
+        "the body read as 4.3.1's LoggingResource reads it (its 400, 404 and 500 answers), the worker sent the "
+        "level log4j 2 resolves it to",
+    ),
+    FeatureSpec(
+        Feature.VALIDATE_UNRESOLVED,
+        "Connect 4.4",
+        Version.of("4.4.0"),
+        "validate answers show a value given as a config provider reference (${provider:path:key}) as given, "
+        "not as the provider resolved it",
+        "the value of each such key in the worker's validate answer replaced by the one the request gave",
     ),
 )
 SPECS: dict[Feature, FeatureSpec] = {spec.feature: spec for spec in FEATURES}

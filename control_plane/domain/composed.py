@@ -11,7 +11,7 @@ from .errors import NotFoundError, ViewNotReady
 from .newer_api import NewerApi
 from .outcomes import Accepted, Answer, Forward, Refusal
 from .plugin_versions import PluginVersions
-from .plugins import PluginCatalog, PluginInfo
+from .plugins import PathConverters, PluginCatalog, PluginInfo
 from .ports import Workers
 from .read_rule import ReadRule
 from .restart import ConnectorRestarter, RestartRequest, restart_plan
@@ -19,13 +19,18 @@ from .restart import ConnectorRestarter, RestartRequest, restart_plan
 
 class ComposedEndpoints:
     def __init__(
-        self, rule: ReadRule, workers: Workers, newer: NewerApi, plugin_versions: PluginVersions | None
+        self,
+        rule: ReadRule,
+        workers: Workers,
+        newer: NewerApi,
+        plugin_versions: PluginVersions | None,
+        path_converters: PathConverters | None = None,
     ) -> None:
         self._rule = rule
         self._newer = newer
         self._plugin_versions = plugin_versions
         self._restarter = ConnectorRestarter(workers)
-        self._plugins = PluginCatalog(workers)
+        self._plugins = PluginCatalog(workers, path_converters)
 
     async def restart_connector(
         self, request: RestartRequest
@@ -53,8 +58,14 @@ class ComposedEndpoints:
     async def connector_plugins(self, connectors_only: bool) -> Forward[list[PluginInfo]] | Answer[list[PluginInfo]]:
         if connectors_only or not await self._rule.emulates(Feature.PLUGIN_LISTING):
             return Forward()
-        warning = "converters and header converters are not listed: this Connect version does not tell them"
-        return Answer(await self._plugins.plugins(), warnings=(warning,))
+        plugins, complete = await self._plugins.plugins()
+        if complete:
+            return Answer(plugins)
+        warning = (
+            "the converters and header converters of the workers' plugin.path are not listed (Kafka's own are): "
+            "this Connect version does not tell them, and the sidecar does not know its plugin.path"
+        )
+        return Answer(plugins, warnings=(warning,))
 
     async def plugin_config(
         self, name: str, version: str | None = None

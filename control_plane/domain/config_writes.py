@@ -25,7 +25,7 @@ class ConfigWrites:
 
     async def validate_config(self, path: str, config: Config) -> Answer[ConfigInfos] | Refusal | Forward[ConfigInfos]:
         checked = await self._configs.validate(path, config)
-        return checked if isinstance(checked, Refusal) else await self._newer.validate_config(checked)
+        return checked if isinstance(checked, Refusal) else await self._newer.validate_config(checked, config)
 
     async def create_connector(
         self,

@@ -45,7 +45,7 @@ from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
 from .outcomes import Accepted, Answer, Done, Forward, Read, Refusal, Relay, Reply
 from .plugin_versions import PluginVersions
-from .plugins import PluginInfo
+from .plugins import PathConverters, PluginInfo
 from .ports import StatusSink, ViewSnapshot, Workers
 from .read_rule import STALE_UNASSIGNED_IGNORED_SINCE, ReadRule
 from .restart import RestartRequest
@@ -77,6 +77,7 @@ class Herder:
         read_your_writes_s: float = 5.0,
         topic_creation: TopicCreation | None = None,
         plugin_versions: PluginVersions | None = None,
+        path_converters: PathConverters | None = None,
     ) -> None:
         self.capabilities = capabilities
         rule = ReadRule(
@@ -95,7 +96,7 @@ class Herder:
         self._stop_offsets = StopAndOffsets(rule, stopper, offsets)
         self._config_writes = ConfigWrites(rule, configs, newer)
         self._previews = CreationPreviews(rule, workers, topic_creation)
-        self._composed = ComposedEndpoints(rule, workers, newer, plugin_versions)
+        self._composed = ComposedEndpoints(rule, workers, newer, plugin_versions, path_converters)
         self._sidecar = SidecarInfo(rule, workers, newer, status_writes, describe_settings)
         self._states = ConnectorStates(view)
 
@@ -177,8 +178,10 @@ class Herder:
         return await self._config_writes.patch_connector_config(name, patch, raw)
 
     # -- the REST API of newer releases (domain.newer_api) ------------------------------------------
-    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
-        return await self._newer.set_logger_level(path, body, scope)
+    async def set_logger_level(
+        self, path: str, body: bytes, scope: str | None, query: str = ""
+    ) -> Forward[None] | Relay | Reply | Refusal:
+        return await self._newer.set_logger_level(path, body, scope, query)
 
     async def logger_levels(self) -> Forward[None]:
         return await self._newer.logger_levels()

@@ -93,6 +93,12 @@ class Loggers:
         log.info("logger level set on every worker", path=path, workers=len(done), level=expected)
         return Reply(204)
 
+    async def set_worker_level(self, target: str, body: bytes) -> Relay:
+        """A level change the sidecar read (``logger_requests``), sent with its own ``body`` to a worker;
+        ``target``: the path and query as the client sent them. The worker's answer is passed on."""
+        answer = await self._workers.forward(UpstreamRequest("PUT", target, headers=JSON_HEADERS, body=body))
+        return Relay(self.recorded(answer))
+
     async def _level(self, worker: str, path: str) -> str | None:
         try:
             answer = await self._workers.send_to(

@@ -6,15 +6,17 @@ reshapes the workers' answers into the newest release's shape. The herder delega
 |---------------------------------|---------|-----------------------------------------|
 | INITIAL_STATE (KIP-980)         | 3.7     | ``initial_state.ConnectorCreation``     |
 | LOGGER_CLUSTER_SCOPE (KIP-976)  | 3.7     | ``loggers.Loggers``                     |
+| LOGGER_LEVELS (log4j 2)         | 4.0     | ``logger_requests.requested_level``     |
 | PATCH_CONFIG (KIP-477)          | 3.8     | ``connector_configs.ConnectorConfigs``  |
 | HEALTH (KIP-1017)               | 3.9     | ``health.HealthCheck``                  |
 | ORDER_IN_GROUP                  | 4.2     | ``definitions``                         |
+| VALIDATE_UNRESOLVED             | 4.4     | ``unresolved``                          |
 | ``GET /`` version               |         | ``api_version.effective_version``       |
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -26,12 +28,14 @@ from .capabilities import Capabilities, Feature, Mode
 from .config_infos import ConfigInfos
 from .connector_configs import Config, ConnectorConfigs
 from .definitions import newest_plugin_config, newest_validation
-from .errors import OperationFailed
+from .errors import ControlPlaneError, OperationFailed
 from .health import HealthCheck
 from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
 from .jackson import string_map_error
+from .logger_requests import level_body, requested_level
 from .loggers import Loggers, is_cluster_scope
 from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, json_reshaped, reshaped
+from .unresolved import shown_as_given
 
 
 class NewerApi:
@@ -80,8 +84,19 @@ class NewerApi:
         return await self._configs.patch(name, patch or {}, emulate=emulate)
 
     # -- loggers (KIP-976) -------------------------------------------------------------------------
-    async def set_logger_level(self, path: str, body: bytes, scope: str | None) -> Forward[None] | Relay | Reply:
-        if not await self._emulated(Feature.LOGGER_CLUSTER_SCOPE):
+    async def set_logger_level(
+        self, path: str, body: bytes, scope: str | None, query: str = ""
+    ) -> Forward[None] | Relay | Reply | Refusal:
+        """``path``: without the query (``query``: as sent, without ``?``)."""
+        cluster = await self._emulated(Feature.LOGGER_CLUSTER_SCOPE)
+        if await self._emulated(Feature.LOGGER_LEVELS):  # the body read as 4.0+ reads it
+            try:
+                body = level_body(requested_level(body))
+            except ControlPlaneError as err:
+                return Refusal(err, SIDECAR)
+            if not (cluster and is_cluster_scope(scope)):
+                return await self._loggers.set_worker_level(f"{path}?{query}" if query else path, body)
+        if not cluster:
             return Forward()
         if is_cluster_scope(scope):
             return await self._loggers.set_cluster_level(path, body)
@@ -103,15 +118,27 @@ class NewerApi:
             return Forward()
         return await self._health.check()
 
-    # -- definitions' order_in_group (4.2) ---------------------------------------------------------
+    # -- validate answers: order_in_group (4.2), values as given (4.4) ----------------------------
     async def validate_config(
-        self, outcome: Answer[ConfigInfos] | Forward[ConfigInfos]
+        self, outcome: Answer[ConfigInfos] | Forward[ConfigInfos], config: Mapping[str, Any]
     ) -> Answer[ConfigInfos] | Forward[ConfigInfos]:
-        if not await self._emulated(Feature.ORDER_IN_GROUP):
+        """``config``: the configuration the request gave."""
+        steps: list[Callable[[Any], Any]] = []
+        if await self._emulated(Feature.ORDER_IN_GROUP):
+            steps.append(newest_validation)
+        if await self._emulated(Feature.VALIDATE_UNRESOLVED):
+            steps.append(lambda infos: shown_as_given(infos, config))
+        if not steps:
             return outcome
+
+        def newest(infos: Any) -> Any:
+            for step in steps:
+                infos = step(infos)
+            return infos
+
         if isinstance(outcome, Answer):
-            return replace(outcome, value=newest_validation(outcome.value))
-        return replace(outcome, rewrite=json_reshaped(newest_validation))
+            return replace(outcome, value=newest(outcome.value))
+        return replace(outcome, rewrite=json_reshaped(newest))
 
     async def plugin_config(self) -> Forward[None]:
         if not await self._emulated(Feature.ORDER_IN_GROUP):

@@ -8,7 +8,8 @@ load keeps the last list. Plugins change only when a worker restarts, so a cache
 What the list says differs by version: 4.1+ lists one entry per installed version of every plugin,
 ascending; before, connectors are listed per installed version but converters, transformations and
 predicates once and without a version (``DelegatingClassLoader.versionFor`` reads only connectors'
-versions), so their versions are unknown here (None).
+versions), so their versions are unknown here (None). Before 3.2 the list has connectors only; the
+converters are then Kafka's own and those of the workers' plugin.path (``plugins.PluginCatalog.converters``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from ..rules.connectors import plugin_types
 from ..rules.maven_range import sort_versions
 from ..rules.plugin_versions import connect_aliases
 from ..upstream import UpstreamError, UpstreamRequest
+from .plugins import KAFKA_CONVERTERS, KAFKA_HEADER_CONVERTERS, PathConverters
 from .ports import Workers
 
 PLUGINS_QUERY = b"connectorsOnly=false"
+CONVERTER_TYPES = ("converter", "header_converter")
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,16 @@ class PluginList:
 
 
 class PluginCatalog:
-    def __init__(self, workers: Workers, *, refresh_s: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        workers: Workers,
+        *,
+        refresh_s: float,
+        monotonic: Callable[[], float] = time.monotonic,
+        path_converters: PathConverters | None = None,
+    ) -> None:
         self._workers = workers
+        self._path_converters = path_converters
         self._refresh_s = refresh_s
         self._monotonic = monotonic
         self.snapshot = PluginList()
@@ -84,9 +95,17 @@ class PluginCatalog:
             for p in listed
             if isinstance(p, dict) and isinstance(p.get("class"), str)
         ]
+        if not any(p.type in CONVERTER_TYPES for p in plugins):  # before 3.2: Kafka's own and plugin.path's
+            plugins += await self._converters()
         self.snapshot = PluginList.of(plugins)
         self.loaded_at = self._monotonic()
         return True
+
+    async def _converters(self) -> list[InstalledPlugin]:
+        found = await self._path_converters() if self._path_converters is not None else None
+        converters, headers = found or (frozenset(), frozenset())
+        listed = (("converter", KAFKA_CONVERTERS | converters), ("header_converter", KAFKA_HEADER_CONVERTERS | headers))
+        return [InstalledPlugin(name, kind, None) for kind, names in listed for name in sorted(names)]
 
     async def current(self) -> PluginList:
         loaded = self.loaded_at

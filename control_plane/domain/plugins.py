@@ -9,21 +9,25 @@ transformations, predicates, converters, header converters, each sorted by class
 ``AbstractHerder.connectorPluginConfig`` (the plugin's own keys first, then the framework's keys it does
 not redefine; 404 ``Unknown plugin <p>.``), and ``PluginUtils`` for the aliases a plugin is known by.
 
-What an old worker does not tell, and so the sidecar cannot say:
-- converters and header converters: neither listed nor described (no endpoint names them); their names
-  get the 404 of an unknown plugin;
+What an old worker does not tell, and so the sidecar finds elsewhere or cannot say:
+- converters and header converters (no endpoint names them): Kafka's own, on every worker's classpath
+  (``KAFKA_CONVERTERS``), and those of the workers' ``plugin.path`` when the sidecar knows it and can read
+  it (``control_plane.plugin_path``, the worker's own scan redone on the class files); without a version,
+  as for transformations. Their definitions cannot be composed: 501, as for transformations;
 - the versions of transformations and predicates: left out, as 3.2+ shows a plugin that does not
   implement ``Versioned`` (``PluginInfo.NoVersionFilter``; the case of every transformation and predicate
   that ships with Kafka before 3.2; a third-party one that reports a version is shown without it too);
 - the configuration definitions of transformations and predicates: the validate endpoint embeds them
-  renumbered and regrouped (``ConfigDef.embed``), so their order is lost: refused (``Unsupported``).
+  renumbered and regrouped (``ConfigDef.embed``: in ``sortedConfigs`` order, numbered from the embedding
+  key's, the group prefixed), so the order and numbers ``ConfigDef.configKeys`` keeps are lost, and no
+  other endpoint before 3.2 runs a transformation's ``config()``: refused (``Unsupported``).
 The framework keys are those of the worker's own version (``name``, ``tasks.max``, ... as 2.8 defines
 them), not 4.3.1's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -42,6 +46,19 @@ FRAMEWORK_GROUP_PREFIXES = ("Transforms: ", "Predicates: ")
 UNDEFINED_VERSION = "undefined"  # PluginUtils.UNDEFINED_VERSION
 INTERNAL_PACKAGE = "org.apache.kafka.connect.runtime."  # PredicatedTransformation: not a plugin to list
 ALIAS = "sidecar"
+# Kafka's own converters, on the classpath of every worker from 2.0 to 3.1 (connect-api, connect-runtime
+# and connect-json at those tags: the same classes throughout); header converters: those and SimpleHeaderConverter
+KAFKA_CONVERTERS = frozenset(
+    {
+        *(f"org.apache.kafka.connect.converters.{n}Converter" for n in ("ByteArray", "Double", "Float", "Integer")),
+        *(f"org.apache.kafka.connect.converters.{n}Converter" for n in ("Long", "Short")),
+        "org.apache.kafka.connect.json.JsonConverter",
+        "org.apache.kafka.connect.storage.StringConverter",
+    }
+)
+KAFKA_HEADER_CONVERTERS = KAFKA_CONVERTERS | {"org.apache.kafka.connect.storage.SimpleHeaderConverter"}
+# the converters and header converters of the workers' plugin.path; None: the sidecar does not know it
+PathConverters = Callable[[], Awaitable[tuple[frozenset[str], frozenset[str]] | None]]
 JSON = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
 
 
@@ -77,11 +94,21 @@ def find(name: str, plugins: Sequence[PluginInfo]) -> PluginInfo | None:
 
 
 def plugin_list(
-    connectors: Sequence[PluginInfo], transformations: Sequence[str], predicates: Sequence[str]
+    connectors: Sequence[PluginInfo],
+    transformations: Sequence[str],
+    predicates: Sequence[str],
+    converters: Sequence[str] = (),
+    header_converters: Sequence[str] = (),
 ) -> list[PluginInfo]:
-    """ConnectorPluginsResource's order: sinks, sources, transformations, predicates; by class name."""
+    """ConnectorPluginsResource's order: sinks, sources, transformations, predicates, converters, header
+    converters; by class name."""
     out = [p for kind in CONNECTOR_TYPES for p in sorted(connectors, key=lambda p: p.class_name) if p.type == kind]
-    for kind, names in (("transformation", transformations), ("predicate", predicates)):
+    for kind, names in (
+        ("transformation", transformations),
+        ("predicate", predicates),
+        ("converter", converters),
+        ("header_converter", header_converters),
+    ):
         listed = sorted({n for n in names if not n.startswith(INTERNAL_PACKAGE)})
         out += [PluginInfo(n, kind, UNDEFINED_VERSION) for n in listed]
     return out
@@ -118,8 +145,16 @@ def connector_config_keys(validated: Mapping[str, Any]) -> list[dict[str, Any]]:
 class PluginCatalog:
     """Asks the worker what it has; ``list`` and ``config`` answer as 4.3.1 does, where it can."""
 
-    def __init__(self, workers: Workers) -> None:
+    def __init__(self, workers: Workers, path_converters: PathConverters | None = None) -> None:
         self._workers = workers
+        self._path_converters = path_converters
+
+    async def converters(self) -> tuple[frozenset[str], frozenset[str], bool]:
+        """The converters and header converters: Kafka's own and the plugin path's; and whether the plugin
+        path's are known."""
+        found = await self._path_converters() if self._path_converters is not None else None
+        converters, headers = found or (frozenset(), frozenset())
+        return KAFKA_CONVERTERS | converters, KAFKA_HEADER_CONVERTERS | headers, found is not None
 
     async def _call(self, method: str, path: str, body: object = None) -> Any:
         raw = b"" if body is None else orjson.dumps(body)
@@ -150,27 +185,33 @@ class PluginCatalog:
             found[config["definition"]["name"]] = list(config["value"].get("recommended_values") or [])
         return found.get(f"transforms.{ALIAS}.type", []), found.get(f"predicates.{ALIAS}.type", [])
 
-    async def plugins(self) -> list[PluginInfo]:
+    async def plugins(self) -> tuple[list[PluginInfo], bool]:
+        """The list; whether the plugin path's converters are in it."""
         connectors = await self.connectors()
-        return plugin_list(connectors, *await self._classes(connectors))
+        converters, headers, complete = await self.converters()
+        return plugin_list(connectors, *await self._classes(connectors), sorted(converters), sorted(headers)), complete
 
     async def config(self, name: str) -> list[dict[str, Any]]:
         connectors = await self.connectors()
         connector = find(name, connectors)
         if connector is not None:
             return connector_config_keys(await self._validate(connector, {}))
-        other = find(name, plugin_list([], *await self._classes(connectors)))
+        converters, headers, _ = await self.converters()
+        other = find(name, plugin_list([], *await self._classes(connectors), sorted(converters), sorted(headers)))
         if other is None:
             raise NotFoundError(f"Unknown plugin {name}.")  # AbstractHerder.connectorPluginConfig
         raise Unsupported(
             f"The configuration definitions of {other.type} plugins ({other.class_name}) are not available "
             "from this Connect version (GET /connector-plugins/{plugin}/config is native from 3.2; before, "
-            "only connectors' definitions can be composed)"
+            "only connectors' definitions can be composed: no endpoint runs another plugin's config())"
         )
 
 
 __all__ = [
+    "KAFKA_CONVERTERS",
+    "KAFKA_HEADER_CONVERTERS",
     "UNDEFINED_VERSION",
+    "PathConverters",
     "PluginCatalog",
     "PluginInfo",
     "aliases",

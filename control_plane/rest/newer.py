@@ -27,6 +27,7 @@ async def logger_levels(request: Request) -> Response:
 async def logger_level(request: Request) -> Response:
     if request.method == "PUT":
         scope = request.query_params.get("scope")
-        outcome = await herder(request).set_logger_level(raw_path(request), await request.body(), scope)
+        query = request.scope.get("query_string", b"").decode("latin-1")
+        outcome = await herder(request).set_logger_level(raw_path(request), await request.body(), scope, query)
         return await respond(request, outcome)
     return await respond(request, await herder(request).logger_level(request.path_params["logger"]))

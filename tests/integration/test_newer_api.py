@@ -265,14 +265,29 @@ async def test_definitions_in_the_workers_shape_by_setting(
         assert (await client.get(path)).status_code == 200
 
 
+# -- 4.4: validate shows values given as config provider references as given ---------------------------
+async def test_provider_references_shown_as_given(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
+    """The stack's workers have no config providers, so none resolves the reference and 4.3.1 shows it as
+    given too; the rewrite of resolved values is in tests/unit/test_unresolved.py."""
+    body = {"connector.class": SOURCE, "topic": "${file:/nonexistent/secrets.properties:topic}", "file": "/tmp/x"}
+    validate = f"/connector-plugins/{SOURCE}/config/validate"
+    via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()
+
+    def values(infos: dict[str, Any]) -> dict[str, Any]:
+        return {c["value"]["name"]: c["value"]["value"] for c in infos["configs"] if c["value"]["name"] in body}
+
+    assert values(via) == values(direct) == body
+
+
 # -- GET / --------------------------------------------------------------------------------------------
 async def test_advertised_version(
     cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, in_process: InProcess
 ) -> None:
     via, direct = (await sidecar.get("/")).json(), (await worker.get("/")).json()
     capabilities = (await sidecar.get("/_sidecar/capabilities")).json()
-    # 3.4.1: every feature through 4.3 is native or emulated; older clusters: as far as their emulations reach
-    expected = {"new": "4.3.1", "old": "4.3.0"}.get(cluster.name, capabilities["advertised_version"])
+    # 3.4.1 and 2.8.2: every feature through 4.3 is native or emulated, so the API of 4.3, whose patch releases
+    # add none; 4.3.1 (not 4.3.0) as the answers are 4.3.1's (domain/api_version.py)
+    expected = {"new": "4.3.1", "old": "4.3.1", "oldest": "4.3.1"}[cluster.name]
     assert via == {**direct, "version": expected}
     assert capabilities["worker_version"] == direct["version"]
     assert capabilities["advertised_version"] == expected

@@ -18,6 +18,7 @@ from .harness import until_states
 from .stack import NEWEST, Cluster, Stack
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+BOOLEAN = "org.apache.kafka.connect.converters.BooleanConverter"
 CAST = "org.apache.kafka.connect.transforms.Cast$Key"
 
 
@@ -106,7 +107,7 @@ async def test_plugin_listing_as_the_newest_worker_lists_them(
         types = [p["type"] for p in listed]
         assert types == sorted(types, key=[p["type"] for p in direct].index)  # the newest worker's order of types
         by_type = {kind: [p["class"] for p in listed if p["type"] == kind] for kind in set(types)}
-        assert set(by_type) == {"sink", "source", "transformation", "predicate"}
+        assert set(by_type) == {"sink", "source", "transformation", "predicate", "converter", "header_converter"}
         for kind, names in by_type.items():
             assert names == sorted(names)
             assert set(names) <= {p["class"] for p in direct if p["type"] == kind}  # older workers have fewer
@@ -116,7 +117,11 @@ async def test_plugin_listing_as_the_newest_worker_lists_them(
         )
         assert CAST in by_type["transformation"]
         assert all("version" not in p for p in listed if p["type"] not in ("sink", "source"))  # undefined: left out
-        assert "converters and header converters are not listed" in via.headers["warning"]
+        # Kafka's own converters and the plugin.path's (the versioned test plugins' converter), as 4.3.1 lists
+        # them (once each: the versions are not known), BooleanConverter (3.3+) aside
+        for kind in ("converter", "header_converter"):
+            assert set(by_type[kind]) == {p["class"] for p in direct if p["type"] == kind} - {BOOLEAN}
+        assert "warning" not in via.headers
     # connectorsOnly=true (the default) is the worker's own list on every version
     assert (await sidecar.get("/connector-plugins")).json() == (await worker.get("/connector-plugins")).json()
 
@@ -141,6 +146,8 @@ async def test_plugin_config_as_the_newest_worker_describes_it(
     unknown = f"/connector-plugins/Nope{unique}/config"
     via, direct = await sidecar.get(unknown), await newest.get(unknown)
     assert (via.status_code, via.json()) == (direct.status_code, direct.json())
+    converter = await sidecar.get("/connector-plugins/JsonConverter/config")
+    assert converter.status_code == (200 if cluster.at_least("3.2") else 501), converter.text
     transform = await sidecar.get(f"/connector-plugins/{CAST}/config")
     if cluster.at_least("3.2"):
         assert transform.status_code == 200

@@ -167,6 +167,13 @@ ALLOWED: list[Allowed] = [
         lambda d: d.worker.status == d.sidecar.status == 500 and d.sidecar.kind() == d.worker.kind() == "error",
         "PATCH config emulated: a body that is not JSON is Connect's 500, with another message than Jackson's",
     ),
+    Allowed(
+        OLD,
+        "PUT",
+        "/admin/loggers/{logger}",
+        lambda d: d.worker.status == d.sidecar.status == 500 and d.sidecar.kind() == d.worker.kind() == "error",
+        "logger level read as 4.3.1 reads it: a body that is not JSON is Connect's 500, another message than Jackson's",
+    ),
     Allowed(OLD, "GET", "/connectors/{connector}/status", _adds_only("version"), "KIP-891: statuses carry the version"),
     Allowed(OLD, "GET", "/", _adds_only("version"), "GET / advertises the newest version the sidecar provides"),
     Allowed(OLD, "GET", "/admin/loggers", _adds_only("last_modified"), "KIP-976: last_modified in logger levels"),

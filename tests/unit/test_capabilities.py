@@ -17,6 +17,7 @@ W2 = "http://w2:8083"
 ALL = {f.feature.value for f in FEATURES}
 KIP875 = {"topic_tracking", "stop_and_offsets_read", "offsets_alter_reset"}  # and topic tracking
 NEWER_THAN_34 = {"initial_state", "logger_cluster_scope", "patch_config", "health", "order_in_group"}
+NEWER_THAN_43 = {"validate_unresolved"}  # 4.4
 
 
 def root(version: str) -> httpx.Response:
@@ -78,9 +79,11 @@ NEWER_REST = {"restart_options", "plugin_listing"}  # KIP-745 (3.0), KIP-769 (3.
         pytest.param("3.5.0", {"topic_tracking", "stop_and_offsets_read", *NEWER_REST}, id="3.5.0"),
         pytest.param("3.6.0", {*KIP875, *NEWER_REST}, id="3.6.0"),
         pytest.param("3.7.0-SNAPSHOT", {*KIP875, *NEWER_REST, "initial_state", "logger_cluster_scope"}, id="3.7.0"),
-        pytest.param("4.0.0", {*KIP875, *NEWER_REST, *NEWER_THAN_34} - {"order_in_group"}, id="4.0.0"),
-        pytest.param("4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group"}, id="4.1.0"),
-        pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation"}, id="4.3.1"),
+        pytest.param("4.0.0", {*KIP875, *NEWER_REST, *NEWER_THAN_34, "logger_levels"} - {"order_in_group"}, id="4.0.0"),
+        pytest.param(
+            "4.1.0", ALL - {"status_store_retries", "topic_creation", "order_in_group", *NEWER_THAN_43}, id="4.1.0"
+        ),
+        pytest.param("4.3.1", ALL - {"status_store_retries", "topic_creation", *NEWER_THAN_43}, id="4.3.1"),
     ],
 )
 def test_decide_from_the_version(version: str, expected_native: set[str]) -> None:
@@ -130,13 +133,13 @@ def test_decide_without_a_version_emulates_everything() -> None:
         pytest.param(
             "4.3.1",
             {Feature.TOPIC_TRACKING: FeatureMode.EMULATED, Feature.PLUGIN_VERSIONS: FeatureMode.EMULATED},
-            {"stop_and_offsets_read", "offsets_alter_reset", *NEWER_THAN_34, *NEWER_REST},
+            {"stop_and_offsets_read", "offsets_alter_reset", *NEWER_THAN_34, *NEWER_REST, "logger_levels"},
             id="force-emulated-on-new",
         ),
         pytest.param(
             "4.3.1",
             {Feature.STATUS_STORE_RETRIES: FeatureMode.NATIVE},
-            ALL - {"topic_creation"},
+            ALL - {"topic_creation", *NEWER_THAN_43},
             id="force-native-where-no-release-has-it",
         ),
         pytest.param(
@@ -194,6 +197,8 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
         **dict.fromkeys(sorted(NEWER_THAN_34), "emulated"),
         "restart_options": "native",
         "plugin_listing": "native",
+        "logger_levels": "emulated",
+        "validate_unresolved": "emulated",
     }
 
 

@@ -9,7 +9,15 @@ import pytest
 from control_plane.codecs import ConnectorStatus, TaskStatus
 from control_plane.domain.errors import NotFoundError, Unsupported, WorkerRefused
 from control_plane.domain.outcomes import Accepted, Answer, Forward
-from control_plane.domain.plugins import PluginInfo, aliases, connector_config_keys, find, plugin_list
+from control_plane.domain.plugins import (
+    KAFKA_CONVERTERS,
+    KAFKA_HEADER_CONVERTERS,
+    PluginInfo,
+    aliases,
+    connector_config_keys,
+    find,
+    plugin_list,
+)
 from control_plane.domain.restart import RestartRequest
 
 from .test_herder import Cluster
@@ -171,6 +179,8 @@ async def test_plugin_listing_on_an_old_worker() -> None:
         (SOURCE, "source"),
         ("t.T", "transformation"),
         ("p.P", "predicate"),
+        *((c, "converter") for c in sorted(KAFKA_CONVERTERS)),
+        *((c, "header_converter") for c in sorted(KAFKA_HEADER_CONVERTERS)),
     ]
     validate = next(r for r in cluster.workers.forwarded if r.method == "PUT")
     assert orjson.loads(validate.body) == {
@@ -191,8 +201,10 @@ async def test_plugin_config_on_an_old_worker() -> None:
     assert [k["name"] for k in outcome.value] == ["path", "name"]
     validate = [r for r in cluster.workers.forwarded if r.method == "PUT"][-1]
     assert orjson.loads(validate.body) == {"connector.class": SINK, "topics": "sidecar"}  # a sink needs topics
-    with pytest.raises(NotFoundError, match=r"^Unknown plugin org.apache.kafka.connect.json.JsonConverter\.$"):
-        await cluster.herder.plugin_config("org.apache.kafka.connect.json.JsonConverter")
+    with pytest.raises(NotFoundError, match=r"^Unknown plugin org.example.NoConverter\.$"):
+        await cluster.herder.plugin_config("org.example.NoConverter")
+    with pytest.raises(Unsupported, match="converter plugins"):  # listed, not describable before 3.2
+        await cluster.herder.plugin_config("JsonConverter")
     with pytest.raises(Unsupported, match="transformation plugins"):
         await cluster.herder.plugin_config("t.T")
 

@@ -210,6 +210,8 @@ def test_feature_modes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         "order_in_group",
         "restart_options",
         "plugin_listing",
+        "logger_levels",
+        "validate_unresolved",
     }
 
 
