@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import logs
     from .rest import create_app
+    from .rest.server import protocol
 
     logs.configure(settings.log_format, settings.log_level)
     uvicorn.run(
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         host=settings.host,
         port=settings.port,
         loop="uvloop",
-        http="httptools",
+        http=protocol(),  # httptools, with the pass-through served below ASGI (rest.server)
         access_log=False,
         log_config=None,
         log_level=settings.log_level,

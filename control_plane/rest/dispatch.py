@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -21,12 +22,14 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
+from .admission import Admission, Arrival, Denied, framed
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
 
+Headers = list[tuple[bytes, bytes]]
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
@@ -56,13 +59,40 @@ def _jersey_pattern(template: str) -> str:
     return "(?s:/" + "/".join(parts) + "/?)$" if parts != [""] else "(?s:/*)$"
 
 
+@dataclass(slots=True)
+class Reply:
+    """The pass-through's answer: the worker's (headers framed for the client), or an error's. ``error``: an
+    unexpected error, raised to the server once the answer is sent (as Starlette's ServerErrorMiddleware)."""
+
+    status: int
+    headers: Headers
+    body: bytes
+    error: Exception | None = None
+
+
+def arrival_of(scope: Scope) -> Arrival:
+    """What the admission hook sees of an ASGI request."""
+    return Arrival(
+        method=scope["method"],
+        raw_path=scope.get("raw_path") or scope["path"].encode("latin-1"),
+        query=scope.get("query_string", b""),
+        headers=scope["headers"],
+        client=scope.get("client"),
+        scheme=scope.get("scheme", "http"),
+    )
+
+
 class SidecarApp(Starlette):
-    def __init__(self, *args: Any, slot: RuntimeSlot, metrics: Metrics, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, slot: RuntimeSlot, metrics: Metrics, admission: Admission | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._slot = slot
         self._metrics = metrics
+        self.admission = admission or Admission()
         self._own: re.Pattern[str] | None = None
         self._own_from: list[Any] | None = None
+        self._templates: dict[str, str] = {}
 
     def _answers(self, path: str) -> bool:
         routes = self.router.routes
@@ -72,16 +102,41 @@ class SidecarApp(Starlette):
                 return True
         return self._own.match(path) is not None
 
+    def passes_through(self, scope: Scope) -> bool:
+        """True for a request no route of the sidecar answers: it goes to the workers unchanged."""
+        return scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"])
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
-            await self._pass_through(scope, receive, send)
+        if scope["type"] == "http":
+            # the admission hook (rest.admission), for every request that comes in through ASGI; the ones
+            # rest.server serves below ASGI were admitted there
+            denied = None if self.admission.admits_everything else self.admission.admit(arrival_of(scope))
+            if denied is not None:
+                await self._deny(scope, send, denied)
+            elif not scope.get("root_path") and not self._answers(scope["path"]):
+                await self._pass_through(scope, receive, send)
+            else:
+                await super().__call__(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
 
+    async def _deny(self, scope: Scope, send: Send, denied: Denied) -> None:
+        await send({"type": "http.response.start", "status": denied.status, "headers": framed(denied)})
+        await send({"type": "http.response.body", "body": denied.body})
+        self.observe(scope, denied.status, 0.0)
+
     async def _pass_through(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reply = await self.pass_through(scope, receive)
+        await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
+        await send({"type": "http.response.body", "body": reply.body})
+        if reply.error is not None:
+            raise reply.error
+
+    async def pass_through(self, scope: Scope, receive: Receive) -> Reply:
+        """The request (its body read with ``receive``) forwarded to a worker: the worker's answer, framed
+        for the client, or the answer of the error that prevented it (``errors.EXCEPTION_HANDLERS``, looked
+        up the way Starlette looks them up). Counted in the request metrics."""
         started = time.perf_counter()
-        status = 500
-        responding = False
         try:
             runtime = current(self._slot)
             chunks: list[bytes] = []
@@ -92,32 +147,28 @@ class SidecarApp(Starlette):
                     raise ClientDisconnect()
                 chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
-            body = b"".join(chunks)
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             method = scope["method"]
             answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
-            status = answer.status
-            headers = answer_headers(method, answer)
-            responding = True
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": answer.body})
-        except Exception as exc:
-            if responding:  # the answer has begun: nothing else can be sent (Starlette does the same)
-                self._observe(scope, status, started)
-                raise
+            reply = Reply(answer.status, answer_headers(method, answer), answer.body)
+        except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
             handler = next((EXCEPTION_HANDLERS[c] for c in type(exc).__mro__ if c in EXCEPTION_HANDLERS), None)
-            if handler is None or handler is EXCEPTION_HANDLERS[Exception]:
-                # as Starlette's ServerErrorMiddleware: the error answer, then the error goes on to the server
-                response = await EXCEPTION_HANDLERS[Exception](Request(scope, receive), exc)
-                self._observe(scope, 500, started)
-                await response(scope, receive, send)
-                raise
-            response = await handler(Request(scope, receive), exc)
-            status = response.status_code
-            await response(scope, receive, send)
-        self._observe(scope, status, started)
+            unexpected = handler is None or handler is EXCEPTION_HANDLERS[Exception]
+            response = await (EXCEPTION_HANDLERS[Exception] if handler is None else handler)(
+                Request(scope, receive), exc
+            )
+            reply = Reply(response.status_code, response.raw_headers, bytes(response.body), exc if unexpected else None)
+        self.observe(scope, reply.status, time.perf_counter() - started)
+        return reply
 
-    def _observe(self, scope: Scope, status: int, started: float) -> None:
-        self._metrics.observe(route_template(scope["path"]), scope["method"], status, time.perf_counter() - started)
+    def observe(self, scope: Scope, status: int, elapsed_s: float) -> None:
+        path = scope["path"]
+        template = self._templates.get(path)
+        if template is None:
+            if len(self._templates) >= 4096:  # paths hold connector names: keep the cache bounded
+                self._templates.clear()
+            template = self._templates[path] = route_template(path)
+        self._metrics.observe(template, scope["method"], status, elapsed_s)
 
 
-__all__ = ["SidecarApp", "own_paths"]
+__all__ = ["Reply", "SidecarApp", "arrival_of", "own_paths"]
