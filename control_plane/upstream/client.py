@@ -67,15 +67,30 @@ REBALANCE_409_PREFIXES = (
 
 
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
-    lowered = [(name.lower(), name, value) for name, value in headers]
-    dropped = HOP_BY_HOP
-    for low, _, value in lowered:
-        if low == b"connection":  # and the headers it names
-            dropped = dropped | {token.strip().lower() for token in value.split(b",")}
-    return [(name, value) for low, name, value in lowered if low not in dropped]
+    return _split_framing(headers)[0]
 
 
-@dataclass(frozen=True)
+def _split_framing(headers: Iterable[tuple[bytes, bytes]]) -> tuple[Headers, tuple[tuple[bytes, bytes], ...]]:
+    """The headers without the hop-by-hop ones (and the ones ``Connection`` names), and the
+    ``content-length`` ones (lower-cased names): one pass, each name lower-cased once."""
+    kept: list[tuple[bytes, bytes, bytes]] = []
+    framing: list[tuple[bytes, bytes]] = []
+    named: set[bytes] | None = None
+    for name, value in headers:
+        low = name.lower()
+        if low in HOP_BY_HOP:
+            if low == b"content-length":
+                framing.append((low, value))
+            elif low == b"connection":
+                named = (named or set()) | {token.strip().lower() for token in value.split(b",")}
+            continue
+        kept.append((low, name, value))
+    if named:
+        return [(n, v) for low, n, v in kept if low not in named], tuple(framing)
+    return [(n, v) for _, n, v in kept], tuple(framing)
+
+
+@dataclass(frozen=True, slots=True)
 class UpstreamRequest:
     method: str
     path: str  # percent-encoded, as received
@@ -84,7 +99,7 @@ class UpstreamRequest:
     body: bytes = b""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UpstreamResponse:
     status: int
     headers: Headers
@@ -187,7 +202,9 @@ class ConnectUpstream:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _ordered_workers(self) -> list[str]:
+    def _ordered_workers(self) -> Sequence[str]:
+        if not self._down_until:  # every worker up: in the order given
+            return self.workers
         now = time.monotonic()
         up = [w for w in self.workers if self._down_until.get(w, 0.0) <= now]
         down = sorted((w for w in self.workers if w not in up), key=lambda w: self._down_until[w])
@@ -218,10 +235,8 @@ class ConnectUpstream:
         except httpx.HTTPError as exc:
             raise classify(worker, exc) from exc
         self._down_until.pop(worker, None)
-        framing = tuple((n.lower(), v) for n, v in response.headers.raw if n.lower() == b"content-length")
-        return UpstreamResponse(
-            response.status_code, strip_hop_by_hop(response.headers.raw), body, worker, framing=framing
-        )
+        headers, framing = _split_framing(response.headers.raw)
+        return UpstreamResponse(response.status_code, headers, body, worker, framing=framing)
 
     async def _send_lean(
         self, transport: PassThroughTransport, worker: str, request: UpstreamRequest
@@ -262,9 +277,10 @@ class ConnectUpstream:
                 )
             except httpx.HTTPError as exc:
                 raise classify(worker, exc) from exc
-        self._down_until.pop(worker, None)
-        framing = tuple((n.lower(), v) for n, v in raw_headers if n.lower() == b"content-length")
-        return UpstreamResponse(status, strip_hop_by_hop(raw_headers), body, worker, framing=framing)
+        if self._down_until:
+            self._down_until.pop(worker, None)
+        headers, framing = _split_framing(raw_headers)
+        return UpstreamResponse(status, headers, body, worker, framing=framing)
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
