@@ -7,6 +7,11 @@ sidecar's own cost on the proxied hop. Which paths the sidecar answers is read f
 (every route but the catch-all), so a route added to ``app.ROUTES`` is served by Starlette as before.
 What the short path does is what the long one does: the same upstream request, answer framing, log line,
 metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette looks them up).
+
+Under the cli's server the short path runs below ASGI (``rest.server.SidecarProtocol`` calls
+``passes_through`` and ``pass_through``); ``__call__`` serves it for every other ASGI server (and
+in-process tests). ``__call__`` is also where the admission hook (``rest.admission``) sees every request
+that comes in through ASGI.
 """
 
 from __future__ import annotations
