@@ -25,8 +25,6 @@ from .errors import ReadTimeout
 
 log = structlog.get_logger(__name__)
 
-IDLE_FETCH_WAIT_MS = 5000  # aiokafka's default is 500
-
 
 @dataclass(frozen=True, slots=True)
 class LogRecord:
@@ -126,10 +124,6 @@ class TopicTail:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             isolation_level="read_committed",  # as KafkaConfigBackingStore reads with exactly-once on
-            # the broker holds an empty fetch this long, and answers as soon as a record arrives on any of
-            # the partitions it names (one fetch in flight names them all): a longer wait costs no
-            # freshness, and an idle tail wakes (and decodes an empty answer) 10 times less often
-            fetch_max_wait_ms=IDLE_FETCH_WAIT_MS,
         )
         self._consumer = consumer
         await consumer.start()
