@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import orjson
+
 from ..settings import Settings
 
 Headers = Sequence[tuple[bytes, bytes]]
@@ -55,8 +57,6 @@ Check = Callable[[Arrival], Denied | None]
 
 def denied_json(status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Denied:
     """A refusal in Connect's error shape ``{"error_code": N, "message": "..."}``."""
-    import orjson
-
     body = orjson.dumps({"error_code": status, "message": message})
     return Denied(status, body, ((b"content-type", b"application/json"), *headers))
 
