@@ -5,7 +5,8 @@ Sections (issue 13):
   1. the proxy hop (bench/proxy_hop.py) and 2-4. view reads, freshness, catch-up (bench/view_scale.py),
      on a Connect 4.3.1 worker of its own (``--connectors``, 200 by default; 2,000 with ``--full``) with a
      sidecar process of this checkout in front;
-  5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers.
+  5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers;
+  6. a topics reset of a connector with 10,000 active topics (bench/topics_reset.py), on the cluster of 1-4.
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -20,7 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench import kip875, proxy_hop, view_scale  # noqa: E402
+from bench import kip875, proxy_hop, topics_reset, view_scale  # noqa: E402
 from bench.common import code_of, print_table, save  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
@@ -32,7 +33,9 @@ def main() -> int:
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
     parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
-    parser.add_argument("--sections", default="1,2,5", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875")
+    parser.add_argument(
+        "--sections", default="1,2,5,6", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875, 6 topics reset"
+    )
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
@@ -42,7 +45,7 @@ def main() -> int:
     sections = set(args.sections.split(","))
     results: dict[str, Any] = {"quick": args.quick, "seconds": seconds}
     tables: list[tuple[str, list[dict[str, Any]]]] = []
-    if sections & {"1", "2"}:
+    if sections & {"1", "2", "6"}:
         before_code = code_of(args.before) if args.before else None
         results["before"] = args.before
         with view_scale.bench_cluster(env["KAFKA_BOOTSTRAP"], connectors, before_code=before_code) as cluster:
@@ -59,6 +62,16 @@ def main() -> int:
                 view = view_scale.measure(env["KAFKA_BOOTSTRAP"], cluster, seconds, 20 if args.quick else 50)
                 results["view"] = view
                 tables.append((f"2-4. view versus the worker, {connectors:,} connectors", view["rows"]))
+            if "6" in sections:
+                print("6. topics reset ...", file=sys.stderr, flush=True)
+                try:
+                    reset = topics_reset.run(cluster, env["KAFKA_BOOTSTRAP"])
+                except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+                    results["topics_reset"] = {"error": str(err)}
+                    print(f"6. topics reset failed: {err}", file=sys.stderr, flush=True)
+                else:
+                    results["topics_reset"] = reset
+                    tables.append(("6. topics reset (KIP-558) through the sidecar versus the worker", reset["rows"]))
     if "5" in sections:
         print("5. KIP-875 ...", file=sys.stderr, flush=True)
         try:

@@ -81,13 +81,14 @@ def _serve(settings: Settings, app: Starlette) -> None:
     import uvicorn
 
     from .listener_tls import CertificateReloader
+    from .rest.server import protocol
 
     config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         loop="uvloop",
-        http="httptools",
+        http=protocol(),  # httptools, with the pass-through served below ASGI (rest.server)
         access_log=False,
         log_config=None,
         log_level=settings.log_level,

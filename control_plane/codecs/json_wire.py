@@ -141,6 +141,10 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
+# what json.loads(text, parse_float=..., parse_constant=...) builds on every call, built once
+_DECODER = json.JSONDecoder(parse_float=JsonFloat, parse_constant=_reject_constant)
+
+
 def loads(data: bytes) -> tuple[JsonValue, None] | tuple[None, str]:
     """Decode strictly; returns ``(value, None)`` or ``(None, reason)``, never raises."""
     try:
@@ -148,6 +152,6 @@ def loads(data: bytes) -> tuple[JsonValue, None] | tuple[None, str]:
     except UnicodeDecodeError as e:
         return None, f"not UTF-8: {e.reason} at byte {e.start}"
     try:
-        return json.loads(text, parse_float=JsonFloat, parse_constant=_reject_constant), None
+        return _DECODER.decode(text), None
     except (ValueError, RecursionError) as e:
         return None, f"not JSON: {e}"

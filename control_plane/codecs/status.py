@@ -33,7 +33,7 @@ class StatusKind(StrEnum):
     TOPIC = "status-topic-"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StatusKey:
     kind: StatusKind
     connector: str
@@ -85,13 +85,20 @@ StatusRecord: TypeAlias = ConnectorStatus | TaskStatus | TopicStatus
 StatusDecoded: TypeAlias = StatusRecord | Tombstone[StatusKey] | UnknownKey | Malformed
 
 
+# the prefixes as plain strings (an enum member's .value is a descriptor call: this runs for every record)
+_CONNECTOR_PREFIX, _TASK_PREFIX, _TOPIC_PREFIX = (
+    k.value for k in (StatusKind.CONNECTOR, StatusKind.TASK, StatusKind.TOPIC)
+)
+_TOPIC_START, _SEPARATOR_LENGTH = len(_TOPIC_PREFIX), len(TOPIC_SEPARATOR)
+
+
 def _parse_topic_key(text: str) -> StatusKey | str:
     # KafkaStatusBackingStore.readTopicStatus
     colon = text.find(":")
-    if colon < len(StatusKind.TOPIC.value):
+    if colon < _TOPIC_START:
         return "topic status key without ':'"
-    topic = text[len(StatusKind.TOPIC.value) : colon]
-    connector = text[colon + len(TOPIC_SEPARATOR) :]
+    topic = text[_TOPIC_START:colon]
+    connector = text[colon + _SEPARATOR_LENGTH :]
     if not topic:
         return "topic status key with an empty topic"
     if not connector:
@@ -103,19 +110,19 @@ def parse_status_key(key: bytes | None) -> StatusKey | UnknownKey | Malformed:
     text = key_text(key)
     if key is None or text is None:
         return Malformed("status key is missing or not UTF-8", key)
-    if text.startswith(StatusKind.CONNECTOR.value):
-        connector = text[len(StatusKind.CONNECTOR.value) :]
+    if text.startswith(_TOPIC_PREFIX):  # the most frequent records first
+        parsed = _parse_topic_key(text)
+        return Malformed(parsed, key) if isinstance(parsed, str) else parsed
+    if text.startswith(_CONNECTOR_PREFIX):
+        connector = text[len(_CONNECTOR_PREFIX) :]
         return StatusKey(StatusKind.CONNECTOR, connector) if connector else Malformed("empty connector name", key)
-    if text.startswith(StatusKind.TASK.value):
+    if text.startswith(_TASK_PREFIX):
         # parseConnectorTaskId: at least 4 parts ("status", "task", name..., number)
         parts = java_split_dash(text)
         task = java_parse_int(parts[-1]) if len(parts) >= 4 else None
         if task is None:
             return Malformed("task status key without a task number", key)
         return StatusKey(StatusKind.TASK, "-".join(parts[2:-1]), task)
-    if text.startswith(StatusKind.TOPIC.value):
-        parsed = _parse_topic_key(text)
-        return Malformed(parsed, key) if isinstance(parsed, str) else parsed
     return UnknownKey(key)
 
 

@@ -17,6 +17,7 @@ from ..settings import Settings
 from ..storage.record_producer import RecordProducer
 from ..upstream import Transport
 from . import compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
+from .admission import Admission, checks_for
 from .dispatch import SidecarApp
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
@@ -156,9 +157,11 @@ def create_app(
     transport: Transport | None = None,
     status_producer: RecordProducer | None = None,
     slot: RuntimeSlot | None = None,
+    admission: Admission | None = None,
 ) -> Starlette:
     """The sidecar as an ASGI app. ``transport`` and ``status_producer`` put fakes under the real upstream
-    client and status writer; ``slot`` shows the running ``Runtime`` to the caller (tests)."""
+    client and status writer; ``slot`` shows the running ``Runtime`` to the caller (tests); ``admission``:
+    the admission hook (``rest.admission``; by default the checks the settings ask for)."""
     metrics = Metrics()
     slot = slot or RuntimeSlot()
 
@@ -180,6 +183,7 @@ def create_app(
         slot=slot,
         metrics=metrics,
         limits=limits,
+        admission=admission or Admission(checks_for(settings)),
     )
     app.add_middleware(RuntimeScope, slot=slot)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -7,13 +7,19 @@ sidecar's own cost on the proxied hop. Which paths the sidecar answers is read f
 (every route but the catch-all), so a route added to ``app.ROUTES`` is served by Starlette as before.
 What the short path does is what the long one does: the same upstream request, answer framing, log line,
 metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette looks them up).
-Access control (``access.guard``) runs first, for every HTTP request, before either path is chosen.
+
+Every HTTP request meets, in this order and exactly once: the request limits (``rest.limits``), the
+admission hook (``rest.admission``), access control (``rest.access.guard``), then either path. Under the
+cli's server the short path runs below ASGI (``rest.server.SidecarProtocol`` calls ``passes_through`` and
+``serve_collected``, which runs that same chain with the answer collected instead of sent as ASGI messages);
+``__call__`` serves it for every other ASGI server (and in-process tests).
 """
 
 from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,6 +29,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
 from .access import guard
+from .admission import Admission, Arrival, Denied, framed
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
 from .limits import RequestLimits
@@ -30,6 +37,7 @@ from .proxy import PassThrough, answer_headers, forward, log_level, upstream_req
 from .routes import route_template
 from .state import RuntimeSlot, current
 
+Headers = list[tuple[bytes, bytes]]
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
@@ -59,16 +67,47 @@ def _jersey_pattern(template: str) -> str:
     return "(?s:/" + "/".join(parts) + "/?)$" if parts != [""] else "(?s:/*)$"
 
 
+@dataclass(slots=True)
+class Reply:
+    """The pass-through's answer: the worker's (headers framed for the client), or an error's. ``error``: an
+    unexpected error, raised to the server once the answer is sent (as Starlette's ServerErrorMiddleware)."""
+
+    status: int
+    headers: Headers
+    body: bytes
+    error: Exception | None = None
+
+
+def arrival_of(scope: Scope) -> Arrival:
+    """What the admission hook sees of an ASGI request."""
+    return Arrival(
+        method=scope["method"],
+        raw_path=scope.get("raw_path") or scope["path"].encode("latin-1"),
+        query=scope.get("query_string", b""),
+        headers=scope["headers"],
+        client=scope.get("client"),
+        scheme=scope.get("scheme", "http"),
+    )
+
+
 class SidecarApp(Starlette):
     def __init__(
-        self, *args: Any, slot: RuntimeSlot, metrics: Metrics, limits: RequestLimits | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        slot: RuntimeSlot,
+        metrics: Metrics,
+        limits: RequestLimits | None = None,
+        admission: Admission | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self._limits = limits
         self._slot = slot
         self._metrics = metrics
+        self.admission = admission or Admission()
         self._own: re.Pattern[str] | None = None
         self._own_from: list[Any] | None = None
+        self._templates: dict[str, str] = {}
 
     def _answers(self, path: str) -> bool:
         routes = self.router.routes
@@ -78,17 +117,50 @@ class SidecarApp(Starlette):
                 return True
         return self._own.match(path) is not None
 
+    def passes_through(self, scope: Scope) -> bool:
+        """True for a request no route of the sidecar answers: it goes to the workers unchanged."""
+        return scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"])
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._limits is not None:  # the limits, on both paths (rest.limits)
             await self._limits(scope, receive, send, self._admit)
         else:
             await self._admit(scope, receive, send)
 
+    async def serve_collected(self, scope: Scope, receive: Receive) -> tuple[Reply | None, BaseException | None]:
+        """``__call__`` for an HTTP request served below ASGI (``rest.server``): the same chain (limits,
+        admission, access control, the path), the answer collected rather than sent. The answer (None when
+        none had begun) and the error raised after it, if any (the server logs it, or sends a 500)."""
+        status: int | None = None
+        headers: Headers = []
+        chunks: list[bytes] = []
+
+        async def collect(message: Any) -> None:
+            nonlocal status, headers
+            if message["type"] == "http.response.start":
+                status, headers = message["status"], list(message.get("headers", ()))
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        error: BaseException | None = None
+        try:
+            await self(scope, receive, collect)
+        except BaseException as exc:  # noqa: BLE001 - handed to the server with the answer begun, as uvicorn
+            error = exc
+        if status is None:
+            return None, error
+        return Reply(status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)), error
+
     async def _admit(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":  # access control (rest.access): every request, before either path
-            await guard(self._slot, scope, receive, send, self._route)
-        else:
+        if scope["type"] != "http":
             await super().__call__(scope, receive, send)
+            return
+        # the admission hook (rest.admission), then access control (rest.access): every request
+        denied = None if self.admission.admits_everything else self.admission.admit(arrival_of(scope))
+        if denied is not None:
+            await self._deny(scope, send, denied)
+        else:
+            await guard(self._slot, scope, receive, send, self._route)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
@@ -96,10 +168,23 @@ class SidecarApp(Starlette):
         else:
             await super().__call__(scope, receive, send)
 
+    async def _deny(self, scope: Scope, send: Send, denied: Denied) -> None:
+        await send({"type": "http.response.start", "status": denied.status, "headers": framed(denied)})
+        await send({"type": "http.response.body", "body": denied.body})
+        self.observe(scope, denied.status, 0.0)
+
     async def _pass_through(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reply = await self.pass_through(scope, receive)
+        await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
+        await send({"type": "http.response.body", "body": reply.body})
+        if reply.error is not None:
+            raise reply.error
+
+    async def pass_through(self, scope: Scope, receive: Receive) -> Reply:
+        """The request (its body read with ``receive``) forwarded to a worker: the worker's answer, framed
+        for the client, or the answer of the error that prevented it (``errors.EXCEPTION_HANDLERS``, looked
+        up the way Starlette looks them up). Counted in the request metrics."""
         started = time.perf_counter()
-        status = 500
-        responding = False
         try:
             runtime = current(self._slot)
             chunks: list[bytes] = []
@@ -110,32 +195,28 @@ class SidecarApp(Starlette):
                     raise ClientDisconnect()
                 chunks.append(message.get("body", b""))
                 more = message.get("more_body", False)
-            body = b"".join(chunks)
+            body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             method = scope["method"]
             answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
-            status = answer.status
-            headers = answer_headers(method, answer)
-            responding = True
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": answer.body})
-        except Exception as exc:
-            if responding:  # the answer has begun: nothing else can be sent (Starlette does the same)
-                self._observe(scope, status, started)
-                raise
+            reply = Reply(answer.status, answer_headers(method, answer), answer.body)
+        except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
             handler = next((EXCEPTION_HANDLERS[c] for c in type(exc).__mro__ if c in EXCEPTION_HANDLERS), None)
-            if handler is None or handler is EXCEPTION_HANDLERS[Exception]:
-                # as Starlette's ServerErrorMiddleware: the error answer, then the error goes on to the server
-                response = await EXCEPTION_HANDLERS[Exception](Request(scope, receive), exc)
-                self._observe(scope, 500, started)
-                await response(scope, receive, send)
-                raise
-            response = await handler(Request(scope, receive), exc)
-            status = response.status_code
-            await response(scope, receive, send)
-        self._observe(scope, status, started)
+            unexpected = handler is None or handler is EXCEPTION_HANDLERS[Exception]
+            response = await (EXCEPTION_HANDLERS[Exception] if handler is None else handler)(
+                Request(scope, receive), exc
+            )
+            reply = Reply(response.status_code, response.raw_headers, bytes(response.body), exc if unexpected else None)
+        self.observe(scope, reply.status, time.perf_counter() - started)
+        return reply
 
-    def _observe(self, scope: Scope, status: int, started: float) -> None:
-        self._metrics.observe(route_template(scope["path"]), scope["method"], status, time.perf_counter() - started)
+    def observe(self, scope: Scope, status: int, elapsed_s: float) -> None:
+        path = scope["path"]
+        template = self._templates.get(path)
+        if template is None:
+            if len(self._templates) >= 4096:  # paths hold connector names: keep the cache bounded
+                self._templates.clear()
+            template = self._templates[path] = route_template(path)
+        self._metrics.observe(template, scope["method"], status, elapsed_s)
 
 
-__all__ = ["SidecarApp", "own_paths"]
+__all__ = ["Reply", "SidecarApp", "arrival_of", "own_paths"]

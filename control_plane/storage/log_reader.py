@@ -152,14 +152,16 @@ class TopicTail:
         while True:
             await self._check_caught_up(consumer, tps)
             batch = await consumer.getmany(timeout_ms=self._poll_timeout_ms, max_records=self._max_records)
+            on_record = self._on_record
             for tp, records in batch.items():
                 for r in records:
                     try:
-                        self._on_record(LogRecord(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value))
+                        on_record(LogRecord(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value))
                     except Exception:
                         self.failed_records += 1
                         log.exception("applying a record failed", topic=r.topic, partition=r.partition, offset=r.offset)
-                    self._positions[tp.partition] = r.offset + 1
+                if records:  # nobody reads the positions before the batch is handed on (no await above)
+                    self._positions[tp.partition] = records[-1].offset + 1
                 self.records_read += len(records)
             if batch:
                 self.last_record_at = time.time()

@@ -81,12 +81,7 @@ REBALANCE_409_PREFIXES = (
 
 
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
-    lowered = [(name.lower(), name, value) for name, value in headers]
-    dropped = HOP_BY_HOP
-    for low, _, value in lowered:
-        if low == b"connection":  # and the headers it names
-            dropped = dropped | {token.strip().lower() for token in value.split(b",")}
-    return [(name, value) for low, name, value in lowered if low not in dropped]
+    return _split_framing(headers)[0]
 
 
 # The deadline of the client's request being served (the REST layer sets it: rest.limits): requests the
@@ -94,7 +89,27 @@ def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
 REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
 
 
-@dataclass(frozen=True)
+def _split_framing(headers: Iterable[tuple[bytes, bytes]]) -> tuple[Headers, tuple[tuple[bytes, bytes], ...]]:
+    """The headers without the hop-by-hop ones (and the ones ``Connection`` names), and the
+    ``content-length`` ones (lower-cased names): one pass, each name lower-cased once."""
+    kept: list[tuple[bytes, bytes, bytes]] = []
+    framing: list[tuple[bytes, bytes]] = []
+    named: set[bytes] | None = None
+    for name, value in headers:
+        low = name.lower()
+        if low in HOP_BY_HOP:
+            if low == b"content-length":
+                framing.append((low, value))
+            elif low == b"connection":
+                named = (named or set()) | {token.strip().lower() for token in value.split(b",")}
+            continue
+        kept.append((low, name, value))
+    if named:
+        return [(n, v) for low, n, v in kept if low not in named], tuple(framing)
+    return [(n, v) for _, n, v in kept], tuple(framing)
+
+
+@dataclass(frozen=True, slots=True)
 class UpstreamRequest:
     method: str
     path: str  # percent-encoded, as received
@@ -104,7 +119,7 @@ class UpstreamRequest:
     deadline: float | None = None  # the event loop's time when the client stops waiting (the request budget)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class UpstreamResponse:
     status: int
     headers: Headers
@@ -213,7 +228,9 @@ class ConnectUpstream:
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    def _ordered_workers(self) -> list[str]:
+    def _ordered_workers(self) -> Sequence[str]:
+        if not self._down_until:  # every worker up: in the order given
+            return self.workers
         now = time.monotonic()
         up = [w for w in self.workers if self._down_until.get(w, 0.0) <= now]
         down = sorted((w for w in self.workers if w not in up), key=lambda w: self._down_until[w])
@@ -244,10 +261,8 @@ class ConnectUpstream:
         except httpx.HTTPError as exc:
             raise classify(worker, exc) from exc
         self._down_until.pop(worker, None)
-        framing = tuple((n.lower(), v) for n, v in response.headers.raw if n.lower() == b"content-length")
-        return UpstreamResponse(
-            response.status_code, strip_hop_by_hop(response.headers.raw), body, worker, framing=framing
-        )
+        headers, framing = _split_framing(response.headers.raw)
+        return UpstreamResponse(response.status_code, headers, body, worker, framing=framing)
 
     async def _send_lean(
         self, transport: PassThroughTransport, worker: str, request: UpstreamRequest, limits: Limits | None = None
@@ -288,9 +303,10 @@ class ConnectUpstream:
                 )
             except httpx.HTTPError as exc:
                 raise classify(worker, exc) from exc
-        self._down_until.pop(worker, None)
-        framing = tuple((n.lower(), v) for n, v in raw_headers if n.lower() == b"content-length")
-        return UpstreamResponse(status, strip_hop_by_hop(raw_headers), body, worker, framing=framing)
+        if self._down_until:
+            self._down_until.pop(worker, None)
+        headers, framing = _split_framing(raw_headers)
+        return UpstreamResponse(status, headers, body, worker, framing=framing)
 
     def _suspect(self, worker: str) -> None:
         """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""

@@ -55,7 +55,6 @@ class _Connection(asyncio.Protocol):
         self._headers: Headers = []
         self._body: list[bytes] = []
         self._headers_done = False
-        self._framed = False  # content-length or chunked: the parser knows where the body ends
 
     # -- asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -75,7 +74,7 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if self._answer is not None and not self._answer.done():
-            if self._headers_done and not self._framed:  # the body of an answer without framing ends here
+            if self._headers_done and not self._framed():  # the body of an answer without framing ends here
                 self._complete()
             else:
                 self._fail(WorkerDisconnected("", f"connection lost ({exc or 'Server disconnected'})"))
@@ -84,10 +83,12 @@ class _Connection(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name, value))
 
+    def _framed(self) -> bool:
+        """Content-Length or chunked: the parser knows where the body ends."""
+        return any(n.lower() in (b"content-length", b"transfer-encoding") for n, _ in self._headers)
+
     def on_headers_complete(self) -> None:
         self._headers_done = True
-        names = {n.lower() for n, _ in self._headers}
-        self._framed = b"content-length" in names or b"transfer-encoding" in names
         if self._head_only and self._parser.get_status_code() >= 200:
             # a HEAD answer has no body whatever its headers say; the parser cannot be told so, so
             # the connection is not reused

@@ -25,6 +25,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from starlette.applications import Starlette
 
 from control_plane.rest import create_app
+from control_plane.rest.server import SidecarProtocol
 from control_plane.settings import load_settings
 
 from .stack import Cluster
@@ -82,6 +83,7 @@ async def serve(app: Starlette, *, wait_ready: bool = True, timeout_s: float = 6
         app,
         lifespan="on",  # a lifespan that fails to start fails the server, loudly
         ws="none",
+        http=SidecarProtocol,  # as the cli serves (rest.server: the pass-through below ASGI)
         log_config=None,  # the process's logging stays the tests' (structlog capture_logs and all)
         access_log=False,
         timeout_graceful_shutdown=10,

@@ -21,6 +21,7 @@ from control_plane.access import AuditLog, Credentials, CredentialsError, hash_p
 from control_plane.access.credentials import parse
 from control_plane.rest import create_app
 from control_plane.rest.access import NOT_AUTHENTICATED
+from control_plane.rest.server import SidecarProtocol
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 
@@ -295,8 +296,12 @@ def test_secrets_of_the_settings_are_hidden_in_what_the_sidecar_shows() -> None:
 
 
 # -- raw targets over a real socket, on both paths ------------------------------------------------------
+# both servers: uvicorn's own protocol, and the cli's (rest.server: the pass-through served below ASGI)
+SERVERS = pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
+
+
 @contextlib.asynccontextmanager
-async def sidecar_with_auth(worker: RecordingWorker) -> AsyncIterator[int]:
+async def sidecar_with_auth(worker: RecordingWorker, http: Any = "httptools") -> AsyncIterator[int]:
     port = free_port()
     settings = load_settings(
         connect_urls=f"http://127.0.0.1:{worker.port}",
@@ -304,7 +309,7 @@ async def sidecar_with_auth(worker: RecordingWorker) -> AsyncIterator[int]:
         auth_enabled=True,
         auth_credentials=CREDENTIALS,
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=port, log_config=None, http="httptools"))
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=port, log_config=None, http=http))
     task = asyncio.create_task(server.serve())
     try:
         while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
@@ -343,8 +348,11 @@ async def send_raw(port: int, line: bytes, token: str | None) -> bytes:
         pytest.param(b"GET /connectors/team-a-1%2F..%2Fother/status HTTP/1.1", "team-token", 403, id="hidden-encoded"),
     ],
 )
-async def test_refused_raw_targets_never_reach_the_worker(line: bytes, token: str | None, status: int) -> None:
-    async with RecordingWorker().running() as worker, sidecar_with_auth(worker) as port:
+@SERVERS
+async def test_refused_raw_targets_never_reach_the_worker(
+    line: bytes, token: str | None, status: int, http: Any
+) -> None:
+    async with RecordingWorker().running() as worker, sidecar_with_auth(worker, http) as port:
         answer = await send_raw(port, line, token)
     assert answer.startswith(b"HTTP/1.1 %d " % status)
     assert worker.lines == []

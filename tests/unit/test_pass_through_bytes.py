@@ -14,6 +14,7 @@ import uvicorn
 from starlette.routing import Match
 
 from control_plane.rest import create_app
+from control_plane.rest.server import SidecarProtocol
 from control_plane.settings import load_settings
 
 
@@ -67,7 +68,10 @@ def free_port() -> int:
 async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
     port = free_port()
     app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, lifespan="on", http="httptools")
+    # the server protocol the cli serves with (the pass-through below ASGI: rest.server)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_config=None, lifespan="on", http=SidecarProtocol, access_log=False
+    )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     try:

@@ -68,7 +68,7 @@ async def test_every_worker_before_4_4_answers_in_the_newest_shape(version: str)
     forwarded = await newer.validate_config(Forward(), config)
     assert isinstance(forwarded, Forward) and forwarded.rewrite is not None
     worker = UpstreamResponse(200, [], orjson.dumps(infos(password="hunter2")), "http://w1:8083")
-    shown = orjson.loads(forwarded.rewrite(worker).body)
+    shown = orjson.loads((await forwarded.rewrite(worker)).body)
     assert shown["configs"][0]["value"]["value"] == SECRET_REF
     answered = await newer.validate_config(Answer(infos(password="hunter2")), config)
     assert isinstance(answered, Answer) and answered.value["configs"][0]["value"]["value"] == SECRET_REF
