@@ -25,8 +25,8 @@ async def refused(url: str) -> bool:
     try:
         async with httpx.AsyncClient(timeout=2) as client:
             await client.get(url + "/healthz")
-    except httpx.ConnectError:
-        return True
+    except (httpx.ConnectError, httpx.RemoteProtocolError):  # refused, or accepted as the listener closed
+        return True  # and closed unanswered: either way a new request is not served
     return False
 
 
