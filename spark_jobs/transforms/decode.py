@@ -162,8 +162,9 @@ def _offsets_rows(
     return out
 
 
-def decode_offsets(records: DataFrame, partitions: int | None = None) -> DataFrame:
-    """The offsets topic's records; ``partitions``: the topic's partition count (where each key belongs)."""
+def decode_offsets_per_record(records: DataFrame, partitions: int | None = None) -> DataFrame:
+    """The offsets topic's records, every one through the codec; ``partitions``: the topic's partition
+    count (where each key belongs). The reference for :func:`.jvm_decode.decode_offsets`, which the jobs use."""
 
     schema = to_arrow_schema(OFFSETS_SCHEMA)
 
