@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -146,6 +147,7 @@ def generate(path: Path, records: int, connectors: int, partitions: int, status_
 
 def run_job(module: str, args: list[str]) -> dict[str, float]:
     started = time.monotonic()
+    load_before = os.getloadavg()[0]
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -188,7 +190,8 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
     for line in output.splitlines():  # the job's own step timings
         if line.startswith(module.rsplit(".", 1)[1].replace("_", "-")) and ("(" in line):
             print("    " + line)
-    return {"seconds": time.monotonic() - started, **{k: v / 2**20 for k, v in peaks.items()}}
+    load = {"load_before": load_before, "load_after": os.getloadavg()[0]}  # 1-minute load: a shared machine
+    return {"seconds": time.monotonic() - started, **load, **{k: v / 2**20 for k, v in peaks.items()}}
 
 
 def main() -> None:
@@ -250,7 +253,8 @@ def main() -> None:
             f"{job:18} {decoded[job]:>12,} records decoded in {figures['seconds']:6.1f}s = "
             f"{decoded[job] / figures['seconds']:>9,.0f} records/s; "
             f"peak RSS: driver Python {figures['driver_python']:.0f} MiB, driver JVM {figures['driver_jvm']:.0f} MiB, "
-            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB"
+            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB; "
+            f"load average {figures['load_before']:.1f} -> {figures['load_after']:.1f} on {os.cpu_count()} CPUs"
         )
     (args.out / "results.json").write_text(
         json.dumps(

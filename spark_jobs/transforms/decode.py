@@ -246,8 +246,9 @@ def _status_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
     return out
 
 
-def decode_status_records(records: DataFrame) -> DataFrame:
-    """The status topic's records: connector and task states, and KIP-558 topic records."""
+def decode_status_positioned(positioned: DataFrame) -> DataFrame:
+    """Status records already in the position columns (kafka_partition, kafka_offset, timestamp, key,
+    value), every one through the codec."""
 
     schema = to_arrow_schema(STATUS_SCHEMA)
 
@@ -255,7 +256,13 @@ def decode_status_records(records: DataFrame) -> DataFrame:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_status_rows(batch), schema=schema)
 
-    return _position(records, "status").mapInArrow(decode, STATUS_SCHEMA)
+    return positioned.mapInArrow(decode, STATUS_SCHEMA)
+
+
+def decode_status_records_per_record(records: DataFrame) -> DataFrame:
+    """The status topic's records (connector and task states, KIP-558 topic records), every one through
+    the codec. The reference for :func:`.jvm_status.decode_status_records`, which the jobs use."""
+    return decode_status_positioned(_position(records, "status"))
 
 
 def skipped(decoded: DataFrame) -> DataFrame:

@@ -24,11 +24,20 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
-from pyspark.sql.types import ArrayType, BinaryType, BooleanType, IntegerType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
-from .decode import OFFSETS_SCHEMA, POSITION, _key_fields, _position
+from .decode import POSITION, _key_fields, _position
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -74,8 +83,8 @@ def _keys(records: DataFrame, partitions: int | None) -> DataFrame:
                 parsed = parse_offset_key(key)
                 row: dict[str, object] = dict.fromkeys(out)
                 row["k"] = key
-                if isinstance(parsed, Malformed):
-                    row["key_malformed"] = parsed.reason
+                if isinstance(parsed, Malformed) or key is None:  # a missing key is malformed
+                    row["key_malformed"] = parsed.reason if isinstance(parsed, Malformed) else "offset key is missing"
                 else:
                     row.update(_key_fields(key, parsed, partitions))
                 for name, item in row.items():
@@ -93,18 +102,17 @@ def _codec_values(records: DataFrame) -> DataFrame:
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             out: dict[str, list[object]] = {name: batch.column(name).to_pylist() for name in [*position, "key"]}
-            texts: list[str | None] = []
-            normals: list[str | None] = []
-            ranks: list[list[int] | None] = []
-            reasons: list[str | None] = []
-            for value in batch.column("value").to_pylist():
+            columns: dict[str, list[object]] = {f.name: [] for f in VALUE_FIELDS}
+            values = batch.column("value").to_pylist()
+            for value in values:
+                assert value is not None  # tombstones are the JVM's
                 offset = parse_offset_value(value)
-                if isinstance(offset, str):
-                    texts.append(None), normals.append(None), ranks.append(None), reasons.append(offset)
-                else:  # it decoded, so it is UTF-8 JSON: the text as stored
-                    texts.append(value.decode("utf-8")), normals.append(normal_json(offset))
-                    ranks.append(rank_of(offset)), reasons.append(None)
-            out.update(tombstone=[False] * len(texts), offset_json=texts, offset_normal=normals, offset_rank=ranks, value_malformed=reasons)
+                ok = not isinstance(offset, str)  # it decoded, so it is UTF-8 JSON: the text as stored
+                columns["offset_json"].append(value.decode("utf-8") if ok else None)
+                columns["offset_normal"].append(normal_json(offset) if ok else None)
+                columns["offset_rank"].append(rank_of(offset) if ok else None)
+                columns["value_malformed"].append(None if ok else offset)
+            out.update(columns, tombstone=[False] * len(values))
             yield pa.RecordBatch.from_pydict(out, schema=schema)
 
     return records.mapInArrow(decode, VALUES_SCHEMA)
@@ -117,7 +125,9 @@ def _jvm_values(records: DataFrame) -> DataFrame:
     )
     normal = F.concat(
         F.lit("{"),
-        F.array_join(F.transform(F.array_sort(members), lambda m: F.concat(F.lit('"'), m["n"], F.lit('":'), m["s"])), ","),
+        F.array_join(
+            F.transform(F.array_sort(members), lambda m: F.concat(F.lit('"'), m["n"], F.lit('":'), m["s"])), ","
+        ),
         F.lit("}"),
     )
     integers = F.forall(F.col("scalars"), lambda s: s.rlike(r"^-?[0-9]+\z"))
@@ -142,8 +152,9 @@ def decode_offsets(records: DataFrame, partitions: int | None = None, broadcast_
     """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`; ``partitions``: the topic's partition
     count (where each key belongs). ``broadcast_keys``: the distinct keys fit every executor's memory."""
     base = _position(records, "offsets").withColumn("text", F.col("value").cast("string"))
-    parts = F.regexp_extract_all(F.col("text"), F.lit(MEMBER_PARTS), 1), F.regexp_extract_all(
-        F.col("text"), F.lit(MEMBER_PARTS), 2
+    parts = (
+        F.regexp_extract_all(F.col("text"), F.lit(MEMBER_PARTS), 1),
+        F.regexp_extract_all(F.col("text"), F.lit(MEMBER_PARTS), 2),
     )
     shaped = base.withColumn("flat", F.col("value").isNull() | _flat(F.col("text")))
     shaped = shaped.withColumn("names", F.when(F.col("flat") & F.col("value").isNotNull(), parts[0]))

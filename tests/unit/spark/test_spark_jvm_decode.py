@@ -1,4 +1,4 @@
-"""The jobs' offsets decoding (values in the JVM, each distinct key once through the codec) gives exactly
+"""The jobs' offsets and status decoding (values in the JVM, each distinct key once through the codec) give exactly
 the rows of the codec run on every record: on tricky records, and on a few hundred generated ones."""
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from typing import Any
 from pyspark.sql import Row, SparkSession
 
 from control_plane.codecs.json_wire import dumps
-from spark_jobs.transforms import decode_offsets, decode_offsets_per_record
+from spark_jobs.transforms import (
+    decode_offsets,
+    decode_offsets_per_record,
+    decode_status_records,
+    decode_status_records_per_record,
+)
 
 from .records import OFFSET_PARTITIONS, History
 
@@ -125,3 +130,65 @@ def test_generated_offsets_decode_as_the_codec_does(spark: SparkSession) -> None
             value = json.dumps(offset).encode()
         h.raw_offset(key, value, 10_000 + ts)
     same_rows(spark, h)
+
+
+STATUS_KEYS: list[bytes | None] = [
+    b"status-connector-src",
+    b"status-task-src-0",
+    b"status-task-a-b-c-12",
+    b"status-task-src-x",
+    b"status-task-src-99999999999",
+    b"status-topic-t1:connector-src",
+    b"status-topic-t:1:connector-a:b",
+    b"status-topic-:connector-src",
+    b"status-connector-",
+    b"status-connector-\xc3\xa9",
+    b"status-connector-\xff",
+    b"other",
+    None,
+]
+STATE = b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":3}'
+TOPIC = b'{"topic":{"name":"t1","connector":"src","task":0,"discoverTimestamp":1700000000000}}'
+STATUS_VALUES: list[bytes | None] = [
+    None,
+    STATE,
+    STATE[:-1] + b',"version":null}',
+    STATE[:-1] + b',"version":"1.2.3"}',
+    STATE[:-1] + b',"version":7}',
+    b'{"state":"FAILED","trace":"org.example.Boom: no\\n\\tat x","worker_id":"w1:8083","generation":3}',
+    b'{"state":"FAILED","trace":"plain","worker_id":"","generation":-1}',
+    b'{"state":"","trace":null,"worker_id":"w","generation":1}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":2147483648}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":2147483647}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1.0}',
+    b'{"state":"RUNNING","worker_id":"w","generation":1}',
+    b'{"trace":null,"state":"RUNNING","worker_id":"w","generation":1}',
+    '{"state":"RUNNING","trace":null,"worker_id":"wé","generation":1}'.encode(),
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1}\n',
+    TOPIC,
+    b'{"topic":{"name":"other","connector":"x","task":-3,"discoverTimestamp":-1}}',
+    b'{"topic":{"name":"t1","connector":"src","task":2147483648,"discoverTimestamp":1}}',
+    b'{"topic":{"name":"t1","connector":"src","task":0,"discoverTimestamp":9999999999999999999}}',
+    b'{"topic":{"name":"t\\u0031","connector":"src","task":0,"discoverTimestamp":1}}',
+    b'{"topic":"t1"}',
+    b"[]",
+    b"not json",
+    b"\xff",
+]
+
+
+def test_status_records_decode_as_the_codec_does(spark: SparkSession) -> None:
+    h = History()
+    ts = 1000
+    for key in STATUS_KEYS:
+        for value in STATUS_VALUES:
+            h.add("status", key, value, ts := ts + 1)
+    frame = h.frame(spark)
+    order = ["kafka_partition", "kafka_offset"]
+    exact = decode_status_records_per_record(frame).orderBy(*order).collect()
+    jvm = decode_status_records(frame).orderBy(*order).collect()
+    assert len(jvm) == len(exact) == len(h.rows)
+    for ours, theirs in zip(jvm, exact, strict=True):
+        assert ours.asDict() == theirs.asDict()
+    assert {r["state"] for r in exact if r["state"]} >= {"RUNNING", "FAILED"}
+    assert {r["discover_timestamp"] for r in exact} >= {1700000000000, -1}
