@@ -277,7 +277,7 @@ def items(report: dict[str, Any], finding: str, **match: Any) -> list[dict[str, 
     return [i for i in report["findings"][finding]["items"] if all(i.get(k) == v for k, v in match.items())]
 
 
-@pytest.mark.timeout(600)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
+@pytest.mark.timeout(1200)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
 async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
     reconciled: Scenario, tmp_path: Path
 ) -> None:
