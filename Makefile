@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests spark-package spark-submit clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -100,6 +100,17 @@ bench-spark: install
 VARIANT ?= base
 manifests: install
 	@$(PY) deploy/kubernetes/kustomize.py deploy/kubernetes/$(VARIANT)
+
+# The jobs on a Spark cluster with spark-submit: the zip of the two packages (--py-files) and the entry
+# file under dist/spark, then the command, e.g.
+#   make spark-submit MASTER=spark://host:7077 JOB=offsets-reconcile ARGS="--worker-properties w.properties"
+MASTER ?= local[2]
+JOB ?= offsets-reconcile
+spark-package: install
+	$(PY) -m spark_jobs.submit package --out dist/spark
+
+spark-submit: install
+	$(PY) -m spark_jobs.submit run --master $(MASTER) $(JOB) $(ARGS)
 
 clean: stack-down
 	rm -rf .stack $(VENV)

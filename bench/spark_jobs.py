@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -146,10 +147,12 @@ def generate(path: Path, records: int, connectors: int, partitions: int, status_
 
 def run_job(module: str, args: list[str]) -> dict[str, float]:
     started = time.monotonic()
+    load_before = os.getloadavg()[0]
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     peaks = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0, "tree": 0}
+    cpu: dict[int, float] = {}  # per process: its CPU seconds (user + system) when last seen
     done = threading.Event()
 
     def sample() -> None:
@@ -162,6 +165,8 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
                     try:
                         mem = p.memory_info().rss
                         name = p.name()
+                        times = p.cpu_times()
+                        cpu[p.pid] = times.user + times.system
                     except psutil.Error:
                         continue
                     if p.pid == root.pid:
@@ -188,7 +193,11 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
     for line in output.splitlines():  # the job's own step timings
         if line.startswith(module.rsplit(".", 1)[1].replace("_", "-")) and ("(" in line):
             print("    " + line)
-    return {"seconds": time.monotonic() - started, **{k: v / 2**20 for k, v in peaks.items()}}
+    load = {"load_before": load_before, "load_after": os.getloadavg()[0]}  # 1-minute load: a shared machine
+    # CPU seconds of the job's processes (the last 0.2 s of each aside): on a loaded machine the wall time
+    # mostly measures the other processes; the CPU time is what the job itself costs
+    load["cpu_seconds"] = sum(cpu.values())
+    return {"seconds": time.monotonic() - started, **load, **{k: v / 2**20 for k, v in peaks.items()}}
 
 
 def main() -> None:
@@ -250,7 +259,10 @@ def main() -> None:
             f"{job:18} {decoded[job]:>12,} records decoded in {figures['seconds']:6.1f}s = "
             f"{decoded[job] / figures['seconds']:>9,.0f} records/s; "
             f"peak RSS: driver Python {figures['driver_python']:.0f} MiB, driver JVM {figures['driver_jvm']:.0f} MiB, "
-            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB"
+            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB; "
+            f"load average {figures['load_before']:.1f} -> {figures['load_after']:.1f} on {os.cpu_count()} CPUs; "
+            f"{figures['cpu_seconds']:.0f} CPU s = {decoded[job] / max(figures['cpu_seconds'], 1e-9):,.0f} records "
+            "per CPU second"
         )
     (args.out / "results.json").write_text(
         json.dumps(

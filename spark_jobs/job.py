@@ -27,6 +27,7 @@ from .session import (
     SessionOptions,
     build_session,
     existing_session,
+    submitted,
 )
 from .target import Target, TargetError, resolve_target
 
@@ -43,7 +44,9 @@ def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentPa
     )
     p.add_argument("--offline", action="store_true", help="with --snapshot: ask neither Kafka nor the sidecar")
     p.add_argument("--out", type=Path, default=Path(default_out), help=f"output directory (default: {default_out})")
-    p.add_argument("--master", default=DEFAULT_MASTER, help=f"Spark master (default: {DEFAULT_MASTER})")
+    p.add_argument(
+        "--master", help=f"Spark master (default: spark-submit's --master, or {DEFAULT_MASTER} when run directly)"
+    )
     p.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help="Spark driver memory")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a further Spark setting")
     p.add_argument("--kafka-timeout-s", type=float, default=10.0, help="how long Kafka may take to answer")
@@ -114,7 +117,8 @@ def prepare(
 
 
 def start_spark(args: argparse.Namespace, name: str, progress: Progress, kafka: bool) -> SparkSession:
-    progress.step(f"starting Spark ({args.master})" + (" with the Kafka source" if kafka else ""))
+    master = args.master or ("spark-submit's master" if submitted() else DEFAULT_MASTER)
+    progress.step(f"starting Spark ({master})" + (" with the Kafka source" if kafka else ""))
     conf = dict(item.split("=", 1) for item in args.conf if "=" in item)
     options = SessionOptions(
         master=args.master,

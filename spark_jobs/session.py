@@ -1,4 +1,5 @@
-"""The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``.
+"""The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``, or
+the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-files``; see README.md).
 
 - Spark's Kafka source comes from Maven Central as ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>``,
   both versions read from the installed PySpark, and only when a job reads Kafka. Ivy keeps the
@@ -59,9 +60,14 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+def submitted() -> bool:
+    """Whether this driver was started by ``spark-submit`` (its JVM is already up, with its settings)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 @dataclass(frozen=True)
 class SessionOptions:
-    master: str = DEFAULT_MASTER
+    master: str | None = DEFAULT_MASTER  # None: spark-submit's --master, else local[2]
     app_name: str = "control-plane-job"
     driver_memory: str = DEFAULT_DRIVER_MEMORY
     kafka: bool = False  # add Spark's Kafka source
@@ -70,21 +76,23 @@ class SessionOptions:
 
 
 def spark_conf(options: SessionOptions) -> SparkConf:
-    conf = SparkConf()
-    conf.setMaster(options.master).setAppName(options.app_name)
-    conf.set("spark.driver.memory", options.driver_memory)
+    conf = SparkConf()  # under spark-submit: its settings (--master, --packages, --conf) already
+    master = options.master or conf.get("spark.master", DEFAULT_MASTER) or DEFAULT_MASTER
+    conf.setMaster(master).setAppName(options.app_name)
+    if not submitted():  # spark-submit started the driver's JVM with its own --driver-memory
+        conf.set("spark.driver.memory", options.driver_memory)
     conf.set("spark.sql.session.timeZone", "UTC")
     conf.set("spark.ui.enabled", "false")
     conf.set("spark.ui.showConsoleProgress", "false")
     # small input splits: a decoded partition is cached whole, and must fit a small driver's memory
     conf.set("spark.sql.files.maxPartitionBytes", "8m")
-    if is_local(options.master):
+    if is_local(master):
         conf.set("spark.pyspark.python", sys.executable)
         conf.set("spark.pyspark.driver.python", sys.executable)
         conf.set("spark.driver.host", "127.0.0.1")
         conf.set("spark.driver.bindAddress", "127.0.0.1")
         conf.set("spark.sql.shuffle.partitions", "8")
-    if options.kafka:
+    if options.kafka and not submitted():  # spark-submit: its --packages (the JVM is up: too late here)
         conf.set("spark.jars.packages", kafka_package())
         conf.set("spark.jars.ivy", ivy_dir())
     for key, value in options.conf.items():
@@ -99,13 +107,22 @@ def _log_tail(path: Path | None, lines: int = 25) -> str:
     return "\n".join(tail)
 
 
-def _ship_code(spark: SparkSession) -> None:
-    """Zip the packages the Python workers import and hand them to the cluster's executors."""
-    target = Path(tempfile.mkdtemp(prefix="spark-jobs-")) / "control_plane_jobs.zip"
-    with zipfile.ZipFile(target, "w") as archive:
+def package_code(target: Path) -> Path:
+    """Zip the two packages the Python workers import (``control_plane``, ``spark_jobs``): what
+    ``spark-submit --py-files`` takes (``make spark-package``)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for package in ("control_plane", "spark_jobs"):
-            for path in (ROOT / package).rglob("*.py"):
+            for path in sorted((ROOT / package).rglob("*.py")):
                 archive.write(path, path.relative_to(ROOT))
+    return target
+
+
+def _ship_code(spark: SparkSession) -> None:
+    """Hand the packages to the cluster's executors, unless they run from a zip already (--py-files)."""
+    if not (ROOT / "spark_jobs").is_dir():
+        return
+    target = package_code(Path(tempfile.mkdtemp(prefix="spark-jobs-")) / "control_plane_jobs.zip")
     spark.sparkContext.addPyFile(str(target))
 
 
@@ -123,12 +140,15 @@ def build_session(options: SessionOptions) -> SparkSession:
     """Start (or reuse, within one process) the SparkSession; raise ``SessionError`` if it cannot start."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if is_local(options.master):
+    if options.master is not None and is_local(options.master):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     active = existing_session()
     if active is not None:
         return active
+    if submitted():
+        SparkContext._ensure_initialized()  # the JVM spark-submit started: SparkConf() reads its settings
     conf = spark_conf(options)
+    master = conf.get("spark.master", DEFAULT_MASTER) or DEFAULT_MASTER
     log = None
     try:
         if options.log_file is not None:
@@ -141,12 +161,12 @@ def build_session(options: SessionOptions) -> SparkSession:
     except Exception as err:  # noqa: BLE001 - the JVM's reason is in its log, not in the Python error
         tail = _log_tail(options.log_file)
         where = f"\n--- the last lines of {options.log_file} ---\n{tail}" if tail else ""
-        raise SessionError(f"Spark did not start ({options.master}): {err}{where}") from None
+        raise SessionError(f"Spark did not start ({master}): {err}{where}") from None
     finally:
         if log is not None:
             log.close()  # the JVM keeps its own descriptor
     context.setLogLevel("ERROR")
     spark = SparkSession(context)
-    if not is_local(options.master):
+    if not is_local(master):
         _ship_code(spark)
     return spark

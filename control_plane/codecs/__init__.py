@@ -21,7 +21,15 @@ from .config import (
 )
 from .json_wire import JsonFloat
 from .murmur2 import murmur2, partition_for_key, to_positive
-from .offsets import OffsetDecoded, OffsetKey, SourceOffset, decode_offset, encode_offset, parse_offset_key
+from .offsets import (
+    OffsetDecoded,
+    OffsetKey,
+    SourceOffset,
+    decode_offset,
+    encode_offset,
+    parse_offset_key,
+    parse_offset_value,
+)
 from .results import Malformed, Tombstone, UnknownKey
 from .status import (
     ConnectorStatus,
@@ -74,6 +82,7 @@ __all__ = [
     "murmur2",
     "parse_config_key",
     "parse_offset_key",
+    "parse_offset_value",
     "parse_status_key",
     "partition_for_key",
     "status_key_of",

@@ -26,6 +26,7 @@ __all__ = [
     "decode_offset",
     "encode_offset",
     "parse_offset_key",
+    "parse_offset_value",
     "partition_for_key",
 ]
 
@@ -76,12 +77,21 @@ def decode_offset(key: bytes | None, value: bytes | None) -> OffsetDecoded:
         return parsed
     if value is None:
         return Tombstone(parsed)
+    offset = parse_offset_value(value)
+    if isinstance(offset, str):
+        return Malformed(offset, key)
+    return SourceOffset(parsed.connector, parsed.partition, offset)
+
+
+def parse_offset_value(value: bytes) -> dict[str, Any] | str:
+    """An offset value on its own (a non-null value): the offset map, or why the worker rejects it. The
+    Spark jobs decode each distinct key once and the values apart, with this same rule."""
     data, error = json_wire.loads(value)
     if error is not None:
-        return Malformed(f"offset value {error}", key)
+        return f"offset value {error}"
     if not isinstance(data, dict):
-        return Malformed("offset value is not a JSON object", key)
-    return SourceOffset(parsed.connector, parsed.partition, data)
+        return "offset value is not a JSON object"
+    return data
 
 
 def encode_offset(record: SourceOffset | Tombstone[OffsetKey]) -> tuple[bytes, bytes | None]:

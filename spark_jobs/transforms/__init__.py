@@ -3,7 +3,9 @@
 from .compare import history_view, running_connectors, sidecar_disagreements
 from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
-from .decode import decode_config_records, decode_offsets, decode_status_records, skipped
+from .decode import decode_config_records, decode_offsets_per_record, decode_status_records_per_record, skipped
+from .jvm_decode import decode_offsets
+from .jvm_status import decode_status_records
 from .offsets import (
     first_missing_offsets,
     non_canonical_keys,
@@ -30,7 +32,9 @@ __all__ = [
     "creation_mismatches",
     "decode_config_records",
     "decode_offsets",
+    "decode_offsets_per_record",
     "decode_status_records",
+    "decode_status_records_per_record",
     "first_missing_offsets",
     "history_view",
     "non_canonical_keys",

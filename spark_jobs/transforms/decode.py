@@ -163,8 +163,9 @@ def _offsets_rows(
     return out
 
 
-def decode_offsets(records: DataFrame, partitions: int | None = None) -> DataFrame:
-    """The offsets topic's records; ``partitions``: the topic's partition count (where each key belongs)."""
+def decode_offsets_per_record(records: DataFrame, partitions: int | None = None) -> DataFrame:
+    """The offsets topic's records, every one through the codec; ``partitions``: the topic's partition
+    count (where each key belongs). The reference for :func:`.jvm_decode.decode_offsets`, which the jobs use."""
 
     schema = to_arrow_schema(OFFSETS_SCHEMA)
 
@@ -246,8 +247,9 @@ def _status_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
     return out
 
 
-def decode_status_records(records: DataFrame) -> DataFrame:
-    """The status topic's records: connector and task states, and KIP-558 topic records."""
+def decode_status_positioned(positioned: DataFrame) -> DataFrame:
+    """Status records already in the position columns (kafka_partition, kafka_offset, timestamp, key,
+    value), every one through the codec."""
 
     schema = to_arrow_schema(STATUS_SCHEMA)
 
@@ -255,7 +257,13 @@ def decode_status_records(records: DataFrame) -> DataFrame:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_status_rows(batch), schema=schema)
 
-    return _position(records, "status").mapInArrow(decode, STATUS_SCHEMA)
+    return positioned.mapInArrow(decode, STATUS_SCHEMA)
+
+
+def decode_status_records_per_record(records: DataFrame) -> DataFrame:
+    """The status topic's records (connector and task states, KIP-558 topic records), every one through
+    the codec. The reference for :func:`.jvm_status.decode_status_records`, which the jobs use."""
+    return decode_status_positioned(_position(records, "status"))
 
 
 def skipped(decoded: DataFrame) -> DataFrame:

@@ -8,7 +8,12 @@ from typing import Any
 
 
 def normal_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (JSON allows "\ud800"): no UTF-8 text holds it raw
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return text
 
 
 def rank_of(offset: Any) -> list[int] | None:

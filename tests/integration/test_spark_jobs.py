@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -35,12 +36,14 @@ from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
 from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
 
-from .harness import Sidecars
+from .harness import Sidecars, closed_port
+from .spark_cluster import standalone_cluster
 from .stack import Cluster, Stack
 from .waiting import eventually
 
 pytestmark = SPARK_MARKS
 
+ROOT = Path(__file__).resolve().parents[2]
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
@@ -53,6 +56,13 @@ class Scenario:
     t1_ms: int
     out: Path
     reports: dict[str, Any] = field(default_factory=dict)
+    sidecar_url: str = ""
+
+    def offsets_args(self, out: str = "offsets") -> list[str]:
+        return [
+            *("--worker-properties", self.cluster.properties, "--max-findings", "100000"),
+            *("--sidecar-url", self.sidecar_url, "--as-of", str(self.t1_ms), "--out", str(self.out / out)),
+        ]
 
     def offsets_report(self) -> dict[str, Any]:
         report: dict[str, Any] = json.loads((self.out / "offsets" / "offsets-report.json").read_text())
@@ -230,6 +240,8 @@ async def scenario(
     tmp_path_factory: pytest.TempPathFactory,
     spark: SparkSession,  # noqa: F811 - the session fixture imported above, by name
 ) -> AsyncIterator[Scenario]:
+    """The connectors' history; each job then runs once in its own fixture (``reconciled``, ``audited``),
+    so that no one test's setup carries the scenario and both jobs under the test timeout."""
     cluster = stack.clusters["new"]
     sidecar = await sidecars.of(cluster)  # the code under test, served in this process (the jobs call it)
     tmp = tmp_path_factory.mktemp("spark-jobs")
@@ -238,32 +250,77 @@ async def scenario(
     async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
         try:
             s = await run_scenario(stack, cluster, worker, names, tmp)
-            common = ["--worker-properties", cluster.properties, "--max-findings", "100000"]
-            # the jobs are synchronous programs with their own event loops: off this loop's thread
-            offsets_args = [
-                *common,
-                "--sidecar-url",
-                sidecar.url,
-                "--as-of",
-                str(s.t1_ms),
-                "--out",
-                str(s.out / "offsets"),
-            ]
-            assert await asyncio.to_thread(offsets_reconcile.main, offsets_args) == 0
-            audit_args = [*common, "--unused-after", "1s", "--out", str(s.out / "audit")]
-            assert await asyncio.to_thread(topic_audit.main, audit_args) == 0
+            s.sidecar_url = sidecar.url
             yield s
         finally:
             for name in (names[k] for k in CONNECTORS):
                 await worker.delete(f"/connectors/{name}")
 
 
+@pytest.fixture(scope="module")
+async def reconciled(scenario: Scenario) -> Scenario:
+    # the jobs are synchronous programs with their own event loops: off this loop's thread (which serves
+    # the sidecar they ask)
+    assert await asyncio.to_thread(offsets_reconcile.main, scenario.offsets_args()) == 0
+    return scenario
+
+
+@pytest.fixture(scope="module")
+async def audited(scenario: Scenario) -> Scenario:
+    common = ["--worker-properties", scenario.cluster.properties, "--max-findings", "100000"]
+    audit_args = [*common, "--unused-after", "1s", "--out", str(scenario.out / "audit")]
+    assert await asyncio.to_thread(topic_audit.main, audit_args) == 0
+    return scenario
+
+
 def items(report: dict[str, Any], finding: str, **match: Any) -> list[dict[str, Any]]:
     return [i for i in report["findings"][finding]["items"] if all(i.get(k) == v for k, v in match.items())]
 
 
-def test_orphaned_offsets_of_deleted_connectors(scenario: Scenario) -> None:
-    report, n = scenario.offsets_report(), scenario.names
+@pytest.mark.timeout(1200)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
+async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
+    reconciled: Scenario, tmp_path: Path
+) -> None:
+    """spark-submit with --master spark://... and --py-files (python -m spark_jobs.submit run), against the
+    stack's broker and the same sidecar: the same findings and restore plan for this scenario's connectors
+    as the local[2] run. Before any test alters them (file order)."""
+    ports = (closed_port(), closed_port(), closed_port())  # free loopback ports
+    async with standalone_cluster(tmp_path / "spark", ports) as cluster:
+        command = [
+            *(sys.executable, "-m", "spark_jobs.submit", "run", "--master", cluster.master_url),
+            *("--out", str(tmp_path / "dist"), "--conf", "spark.driver.host=127.0.0.1"),
+            *("--conf", "spark.executor.memory=512m", "--conf", "spark.sql.shuffle.partitions=4"),
+            *("offsets-reconcile", *reconciled.offsets_args("cluster")),
+        ]
+        proc = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        output, _ = await proc.communicate()  # this loop serves the sidecar the job asks meanwhile
+        assert proc.returncode == 0, output.decode(errors="replace")[-4000:] + "\n" + cluster.log_tail()
+        async with httpx.AsyncClient(timeout=10) as client:
+            master = (await client.get(f"{cluster.ui_url}/json/")).json()
+        assert "offsets-reconcile" in [app["name"] for app in master["completedapps"]]  # ran on the cluster
+    local, remote = (
+        reconciled.offsets_report(),
+        json.loads((reconciled.out / "cluster" / "offsets-report.json").read_text()),
+    )
+    ours = set(reconciled.names.values())
+
+    def of_ours(finding: dict[str, Any]) -> list[dict[str, Any]]:
+        return sorted((i for i in finding["items"] if i.get("connector") in ours), key=json.dumps)
+
+    assert local["findings"].keys() == remote["findings"].keys()
+    for name, finding in local["findings"].items():
+        assert of_ours(remote["findings"][name]) == of_ours(finding), name
+    assert of_ours(local["findings"]["non_canonical_keys"])  # not vacuous
+    plan = json.loads((reconciled.out / "cluster" / "restore-plan.json").read_text())
+    assert {c: e for c, e in plan["connectors"].items() if c in ours} == {
+        c: e for c, e in reconciled.restore_plan()["connectors"].items() if c in ours
+    }
+
+
+def test_orphaned_offsets_of_deleted_connectors(reconciled: Scenario) -> None:
+    report, n = reconciled.offsets_report(), reconciled.names
     (gone,) = items(report, "orphaned_offsets", connector=n["gone"])
     assert (gone["type"], gone["partitions"]) == ("source", 1) and gone["deleted"] is not None
     (gsink,) = items(report, "orphaned_offsets", connector=n["gsink"])
@@ -271,8 +328,8 @@ def test_orphaned_offsets_of_deleted_connectors(scenario: Scenario) -> None:
     assert not items(report, "orphaned_offsets", connector=n["src"])
 
 
-def test_keys_the_worker_cannot_find(scenario: Scenario) -> None:
-    report, n, a = scenario.offsets_report(), scenario.names, scenario.files["src"]
+def test_keys_the_worker_cannot_find(reconciled: Scenario) -> None:
+    report, n, a = reconciled.offsets_report(), reconciled.names, reconciled.files["src"]
     found = {i["key_text"]: i["reasons"] for i in items(report, "non_canonical_keys", connector=n["src"])}
     nowhere = {"filename": f"/nowhere-{n['src'].rsplit('-', 1)[1]}"}
     assert found == {
@@ -285,18 +342,18 @@ def test_keys_the_worker_cannot_find(scenario: Scenario) -> None:
     }
 
 
-def test_offsets_that_went_backwards(scenario: Scenario) -> None:
-    report, n = scenario.offsets_report(), scenario.names
+def test_offsets_that_went_backwards(reconciled: Scenario) -> None:
+    report, n = reconciled.offsets_report(), reconciled.names
     (step,) = items(report, "offsets_went_backwards", connector=n["src"])
     assert (step["partition_json"], step["from_offset"], step["to_offset"]) == (
-        {"filename": scenario.files["src"]},
+        {"filename": reconciled.files["src"]},
         {"position": 12},
         {"position": 3},
     )
 
 
-def test_sink_offsets_against_the_log(scenario: Scenario) -> None:
-    report, n = scenario.offsets_report(), scenario.names
+def test_sink_offsets_against_the_log(reconciled: Scenario) -> None:
+    report, n = reconciled.offsets_report(), reconciled.names
     (beyond,) = items(report, "sink_offsets_beyond_log_end", connector=n["sink"])
     assert (beyond["topic"], beyond["committed"], beyond["log_end"]) == (n["t_data"], 1000, 4)
     (below,) = items(report, "sink_offsets_below_log_start", connector=n["sink"])
@@ -306,8 +363,8 @@ def test_sink_offsets_against_the_log(scenario: Scenario) -> None:
     assert report["findings"]["sink_lag"]["total"] >= 0
 
 
-def test_sidecar_view_disagrees_where_the_worker_cannot_find_an_offset(scenario: Scenario) -> None:
-    report, n = scenario.offsets_report(), scenario.names
+def test_sidecar_view_disagrees_where_the_worker_cannot_find_an_offset(reconciled: Scenario) -> None:
+    report, n = reconciled.offsets_report(), reconciled.names
     u = n["src"].rsplit("-", 1)[1]
     (src,) = items(report, "sidecar_disagreements", connector=n["src"])
     assert (src["only_in_sidecar"], src["only_in_history"], src["different"]) == (
@@ -321,10 +378,10 @@ def test_sidecar_view_disagrees_where_the_worker_cannot_find_an_offset(scenario:
     assert n["create"] in running and not {n["src"], n["reset"], n["sink"]} & set(running)  # those are stopped
 
 
-async def test_restore_plan_puts_the_connectors_back(scenario: Scenario) -> None:
-    plan, n = scenario.restore_plan(), scenario.names
+async def test_restore_plan_puts_the_connectors_back(reconciled: Scenario) -> None:
+    plan, n = reconciled.restore_plan(), reconciled.names
     src = plan["connectors"][n["src"]]
-    a = {"filename": scenario.files["src"]}
+    a = {"filename": reconciled.files["src"]}
     assert src["body"] == {"offsets": [{"partition": a, "offset": {"position": 6}}]}
     sink = plan["connectors"][n["sink"]]["body"]["offsets"]
     data = {"partition": {"kafka_topic": n["t_data"], "kafka_partition": 0}, "offset": {"kafka_offset": 2}}
@@ -334,10 +391,10 @@ async def test_restore_plan_puts_the_connectors_back(scenario: Scenario) -> None
     assert "offsets_for_times" in plan["connectors"][n["sink"]]["based_on"]
     # trim's committed offset (altered to 0) is below its position then (the log end, 3): a warning, the
     # entry skips the one record still in the log; data's (1000) is not
-    lagged = items(scenario.offsets_report(), "restore_sink_lagged", connector=n["sink"])
+    lagged = items(reconciled.offsets_report(), "restore_sink_lagged", connector=n["sink"])
     assert [i["partition_json"]["kafka_topic"] for i in lagged] == [n["t_trim"]]
     assert "skips 1 unread record(s)" in lagged[0]["warning"]
-    async with httpx.AsyncClient(base_url=scenario.cluster.connect_url, timeout=60) as worker:
+    async with httpx.AsyncClient(base_url=reconciled.cluster.connect_url, timeout=60) as worker:
         for name in (n["src"], n["sink"]):
             assert plan["connectors"][name]["path"] == f"/connectors/{name}/offsets"
             await patch(worker, name, plan["connectors"][name]["body"])
@@ -345,18 +402,18 @@ async def test_restore_plan_puts_the_connectors_back(scenario: Scenario) -> None
         assert data in await offsets_of(worker, n["sink"])
 
 
-def test_history_table_per_connector_and_partition(scenario: Scenario, spark: SparkSession) -> None:  # noqa: F811
-    table = spark.read.parquet(str(scenario.out / "offsets" / "tables" / "source_offsets"))
-    rows = table.filter(table.connector == scenario.names["src"]).filter("key_canonical").collect()
-    (a,) = [r for r in rows if json.loads(r["partition_json"]) == {"filename": scenario.files["src"]}]
+def test_history_table_per_connector_and_partition(reconciled: Scenario, spark: SparkSession) -> None:  # noqa: F811
+    table = spark.read.parquet(str(reconciled.out / "offsets" / "tables" / "source_offsets"))
+    rows = table.filter(table.connector == reconciled.names["src"]).filter("key_canonical").collect()
+    (a,) = [r for r in rows if json.loads(r["partition_json"]) == {"filename": reconciled.files["src"]}]
     assert json.loads(a["offset_json"]) == {"position": 3}
     assert a["commits"] >= 3 and a["live"] and a["first_commit"] < a["last_commit"]
-    (reset,) = table.filter(table.connector == scenario.names["reset"]).collect()
+    (reset,) = table.filter(table.connector == reconciled.names["reset"]).collect()
     assert (reset["live"], reset["tombstones"]) == (False, 1)
 
 
-def test_topic_usage_and_resets(scenario: Scenario) -> None:
-    report, n = scenario.audit_report(), scenario.names
+def test_topic_usage_and_resets(audited: Scenario) -> None:
+    report, n = audited.audit_report(), audited.names
     topics = {t["topic"]: t for t in report["topics"]["items"]}
     data = topics[n["t_data"]]
     assert {n["src"], n["sink"], n["gsink"]} <= set(data["connectors"])
@@ -366,8 +423,8 @@ def test_topic_usage_and_resets(scenario: Scenario) -> None:
     assert {n["t_rtopic"], n["t_gtopic"]} <= unused and n["t_data"] not in unused
 
 
-def test_topics_without_connector_and_sink_topics_never_active(scenario: Scenario) -> None:
-    report, n = scenario.audit_report(), scenario.names
+def test_topics_without_connector_and_sink_topics_never_active(audited: Scenario) -> None:
+    report, n = audited.audit_report(), audited.names
     alone = {i["topic"] for i in report["findings"]["topics_without_connector"]["items"]}
     assert n["t_lonely"] in alone
     assert not {n["t_data"], n["t_trim"], n["t_empty"], n["t_pre"]} & alone
@@ -375,8 +432,8 @@ def test_topics_without_connector_and_sink_topics_never_active(scenario: Scenari
     assert (never["topic"], never["via"], never["topic_exists"]) == (n["t_empty"], "topics", True)
 
 
-def test_topic_creation_mismatch(scenario: Scenario) -> None:
-    report, n = scenario.audit_report(), scenario.names
+def test_topic_creation_mismatch(audited: Scenario) -> None:
+    report, n = audited.audit_report(), audited.names
     (found,) = items(report, "creation_mismatches", connector=n["create"])
     assert (found["topic"], found["group"], found["mismatches"]) == (
         n["t_pre"],
@@ -387,26 +444,26 @@ def test_topic_creation_mismatch(scenario: Scenario) -> None:
     assert (found["expected_cleanup_policy"], found["actual_cleanup_policy"]) == ("compact", "delete")
 
 
-def test_state_timeline(scenario: Scenario, spark: SparkSession) -> None:  # noqa: F811
-    table = spark.read.parquet(str(scenario.out / "audit" / "tables" / "state_timeline"))
+def test_state_timeline(audited: Scenario, spark: SparkSession) -> None:  # noqa: F811
+    table = spark.read.parquet(str(audited.out / "audit" / "tables" / "state_timeline"))
     src = [
         r["state"]
-        for r in table.filter((table.connector == scenario.names["src"]) & table.task.isNull())
+        for r in table.filter((table.connector == audited.names["src"]) & table.task.isNull())
         .orderBy("timestamp")
         .collect()
     ]
     assert src[-1] == "STOPPED" and "RUNNING" in src
-    states = {r["connector"]: r["state"] for r in scenario.audit_report()["connector_states"]["items"]}
-    assert states[scenario.names["sink"]] == "STOPPED"
+    states = {r["connector"]: r["state"] for r in audited.audit_report()["connector_states"]["items"]}
+    assert states[audited.names["sink"]] == "STOPPED"
 
 
-def test_offline_audit_of_an_exported_snapshot(scenario: Scenario) -> None:
-    snapshot = scenario.out / "snapshot.parquet"
-    cluster = scenario.cluster
+def test_offline_audit_of_an_exported_snapshot(audited: Scenario) -> None:
+    snapshot = audited.out / "snapshot.parquet"
+    cluster = audited.cluster
     assert control_plane(["export", "--worker-properties", cluster.properties, "--out", str(snapshot)]) == 0
     args = ["--worker-properties", cluster.properties, "--snapshot", str(snapshot), "--offline", "--idle-after", "1s"]
-    assert topic_audit.main([*args, "--max-findings", "100000", "--out", str(scenario.out / "offline")]) == 0
-    report, n = scenario.audit_report("offline"), scenario.names
+    assert topic_audit.main([*args, "--max-findings", "100000", "--out", str(audited.out / "offline")]) == 0
+    report, n = audited.audit_report("offline"), audited.names
     assert report["source"]["kind"] == "snapshot"
     assert set(report["skipped_sections"]) == {"topics_without_connector", "creation_mismatches"}
     (never,) = items(report, "sinks_never_active_topics", connector=n["sink"])

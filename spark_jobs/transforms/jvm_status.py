@@ -1,0 +1,118 @@
+"""The status topic decoded mostly in the JVM, with the sidecar's codec where the exact rules need it.
+
+:func:`decode_status_records` gives exactly the rows of :func:`.decode.decode_status_records_per_record`:
+
+- keys: each *distinct* key once through :func:`control_plane.codecs.parse_status_key` (the worker's
+  own key parsing: task numbers, ``:connector-`` separators), joined back to its records;
+- values of the exact shape the worker writes (``{"state":...,"trace":...,"worker_id":...,"generation":
+  ...}`` with or without ``"version"``, or ``{"topic":{"name":...,"connector":...,"task":...,
+  "discoverTimestamp":...}}``) whose strings are printable ASCII without escapes and whose integers fit
+  their Java type, under a key of the matching kind: read with Spark's regular expressions;
+- every other record (a trace with its escaped newlines, non-ASCII names, a malformed key or value, a
+  value of another kind's shape) goes to the codec, record by record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pyarrow as pa
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+
+from control_plane.codecs import StatusKey, parse_status_key
+
+from .decode import POSITION, STATUS_SCHEMA, _position, decode_status_positioned
+from .jvm_decode import _CHAR
+
+_TEXT = f"({_CHAR}*)"
+_NONEMPTY = f"({_CHAR}+)"
+_INT32 = r"(-?[1-9][0-9]{0,9}|0)"  # checked against the int range below
+_INT64 = r"(-?[1-9][0-9]{0,17}|0)"  # 18 digits: always a long
+# groups: 1 state, 2 trace (with its quotes, or null), 3 worker_id, 4 generation
+STATE_VALUE = (
+    rf'^\{{"state":"{_NONEMPTY}","trace":(null|"{_CHAR}*"),"worker_id":"{_TEXT}","generation":{_INT32}'
+    rf'(?:,"version":(?:null|"{_CHAR}*"))?\}}\z'
+)
+# groups: 1 name, 2 connector, 3 task, 4 discoverTimestamp
+TOPIC_VALUE = (
+    rf'^\{{"topic":\{{"name":"{_TEXT}","connector":"{_TEXT}","task":{_INT32},"discoverTimestamp":{_INT64}\}}\}}\z'
+)
+
+KEY_SCHEMA = StructType(
+    [
+        StructField("k", BinaryType(), True),
+        StructField("key_kind", StringType(), True),  # connector, task, topic; null: the codec decides
+        StructField("key_connector", StringType(), True),
+        StructField("key_task", IntegerType(), True),
+        StructField("key_topic", StringType(), True),
+    ]
+)
+INT32 = (-(2**31), 2**31 - 1)
+
+
+def _keys(records: DataFrame) -> DataFrame:
+    schema = to_arrow_schema(KEY_SCHEMA)
+
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
+            for key in batch.column("k").to_pylist():
+                parsed = parse_status_key(key)
+                known = parsed if isinstance(parsed, StatusKey) else None  # else: the codec, per record
+                out["k"].append(key)
+                out["key_kind"].append(known.kind.value.removeprefix("status-").rstrip("-") if known else None)
+                out["key_connector"].append(known.connector if known else None)
+                out["key_task"].append(known.task if known else None)
+                out["key_topic"].append(known.topic if known else None)
+            yield pa.RecordBatch.from_pydict(out, schema=schema)
+
+    return records.select(F.col("key").alias("k")).distinct().mapInArrow(decode, KEY_SCHEMA)
+
+
+def _group(pattern: str, n: int) -> Column:
+    return F.regexp_extract(F.col("text"), pattern, n)
+
+
+def _int32(column: Column) -> Column:
+    return column.try_cast("bigint").between(*INT32)  # "" where the pattern did not match: null
+
+
+def decode_status_records(records: DataFrame, broadcast_keys: bool = True) -> DataFrame:
+    """The status topic's records as :data:`.decode.STATUS_SCHEMA`."""
+    base = _position(records, "status")
+    keys = _keys(base)
+    joined = base.join(F.broadcast(keys) if broadcast_keys else keys, base["key"].eqNullSafe(keys["k"]), "left")
+    text = joined.withColumn("text", F.col("value").cast("string"))
+    is_state = F.col("key_kind").isin("connector", "task") & F.col("text").rlike(STATE_VALUE)
+    is_topic = (F.col("key_kind") == "topic") & F.col("text").rlike(TOPIC_VALUE)
+    shaped = text.withColumn(
+        "shape",
+        F.when(F.col("key_kind").isNull(), None)
+        .when(F.col("value").isNull(), "tombstone")
+        .when(is_state & _int32(_group(STATE_VALUE, 4)), "state")
+        .when(is_topic & _int32(_group(TOPIC_VALUE, 3)), "topic"),
+    )
+    jvm = shaped.filter(F.col("shape").isNotNull())
+    state, topic = F.col("shape") == "state", F.col("shape") == "topic"
+    trace = _group(STATE_VALUE, 2)
+    fast = jvm.select(
+        *(f.name for f in POSITION),
+        F.col("key_kind").alias("kind"),
+        F.col("key_connector").alias("connector"),
+        F.when(topic, _group(TOPIC_VALUE, 3).try_cast("int")).otherwise(F.col("key_task")).alias("task"),
+        F.col("key_topic").alias("topic"),
+        F.when(state, _group(STATE_VALUE, 1)).alias("state"),
+        F.when(state, _group(STATE_VALUE, 3)).alias("worker_id"),
+        F.when(state, _group(STATE_VALUE, 4).try_cast("int")).alias("generation"),
+        F.when(state & (trace != "null"), trace.substr(F.lit(2), F.length(trace) - 2)).alias("trace"),
+        F.when(topic, _group(TOPIC_VALUE, 4).try_cast("bigint")).alias("discover_timestamp"),
+        (F.col("shape") == "tombstone").alias("tombstone"),
+        F.lit(None).cast("string").alias("malformed"),
+    )
+    codec = decode_status_positioned(
+        shaped.filter(F.col("shape").isNull()).select(*(f.name for f in POSITION), "key", "value")
+    )
+    return fast.unionByName(codec).select(*(f.name for f in STATUS_SCHEMA.fields))

@@ -1,0 +1,194 @@
+"""The jobs' offsets and status decoding (values in the JVM, each distinct key once through the codec) give exactly
+the rows of the codec run on every record: on tricky records, and on a few hundred generated ones."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from pyspark.sql import Row, SparkSession
+
+from control_plane.codecs.json_wire import dumps
+from spark_jobs.transforms import (
+    decode_offsets,
+    decode_offsets_per_record,
+    decode_status_records,
+    decode_status_records_per_record,
+)
+
+from .records import OFFSET_PARTITIONS, History
+
+KEY = b'["src",{"filename":"/a"}]'
+
+TRICKY_VALUES: list[bytes | None] = [
+    None,
+    b'{"position":7}',
+    b'{"z":1,"a":2,"_":3,"A":4,"a ":5,"a":6}',  # a repeated member: the last value, at the first place
+    b'{"z":1,"a":2,"_":3,"A":4,"a ":5}',
+    b'{"s":"text","t":true,"f":false,"n":null}',
+    b"{}",
+    b'{"big":999999999999999999}',  # 18 digits: the JVM's
+    b'{"bigger":9999999999999999999}',  # 19: the codec's (beyond a long: no rank)
+    b'{"neg":-12,"zero":0}',
+    b'{"negzero":-0}',
+    b'{"lead":01}',
+    b'{"f":1.0}',
+    b'{"f":1e5,"g":1.0E7,"h":-0.0}',
+    b'{"esc":"x\\"y"}',
+    b'{"esc":"\\u00e9\\n"}',
+    b'{"pair":"\\ud83d\\ude00","lone":"\\ud800"}',
+    '{"é":1,"日本":"日本"}'.encode(),
+    b'{ "a": 1 }',
+    b'{"a":1}\n',
+    b'{"a":1} ',
+    b'\xef\xbb\xbf{"a":1}',
+    b'{"a":{"b":1}}',
+    b'{"a":[1,2]}',
+    b"[1]",
+    b"1",
+    b'"s"',
+    b"null",
+    b'{"a":"\xff"}',
+    b'{"a":}',
+    b'{"a":NaN}',
+    b'{"a":1,}',
+    b"",
+    b'{"a":"tab\there"}',
+    b'{"a":"del\x7f"}',
+]
+
+TRICKY_KEYS: list[bytes | None] = [
+    KEY,
+    b'["src", {"filename": "/a"}]',
+    b'["src",null]',
+    b'["src",{"f":"\\u00e9","g":1.5}]',
+    b'["src"]',
+    b"not json",
+    None,
+    '["é",{"日":"本"}]'.encode(),
+]
+
+
+def same_rows(spark: SparkSession, h: History) -> list[Row]:
+    frame = h.frame(spark)
+    order = ["kafka_partition", "kafka_offset"]
+    exact = decode_offsets_per_record(frame, OFFSET_PARTITIONS).orderBy(*order).collect()
+    jvm = decode_offsets(frame, OFFSET_PARTITIONS).orderBy(*order).collect()
+    assert len(jvm) == len(exact) == len(h.rows)
+    for ours, theirs in zip(jvm, exact, strict=True):
+        assert ours.asDict() == theirs.asDict()
+    return exact
+
+
+def test_tricky_values_and_keys_decode_as_the_codec_does(spark: SparkSession) -> None:
+    h = History()
+    ts = 1000
+    for value in TRICKY_VALUES:
+        h.raw_offset(KEY, value, ts := ts + 1)
+    for key in TRICKY_KEYS:
+        for value in (b'{"position":1}', None, b'{"f":1.5}', b"[]"):
+            h.raw_offset(key, value, ts := ts + 1, partition=0)  # type: ignore[arg-type]
+    rows = same_rows(spark, h)
+    by_value = {r["offset_json"]: r for r in rows}
+    assert by_value['{"z":1,"a":2,"_":3,"A":4,"a ":5}']["offset_normal"] == '{"A":4,"_":3,"a":2,"a ":5,"z":1}'
+    assert by_value['{"neg":-12,"zero":0}']["offset_rank"] == [-12, 0]
+    assert sum(1 for r in rows if r["malformed"]) >= 10
+
+
+def _text(rng: random.Random) -> str:
+    alphabet = ["a", "B", "_", " ", "/", ":", ",", "é", "日", "😀", '"', "\\", "\n", "\x01", "\x7f", "-", "0"]
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4)))
+
+
+def _scalar(rng: random.Random) -> Any:
+    return rng.choice(
+        [
+            lambda: rng.randint(-(10**20), 10**20),
+            lambda: rng.randint(-1000, 1000),
+            lambda: rng.random() * 10 ** rng.randint(-5, 9),
+            lambda: _text(rng),
+            lambda: rng.choice([True, False, None]),
+            lambda: {"n": rng.randint(0, 9)},
+        ]
+    )()
+
+
+def test_generated_offsets_decode_as_the_codec_does(spark: SparkSession) -> None:
+    rng = random.Random(14)
+    h = History()
+    for ts in range(400):
+        partition = {_text(rng) or "k": _scalar(rng) for _ in range(rng.randint(0, 2))}
+        offset = {_text(rng): _scalar(rng) for _ in range(rng.randint(0, 3))}
+        connector = rng.choice(["src", "a-b", "é"])
+        key = dumps([connector, partition]) if rng.random() < 0.8 else json.dumps([connector, partition]).encode()
+        if rng.random() < 0.1:
+            value = None
+        elif rng.random() < 0.8:
+            value = dumps(offset)
+        else:
+            value = json.dumps(offset).encode()
+        h.raw_offset(key, value, 10_000 + ts)
+    same_rows(spark, h)
+
+
+STATUS_KEYS: list[bytes | None] = [
+    b"status-connector-src",
+    b"status-task-src-0",
+    b"status-task-a-b-c-12",
+    b"status-task-src-x",
+    b"status-task-src-99999999999",
+    b"status-topic-t1:connector-src",
+    b"status-topic-t:1:connector-a:b",
+    b"status-topic-:connector-src",
+    b"status-connector-",
+    b"status-connector-\xc3\xa9",
+    b"status-connector-\xff",
+    b"other",
+    None,
+]
+STATE = b'{"state":"RUNNING","trace":null,"worker_id":"w1:8083","generation":3}'
+TOPIC = b'{"topic":{"name":"t1","connector":"src","task":0,"discoverTimestamp":1700000000000}}'
+STATUS_VALUES: list[bytes | None] = [
+    None,
+    STATE,
+    STATE[:-1] + b',"version":null}',
+    STATE[:-1] + b',"version":"1.2.3"}',
+    STATE[:-1] + b',"version":7}',
+    b'{"state":"FAILED","trace":"org.example.Boom: no\\n\\tat x","worker_id":"w1:8083","generation":3}',
+    b'{"state":"FAILED","trace":"plain","worker_id":"","generation":-1}',
+    b'{"state":"","trace":null,"worker_id":"w","generation":1}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":2147483648}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":2147483647}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1.0}',
+    b'{"state":"RUNNING","worker_id":"w","generation":1}',
+    b'{"trace":null,"state":"RUNNING","worker_id":"w","generation":1}',
+    '{"state":"RUNNING","trace":null,"worker_id":"wé","generation":1}'.encode(),
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1}\n',
+    TOPIC,
+    b'{"topic":{"name":"other","connector":"x","task":-3,"discoverTimestamp":-1}}',
+    b'{"topic":{"name":"t1","connector":"src","task":2147483648,"discoverTimestamp":1}}',
+    b'{"topic":{"name":"t1","connector":"src","task":0,"discoverTimestamp":9999999999999999999}}',
+    b'{"topic":{"name":"t\\u0031","connector":"src","task":0,"discoverTimestamp":1}}',
+    b'{"topic":"t1"}',
+    b"[]",
+    b"not json",
+    b"\xff",
+]
+
+
+def test_status_records_decode_as_the_codec_does(spark: SparkSession) -> None:
+    h = History()
+    ts = 1000
+    for key in STATUS_KEYS:
+        for value in STATUS_VALUES:
+            h.add("status", key, value, ts := ts + 1)
+    frame = h.frame(spark)
+    order = ["kafka_partition", "kafka_offset"]
+    exact = decode_status_records_per_record(frame).orderBy(*order).collect()
+    jvm = decode_status_records(frame).orderBy(*order).collect()
+    assert len(jvm) == len(exact) == len(h.rows)
+    for ours, theirs in zip(jvm, exact, strict=True):
+        assert ours.asDict() == theirs.asDict()
+    assert {r["state"] for r in exact if r["state"]} >= {"RUNNING", "FAILED"}
+    assert {r["discover_timestamp"] for r in exact} >= {1700000000000, -1}

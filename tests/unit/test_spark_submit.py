@@ -1,0 +1,45 @@
+"""Packaging the jobs for spark-submit (no Spark starts here): the zip holds both packages, the command
+line carries --master, --py-files and, for a job that reads Kafka, Spark's Kafka source; a job's session
+takes spark-submit's master when the job names none."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from spark_jobs import submit
+from spark_jobs.session import DEFAULT_MASTER, SessionOptions, kafka_package, spark_conf
+
+
+def test_package_holds_both_packages_and_the_entry_file(tmp_path: Path) -> None:
+    archive, main = submit.package(tmp_path)
+    names = set(zipfile.ZipFile(archive).namelist())
+    assert {"control_plane/codecs/offsets.py", "spark_jobs/job.py", "spark_jobs/transforms/jvm_decode.py"} <= names
+    assert not [n for n in names if not n.endswith(".py")]
+    assert "run_job" in main.read_text()
+
+
+def test_command_line(tmp_path: Path) -> None:
+    kafka = submit.command("spark://h:7077", "offsets-reconcile", ["--no-sidecar"], tmp_path, ["a=b"])
+    assert kafka[kafka.index("--master") + 1] == "spark://h:7077"
+    assert kafka[kafka.index("--py-files") + 1] == str(tmp_path / submit.ZIP)
+    assert kafka[kafka.index("--packages") + 1] == kafka_package()
+    assert "a=b" in kafka and kafka[-3:] == [str(tmp_path / "main.py"), "offsets-reconcile", "--no-sidecar"]
+    offline = submit.command("yarn", "topic-audit", ["--snapshot", "s.parquet", "--offline"], tmp_path)
+    assert "--packages" not in offline
+
+
+def test_entry_point_refuses_an_unknown_job(capsys: pytest.CaptureFixture[str]) -> None:
+    assert submit.run_job(["nope"]) == 2
+    assert "offsets-reconcile" in capsys.readouterr().err
+
+
+def test_master_from_the_job_else_from_spark_submit_else_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert spark_conf(SessionOptions(master=None)).get("spark.master") == DEFAULT_MASTER
+    assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.master") == "spark://h:7077"
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # as under spark-submit: its JVM's settings
+    conf = spark_conf(SessionOptions(master=None, kafka=True))
+    assert conf.get("spark.jars.packages") is None and conf.get("spark.driver.memory") is None
