@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from pyspark import SparkContext
 
 from spark_jobs import submit
 from spark_jobs.session import DEFAULT_MASTER, SessionOptions, kafka_package, spark_conf
@@ -37,6 +38,8 @@ def test_entry_point_refuses_an_unknown_job(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_master_from_the_job_else_from_spark_submit_else_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    # no JVM of an earlier test's session in this process: SparkConf() would load that JVM's spark.* settings
+    monkeypatch.setattr(SparkContext, "_jvm", None)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     assert spark_conf(SessionOptions(master=None)).get("spark.master") == DEFAULT_MASTER
     assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.master") == "spark://h:7077"

@@ -73,6 +73,9 @@ async def stop_pause_resume_delete(w: Way) -> None:
         await w.call("PUT", w.path(name, "/stop"))
         await w.call("DELETE", w.path(name))
         await w.until(w.path(name), lambda r: r.status_code == 404, "deleted")
+        # the worker answers a deleted connector's last status (UNASSIGNED, type unknown) until it has read
+        # the status tombstone; what every way must answer is the settled 404
+        await w.until(w.path(name, "/status"), lambda r: r.status_code == 404, "status deleted")
         await w.call("GET", w.path(name, "/status"))
     await w.call("PUT", w.path(w.name("stop-ghost"), "/stop"))
 
