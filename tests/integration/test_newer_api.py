@@ -15,6 +15,7 @@ import pytest
 from .conftest import InProcess
 from .harness import read_to_end, same_answer, until_states
 from .stack import Cluster, Stack
+from .waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
@@ -200,7 +201,14 @@ async def test_cluster_wide_logger_level_as_4_3_1(
     namespace = f"newapi.probe.{cluster.name}.{unique}"
     put = await sidecar.put(f"/admin/loggers/{namespace}?scope=cluster", json={"level": "debug"})
     assert (put.status_code, put.content) == (204, b"")
-    shown = (await sidecar.get(f"/admin/loggers/{namespace}")).json()
+    # KIP-976: a cluster-scoped change is applied asynchronously (4.3.1 answers 204 once it is written to the
+    # config topic; each worker applies it when it reads it): the level shows once the worker has read it
+    answer = await eventually(
+        lambda: sidecar.get(f"/admin/loggers/{namespace}"),
+        lambda r: r.status_code == 200 and r.json()["level"] == "DEBUG",
+        what=f"{namespace} at DEBUG",
+    )
+    shown = answer.json()
     assert shown["level"] == "DEBUG" and isinstance(shown["last_modified"], int)
     assert (await worker.get(f"/admin/loggers/{namespace}")).json()["level"] == "DEBUG"
     listed = (await sidecar.get("/admin/loggers")).json()
