@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 import respx
-import uvicorn
 
 from control_plane.access import AuditLog, Credentials, CredentialsError, hash_password, hash_token
 from control_plane.access.credentials import parse
@@ -26,7 +25,7 @@ from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 
 from .conftest import CONNECT_URLS, Running
-from .test_pass_through_bytes import RecordingWorker, free_port
+from .test_pass_through_bytes import RecordingWorker, free_port, served
 
 CREDENTIALS = (
     "token view viewer plain:view-token; token op operator plain:op-token; token adm admin plain:adm-token;"
@@ -302,22 +301,14 @@ SERVERS = pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["
 
 @contextlib.asynccontextmanager
 async def sidecar_with_auth(worker: RecordingWorker, http: Any = "httptools") -> AsyncIterator[int]:
-    port = free_port()
     settings = load_settings(
         connect_urls=f"http://127.0.0.1:{worker.port}",
         view_enabled=False,
         auth_enabled=True,
         auth_credentials=CREDENTIALS,
     )
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), port=port, log_config=None, http=http))
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
-            await asyncio.sleep(0.01)
+    async with served(create_app(settings), http) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def send_raw(port: int, line: bytes, token: str | None) -> bytes:

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import uvicorn
@@ -65,14 +66,12 @@ def free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
+async def served(app: Any, http: Any = SidecarProtocol, **config: Any) -> AsyncIterator[int]:
+    """``app`` served by uvicorn on a free loopback port (by default with the server protocol the cli serves
+    with: the pass-through below ASGI, rest.server), its port yielded once it listens; stopped after."""
     port = free_port()
-    app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
-    # the server protocol the cli serves with (the pass-through below ASGI: rest.server)
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_config=None, lifespan="on", http=SidecarProtocol, access_log=False
-    )
-    server = uvicorn.Server(config)
+    options: dict[str, Any] = {"log_config": None, "lifespan": "on", "access_log": False, **config}
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=http, **options))
     task = asyncio.create_task(server.serve())
     try:
         while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
@@ -81,6 +80,13 @@ async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
     finally:
         server.should_exit = True
         await task
+
+
+@contextlib.asynccontextmanager
+async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
+    app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
+    async with served(app) as port:
+        yield port
 
 
 async def send_raw(port: int, request_line: bytes, body: bytes = b"") -> bytes:

@@ -17,7 +17,7 @@ from control_plane.rest import create_app
 from control_plane.rest.admission import Admission, Arrival, Denied, denied_json
 from control_plane.rest.server import SidecarProtocol, available, protocol, sidecar_app
 from control_plane.settings import load_settings
-from tests.unit.test_pass_through_bytes import free_port
+from tests.unit.test_pass_through_bytes import served
 
 ROOT = b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}'
 
@@ -77,23 +77,12 @@ class ScriptedWorker:
 async def sidecar(
     worker: ScriptedWorker, http: Any, admission: Admission | None = None, **settings: Any
 ) -> AsyncIterator[int]:
-    port = free_port()
     app = create_app(
         load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False, **settings),
         admission=admission,
     )
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_config=None, lifespan="on", http=http, date_header=False, access_log=False
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
-            await asyncio.sleep(0.01)
+    async with served(app, http, date_header=False) as port:
         yield port
-    finally:
-        server.should_exit = True
-        await task
 
 
 async def exchange(port: int, data: bytes) -> bytes:
