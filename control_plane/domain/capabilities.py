@@ -349,6 +349,15 @@ class Capabilities:
         newest behaviour)."""
         return self.version is None or self.version >= since
 
+    def workers_do(self, feature: Feature) -> bool:
+        """Whether the workers that answered all have ``feature`` natively and no setting forces the
+        sidecar's emulation: where the sidecar serves a feature's reads from the view (``view_served``),
+        its writes still go to such workers."""
+        spec = SPECS[feature]
+        if self._modes.get(feature, FeatureMode.AUTO) is FeatureMode.EMULATED or spec.native_since is None:
+            return False
+        return self.version is not None and self.version >= spec.native_since
+
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]
 

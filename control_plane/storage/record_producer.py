@@ -1,7 +1,9 @@
 """The I/O seam under the status writer: a one-method producer, and its aiokafka implementation.
 
-``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises.
-``AiokafkaRecordProducer`` is the real one; tests put a fake with the same three methods underneath.
+``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises;
+``enqueue`` hands one over and returns its delivery future at once, so that many records go out together
+(pipelined, in the producer's batches: the status writer's ``write_all``). ``AiokafkaRecordProducer`` is
+the real one; tests put a fake with the same methods underneath.
 
 Which failures are retriable is decided by ``storage.errors.is_retriable``, never by the text of a
 message.
@@ -24,6 +26,10 @@ class RecordProducer(Protocol):
     async def start(self) -> None: ...
 
     async def send(self, topic: str, key: bytes, value: bytes | None) -> None: ...
+
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[Any]:
+        """The record is in the producer's buffer; the future ends when the broker acknowledged it."""
+        ...
 
     async def stop(self) -> None: ...
 
@@ -62,15 +68,18 @@ class AiokafkaRecordProducer:
                 log.info("status producer connected", bootstrap_servers=self._kwargs["bootstrap_servers"])
 
     async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+        # Shielded: a caller's timeout must not cancel aiokafka's own future (the record stays queued
+        # in order behind its partition's earlier records and may still be delivered).
+        await asyncio.shield(await self.enqueue(topic, key, value))
+
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[Any]:
         producer = self._producer
         if producer is None:
             raise RuntimeError("the producer is not started")
         await self._connect(producer)
-        delivery = await producer.send(topic, value=value, key=key)
-        # Shielded: a caller's timeout must not cancel aiokafka's own future (the record stays queued
-        # in order behind its partition's earlier records and may still be delivered).
+        delivery: asyncio.Future[Any] = await producer.send(topic, value=value, key=key)
         delivery.add_done_callback(_consume)
-        await asyncio.shield(delivery)
+        return delivery
 
     async def stop(self) -> None:
         """Flushes what is queued, bounded: with the brokers gone, queued batches expire after one

@@ -4,7 +4,7 @@ workers' REST API, and ``Kafka``, which wires them into the real stopper and off
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from control_plane.codecs import (
@@ -260,6 +260,9 @@ class FakeStatusSink:
     def submit_record(self, record: object) -> object:
         self.submitted.append(record)
         return record
+
+    async def write_all(self, records: Sequence[object]) -> None:
+        self.submitted.extend(records)
 
     def snapshot(self) -> StatusWrites:
         return StatusWrites("status", self.running, [], [])
