@@ -4,6 +4,7 @@ workers' REST API, and ``Kafka``, which wires them into the real stopper and off
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -52,6 +53,9 @@ class FakeProducer:
         if error is not None:
             raise error
         self.log.append((topic, key, value))
+
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
+        return asyncio.ensure_future(self.send(topic, key, value))
 
     async def stop(self) -> None: ...
 
