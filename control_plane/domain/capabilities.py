@@ -118,7 +118,8 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-558",
         Version.of("2.5.0"),
         "GET /connectors/{c}/topics, PUT .../topics/reset",
-        "active topics read from the status topic; reset writes the tombstones through the status writer",
+        "active topics read from the status topic; reset writes the tombstones through the status writer "
+        "(left to workers of 2.5+ unless emulation is forced)",
         view_served=True,
     ),
     FeatureSpec(
