@@ -159,30 +159,38 @@ async def measure_one(
     }
 
 
-def run(cluster: BenchCluster, bootstrap: str, topics: int = 10_000, poll_s: float = POLL_S) -> dict[str, Any]:
+def run(
+    cluster: BenchCluster,
+    bootstrap: str,
+    topics: int = 10_000,
+    poll_s: float = POLL_S,
+    before_code: Path | None = None,
+) -> dict[str, Any]:
     print(f"  topics reset of {topics:,} active topics, three ways ...", file=sys.stderr, flush=True)
-    emulated = start_sidecar(
-        f"{cluster.sidecar.name}-emulated-tracking",
-        cluster.worker.extra["properties"],
-        env={"CONTROL_PLANE_FEATURE_TOPIC_TRACKING": "emulated"},
-    )
+    emulate = {"CONTROL_PLANE_FEATURE_TOPIC_TRACKING": "emulated"}
+    properties = cluster.worker.extra["properties"]
+    emulated = start_sidecar(f"{cluster.sidecar.name}-emulated-tracking", properties, env=emulate)
+    before = None
     try:
-        worker = cluster.worker
+        if before_code is not None:
+            before = start_sidecar(f"{cluster.sidecar.name}-before-emulated", properties, env=emulate, code=before_code)
+        worker, front = cluster.worker, cluster.sidecar
         ways = {
-            "native": (worker.url, cluster.sidecar.url, {"worker": worker.pid, "sidecar": cluster.sidecar.pid}),
-            "sidecar": (
-                cluster.sidecar.url,
-                cluster.sidecar.url,
-                {"worker": worker.pid, "sidecar": cluster.sidecar.pid},
-            ),
+            "native": (worker.url, front.url, {"worker": worker.pid, "sidecar": front.pid}),
+            "sidecar": (front.url, front.url, {"worker": worker.pid, "sidecar": front.pid}),
             "emulated": (emulated.url, emulated.url, {"worker": worker.pid, "sidecar": emulated.pid}),
         }
+        if before is not None:
+            ways["before_emulated"] = (before.url, before.url, {"worker": worker.pid, "sidecar": before.pid})
         got: dict[str, dict[str, float]] = {}
         for name, (via, view_base, pids) in ways.items():
             got[name] = asyncio.run(measure_one(cluster, bootstrap, topics, via, view_base, pids, poll_s))
             print(f"    {name}: {got[name]}", file=sys.stderr, flush=True)
     finally:
         emulated.stop()
+        if before is not None:
+            before.stop()
+    old = got.get("before_emulated")
     native, sidecar, emu = got["native"], got["sidecar"], got["emulated"]
     n = f"{topics:,} topics"
 
@@ -211,6 +219,7 @@ def run(cluster: BenchCluster, bootstrap: str, topics: int = 10_000, poll_s: flo
             ms(max(emu["worker_none_s"], emu["view_none_s"])),
             "ms",
             "< 5,000 ms",
+            before=None if old is None else ms(max(old["worker_none_s"], old["view_none_s"])),
         ),
         row(
             f"reset {n}, emulated: CPU of the writer",
@@ -218,6 +227,7 @@ def run(cluster: BenchCluster, bootstrap: str, topics: int = 10_000, poll_s: flo
             emu["cpu_sidecar_s"] * 1000,
             "ms",
             "native: the worker's",
+            before=None if old is None else old["cpu_sidecar_s"] * 1000,
         ),
     ]
     return {"topics": topics, "poll_s": poll_s, "loadavg": os.getloadavg(), **got, "rows": rows}
