@@ -65,7 +65,7 @@ def main() -> int:
             if "6" in sections:
                 print("6. topics reset ...", file=sys.stderr, flush=True)
                 try:
-                    reset = topics_reset.run(cluster, env["KAFKA_BOOTSTRAP"])
+                    reset = topics_reset.run(cluster, env["KAFKA_BOOTSTRAP"], before_code=before_code)
                 except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
                     results["topics_reset"] = {"error": str(err)}
                     print(f"6. topics reset failed: {err}", file=sys.stderr, flush=True)

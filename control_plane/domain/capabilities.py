@@ -118,7 +118,8 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-558",
         Version.of("2.5.0"),
         "GET /connectors/{c}/topics, PUT .../topics/reset",
-        "active topics read from the status topic; reset writes the tombstones through the status writer",
+        "active topics read from the status topic; reset writes the tombstones through the status writer "
+        "(left to workers of 2.5+ unless emulation is forced)",
         view_served=True,
     ),
     FeatureSpec(
@@ -348,6 +349,15 @@ class Capabilities:
         """Whether the oldest worker that answered is ``since`` or newer; True before any answered (the
         newest behaviour)."""
         return self.version is None or self.version >= since
+
+    def workers_do(self, feature: Feature) -> bool:
+        """Whether the workers that answered all have ``feature`` natively and no setting forces the
+        sidecar's emulation: where the sidecar serves a feature's reads from the view (``view_served``),
+        its writes still go to such workers."""
+        spec = SPECS[feature]
+        if self._modes.get(feature, FeatureMode.AUTO) is FeatureMode.EMULATED or spec.native_since is None:
+            return False
+        return self.version is not None and self.version >= spec.native_since
 
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]

@@ -14,6 +14,7 @@ from .stop import restart_refused, resume_recreates, resumed_connector
 log = structlog.get_logger(__name__)
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+TOPICS_RESET = "/topics/reset"
 
 
 class Forwarding:
@@ -37,6 +38,7 @@ class Forwarding:
             request.method in WRITE_METHODS
             and 200 <= answer.status < 300
             and request.path.startswith("/connectors")
+            and not request.path.endswith(TOPICS_RESET)  # a status-topic write, not a change of the config
             and self._rule.view_ready
         ):
             await self._rule.read_config_back("the view did not read a change back in time", path=request.path)

@@ -3,8 +3,9 @@ sidecar does it (the workers lack KIP-558, or the operator forced it).
 
 Mirrors ConnectorsResource.getConnectorActiveTopics / resetConnectorActiveTopics and
 AbstractHerder.resetConnectorActiveTopics: neither checks that the connector exists; reset writes a
-tombstone for every active ``status-topic-<topic>:connector-<c>`` key through the status writer, and
-the topics leave the view when the tombstones are read back. The switches are the worker's own
+tombstone for every active ``status-topic-<topic>:connector-<c>`` key through the status writer, all at
+once (pipelined, ``StatusWriter.write_all``), and the topics leave the view when the tombstones are read
+back. The switches are the worker's own
 ``topic.tracking.enable`` and ``topic.tracking.allow.reset``.
 """
 
@@ -26,7 +27,7 @@ RESET_DISABLED = "Topic tracking reset is disabled."
 @dataclass(frozen=True)
 class ResetOutcome:
     connector: str
-    topics: tuple[str, ...]  # the topics whose tombstones were submitted
+    topics: tuple[str, ...]  # the topics whose tombstones were written
 
 
 class TopicTracking:
@@ -54,16 +55,22 @@ class TopicTracking:
         self._check_enabled()
         return self._view.topic_connectors(topic)
 
-    def reset(self, connector: str) -> ResetOutcome:
-        """Submits the tombstones and returns at once; they go out in the background, as the worker's
-        reset does (its 202)."""
+    def check_reset_allowed(self) -> None:
+        """The worker's switches (``ConnectorsResource.resetConnectorActiveTopics``): 403 when off."""
         self._check_enabled()
         if not self.allow_reset:
             raise OperationDisabled(RESET_DISABLED)
+
+    async def reset(self, connector: str) -> ResetOutcome:
+        """Writes the tombstones and returns once every one is acknowledged by the broker (with the
+        status writer's retries); raises ``OperationFailed`` (500, Connect's shape) when any was not
+        written, so that an answer of success means the reset is in the status topic. (A worker answers
+        202 once it handed them to its producer: a broker that refuses them is only logged.)"""
+        self.check_reset_allowed()
         topics = tuple(sorted(t.topic for t in self._view.active_topics(connector)))
+        tombstones = [Tombstone(StatusKey(StatusKind.TOPIC, connector, topic=topic)) for topic in topics]
         try:
-            for topic in topics:
-                self._writes.submit_record(Tombstone(StatusKey(StatusKind.TOPIC, connector, topic=topic)))
+            await self._writes.write_all(tombstones)
         except StatusWriteError as err:
             raise OperationFailed(f"Failed to reset the active topics of connector {connector}: {err.message}") from err
         return ResetOutcome(connector, topics)

@@ -2,7 +2,9 @@
 status-store retry proposal (kips/kip-status-store-retries.txt), in the background.
 
 ``submit(key, value, kind)`` returns a ``WriteTicket`` at once; the write goes on in a task of its own
-key's lane. ``write(...)`` is ``submit`` then ``await ticket.result()``.
+key's lane. ``write(...)`` is ``submit`` then ``await ticket.result()``. ``write_all(records)`` writes many
+at once (a topics reset): they go to the producer together and share its batches and requests, with the
+same guarantees (``status_batch``).
 
 Mirrors Connect's ``KafkaStatusBackingStore.send``: each key carries a sequence that grows with every
 write; a write whose attempt failed with a retriable error is sent again only while it is still the
@@ -17,8 +19,10 @@ What it hands out, and its errors, are in ``status_writes``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import OrderedDict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -30,10 +34,13 @@ from ..codecs import StatusRecord, Tombstone, encode_status
 from ..codecs.status import StatusKey, StatusKind, status_key_of
 from .errors import AttemptTimeout, is_retriable
 from .record_producer import RecordProducer
+from .status_batch import BatchRun, write_batch
 from .status_writes import (
     KINDS,
     Outcome,
+    StatusBatchFailed,
     StatusStoreNotConfigured,
+    StatusWriteError,
     StatusWriteFailed,
     StatusWriteObserver,
     StatusWriterClosed,
@@ -61,6 +68,7 @@ class _Write:
     attempts: int = 0
     sending: bool = False
     last_error: str | None = None
+    error: BaseException | None = None  # the last attempt's (a batch's record)
     next_retry_at: float | None = None
 
     def state(self, name: str) -> StatusWriteState:
@@ -83,6 +91,7 @@ class _Lane:
     sequence: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    batched: bool = False  # its first write belongs to a batch of ``write_all``, which hands the lane on
 
 
 class _Dropped(Exception):
@@ -110,6 +119,8 @@ class StatusWriter:
         self._backoff = backoff
         self._lanes: dict[bytes, _Lane] = {}
         self._failed: OrderedDict[bytes, StatusWriteState] = OrderedDict()
+        self._batches: set[asyncio.Task[None]] = set()
+        self._stopping = asyncio.Event()  # cuts a batch's backoff short at stop()
         self._running = False
         self._closing = False
 
@@ -130,6 +141,7 @@ class StatusWriter:
         assert self._producer is not None
         await self._producer.start()
         self._running, self._closing = True, False
+        self._stopping.clear()
         log.info("status writer started", topic=self.topic, max_retries=self.max_retries)
 
     async def flush(self, timeout_s: float) -> bool:
@@ -137,7 +149,7 @@ class StatusWriter:
         True when none is left."""
         loop = asyncio.get_running_loop()
         until = loop.time() + timeout_s
-        while tasks := [lane.task for lane in self._lanes.values() if lane.task is not None]:
+        while tasks := self._tasks():
             left = until - loop.time()
             if left <= 0:
                 return False
@@ -156,9 +168,10 @@ class StatusWriter:
             flushed = await self.flush(flush_timeout_s)
             log.info("status writes flushed" if flushed else "status writes not all flushed in time", pending=pending)
         self._running, self._closing = False, True
+        self._stopping.set()
         for lane in self._lanes.values():
             lane.wake.set()
-        tasks = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        tasks = self._tasks()
         if tasks:
             _, late = await asyncio.wait(tasks, timeout=self.stop_timeout_s)
             for task in late:
@@ -168,6 +181,10 @@ class StatusWriter:
         assert self._producer is not None
         await self._producer.stop()
         log.info("status writer stopped", topic=self.topic)
+
+    def _tasks(self) -> list[asyncio.Task[None]]:
+        lanes = [lane.task for lane in self._lanes.values() if lane.task is not None and not lane.task.done()]
+        return lanes + list(self._batches)
 
     async def __aenter__(self) -> StatusWriter:
         await self.start()
@@ -181,12 +198,21 @@ class StatusWriter:
     # -- writing
     def submit(self, key: bytes, value: bytes | None, kind: str) -> WriteTicket:
         """Queue a record (``value`` None: a tombstone) and return at once; never waits for Kafka."""
+        self._check_open(kind)
+        write, lane = self._queue(key, value, kind)
+        if lane.task is None and not lane.batched:
+            lane.task = asyncio.get_running_loop().create_task(self._drain(key, lane), name=f"status-write {key!r}")
+        return write.ticket
+
+    def _check_open(self, kind: str) -> None:
         if not self.configured:
             raise StatusStoreNotConfigured()
         if not self._running:
             raise StatusWriterClosed("the status writer is not running")
         if kind not in KINDS:
             raise ValueError(f"unknown status record kind {kind!r}; one of {sorted(KINDS)}")
+
+    def _queue(self, key: bytes, value: bytes | None, kind: str) -> tuple[_Write, _Lane]:
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = _Lane()
@@ -194,15 +220,50 @@ class StatusWriter:
         write = _Write(key, value, kind, WriteTicket(key, kind, lane.sequence))
         lane.queue.append(write)
         lane.wake.set()  # a retry of an older write of this key, if waiting, is dropped now
-        if lane.task is None:
-            lane.task = asyncio.get_running_loop().create_task(self._drain(key, lane), name=f"status-write {key!r}")
-        return write.ticket
+        return write, lane
+
+    async def write_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> None:
+        """Write every record and return once each has its final outcome: written (acknowledged, acks=all)
+        or superseded by a newer write of its key. Raises ``StatusBatchFailed`` when any failed finally
+        (retries exhausted, or an error that is not retriable) and ``StatusWriterClosed`` when the writer
+        stopped first: never returns while a record is unwritten. The records go to the producer together
+        (``status_batch.write_batch``: pipelined, in the producer's batches and requests), with the same
+        guarantees as ``submit``: order per key (a record whose key has a write under way goes behind it),
+        the proposal's retries with backoff for those that failed with a retriable error, a retry dropped
+        when a newer write of its key came. The writes go on if the caller stops waiting (a request that
+        ended), listed by ``snapshot`` while pending."""
+        encoded = [(*encode_status(r), _KIND_NAMES[_status_key(r).kind]) for r in records]
+        for _, _, kind in encoded:
+            self._check_open(kind)
+        owned: list[_Write] = []
+        tickets: list[WriteTicket] = []
+        for key, value, kind in encoded:
+            write, lane = self._queue(key, value, kind)
+            tickets.append(write.ticket)
+            if lane.task is None and not lane.batched:  # its lane was idle: the batch writes it
+                lane.batched = True
+                owned.append(write)
+        if owned:
+            task = asyncio.get_running_loop().create_task(write_batch(self._batch_run(), owned), name="status-batch")
+            self._batches.add(task)
+            task.add_done_callback(self._batches.discard)
+            await asyncio.shield(task)  # the caller may stop waiting; the writes go on
+        for ticket in tickets:
+            if not ticket.done():  # behind an earlier write of its key, in that key's lane
+                with contextlib.suppress(StatusWriteError):
+                    await ticket.result()
+        failed = [t.error for t in tickets if t.error is not None]
+        if failed:
+            raise StatusBatchFailed(failed, len(tickets))
+
+    def _batch_run(self) -> BatchRun:
+        assert self.topic is not None and self._producer is not None
+        return BatchRun(self, self.topic, self._producer, self._stopping)
 
     def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> WriteTicket:
         """``submit`` of a codec record: encoded as the worker encodes it, its kind from its key."""
         key, value = encode_status(record)
-        status_key = record.key if isinstance(record, Tombstone) else status_key_of(record)
-        return self.submit(key, value, _KIND_NAMES[status_key.kind])
+        return self.submit(key, value, _KIND_NAMES[_status_key(record).kind])
 
     async def write(self, key: bytes, value: bytes | None, kind: str) -> Outcome:
         """``submit`` and wait for the final outcome; raises ``StatusWriteFailed`` on final failure."""
@@ -309,14 +370,15 @@ class StatusWriter:
             error=write.last_error,
         )
 
-    def _succeed(self, write: _Write) -> None:
+    def _succeed(self, write: _Write, *, quiet: bool = False) -> None:
         self._failed.pop(write.key, None)
         if self.observer:
             self.observer.status_update_success(write.kind)
-        log.debug("status written", key=key_text(write.key), kind=write.kind, attempts=write.attempts)
+        if not quiet:
+            log.debug("status written", key=key_text(write.key), kind=write.kind, attempts=write.attempts)
         write.ticket._settle(Outcome.WRITTEN)
 
-    def _fail(self, write: _Write, exc: BaseException) -> None:
+    def _fail(self, write: _Write, exc: BaseException, *, quiet: bool = False) -> None:
         error = StatusWriteFailed(write.key, write.kind, write.attempts, exc)
         write.last_error = write.last_error or describe_error(exc)
         write.next_retry_at = None
@@ -326,6 +388,9 @@ class StatusWriter:
             self._failed.popitem(last=False)
         if self.observer:
             self.observer.status_update_failure(write.kind)
+        if quiet:  # a batch's: one line for all of them (status_batch)
+            write.ticket._settle(Outcome.FAILED, error)
+            return
         log.error(
             "status write failed",
             key=key_text(write.key),
@@ -343,12 +408,46 @@ class StatusWriter:
         log.info("status write superseded by a newer one; retry dropped", key=key_text(write.key), kind=write.kind)
         write.ticket._settle(Outcome.SUPERSEDED)
 
+    # -- what a batch of ``write_all`` uses (status_batch)
+    def _superseded_write(self, write: _Write) -> bool:
+        lane = self._lanes.get(write.key)
+        return lane is None or self._superseded(lane, write)
+
+    def _drop_write(self, write: _Write) -> None:
+        lane = self._lanes.get(write.key)
+        if lane is None or self._closing:
+            self._abandon(write)
+        else:
+            self._drop(lane, write)
+
+    def _release(self, write: _Write) -> None:
+        """A batch's write has its outcome: its lane goes on with the writes queued behind it, if any."""
+        lane = self._lanes.get(write.key)
+        if lane is None or not lane.queue or lane.queue[0] is not write:
+            return
+        lane.queue.popleft()
+        lane.batched = False
+        if not lane.queue:
+            del self._lanes[write.key]
+        elif self._closing:
+            for queued in lane.queue:
+                self._abandon(queued)
+            del self._lanes[write.key]
+        else:
+            lane.task = asyncio.get_running_loop().create_task(
+                self._drain(write.key, lane), name=f"status-write {write.key!r}"
+            )
+
     def _abandon(self, write: _Write) -> None:
         if write.ticket.done():
             return
         log.error("status write abandoned: the writer stopped", key=key_text(write.key), kind=write.kind)
         error = StatusWriterClosed(f"the status writer stopped before {key_text(write.key)!r} was written")
         write.ticket._settle(Outcome.ABANDONED, error)
+
+
+def _status_key(record: StatusRecord | Tombstone[StatusKey]) -> StatusKey:
+    return record.key if isinstance(record, Tombstone) else status_key_of(record)
 
 
 __all__ = ["FAILED_KEPT", "StatusWriter"]

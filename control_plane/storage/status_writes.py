@@ -42,6 +42,18 @@ class StatusWriteFailed(StatusWriteError):
         self.key, self.kind, self.attempts, self.cause = key, kind, attempts, cause
 
 
+class StatusBatchFailed(StatusWriteError):
+    """Records of one ``write_all`` were not all written: ``failures``, each a final failure (or the
+    writer stopped first)."""
+
+    def __init__(self, failures: list[StatusWriteError], total: int) -> None:
+        first = failures[0].message
+        super().__init__(
+            first if len(failures) == 1 else f"{len(failures)} of {total} status records were not written; {first}"
+        )
+        self.failures, self.total = failures, total
+
+
 class StatusWriteObserver(Protocol):
     """What the writer reports as it works (``metrics.Metrics`` implements it)."""
 
@@ -123,6 +135,7 @@ def epoch_ms(seconds: float) -> int:
 __all__ = [
     "KINDS",
     "Outcome",
+    "StatusBatchFailed",
     "StatusStoreNotConfigured",
     "StatusWriteError",
     "StatusWriteFailed",

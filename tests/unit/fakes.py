@@ -4,7 +4,8 @@ workers' REST API, and ``Kafka``, which wires them into the real stopper and off
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from control_plane.codecs import (
@@ -52,6 +53,9 @@ class FakeProducer:
         if error is not None:
             raise error
         self.log.append((topic, key, value))
+
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
+        return asyncio.ensure_future(self.send(topic, key, value))
 
     async def stop(self) -> None: ...
 
@@ -260,6 +264,9 @@ class FakeStatusSink:
     def submit_record(self, record: object) -> object:
         self.submitted.append(record)
         return record
+
+    async def write_all(self, records: Sequence[object]) -> None:
+        self.submitted.extend(records)
 
     def snapshot(self) -> StatusWrites:
         return StatusWrites("status", self.running, [], [])

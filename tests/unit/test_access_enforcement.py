@@ -379,6 +379,9 @@ class FlakyProducer:
             raise ConnectionError("broker down")
         self.sent.append((topic, key, value))
 
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
+        return asyncio.ensure_future(self.send(topic, key, value))
+
     async def stop(self) -> None:
         self.stopped = True
 

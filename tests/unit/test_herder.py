@@ -178,12 +178,22 @@ async def test_a_feature_forced_emulated_is_done_by_the_sidecar_on_a_new_worker(
 
 
 async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_status_sink() -> None:
-    cluster = Cluster("4.3.1")
+    """On a worker without KIP-558 (before 2.5), or with emulation forced by setting."""
+    for cluster in (Cluster("2.4.1"), Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.EMULATED})):
+        await cluster.detect()
+        cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
+        assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
+        assert isinstance(await cluster.herder.reset_connector_topics("c"), Accepted)
+        assert cluster.sink.submitted == [Tombstone(StatusKey(StatusKind.TOPIC, "c", topic="orders"))]
+
+
+async def test_a_worker_with_kip_558_writes_the_reset_itself_while_the_view_serves_the_reads() -> None:
+    cluster = Cluster("2.5.0")
     await cluster.detect()
     cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
     assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
-    assert isinstance(await cluster.herder.reset_connector_topics("c"), Accepted)
-    assert cluster.sink.submitted == [Tombstone(StatusKey(StatusKind.TOPIC, "c", topic="orders"))]
+    assert isinstance(await cluster.herder.reset_connector_topics("c"), Forward)
+    assert cluster.sink.submitted == []
 
 
 async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:

@@ -89,6 +89,10 @@ class FakeProducer:
             raise step
         self.written.append((key, value))
 
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
+        """As aiokafka's: the record is taken now (its attempt counted), acknowledged later."""
+        return asyncio.ensure_future(self.send(topic, key, value))
+
     def values_sent(self, key: bytes) -> list[bytes | None]:
         return [value for k, value, _ in self.attempts if k == key]
 
