@@ -99,13 +99,16 @@ class ViewSnapshot(Protocol):
 
 class StatusSink(Protocol):
     """Status-topic writes with the status-store retry proposal's retries, in the background
-    (``storage.status_writer.StatusWriter``); ``write_all``: many at once, until each is acknowledged or
-    failed for good (raises ``StatusWriteError`` then)."""
+    (``storage.status_writer.StatusWriter``); ``submit_all``: many at once, pipelined, returning at once;
+    ``write_all``: the same, until each is acknowledged or failed for good (raises ``StatusWriteError``
+    then)."""
 
     @property
     def running(self) -> bool: ...
 
     def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> object: ...
+
+    def submit_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> Sequence[object]: ...
 
     async def write_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> None: ...
 

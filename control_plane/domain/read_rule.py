@@ -93,13 +93,9 @@ class ReadRule:
     async def read_config_back(self, message: str, **fields: Any) -> None:
         """Read-your-writes: the view reads the config topic to its end (bounded by
         ``read_your_writes_timeout_s``); a timeout is logged with ``message``, never raised."""
-        await self.read_back("config", message, **fields)
-
-    async def read_back(self, topic: str, message: str, **fields: Any) -> None:
-        """Read-your-writes on ``topic`` (config, status): as ``read_config_back``."""
         assert self.view is not None
         try:
-            await self.view.read_to_end(topic, self._read_your_writes_s)
+            await self.view.read_to_end("config", self._read_your_writes_s)
         except ReadTimeout as err:
             log.warning(message, **fields, error=str(err))
 

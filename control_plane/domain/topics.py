@@ -4,7 +4,7 @@ sidecar does it (the workers lack KIP-558, or the operator forced it).
 Mirrors ConnectorsResource.getConnectorActiveTopics / resetConnectorActiveTopics and
 AbstractHerder.resetConnectorActiveTopics: neither checks that the connector exists; reset writes a
 tombstone for every active ``status-topic-<topic>:connector-<c>`` key through the status writer, all at
-once (pipelined, ``StatusWriter.write_all``), and the topics leave the view when the tombstones are read
+once (pipelined, ``StatusWriter.submit_all``), and the topics leave the view when the tombstones are read
 back. The switches are the worker's own
 ``topic.tracking.enable`` and ``topic.tracking.allow.reset``.
 """
@@ -27,7 +27,7 @@ RESET_DISABLED = "Topic tracking reset is disabled."
 @dataclass(frozen=True)
 class ResetOutcome:
     connector: str
-    topics: tuple[str, ...]  # the topics whose tombstones were written
+    topics: tuple[str, ...]  # the topics whose tombstones were submitted
 
 
 class TopicTracking:
@@ -61,16 +61,17 @@ class TopicTracking:
         if not self.allow_reset:
             raise OperationDisabled(RESET_DISABLED)
 
-    async def reset(self, connector: str) -> ResetOutcome:
-        """Writes the tombstones and returns once every one is acknowledged by the broker (with the
-        status writer's retries); raises ``OperationFailed`` (500, Connect's shape) when any was not
-        written, so that an answer of success means the reset is in the status topic. (A worker answers
-        202 once it handed them to its producer: a broker that refuses them is only logged.)"""
+    def reset(self, connector: str) -> ResetOutcome:
+        """Submits the tombstones, all at once (pipelined: ``StatusSink.submit_all``), and returns at once:
+        they go out in the background, as the worker's reset does (its 202 once they are handed to its
+        producer), with the status writer's retries (issue 4: the request answers at once, the sidecar's
+        ``/_sidecar/status-writes`` lists what is pending or failed). Raises ``OperationFailed`` (500,
+        Connect's shape) when they cannot even be queued (the writer is not running)."""
         self.check_reset_allowed()
         topics = tuple(sorted(t.topic for t in self._view.active_topics(connector)))
         tombstones = [Tombstone(StatusKey(StatusKind.TOPIC, connector, topic=topic)) for topic in topics]
         try:
-            await self._writes.write_all(tombstones)
+            self._writes.submit_all(tombstones)
         except StatusWriteError as err:
             raise OperationFailed(f"Failed to reset the active topics of connector {connector}: {err.message}") from err
         return ResetOutcome(connector, topics)

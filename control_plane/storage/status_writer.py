@@ -222,16 +222,14 @@ class StatusWriter:
         lane.wake.set()  # a retry of an older write of this key, if waiting, is dropped now
         return write, lane
 
-    async def write_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> None:
-        """Write every record and return once each has its final outcome: written (acknowledged, acks=all)
-        or superseded by a newer write of its key. Raises ``StatusBatchFailed`` when any failed finally
-        (retries exhausted, or an error that is not retriable) and ``StatusWriterClosed`` when the writer
-        stopped first: never returns while a record is unwritten. The records go to the producer together
-        (``status_batch.write_batch``: pipelined, in the producer's batches and requests), with the same
-        guarantees as ``submit``: order per key (a record whose key has a write under way goes behind it),
-        the proposal's retries with backoff for those that failed with a retriable error, a retry dropped
-        when a newer write of its key came. The writes go on if the caller stops waiting (a request that
-        ended), listed by ``snapshot`` while pending."""
+    def submit_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> list[WriteTicket]:
+        """Queue every record and return at once (never waits for Kafka), as ``submit`` does for one: the
+        records go to the producer together (``status_batch.write_batch``: pipelined, in the producer's
+        batches and requests), with the same guarantees as ``submit``: order per key (a record whose key
+        has a write under way goes behind it), the proposal's retries with backoff for those that failed
+        with a retriable error, a retry dropped when a newer write of its key came; listed by ``snapshot``
+        while pending, and among the failures when they fail for good. Raises at once (nothing queued) when
+        the writer is not running."""
         encoded = [(*encode_status(r), _KIND_NAMES[_status_key(r).kind]) for r in records]
         for _, _, kind in encoded:
             self._check_open(kind)
@@ -247,9 +245,16 @@ class StatusWriter:
             task = asyncio.get_running_loop().create_task(write_batch(self._batch_run(), owned), name="status-batch")
             self._batches.add(task)
             task.add_done_callback(self._batches.discard)
-            await asyncio.shield(task)  # the caller may stop waiting; the writes go on
+        return tickets
+
+    async def write_all(self, records: Sequence[StatusRecord | Tombstone[StatusKey]]) -> None:
+        """``submit_all``, then wait until each record has its final outcome: written (acknowledged,
+        acks=all) or superseded by a newer write of its key. Raises ``StatusBatchFailed`` when any failed
+        finally (retries exhausted, or an error that is not retriable; the writer stopped first): never
+        returns while a record is unwritten. The writes go on if the caller stops waiting."""
+        tickets = self.submit_all(records)
         for ticket in tickets:
-            if not ticket.done():  # behind an earlier write of its key, in that key's lane
+            if not ticket.done():
                 with contextlib.suppress(StatusWriteError):
                     await ticket.result()
         failed = [t.error for t in tickets if t.error is not None]

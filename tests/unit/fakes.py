@@ -265,6 +265,10 @@ class FakeStatusSink:
         self.submitted.append(record)
         return record
 
+    def submit_all(self, records: Sequence[object]) -> Sequence[object]:
+        self.submitted.extend(records)
+        return records
+
     async def write_all(self, records: Sequence[object]) -> None:
         self.submitted.extend(records)
 

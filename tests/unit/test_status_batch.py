@@ -188,27 +188,38 @@ def tracking_of(writer: object, topics: int) -> TopicTracking:
     return TopicTracking(view, writer, enabled=True, allow_reset=True)  # type: ignore[arg-type]
 
 
-async def test_a_reset_answers_only_once_every_tombstone_is_acknowledged() -> None:
+async def test_a_reset_answers_at_once_and_its_tombstones_are_written_in_the_background() -> None:
+    """Issues 3 and 4: the reset answers as the worker does (its 202 once the tombstones are handed to
+    the producer); they are pending until acknowledged, then written, all pipelined."""
     producer = FakeProducer()
     acknowledge = asyncio.Event()
     for record in tombstones(100):
         producer.script(key_of(record), Gate(opened=acknowledge))
     async with make_writer(producer) as writer:
-        resetting = asyncio.create_task(tracking_of(writer, 100).reset(CONNECTOR))
-        await until(lambda: len(producer.attempts) == 100)
-        await asyncio.sleep(0.01)
-        assert not resetting.done()
+        outcome = tracking_of(writer, 100).reset(CONNECTOR)
+        assert len(outcome.topics) == 100
+        await until(lambda: len(producer.attempts) == 100)  # all handed on before any acknowledgement
+        assert len(writer.snapshot().pending) == 100
         acknowledge.set()
-        outcome = await resetting
-    assert len(outcome.topics) == 100 and len(producer.written) == 100
+        assert await writer.flush(5.0)
+    assert len(producer.written) == 100 and writer.snapshot().pending == []
 
 
-async def test_a_broker_error_mid_reset_is_an_error_in_connects_shape_not_a_202() -> None:
+async def test_a_broker_error_mid_reset_is_listed_as_failed() -> None:
     producer = FakeProducer()
     producer.script(key_of(tombstones(100)[57]), TopicAuthorizationFailedError())
     async with make_writer(producer) as writer:
-        with pytest.raises(OperationFailed) as caught:
-            await tracking_of(writer, 100).reset(CONNECTOR)
-    message = str(caught.value)
-    assert message.startswith(f"Failed to reset the active topics of connector {CONNECTOR}: ")
-    assert "status-topic-t0057:connector-sink" in message and "TopicAuthorizationFailedError" in message
+        tracking_of(writer, 100).reset(CONNECTOR)
+        assert await writer.flush(5.0)
+        failed = writer.snapshot().failed
+    assert [row.key for row in failed] == ["status-topic-t0057:connector-sink"]
+    assert "TopicAuthorizationFailedError" in (failed[0].last_error or "")
+    assert len(producer.written) == 99
+
+
+async def test_a_reset_with_the_writer_stopped_is_an_error_in_connects_shape() -> None:
+    async with make_writer(FakeProducer()) as writer:
+        pass
+    with pytest.raises(OperationFailed) as caught:
+        tracking_of(writer, 3).reset(CONNECTOR)
+    assert str(caught.value).startswith(f"Failed to reset the active topics of connector {CONNECTOR}: ")
