@@ -4,8 +4,8 @@ emulated``, the path of a worker without it: the sidecar writes the tombstones, 
 
 A FileStreamSource connector has written one record to its topic (so the worker reported it), and 2,000
 more topic-status records of the connector are in the status topic, as a worker writes them. After the
-reset (202, at once, as the worker answers) the worker and the view list none. The connector keeps running, and a new line
-in its file makes the worker report its topic again, which both then list."""
+reset (202, at once, as the worker answers) the worker and the view list none. The connector keeps
+running, and a new line in its file makes the worker report its topic again, which both then list."""
 
 from __future__ import annotations
 
