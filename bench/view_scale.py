@@ -217,7 +217,10 @@ async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict
     """A connector status record written to the status topic, then polled for on the worker and on the
     sidecar at once: seconds from the write until each answers with it."""
     name = "bench-connector-00002"
-    seen: dict[str, list[float]] = {"native": [], "sidecar": []}
+    sides = {"native": cluster.worker.url, "sidecar": cluster.sidecar.url}
+    if cluster.before is not None:
+        sides["before"] = cluster.before.url
+    seen: dict[str, list[float]] = {side: [] for side in sides}
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
     await producer.start()
     try:
@@ -237,10 +240,7 @@ async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict
                 started = time.perf_counter()
                 await producer.send_and_wait(cluster.topics["status"], key=key, value=value)
                 path = f"/connectors/{name}/status"
-                await asyncio.gather(
-                    poll("native", cluster.worker.url + path, worker_id, started),
-                    poll("sidecar", cluster.sidecar.url + path, worker_id, started),
-                )
+                await asyncio.gather(*(poll(side, url + path, worker_id, started) for side, url in sides.items()))
     finally:
         await producer.stop()
     return seen
@@ -272,6 +272,33 @@ def run(
     print(f"view: a worker of its own with {connectors:,} connectors ...", file=sys.stderr, flush=True)
     with bench_cluster(bootstrap, connectors, tasks, topics) as cluster:
         return measure(bootstrap, cluster, seconds, freshness_samples)
+
+
+def measure_freshness(bootstrap: str, cluster: BenchCluster, samples: int) -> dict[str, Any]:
+    """Section 3 alone (``make bench ARGS="--sections 3"``): freshness, p50 and p99, with nothing before it."""
+    urls = [cluster.worker.url, cluster.sidecar.url] + ([cluster.before.url] if cluster.before else [])
+    asyncio.run(wait_ready_listing(urls, cluster.connectors))
+    print("  freshness ...", file=sys.stderr, flush=True)
+    fresh = asyncio.run(freshness(cluster, bootstrap, samples))
+    before = fresh.get("before")
+    rows = [
+        row(
+            f"freshness p{int(q * 100)}",
+            pct(fresh["native"], q),
+            pct(fresh["sidecar"], q),
+            "ms",
+            target,
+            pct(before, q) if before else None,
+        )
+        for q, target in ((0.5, ""), (0.9, ""), (0.99, "< 50 ms"))
+        if fresh["native"] and fresh["sidecar"]
+    ]
+    rows.append(row("sidecar RSS after freshness", None, rss_mib(cluster.sidecar.pid), "MiB", "< 300 MiB"))
+    return {
+        "connectors": cluster.connectors,
+        "freshness_samples": {k: [round(s * 1000, 2) for s in v] for k, v in fresh.items()},
+        "rows": rows,
+    }
 
 
 def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_samples: int) -> dict[str, Any]:

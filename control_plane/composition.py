@@ -34,6 +34,7 @@ from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
 from .domain.topic_creation import TopicCreation
 from .domain.topics import TopicTracking
+from .heap import HeapFreezer
 from .kafka_config import client_kwargs
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
@@ -262,6 +263,8 @@ async def running(
         for part in (access.audit.sink, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)
+        if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)
+            await _start(started, HeapFreezer(view.wait_ready))
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
 
 
