@@ -169,6 +169,8 @@ async def running(
 
         config_topic = settings.config_storage_topic
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
+        if config_log is not None:
+            started.push_async_callback(config_log.stop)
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
         path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
