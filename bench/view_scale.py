@@ -245,7 +245,8 @@ async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict
                 await producer.send_and_wait(cluster.topics["status"], key=key, value=value)
                 acked = time.perf_counter()
                 path = f"/connectors/{name}/status"
-                await asyncio.gather(*(poll(side, base + path, worker_id, started, acked) for side, base in sides.items()))
+                polls = (poll(side, base + path, worker_id, started, acked) for side, base in sides.items())
+                await asyncio.gather(*polls)
     finally:
         await producer.stop()
     return seen
