@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import Access
@@ -126,7 +125,8 @@ async def enforce(admitted: Admitted, scope: Scope, send: Send, app: ASGIApp) ->
 async def _principal(access: Access, scope: Scope) -> Principal | None:
     if access.credentials is None:
         return ANONYMOUS_ADMIN
-    return await access.credentials.authenticate(Headers(scope=scope).get("authorization"))
+    authorization = next((value for name, value in scope["headers"] if name == b"authorization"), None)
+    return await access.credentials.authenticate(None if authorization is None else authorization.decode("latin-1"))
 
 
 async def _refusal(
