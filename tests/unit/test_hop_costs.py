@@ -73,6 +73,14 @@ class CountingProducer:
         self.stopped = True
 
 
+def stopped(producer: CountingProducer) -> bool:
+    return producer.stopped  # read anew each time (mypy would narrow the attribute)
+
+
+def frozen(freezer: HeapFreezer) -> bool:
+    return freezer.frozen
+
+
 async def test_the_config_writer_keeps_its_producer_and_drops_it_after_a_failure() -> None:
     made: list[CountingProducer] = []
 
@@ -84,15 +92,15 @@ async def test_the_config_writer_keeps_its_producer_and_drops_it_after_a_failure
     records = (TaskCommit("c", 0), TargetState.of("c", "STOPPED"))
     await writer.write(records)
     await writer.write(records)
-    assert len(made) == 1 and made[0].sent == 4 and not made[0].stopped
+    assert len(made) == 1 and made[0].sent == 4 and not stopped(made[0])
     made[0].fail = True
     with pytest.raises(ConfigWriteFailed):
         await writer.write(records)
-    assert made[0].stopped  # dropped
+    assert stopped(made[0])  # dropped
     await writer.write(records)
     assert len(made) == 2 and made[1].sent == 2
     await writer.stop()
-    assert made[1].stopped
+    assert stopped(made[1])
 
 
 async def test_the_heap_is_frozen_once_the_view_is_ready_and_thawed_at_stop() -> None:
@@ -101,13 +109,13 @@ async def test_the_heap_is_frozen_once_the_view_is_ready_and_thawed_at_stop() ->
     await freezer.start()
     try:
         await asyncio.sleep(0)
-        assert not freezer.frozen
+        assert not frozen(freezer)
         ready.set()
         for _ in range(100):
-            if freezer.frozen:
+            if frozen(freezer):
                 break
             await asyncio.sleep(0.01)
-        assert freezer.frozen and gc.get_freeze_count() > 0
+        assert frozen(freezer) and gc.get_freeze_count() > 0
     finally:
         await freezer.stop()
     assert gc.get_freeze_count() == 0
