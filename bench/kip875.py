@@ -20,7 +20,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
+from bench.common import WORK, code_of, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -81,17 +81,22 @@ def calls(client: httpx.Client, name: str, lines: Path, samples: int, pid: int |
     return out
 
 
-def run(env: dict[str, str], samples: int, gap_s: float = 0.7) -> dict[str, Any]:
-    """Section 5 of the suite."""
+def run(env: dict[str, str], samples: int, gap_s: float = 0.7, before_code: Path | None = None) -> dict[str, Any]:
+    """Section 5 of the suite. ``before_code``: a sidecar of the code before a change, measured the same way."""
     WORK.mkdir(parents=True, exist_ok=True)
     tag = uuid.uuid4().hex[:6]
     lines = WORK / f"kip875-{tag}.txt"
     lines.write_text("".join(f"line {i}\n" for i in range(10)))
     sidecar = start_sidecar(f"sidecar-kip875-{tag}", env["CONNECT_PROPERTIES_OLD"])
+    before = None
+    if before_code is not None:
+        before = start_sidecar(f"sidecar-kip875-before-{tag}", env["CONNECT_PROPERTIES_OLD"], code=before_code)
     sides = {
         "native": (env["CONNECT_URL"], env["CONNECT_URL"], None),
         "sidecar": (sidecar.url, env["CONNECT_URL_OLD"], sidecar.pid),
     }
+    if before is not None:
+        sides["before"] = (before.url, env["CONNECT_URL_OLD"], before.pid)
     results: dict[str, Any] = {}
     try:
         for side, (base, worker, pid) in sides.items():
@@ -117,11 +122,14 @@ def run(env: dict[str, str], samples: int, gap_s: float = 0.7) -> dict[str, Any]
                     w.delete(f"/connectors/{name}")
     finally:
         sidecar.stop()
+        if before is not None:
+            before.stop()
     rows = []
     for what in ("stop", "offsets read", "alter", "reset", "404"):
         native, emulated = results["native"][what], results["sidecar"][what]
-        rows.append(row(f"{what}, p50", native["p50_ms"], emulated["p50_ms"], "ms", "<= 50 ms"))
-        rows.append(row(f"{what}, p99", native["p99_ms"], emulated["p99_ms"], "ms"))
+        old = results.get("before", {}).get(what, {})
+        rows.append(row(f"{what}, p50", native["p50_ms"], emulated["p50_ms"], "ms", "<= 50 ms", old.get("p50_ms")))
+        rows.append(row(f"{what}, p99", native["p99_ms"], emulated["p99_ms"], "ms", "", old.get("p99_ms")))
     cpus = [r["cpu_ms_per_call"] for k, r in results["sidecar"].items() if k != "first stop"]
     rows.append(row("sidecar CPU per emulated call (mean, 10 ms ticks)", None, sum(cpus) / len(cpus), "ms"))
     rows.append(
@@ -139,10 +147,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", type=int, default=20, help="calls of each kind")
     parser.add_argument("--gap", type=float, default=0.7, help="seconds between two calls")
+    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code (before/after)")
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.samples, args.gap)
+    results = run(read_env(), args.samples, args.gap, code_of(args.before) if args.before else None)
     print_table("KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", results["rows"])
     print(f"results: {save(results, 'kip875')}")
     return 0

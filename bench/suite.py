@@ -32,10 +32,14 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
-    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
+    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2, 3, 5)")
     parser.add_argument(
-        "--sections", default="1,2,5,6", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875, 6 topics reset"
+        "--sections",
+        default="1,2,5,6",
+        help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 5 KIP-875, 6 topics reset",
     )
+    parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
+    parser.add_argument("--freshness-samples", type=int, help="samples of section 3 alone (default 200)")
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
@@ -45,7 +49,7 @@ def main() -> int:
     sections = set(args.sections.split(","))
     results: dict[str, Any] = {"quick": args.quick, "seconds": seconds}
     tables: list[tuple[str, list[dict[str, Any]]]] = []
-    if sections & {"1", "2", "6"}:
+    if sections & {"1", "2", "3", "6"}:
         before_code = code_of(args.before) if args.before else None
         results["before"] = args.before
         with view_scale.bench_cluster(env["KAFKA_BOOTSTRAP"], connectors, before_code=before_code) as cluster:
@@ -62,6 +66,12 @@ def main() -> int:
                 view = view_scale.measure(env["KAFKA_BOOTSTRAP"], cluster, seconds, 20 if args.quick else 50)
                 results["view"] = view
                 tables.append((f"2-4. view versus the worker, {connectors:,} connectors", view["rows"]))
+            elif "3" in sections:
+                print("3. freshness ...", file=sys.stderr, flush=True)
+                samples = args.freshness_samples or (20 if args.quick else 200)
+                fresh = view_scale.measure_freshness(env["KAFKA_BOOTSTRAP"], cluster, samples)
+                results["freshness"] = fresh
+                tables.append((f"3. freshness, {connectors:,} connectors", fresh["rows"]))
             if "6" in sections:
                 print("6. topics reset ...", file=sys.stderr, flush=True)
                 try:
@@ -75,7 +85,9 @@ def main() -> int:
     if "5" in sections:
         print("5. KIP-875 ...", file=sys.stderr, flush=True)
         try:
-            emulated = kip875.run(env, 8 if args.quick else 20, 0.3 if args.quick else 0.7)
+            before_code = code_of(args.before) if args.before else None
+            samples = args.kip875_samples or (8 if args.quick else 20)
+            emulated = kip875.run(env, samples, 0.3 if args.quick else 0.7, before_code)
         except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
             results["kip875"] = {"error": str(err)}
             print(f"5. KIP-875 failed: {err}", file=sys.stderr, flush=True)

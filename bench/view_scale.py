@@ -215,20 +215,27 @@ def view_reads(cluster: BenchCluster, seconds: float) -> dict[str, Any]:
 
 async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict[str, list[float]]:
     """A connector status record written to the status topic, then polled for on the worker and on the
-    sidecar at once: seconds from the write until each answers with it."""
+    sidecar at once: seconds from the write (the producer's send) until each answers with it; under
+    ``<side>.acked``, from the broker's acknowledgement of the write (the polls start then), which leaves
+    out the produce request's own time, the same for every side."""
     name = "bench-connector-00002"
-    seen: dict[str, list[float]] = {"native": [], "sidecar": []}
+    sides = {"native": cluster.worker.url, "sidecar": cluster.sidecar.url}
+    if cluster.before is not None:
+        sides["before"] = cluster.before.url
+    seen: dict[str, list[float]] = {key: [] for side in sides for key in (side, f"{side}.acked")}
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all")
     await producer.start()
     try:
         async with aiohttp.ClientSession() as session:
 
-            async def poll(who: str, url: str, marker: str, started: float) -> None:
+            async def poll(who: str, url: str, marker: str, started: float, acked: float) -> None:
                 deadline = started + 10
                 while time.perf_counter() < deadline:
                     async with session.get(url) as r:
                         if marker in (await r.text()):
-                            seen[who].append(time.perf_counter() - started)
+                            now = time.perf_counter()
+                            seen[who].append(now - started)
+                            seen[f"{who}.acked"].append(now - acked)
                             return
 
             for i in range(samples):
@@ -236,11 +243,10 @@ async def freshness(cluster: BenchCluster, bootstrap: str, samples: int) -> dict
                 key, value = encode_status(ConnectorStatus(name, "RUNNING", None, worker_id, 1000 + i))
                 started = time.perf_counter()
                 await producer.send_and_wait(cluster.topics["status"], key=key, value=value)
+                acked = time.perf_counter()
                 path = f"/connectors/{name}/status"
-                await asyncio.gather(
-                    poll("native", cluster.worker.url + path, worker_id, started),
-                    poll("sidecar", cluster.sidecar.url + path, worker_id, started),
-                )
+                polls = (poll(side, base + path, worker_id, started, acked) for side, base in sides.items())
+                await asyncio.gather(*polls)
     finally:
         await producer.stop()
     return seen
@@ -272,6 +278,36 @@ def run(
     print(f"view: a worker of its own with {connectors:,} connectors ...", file=sys.stderr, flush=True)
     with bench_cluster(bootstrap, connectors, tasks, topics) as cluster:
         return measure(bootstrap, cluster, seconds, freshness_samples)
+
+
+def measure_freshness(bootstrap: str, cluster: BenchCluster, samples: int) -> dict[str, Any]:
+    """Section 3 alone (``make bench ARGS="--sections 3"``): freshness, p50 and p99, with nothing before it."""
+    urls = [cluster.worker.url, cluster.sidecar.url] + ([cluster.before.url] if cluster.before else [])
+    asyncio.run(wait_ready_listing(urls, cluster.connectors))
+    print("  freshness ...", file=sys.stderr, flush=True)
+    fresh = asyncio.run(freshness(cluster, bootstrap, samples))
+    rows = []
+    for suffix, what in (("", "from the write"), (".acked", "from its acknowledgement")):
+        before = fresh.get(f"before{suffix}")
+        native, sidecar = fresh[f"native{suffix}"], fresh[f"sidecar{suffix}"]
+        rows += [
+            row(
+                f"freshness p{int(q * 100)}, {what}",
+                pct(native, q),
+                pct(sidecar, q),
+                "ms",
+                target,
+                pct(before, q) if before else None,
+            )
+            for q, target in ((0.5, ""), (0.9, ""), (0.99, "< 50 ms"))
+            if native and sidecar
+        ]
+    rows.append(row("sidecar RSS after freshness", None, rss_mib(cluster.sidecar.pid), "MiB", "< 300 MiB"))
+    return {
+        "connectors": cluster.connectors,
+        "freshness_samples": {k: [round(s * 1000, 2) for s in v] for k, v in fresh.items()},
+        "rows": rows,
+    }
 
 
 def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_samples: int) -> dict[str, Any]:

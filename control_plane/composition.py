@@ -34,6 +34,7 @@ from .domain.stop import ConnectorStopper
 from .domain.task_shutdown import TaskShutdown
 from .domain.topic_creation import TopicCreation
 from .domain.topics import TopicTracking
+from .heap import HeapFreezer
 from .kafka_config import client_kwargs
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
@@ -168,6 +169,8 @@ async def running(
 
         config_topic = settings.config_storage_topic
         config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
+        if config_log is not None:
+            started.push_async_callback(config_log.stop)
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
         path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
@@ -262,6 +265,8 @@ async def running(
         for part in (access.audit.sink, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)
+        if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)
+            await _start(started, HeapFreezer(view.wait_ready))
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
 
 

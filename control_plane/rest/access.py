@@ -17,10 +17,10 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..access import Access
@@ -40,28 +40,62 @@ def _raw_path(scope: Scope) -> bytes:
     return bytes(raw).split(b"?", 1)[0] if raw else str(scope["path"]).encode()
 
 
-async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
-    """Admit, refuse or rewrite one HTTP request, and audit it (see the module's docstring)."""
+@dataclass(slots=True)
+class Admitted:
+    """What ``admit`` decided about a request that does not simply go on: its refusal, or the rewrite of
+    its answer, or its audit (with the body as the app reads it)."""
+
+    runtime: Runtime
+    classified: Classified
+    principal: Principal | None
+    refusal: tuple[int, str] | None
+    receive: Receive
+    body: _Captured | None
+    started: float
+
+
+async def admit(slot: RuntimeSlot, scope: Scope, receive: Receive) -> Admitted | None:
+    """The first half of ``guard``: None when the request goes on unchanged (nothing to refuse, rewrite or
+    audit: the servers' short path then forwards it directly), else what ``enforce`` needs."""
     runtime = slot.runtime
     if runtime is None:  # outside the lifespan nothing but /healthz answers (500 otherwise)
-        await app(scope, receive, send)
-        return
+        return None
     access, method = runtime.access, scope["method"]
     if access.credentials is None and method in _READ_ONLY:  # off: a read is an anonymous admin's, unaudited
-        await app(scope, receive, send)
-        return
+        return None
     started = time.perf_counter()
     classified = classify(method, _raw_path(scope))
     audited = method not in _READ_ONLY
     principal = await _principal(access, scope)
     body = _Captured(receive) if audited else None
-    receive = body.receive if body is not None else receive
+    going_on = body.receive if body is not None else receive
     refusal: tuple[int, str] | None = None
     if classified.action is not Action.PROBE:
         if principal is None:
             refusal = (401, NOT_AUTHENTICATED)
         else:
-            refusal, receive = await _refusal(principal, classified, method, _raw_path(scope), receive)
+            refusal, going_on = await _refusal(principal, classified, method, _raw_path(scope), going_on)
+    who = principal or Principal("anonymous", Role.VIEWER)
+    if refusal is None and body is None and going_on is receive and _transform(who, classified, access) is None:
+        return None
+    return Admitted(runtime, classified, principal, refusal, going_on, body, started)
+
+
+async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+    """Admit, refuse or rewrite one HTTP request, and audit it (see the module's docstring)."""
+    admitted = await admit(slot, scope, receive)
+    if admitted is None:
+        await app(scope, receive, send)
+    else:
+        await enforce(admitted, scope, send, app)
+
+
+async def enforce(admitted: Admitted, scope: Scope, send: Send, app: ASGIApp) -> None:
+    """The second half of ``guard``: the refusal sent, or the request passed on to ``app`` with its answer
+    rewritten where needed; audited when it changes something."""
+    runtime, classified, principal = admitted.runtime, admitted.classified, admitted.principal
+    refusal, receive, started = admitted.refusal, admitted.receive, admitted.started
+    access, method = runtime.access, scope["method"]
     status = 500
     try:
         if refusal is not None:
@@ -84,14 +118,15 @@ async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, a
 
         await app(scope, receive, observed)
     finally:
-        if audited:
-            _audit(runtime, scope, principal, classified, status, started, body, refused=refusal is not None)
+        if admitted.body is not None:
+            _audit(runtime, scope, principal, classified, status, started, admitted.body, refused=refusal is not None)
 
 
 async def _principal(access: Access, scope: Scope) -> Principal | None:
     if access.credentials is None:
         return ANONYMOUS_ADMIN
-    return await access.credentials.authenticate(Headers(scope=scope).get("authorization"))
+    authorization = next((value for name, value in scope["headers"] if name == b"authorization"), None)
+    return await access.credentials.authenticate(None if authorization is None else authorization.decode("latin-1"))
 
 
 async def _refusal(
@@ -250,4 +285,4 @@ def _audit(
 
 Guard = Callable[[RuntimeSlot, Scope, Receive, Send, ASGIApp], Awaitable[None]]
 
-__all__ = ["NOT_AUTHENTICATED", "Guard", "guard"]
+__all__ = ["NOT_AUTHENTICATED", "Admitted", "Guard", "admit", "enforce", "guard"]

@@ -17,6 +17,7 @@ cli's server the short path runs below ASGI (``rest.server.SidecarProtocol`` cal
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from dataclasses import dataclass
@@ -28,11 +29,12 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
-from .access import guard
+from ..upstream import REQUEST_DEADLINE
+from .access import Admitted, admit, enforce, guard
 from .admission import Admission, Arrival, Denied, framed
 from .errors import EXCEPTION_HANDLERS
 from .jaxrs import JerseyRoute
-from .limits import RequestLimits
+from .limits import DEADLINE, SHUTTING_DOWN, RequestLimits, refusal
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
@@ -128,9 +130,40 @@ class SidecarApp(Starlette):
             await self._admit(scope, receive, send)
 
     async def serve_collected(self, scope: Scope, receive: Receive) -> tuple[Reply | None, BaseException | None]:
-        """``__call__`` for an HTTP request served below ASGI (``rest.server``): the same chain (limits,
-        admission, access control, the path), the answer collected rather than sent. The answer (None when
-        none had begun) and the error raised after it, if any (the server logs it, or sends a 500)."""
+        """``__call__`` for a request the server found passes through (``rest.server``): the same chain
+        (limits, admission, access control, the forward), with the answer collected rather than sent. The
+        answer (None when none had begun) and the error raised after it, if any (the server logs it, or sends
+        a 500). A request that goes on unchanged (no refusal, no rewrite, no audit: every read with access
+        control off) is forwarded without any ASGI message or wrapper."""
+        limits = self._limits
+        token = None
+        if limits is not None:  # rest.limits, as RequestLimits.__call__
+            refused, receive = limits.enter(scope, receive)
+            if refused is not None:
+                return Reply(refused[0], *refusal(*refused)), None
+            token = REQUEST_DEADLINE.set(scope[DEADLINE])
+        try:
+            denied = None if self.admission.admits_everything else self.admission.admit(arrival_of(scope))
+            if denied is not None:
+                self.observe(scope, denied.status, 0.0)
+                return Reply(denied.status, framed(denied), denied.body), None
+            admitted = await admit(self._slot, scope, receive)
+            if admitted is None:
+                reply = await self.pass_through(scope, receive)
+                return reply, reply.error
+            return await self._collected(admitted, scope)
+        except asyncio.CancelledError as exc:  # the server's grace period at shutdown ended (cli._serve)
+            if limits is None:
+                return None, exc
+            return Reply(503, *refusal(503, SHUTTING_DOWN)), exc
+        except BaseException as exc:  # noqa: BLE001 - handed to the server, as uvicorn
+            return None, exc
+        finally:
+            if token is not None:
+                REQUEST_DEADLINE.reset(token)
+
+    async def _collected(self, admitted: Admitted, scope: Scope) -> tuple[Reply | None, BaseException | None]:
+        """``access.enforce`` (a refusal, a rewritten answer, an audited request) with the answer collected."""
         status: int | None = None
         headers: Headers = []
         chunks: list[bytes] = []
@@ -144,7 +177,9 @@ class SidecarApp(Starlette):
 
         error: BaseException | None = None
         try:
-            await self(scope, receive, collect)
+            await enforce(admitted, scope, collect, self._pass_through)
+        except asyncio.CancelledError:
+            raise
         except BaseException as exc:  # noqa: BLE001 - handed to the server with the answer begun, as uvicorn
             error = exc
         if status is None:

@@ -41,19 +41,27 @@ class RequestLimits:
     max_body_bytes: int
     budget_s: float
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
-        """Refuse what is over a limit, else call ``app`` with the deadline in the scope and the body counted."""
+    def enter(self, scope: Scope, receive: Receive) -> tuple[tuple[int, str] | None, Receive]:
+        """The refusal (status, message) of a request over a limit, else None with the ``receive`` to read
+        its body with (counted) and its deadline put into the scope (``DEADLINE``). No await: the servers'
+        short path (``dispatch.SidecarApp.serve_collected``) and ``__call__`` share it."""
         size, declared, chunked = _head(scope)
         if self.max_header_bytes and size > self.max_header_bytes:
-            await _refuse(send, 431, f"Request header fields are larger than {self.max_header_bytes} bytes")
-            return
+            return (431, f"Request header fields are larger than {self.max_header_bytes} bytes"), receive
         if self.max_body_bytes and (declared or chunked):  # otherwise HTTP/1.1 framing says: no body
             if declared is not None and declared > self.max_body_bytes:
-                await _refuse(send, 413, body_message(self.max_body_bytes))
-                return
+                return (413, body_message(self.max_body_bytes)), receive
             receive = _Counted(receive, self.max_body_bytes)
-        scope[DEADLINE] = deadline = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
-        token = REQUEST_DEADLINE.set(deadline)  # for the requests to workers the sidecar composes for this one
+        scope[DEADLINE] = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
+        return None, receive
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
+        """Refuse what is over a limit, else call ``app`` with the deadline in the scope and the body counted."""
+        refused, receive = self.enter(scope, receive)
+        if refused is not None:
+            await _refuse(send, *refused)
+            return
+        token = REQUEST_DEADLINE.set(scope[DEADLINE])  # for the requests to workers the sidecar composes for it
         try:
             await app(scope, receive, send)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
         except asyncio.CancelledError:  # the server's grace period at shutdown ended (cli._serve)
@@ -115,9 +123,14 @@ def _head(scope: Scope) -> tuple[int, int | None, bool]:
     return size + 4 * len(headers), declared, chunked
 
 
-async def _refuse(send: Send, status: int, message: str) -> None:
+def refusal(status: int, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The headers and body of a refusal in Connect's error shape."""
     body = orjson.dumps({"error_code": status, "message": message})
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
+
+
+async def _refuse(send: Send, status: int, message: str) -> None:
+    headers, body = refusal(status, message)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -128,4 +141,4 @@ def deadline(scope: Scope) -> float | None:
     return value if isinstance(value, float) else None
 
 
-__all__ = ["DEADLINE", "BodyTooLarge", "RequestLimits", "deadline", "head_size"]
+__all__ = ["DEADLINE", "SHUTTING_DOWN", "BodyTooLarge", "RequestLimits", "deadline", "head_size", "refusal"]

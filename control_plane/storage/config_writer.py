@@ -3,8 +3,11 @@
 Records go out one at a time, in the order given, each acknowledged by the brokers (``acks=all``)
 before the next is sent: a failure leaves exactly the records before it written, and ``ConfigWriteFailed``
 says which. The config topic has one partition (KafkaConfigBackingStore requires it), so the order
-written is the order every worker reads. One producer per call (the record producer seam of
-``record_producer``), stopped after it; each record is bounded by twice the request timeout.
+written is the order every worker reads. One producer (the record producer seam of ``record_producer``)
+made on the first write and kept, as Connect's KafkaBasedLog keeps its own: a producer per call paid a
+bootstrap, a metadata request and a connection to the leader each time, the most of an emulated stop's
+time and its slow tail; after a failed write it is dropped and the next write makes a new one. Each
+record is bounded by twice the request timeout.
 Consistency: acknowledged means on the brokers, not yet read by anyone: the caller reads the topic
 back (the view's ``read_to_end``) to confirm.
 """
@@ -43,14 +46,30 @@ class ConfigWriter:
         self.topic = topic
         self._producer_factory = producer_factory
         self.attempt_timeout_s = attempt_timeout_s
+        self._producer: RecordProducer | None = None
+
+    async def _started(self) -> RecordProducer:
+        if self._producer is None:
+            producer = self._producer_factory()
+            await producer.start()
+            self._producer = producer
+        return self._producer
+
+    async def _drop(self) -> None:
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.stop()
+
+    async def stop(self) -> None:
+        """At shutdown: the kept producer flushed and closed."""
+        await self._drop()
 
     async def write(self, records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None:
         """Write ``records`` (a tombstone: a null value) in order; raises ConfigWriteFailed at the first
-        that fails."""
-        producer = self._producer_factory()
+        that fails (the producer is then dropped: the next write starts a new one)."""
         written: list[ConfigRecord | Tombstone[ConfigKey]] = []
         try:
-            await producer.start()
+            producer = await self._started()
             for record in records:
                 key, value = encode_config(record)
                 try:
@@ -62,8 +81,9 @@ class ConfigWriter:
                     raise ConfigWriteFailed(written, record, exc) from exc
                 log.info("config record written", topic=self.topic, key=key_text(key))
                 written.append(record)
-        finally:
-            await producer.stop()
+        except BaseException:
+            await self._drop()
+            raise
 
 
 __all__ = ["ConfigWriteFailed", "ConfigWriter"]

@@ -38,7 +38,7 @@ from .errors import (
     classify,
 )
 from .transport import RAW_TARGET, PassThroughTransport
-from .wire import Limits
+from .wire import Limits, Slots
 
 log = structlog.get_logger(__name__)
 
@@ -222,7 +222,7 @@ class ConnectUpstream:
         self.observer = observer
         self._pool_timeout_s = pool_timeout_s
         self._max_concurrent = max_concurrent_requests
-        self._slots = asyncio.Semaphore(max_concurrent_requests) if max_concurrent_requests else None
+        self._slots = Slots(max_concurrent_requests) if max_concurrent_requests else None
         self._probe_timeout_s = probe_timeout_s
 
     async def aclose(self) -> None:
@@ -265,7 +265,12 @@ class ConnectUpstream:
         return UpstreamResponse(response.status_code, headers, body, worker, framing=framing)
 
     async def _send_lean(
-        self, transport: PassThroughTransport, worker: str, request: UpstreamRequest, limits: Limits | None = None
+        self,
+        transport: PassThroughTransport,
+        worker: str,
+        request: UpstreamRequest,
+        limits: Limits | None = None,
+        read_s: float | None = None,
     ) -> UpstreamResponse:
         """What ``_send_once`` does through httpx, without httpx's objects: the same target (byte for
         byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
@@ -290,7 +295,7 @@ class ConnectUpstream:
             head.append(b"\r\n")
             wire_request = b"".join(head) + request.body
             status, raw_headers, body = await transport.wire.exchange(
-                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", limits or self._limits
+                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", limits or self._limits, read_s
             )
         else:
             try:
@@ -320,7 +325,7 @@ class ConnectUpstream:
             if left <= 0:
                 raise UpstreamTimeout(worker, "no time left")
             if worker in self._plain_http and isinstance(self._transport, PassThroughTransport):
-                return await self._send_lean(self._transport, worker, request, self._limits.within(left))
+                return await self._send_lean(self._transport, worker, request, self._limits.within(left), left)
             async with asyncio.timeout_at(deadline):
                 return await self._send_once(worker, request)
         except (TimeoutError, UpstreamTimeout, WorkerUnreachable) as err:
@@ -356,16 +361,14 @@ class ConnectUpstream:
             request = dataclasses.replace(request, deadline=deadline)  # one the sidecar composed for a client's
         if self._slots is None:
             return await self._forward(request)
-        if self._slots.locked():  # every slot taken: wait for one, within the pool timeout and the budget
+        if not self._slots.take_now():  # every slot taken: wait for one, within the pool timeout and the budget
             loop = asyncio.get_running_loop()
             until = loop.time() + self._pool_timeout_s
             try:
                 async with asyncio.timeout_at(min(until, request.deadline or until)):
-                    await self._slots.acquire()
+                    await self._slots.take()
             except TimeoutError:
                 raise UpstreamOverloaded(self._max_concurrent) from None
-        else:
-            await self._slots.acquire()
         try:
             return await self._forward(request)
         finally:

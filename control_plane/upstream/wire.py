@@ -32,11 +32,53 @@ class Limits:
     pool_s: float
 
     def within(self, left_s: float) -> Limits:
-        """These limits, none longer than ``left_s`` (what is left of a request's budget)."""
-        if left_s >= max(self.connect_s, self.read_s, self.pool_s):
+        """These limits, none longer than ``left_s`` (what is left of a request's budget); the read timeout
+        as it is when only it is longer (``WirePool.exchange`` takes the shorter one as ``read_s``): no new
+        object for a request with a usual budget."""
+        if left_s >= max(self.connect_s, self.pool_s):
             return self
         left_s = max(left_s, 0.0)
         return Limits(min(self.connect_s, left_s), min(self.read_s, left_s), min(self.pool_s, left_s))
+
+
+class Slots:
+    """``asyncio.Semaphore`` for the hot path: a free slot is taken without a coroutine (``take_now``);
+    ``take`` waits for one, first come first served; ``release`` hands it to the first waiter."""
+
+    __slots__ = ("_free", "_waiters")
+
+    def __init__(self, count: int) -> None:
+        self._free = count
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def take_now(self) -> bool:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return True
+        return False
+
+    async def take(self) -> None:
+        if self.take_now():
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except BaseException:  # cancelled (a timeout): a slot handed over meanwhile goes to the next one
+            if waiter.done() and not waiter.cancelled():
+                self.release()
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
 
 class _Connection(asyncio.Protocol):
@@ -137,35 +179,43 @@ class WirePool:
     """Keep-alive connections per worker, at most ``max_connections`` in use at once (all workers)."""
 
     def __init__(self, max_connections: int, keepalive_s: float) -> None:
-        self._slots = asyncio.Semaphore(max_connections)
+        self._slots = Slots(max_connections)
         self._keepalive_s = keepalive_s
         self._idle: dict[tuple[str, int], deque[_Connection]] = {}
 
     async def exchange(
-        self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits
+        self,
+        worker: str,
+        host: str,
+        port: int,
+        request: bytes,
+        head_only: bool,
+        limits: Limits,
+        read_s: float | None = None,
     ) -> tuple[int, Headers, bytes]:
         """Send ``request`` (a whole HTTP/1.1 request, head and body) and return the answer's status,
-        raw headers and body. ``worker`` names the worker in errors."""
-        if self._slots.locked():  # every connection in use: wait for one, within the pool timeout
+        raw headers and body. ``worker`` names the worker in errors; ``read_s``: a read timeout shorter
+        than the limits' (what is left of the request's budget)."""
+        if not self._slots.take_now():  # every connection in use: wait for one, within the pool timeout
             try:
                 async with asyncio.timeout(limits.pool_s):
-                    await self._slots.acquire()
+                    await self._slots.take()
             except TimeoutError:
                 raise WorkerUnreachable(worker, "no free connection in the pool") from None
-        else:
-            await self._slots.acquire()  # at once
         try:
-            return await self._exchange(worker, host, port, request, head_only, limits)
+            return await self._exchange(worker, host, port, request, head_only, limits, read_s)
         finally:
             self._slots.release()
 
     async def _exchange(
-        self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits
+        self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits, read_s: float | None
     ) -> tuple[int, Headers, bytes]:
         conn = self._idle_connection((host, port)) or await self._connect(worker, host, port, limits)
         answer = conn.send(request, head_only)
         # the read timeout as one timer on the answer (cheaper than a timeout scope per request)
-        timer = asyncio.get_running_loop().call_later(limits.read_s, conn.time_out, limits.read_s)
+        if read_s is None or read_s > limits.read_s:
+            read_s = limits.read_s
+        timer = asyncio.get_running_loop().call_later(read_s, conn.time_out, read_s)
         try:
             status, headers, body = await answer
         except UpstreamError as err:
@@ -210,4 +260,4 @@ class WirePool:
         self._idle.clear()
 
 
-__all__ = ["Limits", "WirePool"]
+__all__ = ["Limits", "Slots", "WirePool"]

@@ -58,6 +58,11 @@ class MaterializedView:
     def ready(self) -> bool:
         return all(tail.caught_up.is_set() for tail in self.tails.values())
 
+    async def wait_ready(self) -> None:
+        """Until every tail has read up to the end offsets it saw at start (``ready``)."""
+        for tail in self.tails.values():
+            await tail.caught_up.wait()
+
     def progress(self) -> dict[str, dict[str, Any]]:
         return {
             name: {
