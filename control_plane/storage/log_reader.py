@@ -25,15 +25,17 @@ from .errors import ReadTimeout
 
 log = structlog.get_logger(__name__)
 
-# How long the broker holds a tail's fetch that finds nothing new (aiokafka's default: 500 ms). It answers
-# as soon as a record arrives on any partition the fetch names (one fetch in flight names them all), so a
-# longer wait costs no freshness; an idle tail wakes, and decodes an empty answer, 10 times less often.
-# A broker answers the requests of one connection in order: any other request on the tail's connection
-# waits behind a held fetch. The end offsets are therefore asked on a connection of their own, at start
-# too (``end_offsets``): asked on the tail's, a tail of an empty topic (or one read whole by its first
-# fetch) waited the full 5 s to catch up (measured: 5.0 s instead of 0.15 s), which is what made the view
-# lag the worker in tests/integration/test_view.py with this wait before.
-IDLE_FETCH_WAIT_MS = 5000
+# How long the broker holds a tail's fetch that finds nothing new: aiokafka's default, 500 ms. A broker
+# answers the requests of one connection in order, so any other request on the tail's connection waits
+# behind a held fetch; the end offsets are therefore asked on a connection of their own, at start too
+# (``end_offsets``; asked on the tail's, a tail of an empty topic waited the whole hold to catch up).
+# A longer hold (5 s) halved an idle sidecar's CPU but is not safe for freshness: once a partition's
+# records wait unconsumed for aiokafka's ``prefetch_backoff`` (100 ms; a busy loop), its fetcher sends a
+# fetch for the node's other partitions, and while the broker holds that one (they are idle) the
+# partition with records cannot be fetched again: its next record waits up to the hold
+# (``Fetcher._get_actions_per_node``: no fetch to a node with one in flight). Seen once as the view
+# lagging a 4.3.1 worker in tests/integration/test_view.py under load.
+IDLE_FETCH_WAIT_MS = 500
 
 
 @dataclass(frozen=True, slots=True)
