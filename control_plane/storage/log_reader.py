@@ -14,7 +14,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -26,6 +26,24 @@ from .errors import ReadTimeout
 log = structlog.get_logger(__name__)
 
 
+class Record(Protocol):
+    """What a tail hands on: the consumer's own record, not copied (a tail hands on a million of them
+    while it catches up), read-only. ``LogRecord`` is one too."""
+
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class LogRecord:
     topic: str
@@ -34,6 +52,11 @@ class LogRecord:
     timestamp: int  # ms since the epoch, as the broker stored it
     key: bytes | None
     value: bytes | None
+
+    @classmethod
+    def of(cls, record: Record) -> LogRecord:
+        """A record a tail handed on, kept (the tail's own may hold more than these fields)."""
+        return cls(record.topic, record.partition, record.offset, record.timestamp, record.key, record.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +70,7 @@ class TopicTail:
         self,
         topic: str,
         client_kwargs: dict[str, Any],
-        on_record: Callable[[LogRecord], None],
+        on_record: Callable[[Record], None],
         *,
         poll_timeout_ms: int = 500,
         max_records: int = 5000,
@@ -156,7 +179,7 @@ class TopicTail:
             for tp, records in batch.items():
                 for r in records:
                     try:
-                        on_record(LogRecord(r.topic, r.partition, r.offset, r.timestamp, r.key, r.value))
+                        on_record(r)
                     except Exception:
                         self.failed_records += 1
                         log.exception("applying a record failed", topic=r.topic, partition=r.partition, offset=r.offset)
@@ -258,7 +281,7 @@ class TopicReader:
 
     async def read_all(self, topic: str, timeout_s: float) -> list[LogRecord]:
         records: list[LogRecord] = []
-        tail = TopicTail(topic, self._kwargs, records.append)
+        tail = TopicTail(topic, self._kwargs, lambda record: records.append(LogRecord.of(record)))
         await tail.start()
         try:
             async with asyncio.timeout(timeout_s):

@@ -15,8 +15,8 @@ from typing import Any
 
 import structlog
 
-from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status
-from ..storage.log_reader import LogRecord, TailLag, TopicTail
+from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
+from ..storage.log_reader import Record, TailLag, TopicTail
 from .model import ClusterView
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
@@ -98,7 +98,7 @@ class MaterializedView:
         await self.tails[topic].read_to_end(timeout_s)
 
     # -- the callbacks of the tails ---------------------------------------------------------------
-    def _skip(self, topic: str, record: LogRecord, decoded: UnknownKey | Malformed) -> None:
+    def _skip(self, topic: str, record: Record, decoded: UnknownKey | Malformed) -> None:
         reason = "unknown_key" if isinstance(decoded, UnknownKey) else "malformed"
         self.skipped[(topic, reason)] += 1
         marker = (topic, record.key)
@@ -113,7 +113,7 @@ class MaterializedView:
                 reason=decoded.reason if isinstance(decoded, Malformed) else "unknown key",
             )
 
-    def _on_config(self, record: LogRecord) -> None:
+    def _on_config(self, record: Record) -> None:
         decoded = decode_config(record.key, record.value)
         if isinstance(decoded, UnknownKey | Malformed):
             self._skip("config", record, decoded)
@@ -121,7 +121,16 @@ class MaterializedView:
         self.state.apply_config(decoded, record.timestamp)
         self.applied["config"] += 1
 
-    def _on_status(self, record: LogRecord) -> None:
+    def _on_status(self, record: Record) -> None:
+        # most records of a status topic track topics (KIP-558): kept without building their objects
+        parts = decode_topic_status(record.key, record.value)
+        if parts is not None:
+            if len(parts) == 2:
+                self.state.remove_topic(parts[0], parts[1], record.timestamp)
+            else:
+                self.state.apply_topic(parts, record.timestamp)
+            self.applied["status"] += 1
+            return
         decoded = decode_status(record.key, record.value)
         if isinstance(decoded, UnknownKey | Malformed):
             self._skip("status", record, decoded)
@@ -129,7 +138,7 @@ class MaterializedView:
         self.state.apply_status(decoded, record.timestamp)
         self.applied["status"] += 1
 
-    def _on_offset(self, record: LogRecord) -> None:
+    def _on_offset(self, record: Record) -> None:
         decoded = decode_offset(record.key, record.value)
         if isinstance(decoded, Malformed) or record.key is None:
             self._skip("offsets", record, decoded if isinstance(decoded, Malformed) else Malformed("no key"))

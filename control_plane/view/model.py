@@ -15,6 +15,7 @@ Readers get immutable snapshots (tuples, frozen dataclasses, copies of maps).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from ..codecs import (
     TaskConfig,
     TaskStatus,
     Tombstone,
+    TopicParts,
     TopicStatus,
 )
 from ..codecs.config import ConfigKey, ConfigKind
@@ -88,8 +90,10 @@ class ClusterView:
     task_statuses: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
     # connector -> task -> the last record, an UNASSIGNED that 3.6+ ignores (a worker before 3.6 shows it)
     stale_unassigned: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
-    topics: dict[str, dict[str, TopicStatus]] = field(default_factory=dict)  # connector -> topic -> record
-    topic_users: dict[str, set[str]] = field(default_factory=dict)  # topic -> connectors (inverse index)
+    # connector -> topic -> the record: packed into one int (_pack_topic), or the TopicStatus itself when its
+    # value names another topic or connector (a million of them fit in a fraction of their objects' memory)
+    topics: dict[str, dict[str, int | TopicStatus]] = field(default_factory=dict)
+    topic_users: dict[str, str | set[str]] = field(default_factory=dict)  # topic -> its connector(s) (inverse index)
     offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
     plugin_types: dict[str, str] = field(default_factory=dict)  # connector class or alias -> source/sink
     # connector -> timestamp of the latest deletion of one of its task statuses (a task left the connector)
@@ -226,8 +230,52 @@ class ClusterView:
             self._forget_stale(record.connector, record.task)
             tasks[record.task] = record
         elif isinstance(record, TopicStatus):
-            self.topics.setdefault(record.connector, {})[record.topic] = record
-            self.topic_users.setdefault(record.topic, set()).add(record.connector)
+            self._put_topic(record.topic, record.connector, _pack_topic(record))
+
+    def apply_topic(self, parts: TopicParts, timestamp_ms: int = 0) -> None:
+        """``apply_status`` of a ``TopicStatus`` given as its fields (``codecs.decode_topic_status``): the
+        view's most frequent record, so ``_touch``, ``_pack_topic`` and ``_put_topic`` are inlined here."""
+        self.revision += 1
+        if self.last_record_timestamp_ms is None or timestamp_ms > self.last_record_timestamp_ms:
+            self.last_record_timestamp_ms = timestamp_ms
+        self.last_applied_at = time.time()
+        topic, connector, task, discovered, name, value_connector = parts
+        stored = (
+            discovered << 32 | (task & _TASK_BITS) if name is None and value_connector is None else TopicStatus(*parts)
+        )
+        connector = sys.intern(connector)
+        active = self.topics.get(connector)
+        if active is None:
+            active = self.topics[connector] = {}
+        active[topic] = stored
+        users = self.topic_users.get(topic)
+        if users is None:
+            self.topic_users[topic] = connector
+        elif users != connector:
+            self._add_topic_user(topic, connector, users)
+
+    def remove_topic(self, topic: str, connector: str, timestamp_ms: int = 0) -> None:
+        """``apply_status`` of a topic status tombstone, given as its key's topic and connector."""
+        self._touch(timestamp_ms)
+        self._remove_topic(connector, topic)
+
+    def _put_topic(self, topic: str, connector: str, stored: int | TopicStatus) -> None:
+        connector = sys.intern(connector)  # one string per connector, however many records name it
+        active = self.topics.get(connector)
+        if active is None:
+            active = self.topics[connector] = {}
+        active[topic] = stored
+        users = self.topic_users.get(topic)
+        if users is None:
+            self.topic_users[topic] = connector
+        elif users != connector:
+            self._add_topic_user(topic, connector, users)
+
+    def _add_topic_user(self, topic: str, connector: str, users: str | set[str]) -> None:
+        if isinstance(users, str):
+            self.topic_users[topic] = {users, connector}
+        else:
+            users.add(connector)
 
     def _last_task_record(self, connector: str, task: int) -> TaskStatus | None:
         """The last status record of a task the view read (a stale UNASSIGNED included), for the timeline."""
@@ -251,10 +299,16 @@ class ClusterView:
             if not active:
                 del self.topics[connector]
         users = self.topic_users.get(topic)
-        if users is not None:
-            users.discard(connector)
-            if not users:
+        if isinstance(users, str):
+            if users == connector:
                 del self.topic_users[topic]
+        elif users is not None:
+            users.discard(connector)
+            if len(users) <= 1:
+                if users:
+                    self.topic_users[topic] = users.pop()
+                else:
+                    del self.topic_users[topic]
 
     def apply_offset(self, record: object, key_bytes: bytes, timestamp_ms: int = 0) -> None:
         self._touch(timestamp_ms)
@@ -326,13 +380,13 @@ class ClusterView:
         return self.target_states.get(name) if name in self.connector_configs else None
 
     def active_topics(self, connector: str) -> tuple[ActiveTopic, ...]:
-        return tuple(
-            ActiveTopic(t.topic, t.connector, t.task, t.discover_timestamp)
-            for t in self.topics.get(connector, {}).values()
-        )
+        return tuple(_active_topic(topic, connector, stored) for topic, stored in self.topics.get(connector, {}).items())
 
     def topic_connectors(self, topic: str) -> tuple[str, ...]:
-        return tuple(sorted(self.topic_users.get(topic, ())))
+        users = self.topic_users.get(topic)
+        if users is None:
+            return ()
+        return (users,) if isinstance(users, str) else tuple(sorted(users))
 
     def source_offsets(self, connector: str) -> tuple[SourceOffset, ...]:
         return tuple(self.offsets.get(connector, {}).values())
@@ -350,6 +404,29 @@ class ClusterView:
             "active_topic_records": sum(len(t) for t in self.topics.values()),
             "source_offset_partitions": sum(len(p) for p in self.offsets.values()),
         }
+
+
+_TASK_BITS = 0xFFFFFFFF
+
+
+def _pack_topic(record: TopicStatus | TopicParts) -> int | TopicStatus:
+    """A topic status record as one int, ``discover_timestamp << 32 | task`` (both are Java ints: a long and
+    an int), when its value names its key's topic and connector (``name`` and ``value_connector`` None);
+    else the ``TopicStatus`` itself."""
+    if isinstance(record, TopicStatus):
+        if record.name is None and record.value_connector is None:
+            return record.discover_timestamp << 32 | (record.task & _TASK_BITS)
+        return record
+    if record[4] is None and record[5] is None:
+        return record[3] << 32 | (record[2] & _TASK_BITS)
+    return TopicStatus(*record)
+
+
+def _active_topic(topic: str, connector: str, stored: int | TopicStatus) -> ActiveTopic:
+    if isinstance(stored, TopicStatus):
+        return ActiveTopic(stored.topic, stored.connector, stored.task, stored.discover_timestamp)
+    task = stored & _TASK_BITS
+    return ActiveTopic(topic, connector, task - (1 << 32) if task & 0x80000000 else task, stored >> 32)
 
 
 def _entry(status: ConnectorStatus | TaskStatus) -> StateEntry:
