@@ -10,13 +10,13 @@ as its tail hands it on; ``read_to_end`` lets a writer wait until its own write 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
-from ..storage.log_reader import Record, TailLag, TopicTail
+from ..storage.log_reader import Record, TailLag, TopicTail, log_failed
 from .model import ClusterView
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
@@ -41,7 +41,7 @@ class MaterializedView:
         self._logged: set[tuple[str, bytes | None]] = set()
         self.tails: dict[str, TopicTail] = {
             "config": TopicTail(config_topic, client_kwargs, self._on_config),
-            "status": TopicTail(status_topic, client_kwargs, self._on_status),
+            "status": TopicTail(status_topic, client_kwargs, self._on_status, on_records=self._on_status_records),
         }
         if offsets_topic:
             self.tails["offsets"] = TopicTail(offsets_topic, client_kwargs, self._on_offset)
@@ -121,16 +121,29 @@ class MaterializedView:
         self.state.apply_config(decoded, record.timestamp)
         self.applied["config"] += 1
 
+    def _on_status_records(self, records: Sequence[Record]) -> int:
+        """The status tail's records of one fetch. Most records of a status topic track topics (KIP-558):
+        applied here as their fields (``decode_topic_status``), without building their objects; the
+        others, and those it leaves to ``decode_status``, by ``_on_status``. Returns how many failed."""
+        state, decode, failed, topic_records = self.state, decode_topic_status, 0, 0
+        for record in records:
+            try:
+                parts = decode(record.key, record.value)
+                if parts is None:
+                    self._on_status(record)
+                elif len(parts) == 2:
+                    state.remove_topic(parts[0], parts[1], record.timestamp)
+                    topic_records += 1
+                else:
+                    state.apply_topic(parts, record.timestamp)
+                    topic_records += 1
+            except Exception:
+                failed += 1
+                log_failed(record)
+        self.applied["status"] += topic_records
+        return failed
+
     def _on_status(self, record: Record) -> None:
-        # most records of a status topic track topics (KIP-558): kept without building their objects
-        parts = decode_topic_status(record.key, record.value)
-        if parts is not None:
-            if len(parts) == 2:
-                self.state.remove_topic(parts[0], parts[1], record.timestamp)
-            else:
-                self.state.apply_topic(parts, record.timestamp)
-            self.applied["status"] += 1
-            return
         decoded = decode_status(record.key, record.value)
         if isinstance(decoded, UnknownKey | Malformed):
             self._skip("status", record, decoded)

@@ -36,6 +36,8 @@ from control_plane.storage.log_reader import LogRecord
 from control_plane.view import MaterializedView
 from control_plane.view.model import ClusterView
 
+Raw = tuple[bytes | None, bytes | None]  # a record's key and value
+
 ODD_TEXTS = [
     "plain",
     "é ü ß",
@@ -102,8 +104,8 @@ def _json_text(text: str) -> bytes:
     return json_wire.dumps(text)
 
 
-def base_status_records() -> list[tuple[bytes, bytes | None]]:
-    out = []
+def base_status_records() -> list[Raw]:
+    out: list[Raw] = []
     for name in ODD_TEXTS:
         for record in (
             ConnectorStatus(name or "c", "RUNNING", None, "w:8083", 3),
@@ -147,8 +149,8 @@ def base_status_records() -> list[tuple[bytes, bytes | None]]:
     return out
 
 
-def base_config_records() -> list[tuple[bytes, bytes | None]]:
-    out = []
+def base_config_records() -> list[Raw]:
+    out: list[Raw] = []
     for name in ODD_TEXTS:
         props: dict[str, str | None] = {"connector.class": name, "b": None, "a": name + "\n", "é": "😀"}
         for record in (
@@ -173,7 +175,7 @@ def base_config_records() -> list[tuple[bytes, bytes | None]]:
     return out
 
 
-def mutations(records: list[tuple[bytes, bytes | None]], seed: int, count: int) -> Iterator[tuple[bytes, bytes | None]]:
+def mutations(records: list[Raw], seed: int, count: int) -> Iterator[Raw]:
     """Random edits of the records' values: bytes replaced, cut, repeated; numbers, escapes, unicode put in."""
     rng = random.Random(seed)
     inserts = [b"\\u00e9", b"\\uD83D\\uDE00", b"\\ud800", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xff", b"1.5", b"1e400"]
@@ -275,8 +277,7 @@ def test_the_views_compact_topics_answer_as_the_records(monkeypatch: pytest.Monk
     records += [(f"status-topic-shared-{t}:connector-c{c}".encode(), None) for t in range(6) for c in range(3)]
     rng.shuffle(records)
     fast = MaterializedView({}, config_topic="c", status_topic="s", offsets_topic=None)
-    for i, (key, value) in enumerate(records):
-        fast._on_status(LogRecord("s", 0, i, i, key, value))
+    assert fast._on_status_records([LogRecord("s", 0, i, i, k, v) for i, (k, v) in enumerate(records)]) == 0
     monkeypatch.setattr(json_wire, "loads_fast", json_wire.loads)
     exact = ClusterView()
     for i, (key, value) in enumerate(records):
@@ -302,3 +303,20 @@ def test_packed_topic_records_keep_every_int_and_long() -> None:
         view.apply_topic((f"t{i}", "c", task, timestamp, None, None))
     got = {t.topic: (t.task, t.discover_timestamp) for t in view.active_topics("c")}
     assert got == {f"t{i}": case for i, case in enumerate(cases)}
+
+
+def test_a_record_that_fails_is_counted_and_the_others_applied(monkeypatch: pytest.MonkeyPatch) -> None:
+    view = MaterializedView({}, config_topic="c", status_topic="s", offsets_topic=None)
+    apply_topic = view.state.apply_topic
+
+    def failing(parts: tuple[str, str, int, int, str | None, str | None], timestamp_ms: int = 0) -> None:
+        if parts[0] == "bad":
+            raise RuntimeError("boom")
+        apply_topic(parts, timestamp_ms)
+
+    monkeypatch.setattr(view.state, "apply_topic", failing)
+    records = [encode_status(TopicStatus(t, "c", 0, 1)) for t in ("a", "bad", "b")]
+    records.append(encode_status(ConnectorStatus("c", "RUNNING", None, "w", 1)))
+    assert view._on_status_records([LogRecord("s", 0, i, 1, k, v) for i, (k, v) in enumerate(records)]) == 1
+    assert [t.topic for t in view.state.active_topics("c")] == ["a", "b"]
+    assert view.applied["status"] == 3 and view.state.connector_statuses["c"].state == "RUNNING"
