@@ -113,6 +113,21 @@ def fill_topics(bootstrap: str, connectors: int, tasks: int, topics: int) -> tup
     return group, total
 
 
+def delete_topics(bootstrap: str, group: str) -> None:
+    """The topics ``fill_topics`` made (a million records are better not left on the stack's broker)."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    async def delete() -> None:
+        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+        await admin.start()
+        try:
+            await admin.delete_topics([f"{group}-configs", f"{group}-status", f"{group}-offsets"])
+        finally:
+            await admin.close()
+
+    asyncio.run(delete())
+
+
 def measure(
     bootstrap: str, group: str, total: int, before: str | None, rounds: int, profile: str | None = None
 ) -> dict[str, Any]:
@@ -180,6 +195,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--reuse", help="GROUP,RECORDS: the topics of an earlier run")
     parser.add_argument("--profile", help="write a cProfile of one more run of this checkout here")
+    parser.add_argument("--keep", action="store_true", help="keep the topics (for --reuse)")
     args = parser.parse_args()
     if not ENV_FILE.exists():
         raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
@@ -189,7 +205,11 @@ def main() -> int:
         total = int(records)
     else:
         group, total = fill_topics(bootstrap, args.connectors, args.tasks_per_connector, args.topics_per_connector)
-    results = measure(bootstrap, group, total, args.before, args.rounds, args.profile)
+    try:
+        results = measure(bootstrap, group, total, args.before, args.rounds, args.profile)
+    finally:
+        if not (args.keep or args.reuse):
+            delete_topics(bootstrap, group)
     print_table(f"4. catch-up of {total:,} records (load average {' '.join(results['loadavg'])})", results["rows"])
     print(f"results: {save(results, 'catchup')}")
     return 0
