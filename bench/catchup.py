@@ -156,7 +156,14 @@ def measure(
     after_wall, after_cpu = rate("after", "wall_s"), rate("after", "cpu_s")
     assert after_wall is not None and after_cpu is not None
     rows = [
-        row(f"catch-up of {total:,} records, wall", None, after_wall, "records/s", ">= 150,000", rate("before", "wall_s")),
+        row(
+            f"catch-up of {total:,} records, wall",
+            None,
+            after_wall,
+            "records/s",
+            ">= 150,000",
+            rate("before", "wall_s"),
+        ),
         row("catch-up, per CPU second", None, after_cpu, "records/s", "", rate("before", "cpu_s")),
         row(
             "RSS after the catch-up",

@@ -13,7 +13,6 @@ and STOPPED as ``{"state":"PAUSED","state.v2":"STOPPED"}`` so that old workers p
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum

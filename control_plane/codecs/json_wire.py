@@ -23,9 +23,8 @@ import base64
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_EVEN, Context, Decimal
-from collections.abc import Callable
 from typing import Any, TypeAlias
 
 

@@ -21,7 +21,17 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from . import json_wire
-from .javalang import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, as_int32, as_int64, java_parse_int, java_split_dash, key_text
+from .javalang import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    as_int32,
+    as_int64,
+    java_parse_int,
+    java_split_dash,
+    key_text,
+)
 from .results import Malformed, Tombstone, UnknownKey
 
 TOPIC_SEPARATOR = ":connector-"
@@ -96,7 +106,8 @@ _TOPIC_PREFIX_BYTES = _TOPIC_PREFIX.encode()
 
 
 def _split_topic_key(text: str) -> tuple[str, str] | str:
-    """``(topic, connector)`` of a topic status key, or why it is malformed (KafkaStatusBackingStore.readTopicStatus)."""
+    """``(topic, connector)`` of a topic status key, or why it is malformed (as
+    KafkaStatusBackingStore.readTopicStatus reads it)."""
     colon = text.find(":")
     if colon < _TOPIC_START:
         return "topic status key without ':'"
@@ -115,7 +126,9 @@ def parse_status_key(key: bytes | None) -> StatusKey | UnknownKey | Malformed:
         return Malformed("status key is missing or not UTF-8", key)
     if text.startswith(_TOPIC_PREFIX):  # the most frequent records first
         split = _split_topic_key(text)
-        return Malformed(split, key) if isinstance(split, str) else StatusKey(StatusKind.TOPIC, split[1], topic=split[0])
+        return (
+            Malformed(split, key) if isinstance(split, str) else StatusKey(StatusKind.TOPIC, split[1], topic=split[0])
+        )
     if text.startswith(_CONNECTOR_PREFIX):
         connector = text[len(_CONNECTOR_PREFIX) :]
         return StatusKey(StatusKind.CONNECTOR, connector) if connector else Malformed("empty connector name", key)

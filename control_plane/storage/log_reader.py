@@ -65,11 +65,6 @@ class TailLag:
     poll_age_s: float  # since the oldest last fetch over the topic's partitions
 
 
-def log_failed(record: Record) -> None:
-    """Applying ``record`` raised: logged with its traceback (called from the ``except`` block)."""
-    log.exception("applying a record failed", topic=record.topic, partition=record.partition, offset=record.offset)
-
-
 class TopicTail:
     def __init__(
         self,
@@ -195,7 +190,9 @@ class TopicTail:
                             on_record(r)
                         except Exception:
                             self.failed_records += 1
-                            log_failed(r)
+                            log.exception(
+                                "applying a record failed", topic=r.topic, partition=r.partition, offset=r.offset
+                            )
                 if records:  # nobody reads the positions before the batch is handed on (no await above)
                     self._positions[tp.partition] = records[-1].offset + 1
                 self.records_read += len(records)

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
-from ..storage.log_reader import Record, TailLag, TopicTail, log_failed
+from ..storage.log_reader import Record, TailLag, TopicTail
 from .model import ClusterView
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
@@ -139,7 +139,9 @@ class MaterializedView:
                     topic_records += 1
             except Exception:
                 failed += 1
-                log_failed(record)
+                log.exception(
+                    "applying a record failed", topic=record.topic, partition=record.partition, offset=record.offset
+                )
         self.applied["status"] += topic_records
         return failed
 

@@ -380,7 +380,9 @@ class ClusterView:
         return self.target_states.get(name) if name in self.connector_configs else None
 
     def active_topics(self, connector: str) -> tuple[ActiveTopic, ...]:
-        return tuple(_active_topic(topic, connector, stored) for topic, stored in self.topics.get(connector, {}).items())
+        return tuple(
+            _active_topic(topic, connector, stored) for topic, stored in self.topics.get(connector, {}).items()
+        )
 
     def topic_connectors(self, topic: str) -> tuple[str, ...]:
         users = self.topic_users.get(topic)
