@@ -297,12 +297,15 @@ def test_the_views_compact_topics_answer_as_the_records(monkeypatch: pytest.Monk
 
 
 def test_packed_topic_records_keep_every_int_and_long() -> None:
-    view = ClusterView()
+    view, exact = ClusterView(), ClusterView()
     cases = [(0, 0), (-1, -1), (2**31 - 1, 2**63 - 1), (-(2**31), -(2**63)), (7, 1_700_000_000_000)]
+    cases += [(2**17 - 1, 2**43 - 1), (2**17, 1), (1, 2**43), (0, -1), (-1, 0)]
     for i, (task, timestamp) in enumerate(cases):
         view.apply_topic((f"t{i}", "c", task, timestamp, None, None))
+        exact.apply_status(TopicStatus(f"t{i}", "c", task, timestamp))
     got = {t.topic: (t.task, t.discover_timestamp) for t in view.active_topics("c")}
     assert got == {f"t{i}": case for i, case in enumerate(cases)}
+    assert view.active_topics("c") == exact.active_topics("c")
 
 
 def test_a_record_that_fails_is_counted_and_the_others_applied(monkeypatch: pytest.MonkeyPatch) -> None:
