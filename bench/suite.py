@@ -34,7 +34,7 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
-    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
+    parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 4)")
     parser.add_argument(
         "--sections",
         default="1,2,4,5,6",
