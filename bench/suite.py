@@ -5,6 +5,8 @@ Sections (issue 13):
   1. the proxy hop (bench/proxy_hop.py) and 2-4. view reads, freshness, catch-up (bench/view_scale.py),
      on a Connect 4.3.1 worker of its own (``--connectors``, 200 by default; 2,000 with ``--full``) with a
      sidecar process of this checkout in front;
+  4. (also) the catch-up at the issue's size: 1 M records (bench/catchup.py; 2,000 connectors, 480 topic
+     records each; ``--quick``: 100 each), this checkout beside ``--before``, records/s (wall and CPU), RSS;
   5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers;
   6. a topics reset of a connector with 10,000 active topics (bench/topics_reset.py), on the cluster of 1-4.
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
@@ -21,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench import kip875, proxy_hop, topics_reset, view_scale  # noqa: E402
+from bench import catchup, kip875, proxy_hop, topics_reset, view_scale  # noqa: E402
 from bench.common import code_of, print_table, save  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
@@ -32,11 +34,12 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
-    parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2, 3, 5)")
+    parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,5,6",
-        help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 5 KIP-875, 6 topics reset",
+        default="1,2,4,5,6",
+        help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
+        " 5 KIP-875, 6 topics reset",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--freshness-samples", type=int, help="samples of section 3 alone (default 200)")
@@ -82,6 +85,16 @@ def main() -> int:
                 else:
                     results["topics_reset"] = reset
                     tables.append(("6. topics reset (KIP-558) through the sidecar versus the worker", reset["rows"]))
+    if "4" in sections:
+        print("4. catch-up at 1 M records ...", file=sys.stderr, flush=True)
+        group, total = catchup.fill_topics(env["KAFKA_BOOTSTRAP"], 2000, 5, 100 if args.quick else 480)
+        try:
+            caught = catchup.measure(env["KAFKA_BOOTSTRAP"], group, total, args.before, 1 if args.quick else 2)
+        finally:
+            catchup.delete_topics(env["KAFKA_BOOTSTRAP"], group)
+        results["catchup"] = caught
+        load = " ".join(caught["loadavg"])
+        tables.append((f"4. catch-up of {total:,} records, in-process (load average {load})", caught["rows"]))
     if "5" in sections:
         print("5. KIP-875 ...", file=sys.stderr, flush=True)
         try:

@@ -60,7 +60,7 @@ async def read_topics(
     records: list[LogRecord] = []
     for topic in topics:
         assert topic is not None
-        tail = TopicTail(topic, client_kwargs(settings), records.append)
+        tail = TopicTail(topic, client_kwargs(settings), lambda record: records.append(LogRecord.of(record)))
         await tail.start()
         try:
             async with asyncio.timeout(timeout_s):

@@ -13,7 +13,6 @@ and STOPPED as ``{"state":"PAUSED","state.v2":"STOPPED"}`` so that old workers p
 from __future__ import annotations
 
 import base64
-import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -196,7 +195,7 @@ def _decode_value(key: ConfigKey, value: object) -> ConfigRecord | str:
             return "session key needs string 'key' and 'algorithm' and integer 'creation-timestamp'"
         try:
             base64.b64decode(secret, validate=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a character beyond ASCII
             return "session key 'key' is not base64"
         return SessionKey(secret, algorithm, created)
     level = value.get("level")
@@ -212,7 +211,7 @@ def decode_config(key: bytes | None, value: bytes | None) -> ConfigDecoded:
         return parsed
     if value is None:
         return Tombstone(parsed)
-    data, error = json_wire.loads(value)
+    data, error = json_wire.loads_fast(value)  # no value keeps a float or an integer beyond a long
     if error is not None:
         return Malformed(error, key)
     record = _decode_value(parsed, data)

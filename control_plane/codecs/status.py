@@ -21,7 +21,17 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from . import json_wire
-from .javalang import as_int32, as_int64, java_parse_int, java_split_dash, key_text
+from .javalang import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    as_int32,
+    as_int64,
+    java_parse_int,
+    java_split_dash,
+    key_text,
+)
 from .results import Malformed, Tombstone, UnknownKey
 
 TOPIC_SEPARATOR = ":connector-"
@@ -81,6 +91,8 @@ class TopicStatus:
     value_connector: str | None = None  # the value's "connector", only when it differs from the key's
 
 
+# a TopicStatus's fields in its order (topic, connector, task, discover_timestamp, name, value_connector)
+TopicParts: TypeAlias = tuple[str, str, int, int, str | None, str | None]
 StatusRecord: TypeAlias = ConnectorStatus | TaskStatus | TopicStatus
 StatusDecoded: TypeAlias = StatusRecord | Tombstone[StatusKey] | UnknownKey | Malformed
 
@@ -90,10 +102,12 @@ _CONNECTOR_PREFIX, _TASK_PREFIX, _TOPIC_PREFIX = (
     k.value for k in (StatusKind.CONNECTOR, StatusKind.TASK, StatusKind.TOPIC)
 )
 _TOPIC_START, _SEPARATOR_LENGTH = len(_TOPIC_PREFIX), len(TOPIC_SEPARATOR)
+_TOPIC_PREFIX_BYTES = _TOPIC_PREFIX.encode()
 
 
-def _parse_topic_key(text: str) -> StatusKey | str:
-    # KafkaStatusBackingStore.readTopicStatus
+def _split_topic_key(text: str) -> tuple[str, str] | str:
+    """``(topic, connector)`` of a topic status key, or why it is malformed (as
+    KafkaStatusBackingStore.readTopicStatus reads it)."""
     colon = text.find(":")
     if colon < _TOPIC_START:
         return "topic status key without ':'"
@@ -103,7 +117,7 @@ def _parse_topic_key(text: str) -> StatusKey | str:
         return "topic status key with an empty topic"
     if not connector:
         return "topic status key with an empty connector"
-    return StatusKey(StatusKind.TOPIC, connector, topic=topic)
+    return topic, connector
 
 
 def parse_status_key(key: bytes | None) -> StatusKey | UnknownKey | Malformed:
@@ -111,8 +125,10 @@ def parse_status_key(key: bytes | None) -> StatusKey | UnknownKey | Malformed:
     if key is None or text is None:
         return Malformed("status key is missing or not UTF-8", key)
     if text.startswith(_TOPIC_PREFIX):  # the most frequent records first
-        parsed = _parse_topic_key(text)
-        return Malformed(parsed, key) if isinstance(parsed, str) else parsed
+        split = _split_topic_key(text)
+        return (
+            Malformed(split, key) if isinstance(split, str) else StatusKey(StatusKind.TOPIC, split[1], topic=split[0])
+        )
     if text.startswith(_CONNECTOR_PREFIX):
         connector = text[len(_CONNECTOR_PREFIX) :]
         return StatusKey(StatusKind.CONNECTOR, connector) if connector else Malformed("empty connector name", key)
@@ -145,24 +161,74 @@ def _decode_state(key: StatusKey, value: dict[str, object]) -> StatusRecord | st
     return TaskStatus(key.connector, key.task or 0, state, trace, worker, generation, version, has_version)
 
 
-def _decode_topic(key: StatusKey, value: dict[str, object]) -> TopicStatus | str:
+def _topic_parts(topic: str, connector: str, value: dict[str, object]) -> TopicParts | str:
     inner = value.get("topic")
     if not isinstance(inner, dict):
         return "'topic' is not an object"
-    name, connector = inner.get("name"), inner.get("connector")
+    name, value_connector = inner.get("name"), inner.get("connector")
     task, timestamp = as_int32(inner.get("task")), as_int64(inner.get("discoverTimestamp"))
-    if not isinstance(name, str) or not isinstance(connector, str):
+    if not isinstance(name, str) or not isinstance(value_connector, str):
         return "'name' and 'connector' must be strings"
     if task is None or timestamp is None:
         return "'task' and 'discoverTimestamp' must be integers"
-    topic = key.topic or ""
-    return TopicStatus(
+    return (
         topic,
-        key.connector,
+        connector,
         task,
         timestamp,
         None if name == topic else name,
-        None if connector == key.connector else connector,
+        None if value_connector == connector else value_connector,
+    )
+
+
+def decode_topic_status(key: bytes | None, value: bytes | None) -> TopicParts | tuple[str, str] | None:
+    """``decode_status`` of a well-formed topic status record (KIP-558) without building its objects, for
+    a reader of millions of them: the fields of its ``TopicStatus`` (``TopicParts``), ``(topic,
+    connector)`` for its tombstone, ``None`` for any other record (another kind of key, a value orjson
+    does not read, a malformed topic status record: ``decode_status`` says what it is).
+
+    The rules of ``_split_topic_key`` and ``_topic_parts`` inlined (a function call costs as much as a
+    check here); tests/unit/test_codecs_fast.py proves it gives what ``decode_status`` gives."""
+    if key is None or not key.startswith(_TOPIC_PREFIX_BYTES):
+        return None
+    try:
+        text = key.decode()
+    except UnicodeDecodeError:
+        return None
+    colon = text.find(":")
+    topic, connector = text[_TOPIC_START:colon], text[colon + _SEPARATOR_LENGTH :]
+    if colon < _TOPIC_START or not topic or not connector:
+        return None
+    if value is None:
+        return topic, connector
+    try:
+        data = json_wire.orjson_loads(value)  # exact types: dict, str, int (never bool or a subclass)
+    except ValueError:
+        return None
+    inner = data.get("topic") if type(data) is dict else None
+    if type(inner) is not dict:
+        return None
+    name, value_connector, task, discovered = (
+        inner.get("name"),
+        inner.get("connector"),
+        inner.get("task"),
+        inner.get("discoverTimestamp"),
+    )
+    if (
+        type(name) is not str
+        or type(value_connector) is not str
+        or type(task) is not int
+        or type(discovered) is not int
+        or not (INT32_MIN <= task <= INT32_MAX and INT64_MIN <= discovered <= INT64_MAX)
+    ):
+        return None
+    return (
+        topic,
+        connector,
+        task,
+        discovered,
+        None if name == topic else name,
+        None if value_connector == connector else value_connector,
     )
 
 
@@ -173,12 +239,15 @@ def decode_status(key: bytes | None, value: bytes | None) -> StatusDecoded:
         return parsed
     if value is None:
         return Tombstone(parsed)
-    data, error = json_wire.loads(value)
+    data, error = json_wire.loads_fast(value)
     if error is not None:
         return Malformed(error, key)
     if not isinstance(data, dict):
         return Malformed("value is not a JSON object", key)
-    record = _decode_topic(parsed, data) if parsed.kind is StatusKind.TOPIC else _decode_state(parsed, data)
+    if parsed.kind is StatusKind.TOPIC:
+        parts = _topic_parts(parsed.topic or "", parsed.connector, data)
+        return Malformed(parts, key) if isinstance(parts, str) else TopicStatus(*parts)
+    record = _decode_state(parsed, data)
     return Malformed(record, key) if isinstance(record, str) else record
 
 

@@ -10,13 +10,13 @@ as its tail hands it on; ``read_to_end`` lets a writer wait until its own write 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
 
-from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status
-from ..storage.log_reader import LogRecord, TailLag, TopicTail
+from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
+from ..storage.log_reader import Record, TailLag, TopicTail
 from .model import ClusterView
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
@@ -41,7 +41,7 @@ class MaterializedView:
         self._logged: set[tuple[str, bytes | None]] = set()
         self.tails: dict[str, TopicTail] = {
             "config": TopicTail(config_topic, client_kwargs, self._on_config),
-            "status": TopicTail(status_topic, client_kwargs, self._on_status),
+            "status": TopicTail(status_topic, client_kwargs, self._on_status, on_records=self._on_status_records),
         }
         if offsets_topic:
             self.tails["offsets"] = TopicTail(offsets_topic, client_kwargs, self._on_offset)
@@ -103,7 +103,7 @@ class MaterializedView:
         await self.tails[topic].read_to_end(timeout_s)
 
     # -- the callbacks of the tails ---------------------------------------------------------------
-    def _skip(self, topic: str, record: LogRecord, decoded: UnknownKey | Malformed) -> None:
+    def _skip(self, topic: str, record: Record, decoded: UnknownKey | Malformed) -> None:
         reason = "unknown_key" if isinstance(decoded, UnknownKey) else "malformed"
         self.skipped[(topic, reason)] += 1
         marker = (topic, record.key)
@@ -118,7 +118,7 @@ class MaterializedView:
                 reason=decoded.reason if isinstance(decoded, Malformed) else "unknown key",
             )
 
-    def _on_config(self, record: LogRecord) -> None:
+    def _on_config(self, record: Record) -> None:
         decoded = decode_config(record.key, record.value)
         if isinstance(decoded, UnknownKey | Malformed):
             self._skip("config", record, decoded)
@@ -126,7 +126,31 @@ class MaterializedView:
         self.state.apply_config(decoded, record.timestamp)
         self.applied["config"] += 1
 
-    def _on_status(self, record: LogRecord) -> None:
+    def _on_status_records(self, records: Sequence[Record]) -> int:
+        """The status tail's records of one fetch. Most records of a status topic track topics (KIP-558):
+        applied here as their fields (``decode_topic_status``), without building their objects; the
+        others, and those it leaves to ``decode_status``, by ``_on_status``. Returns how many failed."""
+        state, decode, failed, topic_records = self.state, decode_topic_status, 0, 0
+        for record in records:
+            try:
+                parts = decode(record.key, record.value)
+                if parts is None:
+                    self._on_status(record)
+                elif len(parts) == 2:
+                    state.remove_topic(parts[0], parts[1], record.timestamp)
+                    topic_records += 1
+                else:
+                    state.apply_topic(parts, record.timestamp)
+                    topic_records += 1
+            except Exception:
+                failed += 1
+                log.exception(
+                    "applying a record failed", topic=record.topic, partition=record.partition, offset=record.offset
+                )
+        self.applied["status"] += topic_records
+        return failed
+
+    def _on_status(self, record: Record) -> None:
         decoded = decode_status(record.key, record.value)
         if isinstance(decoded, UnknownKey | Malformed):
             self._skip("status", record, decoded)
@@ -134,7 +158,7 @@ class MaterializedView:
         self.state.apply_status(decoded, record.timestamp)
         self.applied["status"] += 1
 
-    def _on_offset(self, record: LogRecord) -> None:
+    def _on_offset(self, record: Record) -> None:
         decoded = decode_offset(record.key, record.value)
         if isinstance(decoded, Malformed) or record.key is None:
             self._skip("offsets", record, decoded if isinstance(decoded, Malformed) else Malformed("no key"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from ..codecs import (
     ConnectorConfig,
@@ -29,6 +29,7 @@ from ..codecs import (
     TaskConfig,
     TaskStatus,
     Tombstone,
+    TopicParts,
     TopicStatus,
 )
 from ..codecs.config import ConfigKey, ConfigKind
@@ -88,8 +89,10 @@ class ClusterView:
     task_statuses: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
     # connector -> task -> the last record, an UNASSIGNED that 3.6+ ignores (a worker before 3.6 shows it)
     stale_unassigned: dict[str, dict[int, TaskStatus]] = field(default_factory=dict)
-    topics: dict[str, dict[str, TopicStatus]] = field(default_factory=dict)  # connector -> topic -> record
-    topic_users: dict[str, set[str]] = field(default_factory=dict)  # topic -> connectors (inverse index)
+    # connector -> topic -> the record, compact (_pack_topic: a million of them in a fifth of their objects'
+    # memory). No inverse index (topic -> connectors): its million entries cost as much as the records;
+    # topic_connectors looks the topic up in each connector's map instead (a few thousand lookups)
+    topics: dict[str, dict[str, PackedTopic]] = field(default_factory=dict)
     offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
     plugin_types: dict[str, str] = field(default_factory=dict)  # connector class or alias -> source/sink
     # connector -> timestamp of the latest deletion of one of its task statuses (a task left the connector)
@@ -226,8 +229,37 @@ class ClusterView:
             self._forget_stale(record.connector, record.task)
             tasks[record.task] = record
         elif isinstance(record, TopicStatus):
-            self.topics.setdefault(record.connector, {})[record.topic] = record
-            self.topic_users.setdefault(record.topic, set()).add(record.connector)
+            self._put_topic(record.topic, record.connector, _pack_topic(record))
+
+    def apply_topic(self, parts: TopicParts, timestamp_ms: int = 0) -> None:
+        """``apply_status`` of a ``TopicStatus`` given as its fields (``codecs.decode_topic_status``): the
+        view's most frequent record, so ``_touch``, ``_pack_topic`` and ``_put_topic`` are inlined here."""
+        self.revision += 1
+        if self.last_record_timestamp_ms is None or timestamp_ms > self.last_record_timestamp_ms:
+            self.last_record_timestamp_ms = timestamp_ms
+        self.last_applied_at = time.time()
+        topic, connector, task, discovered, name, value_connector = parts
+        if name is not None or value_connector is not None:
+            stored: PackedTopic = TopicStatus(*parts)
+        elif 0 <= task < _TASK_LIMIT and 0 <= discovered < _TIMESTAMP_LIMIT:
+            stored = discovered << _TASK_BITS | task
+        else:
+            stored = (task, discovered)
+        active = self.topics.get(connector)
+        if active is None:
+            active = self.topics[connector] = {}
+        active[topic] = stored
+
+    def remove_topic(self, topic: str, connector: str, timestamp_ms: int = 0) -> None:
+        """``apply_status`` of a topic status tombstone, given as its key's topic and connector."""
+        self._touch(timestamp_ms)
+        self._remove_topic(connector, topic)
+
+    def _put_topic(self, topic: str, connector: str, stored: PackedTopic) -> None:
+        active = self.topics.get(connector)
+        if active is None:
+            active = self.topics[connector] = {}
+        active[topic] = stored
 
     def _last_task_record(self, connector: str, task: int) -> TaskStatus | None:
         """The last status record of a task the view read (a stale UNASSIGNED included), for the timeline."""
@@ -250,11 +282,6 @@ class ClusterView:
             active.pop(topic, None)
             if not active:
                 del self.topics[connector]
-        users = self.topic_users.get(topic)
-        if users is not None:
-            users.discard(connector)
-            if not users:
-                del self.topic_users[topic]
 
     def apply_offset(self, record: object, key_bytes: bytes, timestamp_ms: int = 0) -> None:
         self._touch(timestamp_ms)
@@ -327,12 +354,12 @@ class ClusterView:
 
     def active_topics(self, connector: str) -> tuple[ActiveTopic, ...]:
         return tuple(
-            ActiveTopic(t.topic, t.connector, t.task, t.discover_timestamp)
-            for t in self.topics.get(connector, {}).values()
+            _active_topic(topic, connector, stored) for topic, stored in self.topics.get(connector, {}).items()
         )
 
     def topic_connectors(self, topic: str) -> tuple[str, ...]:
-        return tuple(sorted(self.topic_users.get(topic, ())))
+        """The connectors whose active topics include ``topic`` (one lookup per connector)."""
+        return tuple(sorted(connector for connector, active in self.topics.items() if topic in active))
 
     def source_offsets(self, connector: str) -> tuple[SourceOffset, ...]:
         return tuple(self.offsets.get(connector, {}).values())
@@ -350,6 +377,32 @@ class ClusterView:
             "active_topic_records": sum(len(t) for t in self.topics.values()),
             "source_offset_partitions": sum(len(p) for p in self.offsets.values()),
         }
+
+
+# a topic status record as the view keeps it: one int when its task and timestamp are small and positive (as
+# every worker writes them: ``discover_timestamp << 17 | task``, under 2**60, a 32-byte int), else the pair;
+# the TopicStatus itself when its value names another topic or connector than its key
+PackedTopic: TypeAlias = int | tuple[int, int] | TopicStatus
+_TASK_BITS = 17
+_TASK_LIMIT = 1 << _TASK_BITS
+_TIMESTAMP_LIMIT = 1 << 43  # ms since the epoch: until the year 2248
+
+
+def _pack_topic(record: TopicStatus) -> PackedTopic:
+    if record.name is not None or record.value_connector is not None:
+        return record
+    task, discovered = record.task, record.discover_timestamp
+    if 0 <= task < _TASK_LIMIT and 0 <= discovered < _TIMESTAMP_LIMIT:
+        return discovered << _TASK_BITS | task
+    return (task, discovered)
+
+
+def _active_topic(topic: str, connector: str, stored: PackedTopic) -> ActiveTopic:
+    if isinstance(stored, int):
+        return ActiveTopic(topic, connector, stored & (_TASK_LIMIT - 1), stored >> _TASK_BITS)
+    if isinstance(stored, tuple):
+        return ActiveTopic(topic, connector, stored[0], stored[1])
+    return ActiveTopic(stored.topic, stored.connector, stored.task, stored.discover_timestamp)
 
 
 def _entry(status: ConnectorStatus | TaskStatus) -> StateEntry:

@@ -152,7 +152,7 @@ def test_topic_records_and_tombstones_keep_the_inverse_index() -> None:
     view.apply_status(Tombstone(StatusKey(StatusKind.TOPIC, "a", topic="t1")))
     assert view.topic_connectors("t1") == ("b",)
     view.apply_status(Tombstone(StatusKey(StatusKind.TOPIC, "b", topic="t1")))
-    assert view.topic_connectors("t1") == () and "t1" not in view.topic_users
+    assert view.topic_connectors("t1") == () and all("t1" not in active for active in view.topics.values())
 
 
 def test_offsets_last_record_per_key_bytes_wins_and_tombstones_delete() -> None:
