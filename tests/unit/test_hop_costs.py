@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from typing import Any
 
 import pytest
 
@@ -68,6 +69,9 @@ class CountingProducer:
         if self.fail:
             raise ConnectionError("broker gone")
         self.sent += 1
+
+    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[Any]:
+        raise NotImplementedError  # the config writer sends one at a time
 
     async def stop(self) -> None:
         self.stopped = True
