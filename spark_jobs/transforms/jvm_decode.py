@@ -93,8 +93,8 @@ def _key_rows(batch: pa.RecordBatch, partitions: int | None) -> dict[str, list[o
 
 def _value_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
     """Each (non-null) value of the batch's ``v`` column through the codec (:data:`ODD_SCHEMA`)."""
-    values = batch.column("v").to_pylist()
-    out: dict[str, list[object]] = {"v": values, **{f.name: [] for f in VALUE_FIELDS}}
+    values = [bytes(v or b"") for v in batch.column("v").to_pylist()]  # never null: tombstones are the JVM's
+    out: dict[str, list[object]] = {"v": batch.column("v").to_pylist(), **{f.name: [] for f in VALUE_FIELDS}}
     for value in values:
         offset = parse_offset_value(value)
         ok = not isinstance(offset, str)  # it decoded, so it is UTF-8 JSON: the text as stored
