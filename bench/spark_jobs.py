@@ -344,5 +344,24 @@ def from_kafka(args: argparse.Namespace, snapshot: Path, decoded: dict[str, int]
         asyncio.run(_topics(args.kafka_bootstrap, None, list(names.values())))
 
 
+def suite(kafka_bootstrap: str | None, records: int = 1_000_000) -> dict[str, Any]:
+    """Section 7 of ``make bench`` (``--sections 7``): this benchmark at ``records`` offset records (and a
+    tenth as many status records), from the snapshot and, with a broker, from Kafka; the suite's rows."""
+    out = ROOT / "bench" / "results" / "spark"
+    command = [sys.executable, __file__, "--records", str(records), "--status-records", str(records // 10)]
+    command += ["--reuse", "--out", str(out), "--sources", "snapshot,kafka" if kafka_bootstrap else "snapshot"]
+    subprocess.run([*command, "--kafka-bootstrap", kafka_bootstrap or ""], cwd=ROOT, check=True)
+    results = json.loads((out / "results.json").read_text())
+    rows = []
+    for source, jobs in results["jobs"].items():
+        for job, f in jobs.items():
+            rate = f["records"] / f["seconds"]
+            what = f"{job} from {source}, {f['records']:,} records"
+            empty = {"native": None, "ratio": None}
+            rows.append({"what": what, "unit": "records/s", "sidecar": rate, "target": ">= 300,000", **empty})
+            rows.append({"what": "  its peak RSS", "unit": "MiB", "sidecar": f["tree"], "target": "< 2,048", **empty})
+    return {"results": results, "rows": rows}
+
+
 if __name__ == "__main__":
     main()

@@ -21,7 +21,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench import kip875, proxy_hop, topics_reset, view_scale  # noqa: E402
+from bench import kip875, proxy_hop, spark_jobs, topics_reset, view_scale  # noqa: E402
 from bench.common import code_of, print_table, save  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
@@ -34,7 +34,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
     parser.add_argument("--before", help="a git ref: also measure a sidecar of that code, side by side (1, 2)")
     parser.add_argument(
-        "--sections", default="1,2,5,6", help="which sections: 1 proxy, 2 view (2-4), 5 KIP-875, 6 topics reset"
+        "--sections",
+        default="1,2,5,6",
+        help="sections: 1 proxy, 2 view (2-4), 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes)",
     )
     args = parser.parse_args()
     if not ENV_FILE.exists():
@@ -82,6 +84,10 @@ def main() -> int:
         else:
             results["kip875"] = emulated
             tables.append(("5. KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", emulated["rows"]))
+    if "7" in sections:  # minutes: not in the default sections
+        print("7. Spark jobs ...", file=sys.stderr, flush=True)
+        results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)
+        tables.append(("7. Spark jobs (local[2]), from a snapshot and from Kafka", results["spark_jobs"]["rows"]))
     for title, rows in tables:
         print_table(title, rows)
     print("\n(ratio = sidecar / native; same run, same machine; see bench/results/ for every figure)")

@@ -9,6 +9,8 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from control_plane.rules.connectors import connector_type
 
+from .driver_codec import local_frame
+
 TYPES_SCHEMA = StructType([StructField("connector", StringType(), False), StructField("type", StringType(), True)])
 ORDER = ("kafka_partition", "kafka_offset")  # the config topic has one partition
 
@@ -27,7 +29,7 @@ def _types(configs: DataFrame) -> DataFrame:
     deleting tombstone): ``unknown``, not a guess."""
     rows = configs.select("connector", "last_properties").collect()
     types = [(r["connector"], connector_type(r["last_properties"])) for r in rows]
-    return configs.sparkSession.createDataFrame(types, TYPES_SCHEMA)
+    return local_frame(configs.sparkSession, types, TYPES_SCHEMA)
 
 
 def connector_configs(config: DataFrame) -> DataFrame:

@@ -10,7 +10,7 @@ caller falls back to the Python workers (``mapInArrow``), as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -38,3 +38,12 @@ def decoded_frame(
     if not batches:
         return spark.createDataFrame([], schema)
     return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
+
+
+def local_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: StructType) -> DataFrame:
+    """A frame of the driver's ``rows`` (tuples in ``schema``'s order), handed to the JVM as Arrow.
+    ``createDataFrame`` of a Python list pickles the rows through a Python worker, which would start one
+    (and keep its memory) for a few rows."""
+    arrow = to_arrow_schema(schema)
+    columns = {f.name: [row[i] for row in rows] for i, f in enumerate(schema.fields)}
+    return spark.createDataFrame(pa.Table.from_pydict(columns, schema=arrow), schema)
