@@ -23,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench import catchup, kip875, proxy_hop, topics_reset, view_scale  # noqa: E402
+from bench import catchup, kip875, proxy_hop, spark_jobs, topics_reset, view_scale  # noqa: E402
 from bench.common import code_of, print_table, save  # noqa: E402
 from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
 
@@ -39,7 +39,7 @@ def main() -> int:
         "--sections",
         default="1,2,4,5,6",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
-        " 5 KIP-875, 6 topics reset",
+        " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked)",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--freshness-samples", type=int, help="samples of section 3 alone (default 200)")
@@ -107,6 +107,10 @@ def main() -> int:
         else:
             results["kip875"] = emulated
             tables.append(("5. KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", emulated["rows"]))
+    if "7" in sections:  # minutes: not in the default sections
+        print("7. Spark jobs ...", file=sys.stderr, flush=True)
+        results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)
+        tables.append(("7. Spark jobs (local[2]), from a snapshot and from Kafka", results["spark_jobs"]["rows"]))
     for title, rows in tables:
         print_table(title, rows)
     print("\n(ratio = sidecar / native; same run, same machine; see bench/results/ for every figure)")

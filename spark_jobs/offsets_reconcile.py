@@ -32,6 +32,7 @@ from .session import existing_session
 from .sidecar_view import SidecarView, read_sidecar_view
 from .target import Target
 from .transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
+from .transforms.driver_codec import local_frame
 from .transforms.sinks import SINK_PARTITIONS_SCHEMA
 
 JOB = "offsets-reconcile"
@@ -170,7 +171,7 @@ def _reconcile(
     else:
         sink_rows = []
         skipped_sections["sinks"] = "offline: the consumer groups and log offsets were not read"
-    sink_offsets = T.sink_offsets(spark.createDataFrame(sink_rows, SINK_PARTITIONS_SCHEMA)).persist()
+    sink_offsets = T.sink_offsets(local_frame(spark, sink_rows, SINK_PARTITIONS_SCHEMA)).persist()
 
     findings: dict[str, dict[str, Any]] = {}
     findings["orphaned_offsets"] = finding(
@@ -209,8 +210,8 @@ def _reconcile(
         not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(
             history_now,
-            spark.createDataFrame(sidecar.offsets, SIDECAR_OFFSETS_SCHEMA),
-            spark.createDataFrame(answers, SIDECAR_ANSWERS_SCHEMA),
+            local_frame(spark, sidecar.offsets, SIDECAR_OFFSETS_SCHEMA),
+            local_frame(spark, answers, SIDECAR_ANSWERS_SCHEMA),
             running,
         )
         findings["sidecar_disagreements"] = finding(compared.filter(~F.col("agrees")), limit, ["connector"])

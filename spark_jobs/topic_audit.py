@@ -27,6 +27,7 @@ from .kafka_admin import broker_facts
 from .progress import Progress
 from .report import finding, iso, rows, write_json, write_tables
 from .session import existing_session
+from .transforms.driver_codec import local_frame
 from .transforms.topics import BROKER_TOPICS_SCHEMA
 
 JOB = "topic-audit"
@@ -74,7 +75,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     broker: DataFrame | None = None
     if inputs.online:
         facts = broker_facts(target.aiokafka_kwargs, [], None, args.kafka_timeout_s)
-        broker = spark.createDataFrame([tuple(vars(t).values()) for t in facts.topics], BROKER_TOPICS_SCHEMA)
+        broker = local_frame(spark, [tuple(vars(t).values()) for t in facts.topics], BROKER_TOPICS_SCHEMA)
     else:
         for name in ("topics_without_connector", "creation_mismatches"):
             skipped_sections[name] = "offline: the broker's topic metadata was not read"

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from control_plane.rules.connectors import connector_type
 
+from .driver_codec import local_frame
+
+TYPES_SCHEMA = StructType([StructField("connector", StringType(), False), StructField("type", StringType(), True)])
 ORDER = ("kafka_partition", "kafka_offset")  # the config topic has one partition
 
 
@@ -19,12 +22,14 @@ def _latest(df: DataFrame, *keys: str) -> DataFrame:
     )
 
 
-@F.udf(returnType=StringType())
-def _type_of(properties: dict[str, str | None] | None) -> str:
-    """The shared rule (``rules.connectors.connector_type``) on the latest configuration; the job has no
-    plugin list, so it decides from the class name and the sink topic keys. No configuration retained
-    (only a deleting tombstone): ``unknown``, not a guess."""
-    return connector_type(properties)
+def _types(configs: DataFrame) -> DataFrame:
+    """connector -> type: the shared rule (``rules.connectors.connector_type``) on each connector's latest
+    configuration, in the driver (a connector is one row; no Python worker for it). The job has no plugin
+    list, so it decides from the class name and the sink topic keys. No configuration retained (only a
+    deleting tombstone): ``unknown``, not a guess."""
+    rows = configs.select("connector", "last_properties").collect()
+    types = [(r["connector"], connector_type(r["last_properties"])) for r in rows]
+    return local_frame(configs.sparkSession, types, TYPES_SCHEMA)
 
 
 def connector_configs(config: DataFrame) -> DataFrame:
@@ -47,13 +52,14 @@ def connector_configs(config: DataFrame) -> DataFrame:
         .agg(F.max_by("target_state", F.struct(*ORDER)).alias("target_state"))
     )
     props = F.col("last_properties")
+    joined = latest.join(last_config, "connector", "left")
     return (
-        latest.join(last_config, "connector", "left")
+        joined.join(_types(joined), "connector", "left")
         .join(states, "connector", "left")
         .select(
             "connector",
             (~F.col("latest.tombstone")).alias("exists"),
-            _type_of(props).alias("type"),
+            "type",
             props.alias("properties"),
             F.coalesce("target_state", F.lit("STARTED")).alias("target_state"),
             F.col("first_seen").alias("created"),

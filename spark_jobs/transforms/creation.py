@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from ..creation_rules import rule_for
+from .driver_codec import local_frame
 
 RULE_SCHEMA = StructType(
     [
@@ -36,7 +37,6 @@ def creation_mismatches(
     cleanup.policy). An unset cleanup policy means the broker's default: a topic-level override differs."""
     if not creation_enabled:
         return usage.limit(0).select("connector", "topic").withColumn("mismatches", F.array().cast("array<string>"))
-    rule_udf = F.udf(_rule, RULE_SCHEMA)
     sources = connectors.filter(F.col("exists") & (F.col("type") == "source")).select("connector", "properties")
     used = usage.select("connector", "topic").distinct()
     actual = broker_topics.select(
@@ -46,12 +46,16 @@ def creation_mismatches(
         F.col("cleanup_policy").alias("actual_cleanup_policy"),
         "cleanup_policy_default",
     )
-    ruled = (
-        sources.join(used, "connector")
-        .join(actual, "topic")
-        .withColumn("rule", rule_udf("properties", "topic"))
-        .filter(F.col("rule").isNotNull())
+    pairs = sources.join(used, "connector").join(actual, "topic")
+    # the shared rule in the driver, once per (connector, topic): no Python worker for a few rows
+    names = RULE_SCHEMA.fieldNames()
+    found_rules = [(r["connector"], r["topic"], _rule(r["properties"], r["topic"])) for r in pairs.collect()]
+    rules = [(c, t, dict(zip(names, rule, strict=True))) for c, t, rule in found_rules if rule is not None]
+    schema = StructType(
+        [StructField("connector", StringType()), StructField("topic", StringType()), StructField("rule", RULE_SCHEMA)]
     )
+    found = local_frame(pairs.sparkSession, rules, schema)
+    ruled = pairs.join(found, ["connector", "topic"])
     expected_partitions, expected_rf, expected_cleanup = (
         F.col("rule.partitions"),
         F.col("rule.replication_factor"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -38,6 +39,7 @@ from pyspark.sql.types import (
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
 from .decode import POSITION, _key_fields, _position
+from .driver_codec import DRIVER_ROWS, decoded_frame, take
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -67,9 +69,40 @@ VALUE_FIELDS = [
     StructField("offset_rank", ArrayType(LongType()), True),
     StructField("value_malformed", StringType(), True),
 ]
+ODD_SCHEMA = StructType([StructField("v", BinaryType(), True), *VALUE_FIELDS])
 VALUES_SCHEMA = StructType(
     [*POSITION, StructField("key", BinaryType(), True), StructField("tombstone", BooleanType(), False), *VALUE_FIELDS]
 )
+
+
+def _key_rows(batch: pa.RecordBatch, partitions: int | None) -> dict[str, list[object]]:
+    """Each key of the batch's ``k`` column through the codec (:data:`KEY_SCHEMA`)."""
+    out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
+    for key in batch.column("k").to_pylist():
+        parsed = parse_offset_key(key)
+        row: dict[str, object] = dict.fromkeys(out)
+        row["k"] = key
+        if isinstance(parsed, Malformed) or key is None:  # a missing key is malformed
+            row["key_malformed"] = parsed.reason if isinstance(parsed, Malformed) else "offset key is missing"
+        else:
+            row.update(_key_fields(key, parsed, partitions))
+        for name, item in row.items():
+            out[name].append(item)
+    return out
+
+
+def _value_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
+    """Each (non-null) value of the batch's ``v`` column through the codec (:data:`ODD_SCHEMA`)."""
+    values = [bytes(v or b"") for v in batch.column("v").to_pylist()]  # never null: tombstones are the JVM's
+    out: dict[str, list[object]] = {"v": batch.column("v").to_pylist(), **{f.name: [] for f in VALUE_FIELDS}}
+    for value in values:
+        offset = parse_offset_value(value)
+        ok = not isinstance(offset, str)  # it decoded, so it is UTF-8 JSON: the text as stored
+        out["offset_json"].append(value.decode("utf-8") if ok else None)
+        out["offset_normal"].append(normal_json(offset) if ok else None)
+        out["offset_rank"].append(rank_of(offset) if ok else None)
+        out["value_malformed"].append(None if ok else offset)
+    return out
 
 
 def _keys(records: DataFrame, partitions: int | None) -> DataFrame:
@@ -78,18 +111,7 @@ def _keys(records: DataFrame, partitions: int | None) -> DataFrame:
 
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
-            for key in batch.column("k").to_pylist():
-                parsed = parse_offset_key(key)
-                row: dict[str, object] = dict.fromkeys(out)
-                row["k"] = key
-                if isinstance(parsed, Malformed) or key is None:  # a missing key is malformed
-                    row["key_malformed"] = parsed.reason if isinstance(parsed, Malformed) else "offset key is missing"
-                else:
-                    row.update(_key_fields(key, parsed, partitions))
-                for name, item in row.items():
-                    out[name].append(item)
-            yield pa.RecordBatch.from_pydict(out, schema=schema)
+            yield pa.RecordBatch.from_pydict(_key_rows(batch, partitions), schema=schema)
 
     return records.select(F.col("key").alias("k")).distinct().mapInArrow(decode, KEY_SCHEMA)
 
@@ -118,62 +140,118 @@ def _codec_values(records: DataFrame) -> DataFrame:
     return records.mapInArrow(decode, VALUES_SCHEMA)
 
 
-def _jvm_values(records: DataFrame) -> DataFrame:
-    """Tombstones and flat values, in the JVM."""
-    members = F.zip_with(
-        F.col("names"), F.col("scalars"), lambda name, scalar: F.struct(name.alias("n"), scalar.alias("s"))
-    )
-    normal = F.concat(
-        F.lit("{"),
-        F.array_join(
-            F.transform(F.array_sort(members), lambda m: F.concat(F.lit('"'), m["n"], F.lit('":'), m["s"])), ","
-        ),
-        F.lit("}"),
-    )
-    integers = F.forall(F.col("scalars"), lambda s: s.rlike(r"^-?[0-9]+\z"))
-    rank = F.when((F.size("scalars") > 0) & integers, F.transform(F.col("scalars"), lambda s: s.cast("bigint")))
-    live = F.col("value").isNotNull()
-    return records.select(
-        *(f.name for f in POSITION),
-        "key",
-        (~live).alias("tombstone"),
-        F.when(live, F.col("text")).alias("offset_json"),
-        F.when(live, normal).alias("offset_normal"),
-        F.when(live, rank).alias("offset_rank"),
-        F.lit(None).cast("string").alias("value_malformed"),
-    )
+def _normal(text: Column) -> tuple[Column, Column]:
+    """The sorted compact form of a flat value whose names are distinct, with functions Spark compiles
+    (no lambdas): each member becomes ``name\x00scalar`` (neither holds a control character), the members
+    are sorted as bytes (printable ASCII: Python's order of the names; ``\x00`` puts a name before any
+    longer one it begins), then joined back."""
+    marked = F.regexp_replace(text, F.lit(MEMBER_PARTS + ",?"), F.lit("$1\x00$2\x01"))  # "{" m\x01 ... "}"
+    members = F.split(F.expr("substring(marked, 2, length(marked) - 3)"), "\x01")
+    joined = F.array_join(F.sort_array(members), "\x01")
+    quoted = F.replace(F.replace(joined, F.lit("\x00"), F.lit('":')), F.lit("\x01"), F.lit(',"'))
+    sorted_ = F.concat(F.lit('{"'), quoted, F.lit("}"))
+    return F.when(text == "{}", F.lit("{}")).otherwise(sorted_), marked
+
+
+def _rank(text: Column) -> Column:
+    """The integers of a flat value in order, when every scalar is one (null otherwise, and for ``{}``)."""
+    scalars = F.regexp_extract_all(text, F.lit(MEMBER_PARTS), 2)
+    integers = scalars.try_cast("array<bigint>")  # a string, boolean or null: a null element
+    all_integers = (F.size(scalars) > 0) & F.element_at(F.sort_array(integers), 1).isNotNull()  # nulls first
+    return F.when(all_integers, integers)
 
 
 def _flat(text: Column) -> Column:
     return text.rlike(FLAT_OBJECT)
 
 
-def decode_offsets(records: DataFrame, partitions: int | None = None, broadcast_keys: bool = True) -> DataFrame:
-    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`; ``partitions``: the topic's partition
-    count (where each key belongs). ``broadcast_keys``: the distinct keys fit every executor's memory."""
-    base = _position(records, "offsets").withColumn("text", F.col("value").cast("string"))
-    parts = (
-        F.regexp_extract_all(F.col("text"), F.lit(MEMBER_PARTS), 1),
-        F.regexp_extract_all(F.col("text"), F.lit(MEMBER_PARTS), 2),
+def _distinct_names(text: Column) -> Column:
+    names = F.regexp_extract_all(text, F.lit(MEMBER_PARTS), 1)
+    return F.size(F.array_distinct(names)) == F.size(names)
+
+
+def _in_workers(base: DataFrame, partitions: int | None, broadcast_keys: bool) -> DataFrame:
+    """Keys and unusual values through the codec in the Python workers (too many for the driver)."""
+    live = F.col("value").isNotNull()
+    jvm = live & _flat(F.col("text")) & _distinct_names(F.col("text"))
+    shaped = base.withColumn("jvm", ~live | jvm)
+    normal, marked = _normal(F.col("text"))
+    fast = (
+        shaped.filter("jvm")
+        .withColumn("marked", marked)
+        .select(
+            *(f.name for f in POSITION),
+            "key",
+            (~live).alias("tombstone"),
+            F.when(live, F.col("text")).alias("offset_json"),
+            F.when(live, normal).alias("offset_normal"),
+            F.when(live, _rank(F.col("text"))).alias("offset_rank"),
+            F.lit(None).cast("string").alias("value_malformed"),
+        )
     )
-    shaped = base.withColumn("flat", F.col("value").isNull() | _flat(F.col("text")))
-    shaped = shaped.withColumn("names", F.when(F.col("flat") & F.col("value").isNotNull(), parts[0]))
-    shaped = shaped.withColumn("scalars", F.when(F.col("flat") & F.col("value").isNotNull(), parts[1]))
-    # a repeated member: Python keeps the last value at the first one's place; the codec decides
-    jvm = F.col("flat") & (F.col("value").isNull() | (F.size(F.array_distinct("names")) == F.size("names")))
-    shaped = shaped.withColumn("jvm", jvm)
-    values = _jvm_values(shaped.filter("jvm")).unionByName(
+    values = fast.unionByName(
         _codec_values(shaped.filter(~F.col("jvm")).select(*(f.name for f in POSITION), "key", "value"))
     )
     keys = _keys(base, partitions)
-    joined = values.join(F.broadcast(keys) if broadcast_keys else keys, values["key"].eqNullSafe(keys["k"]), "left")
+    return values.join(F.broadcast(keys) if broadcast_keys else keys, values["key"].eqNullSafe(keys["k"]), "left")
+
+
+def _in_driver(base: DataFrame, partitions: int | None, broadcast_keys: bool, limit: int) -> DataFrame | None:
+    """Each distinct key and each distinct value of an unusual shape through the codec in the driver,
+    joined back; everything else in the JVM. None when they are more than ``limit``."""
+    spark = base.sparkSession
+    live = F.col("value").isNotNull()
+    odd = live & ~(_flat(F.col("text")) & _distinct_names(F.col("text")))
+    wanted = F.array(
+        F.struct(F.lit(True).alias("is_key"), F.col("key").alias("b")),
+        F.when(odd, F.struct(F.lit(False).alias("is_key"), F.col("value").alias("b"))),
+    )
+    found = base.select(F.explode(wanted).alias("w")).filter(F.col("w").isNotNull()).select("w.*").distinct()
+    table = take(found, limit)
+    if table is None:
+        return None
+    is_key = table.column("is_key")
+    keys_table = table.filter(is_key).select(["b"]).rename_columns(["k"])
+    odd_table = table.filter(pa.compute.invert(is_key)).select(["b"]).rename_columns(["v"])
+    keys = decoded_frame(spark, keys_table, lambda b: _key_rows(b, partitions), KEY_SCHEMA)
+    shaped = base.withColumn("odd", odd)
+    normal, marked = _normal(F.col("text"))
+    jvm = live & ~F.col("odd")
+    if odd_table.num_rows:
+        values = decoded_frame(spark, odd_table, _value_rows, ODD_SCHEMA)
+        shaped = shaped.join(F.broadcast(values), (shaped["value"] == values["v"]) & shaped["odd"], "left")
+    else:
+        shaped = shaped.select("*", *(F.lit(None).cast(f.dataType).alias(f.name) for f in VALUE_FIELDS))
+    values_ = shaped.withColumn("marked", marked).select(
+        *(f.name for f in POSITION),
+        "key",
+        (~live).alias("tombstone"),
+        F.when(jvm, F.col("text")).otherwise(F.col("offset_json")).alias("offset_json"),
+        F.when(jvm, normal).otherwise(F.col("offset_normal")).alias("offset_normal"),
+        F.when(jvm, _rank(F.col("text"))).otherwise(F.col("offset_rank")).alias("offset_rank"),
+        "value_malformed",
+    )
+    return values_.join(F.broadcast(keys) if broadcast_keys else keys, values_["key"].eqNullSafe(keys["k"]), "left")
+
+
+def decode_offsets(
+    records: DataFrame, partitions: int | None = None, broadcast_keys: bool = True, driver_rows: int = DRIVER_ROWS
+) -> DataFrame:
+    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`; ``partitions``: the topic's partition
+    count (where each key belongs). ``broadcast_keys``: the distinct keys fit every executor's memory.
+    Distinct keys and unusual values up to ``driver_rows`` are decoded in the driver (this runs a Spark
+    job at once), more in the Python workers."""
+    base = _position(records, "offsets").withColumn("text", F.col("value").cast("string"))
+    joined = _in_driver(base, partitions, broadcast_keys, driver_rows) if driver_rows > 0 else None
+    if joined is None:
+        joined = _in_workers(base, partitions, broadcast_keys)
     malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))
     ok = malformed.isNull()
 
     def unless_malformed(name: str) -> Column:
         return F.when(ok, F.col(name)).alias(name)
 
-    decoded = joined.select(
+    return joined.select(
         *(f.name for f in POSITION),
         "key",
         *(unless_malformed(n) for n in ("connector", "partition_json", "logical_partition", "key_canonical")),
@@ -182,4 +260,3 @@ def decode_offsets(records: DataFrame, partitions: int | None = None, broadcast_
         *(unless_malformed(n) for n in ("offset_json", "offset_normal", "offset_rank")),
         malformed.alias("malformed"),
     )
-    return decoded

@@ -24,16 +24,18 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 
 from control_plane.codecs import StatusKey, parse_status_key
 
-from .decode import POSITION, STATUS_SCHEMA, _position, decode_status_positioned
+from .decode import POSITION, STATUS_SCHEMA, _position, _status_rows, decode_status_positioned
+from .driver_codec import DRIVER_ROWS, decoded_frame, take
 from .jvm_decode import _CHAR
 
 _TEXT = f"({_CHAR}*)"
 _NONEMPTY = f"({_CHAR}+)"
 _INT32 = r"(-?[1-9][0-9]{0,9}|0)"  # checked against the int range below
 _INT64 = r"(-?[1-9][0-9]{0,17}|0)"  # 18 digits: always a long
+_ESCAPE = r'\\[\\"/bfnrt]'  # JSON's short escapes (not \uXXXX): a trace's \n and \t
 # groups: 1 state, 2 trace (with its quotes, or null), 3 worker_id, 4 generation
 STATE_VALUE = (
-    rf'^\{{"state":"{_NONEMPTY}","trace":(null|"{_CHAR}*"),"worker_id":"{_TEXT}","generation":{_INT32}'
+    rf'^\{{"state":"{_NONEMPTY}","trace":(null|"(?:{_CHAR}|{_ESCAPE})*"),"worker_id":"{_TEXT}","generation":{_INT32}'
     rf'(?:,"version":(?:null|"{_CHAR}*"))?\}}\z'
 )
 # groups: 1 name, 2 connector, 3 task, 4 discoverTimestamp
@@ -53,23 +55,44 @@ KEY_SCHEMA = StructType(
 INT32 = (-(2**31), 2**31 - 1)
 
 
+def _key_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
+    out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
+    for key in batch.column("k").to_pylist():
+        parsed = parse_status_key(key)
+        known = parsed if isinstance(parsed, StatusKey) else None  # else: the codec, per record
+        out["k"].append(key)
+        out["key_kind"].append(known.kind.value.removeprefix("status-").rstrip("-") if known else None)
+        out["key_connector"].append(known.connector if known else None)
+        out["key_task"].append(known.task if known else None)
+        out["key_topic"].append(known.topic if known else None)
+    return out
+
+
 def _keys(records: DataFrame) -> DataFrame:
     schema = to_arrow_schema(KEY_SCHEMA)
 
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
-            for key in batch.column("k").to_pylist():
-                parsed = parse_status_key(key)
-                known = parsed if isinstance(parsed, StatusKey) else None  # else: the codec, per record
-                out["k"].append(key)
-                out["key_kind"].append(known.kind.value.removeprefix("status-").rstrip("-") if known else None)
-                out["key_connector"].append(known.connector if known else None)
-                out["key_task"].append(known.task if known else None)
-                out["key_topic"].append(known.topic if known else None)
-            yield pa.RecordBatch.from_pydict(out, schema=schema)
+            yield pa.RecordBatch.from_pydict(_key_rows(batch), schema=schema)
 
     return records.select(F.col("key").alias("k")).distinct().mapInArrow(decode, KEY_SCHEMA)
+
+
+def _odd_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
+    """The codec on distinct (key, value) pairs: the pair, then the decoded columns."""
+    n = batch.num_rows
+    positioned = pa.RecordBatch.from_pydict(
+        {
+            "kafka_partition": [0] * n,
+            "kafka_offset": [0] * n,
+            "timestamp": [0] * n,
+            "key": batch.column("ok").to_pylist(),
+            "value": batch.column("ov").to_pylist(),
+        }
+    )
+    decoded = _status_rows(positioned)
+    columns = {f"o_{f.name}": decoded[f.name] for f in DECODED}
+    return {"ok": batch.column("ok").to_pylist(), "ov": batch.column("ov").to_pylist(), **columns}
 
 
 def _group(pattern: str, n: int) -> Column:
@@ -80,26 +103,37 @@ def _int32(column: Column) -> Column:
     return column.try_cast("bigint").between(*INT32)  # "" where the pattern did not match: null
 
 
-def decode_status_records(records: DataFrame, broadcast_keys: bool = True) -> DataFrame:
-    """The status topic's records as :data:`.decode.STATUS_SCHEMA`."""
-    base = _position(records, "status")
-    keys = _keys(base)
-    joined = base.join(F.broadcast(keys) if broadcast_keys else keys, base["key"].eqNullSafe(keys["k"]), "left")
+UNESCAPE = [("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\b", "\b"), ("\\f", "\f"), ('\\"', '"'), ("\\/", "/")]
+
+
+def _unescape(text: Column) -> Column:
+    """A JSON string's content whose escapes are all short ones (:data:`_ESCAPE`), unescaped: each escaped
+    backslash first to a placeholder (no control character is in the text raw), so that each remaining backslash
+    begins an escape, read left to right as JSON does."""
+    out = F.replace(text, F.lit("\\\\"), F.lit("\x00"))
+    for escaped, char in UNESCAPE:
+        out = F.replace(out, F.lit(escaped), F.lit(char))
+    return F.replace(out, F.lit("\x00"), F.lit("\\"))
+
+
+def _shaped(joined: DataFrame) -> DataFrame:
     text = joined.withColumn("text", F.col("value").cast("string"))
     is_state = F.col("key_kind").isin("connector", "task") & F.col("text").rlike(STATE_VALUE)
     is_topic = (F.col("key_kind") == "topic") & F.col("text").rlike(TOPIC_VALUE)
-    shaped = text.withColumn(
+    return text.withColumn(
         "shape",
         F.when(F.col("key_kind").isNull(), None)
         .when(F.col("value").isNull(), "tombstone")
         .when(is_state & _int32(_group(STATE_VALUE, 4)), "state")
         .when(is_topic & _int32(_group(TOPIC_VALUE, 3)), "topic"),
     )
-    jvm = shaped.filter(F.col("shape").isNotNull())
+
+
+def _fast_columns() -> list[Column]:
+    """The decoded columns of a record of a known ``shape``, read by Spark's expressions."""
     state, topic = F.col("shape") == "state", F.col("shape") == "topic"
     trace = _group(STATE_VALUE, 2)
-    fast = jvm.select(
-        *(f.name for f in POSITION),
+    return [
         F.col("key_kind").alias("kind"),
         F.col("key_connector").alias("connector"),
         F.when(topic, _group(TOPIC_VALUE, 3).try_cast("int")).otherwise(F.col("key_task")).alias("task"),
@@ -107,12 +141,60 @@ def decode_status_records(records: DataFrame, broadcast_keys: bool = True) -> Da
         F.when(state, _group(STATE_VALUE, 1)).alias("state"),
         F.when(state, _group(STATE_VALUE, 3)).alias("worker_id"),
         F.when(state, _group(STATE_VALUE, 4).try_cast("int")).alias("generation"),
-        F.when(state & (trace != "null"), trace.substr(F.lit(2), F.length(trace) - 2)).alias("trace"),
+        F.when(state & (trace != "null"), _unescape(trace.substr(F.lit(2), F.length(trace) - 2))).alias("trace"),
         F.when(topic, _group(TOPIC_VALUE, 4).try_cast("bigint")).alias("discover_timestamp"),
         (F.col("shape") == "tombstone").alias("tombstone"),
         F.lit(None).cast("string").alias("malformed"),
-    )
+    ]
+
+
+DECODED = [f for f in STATUS_SCHEMA.fields if f.name not in {p.name for p in POSITION}]
+ODD_SCHEMA = StructType(
+    [
+        StructField("ok", BinaryType(), True),
+        StructField("ov", BinaryType(), True),
+        *(StructField(f"o_{f.name}", f.dataType, f.nullable) for f in DECODED),
+    ]
+)
+
+
+def _with_keys(base: DataFrame, keys: DataFrame, broadcast_keys: bool) -> DataFrame:
+    return base.join(F.broadcast(keys) if broadcast_keys else keys, base["key"].eqNullSafe(keys["k"]), "left")
+
+
+def _in_workers(base: DataFrame, keys: DataFrame, broadcast_keys: bool) -> DataFrame:
+    """Keys, and the records of other shapes, through the codec in the Python workers."""
+    shaped = _shaped(_with_keys(base, keys, broadcast_keys))
+    fast = shaped.filter(F.col("shape").isNotNull()).select(*(f.name for f in POSITION), *_fast_columns())
     codec = decode_status_positioned(
         shaped.filter(F.col("shape").isNull()).select(*(f.name for f in POSITION), "key", "value")
     )
     return fast.unionByName(codec).select(*(f.name for f in STATUS_SCHEMA.fields))
+
+
+def decode_status_records(records: DataFrame, broadcast_keys: bool = True, driver_rows: int = DRIVER_ROWS) -> DataFrame:
+    """The status topic's records as :data:`.decode.STATUS_SCHEMA`. Distinct keys, and distinct records of
+    other shapes, up to ``driver_rows`` go through the codec in the driver (this runs Spark jobs at once),
+    more in the Python workers."""
+    base = _position(records, "status")
+    spark = base.sparkSession
+    found = take(base.select(F.col("key").alias("k")).distinct(), driver_rows) if driver_rows > 0 else None
+    if found is None:
+        return _in_workers(base, _keys(base), broadcast_keys)
+    keys = decoded_frame(spark, found, _key_rows, KEY_SCHEMA)
+    shaped = _shaped(_with_keys(base, keys, broadcast_keys))
+    pairs = shaped.filter(F.col("shape").isNull()).select(F.col("key").alias("ok"), F.col("value").alias("ov"))
+    odd = take(pairs.distinct(), driver_rows)
+    if odd is None:
+        return _in_workers(base, keys, broadcast_keys)
+    fast = _fast_columns()
+    if odd.num_rows == 0:
+        return shaped.select(*(f.name for f in POSITION), *fast)
+    decoded = decoded_frame(spark, odd, _odd_rows, ODD_SCHEMA)
+    on = shaped["key"].eqNullSafe(decoded["ok"]) & shaped["value"].eqNullSafe(decoded["ov"]) & shaped["shape"].isNull()
+    joined = shaped.join(F.broadcast(decoded), on, "left")
+    known = F.col("shape").isNotNull()
+    return joined.select(
+        *(f.name for f in POSITION),
+        *(F.when(known, c).otherwise(F.col(f"o_{f.name}")).alias(f.name) for f, c in zip(DECODED, fast, strict=True)),
+    )

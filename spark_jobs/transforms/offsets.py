@@ -183,15 +183,26 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
 def first_missing_offsets(decoded: DataFrame) -> DataFrame:
     """Per Kafka partition of the offsets topic: ``first_missing``, the lowest offset not retained (a
     record removed by compaction or retention, or a transaction marker's slot), null when the partition
-    holds every record from offset 0. All records count here, malformed ones too."""
+    holds every record from offset 0. All records count here, malformed ones too. A partition whose
+    offsets are exactly 0 .. count - 1 (offsets are unique) needs no ordering; only the others are sorted."""
+    offsets = decoded.select("kafka_partition", "kafka_offset")
+    stats = offsets.groupBy("kafka_partition").agg(
+        F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")
+    )
+    complete = (F.col("low") == 0) & (F.col("high") == F.col("n") - 1)
+    gappy = [r["kafka_partition"] for r in stats.filter(~complete).select("kafka_partition").collect()]
+    whole = stats.filter(complete).select("kafka_partition", F.lit(None).cast("long").alias("first_missing"))
+    if not gappy:
+        return whole
     ordered = Window.partitionBy("kafka_partition").orderBy("kafka_offset")
     position = F.row_number().over(ordered) - 1  # offsets are unique: offset > position once one is missing
-    return (
-        decoded.select("kafka_partition", "kafka_offset")
+    found = (
+        offsets.filter(F.col("kafka_partition").isin(gappy))
         .withColumn("position", position)
         .groupBy("kafka_partition")
         .agg(F.min(F.when(F.col("kafka_offset") != F.col("position"), F.col("position"))).alias("first_missing"))
     )
+    return whole.unionByName(found)
 
 
 def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> DataFrame:

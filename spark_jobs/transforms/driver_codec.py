@@ -1,0 +1,49 @@
+"""The codecs run in the driver on the few rows that need them (distinct keys, values of unusual shapes,
+the config topic), so that a job starts no Python worker for them.
+
+A Python worker costs its start (an interpreter importing pyarrow and the codecs, per executor and per
+stage) and its memory beside the JVM; the rows the exact-bytes rules need are few (each distinct key
+once, the rare value that Spark's expressions do not read), so the driver takes them with one
+``toArrow`` and hands back a small frame for a broadcast join. More than :data:`DRIVER_ROWS` rows: the
+caller falls back to the Python workers (``mapInArrow``), as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StructType
+
+DRIVER_ROWS = 200_000  # rows the driver decodes itself; more go to the Python workers
+
+
+def take(frame: DataFrame, limit: int) -> pa.Table | None:
+    """``frame``'s rows as an Arrow table, or None when it has more than ``limit``."""
+    table = frame.limit(limit + 1).toArrow()
+    return None if table.num_rows > limit else table
+
+
+def decoded_frame(
+    spark: SparkSession,
+    table: pa.Table,
+    rows: Callable[[pa.RecordBatch], dict[str, list[object]]],
+    schema: StructType,
+) -> DataFrame:
+    """``rows`` (a batch in, columns of ``schema`` out) over ``table`` in the driver, as a local frame."""
+    arrow = to_arrow_schema(schema)
+    batches = [pa.RecordBatch.from_pydict(rows(batch), schema=arrow) for batch in table.to_batches()]
+    if not batches:
+        return spark.createDataFrame([], schema)
+    return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
+
+
+def local_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: StructType) -> DataFrame:
+    """A frame of the driver's ``rows`` (tuples in ``schema``'s order), handed to the JVM as Arrow.
+    ``createDataFrame`` of a Python list pickles the rows through a Python worker, which would start one
+    (and keep its memory) for a few rows."""
+    arrow = to_arrow_schema(schema)
+    columns = {f.name: [row[i] for row in rows] for i, f in enumerate(schema.fields)}
+    return spark.createDataFrame(pa.Table.from_pydict(columns, schema=arrow), schema)
