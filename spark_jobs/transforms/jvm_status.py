@@ -33,9 +33,13 @@ _NONEMPTY = f"({_CHAR}+)"
 _INT32 = r"(-?[1-9][0-9]{0,9}|0)"  # checked against the int range below
 _INT64 = r"(-?[1-9][0-9]{0,17}|0)"  # 18 digits: always a long
 _ESCAPE = r'\\[\\"/bfnrt]'  # JSON's short escapes (not \uXXXX): a trace's \n and \t
-# groups: 1 state, 2 trace (with its quotes, or null), 3 worker_id, 4 generation
+# groups: 1 state, 2 trace (with its quotes, or null), 3 worker_id, 4 generation. The trace's loop is
+# possessive (``*+``): java.util.regex matches a greedy loop over an alternation by recursion, one level
+# a character, and a trace of some thousands of characters overflowed the executor thread's stack (a
+# StackOverflowError that ends a local Spark's JVM); a possessive loop is matched iteratively, and
+# matches the same strings here (neither alternative can match the closing quote).
 STATE_VALUE = (
-    rf'^\{{"state":"{_NONEMPTY}","trace":(null|"(?:{_CHAR}|{_ESCAPE})*"),"worker_id":"{_TEXT}","generation":{_INT32}'
+    rf'^\{{"state":"{_NONEMPTY}","trace":(null|"(?:{_CHAR}|{_ESCAPE})*+"),"worker_id":"{_TEXT}","generation":{_INT32}'
     rf'(?:,"version":(?:null|"{_CHAR}*"))?\}}\z'
 )
 # groups: 1 name, 2 connector, 3 task, 4 discoverTimestamp

@@ -192,3 +192,27 @@ def test_status_records_decode_as_the_codec_does(spark: SparkSession) -> None:
         assert ours.asDict() == theirs.asDict()
     assert {r["state"] for r in exact if r["state"]} >= {"RUNNING", "FAILED"}
     assert {r["discover_timestamp"] for r in exact} >= {1700000000000, -1}
+
+
+def test_a_long_trace_decodes_as_the_codec_does(spark: SparkSession) -> None:
+    """A worker's FAILED status with a trace of thousands of lines: java.util.regex once matched the
+    trace by recursion, a level a character, and overflowed the executor's stack (a StackOverflowError that
+    ended the local JVM). Also a trace whose last escape is an escaped backslash before the closing quote."""
+    frames = "\\tat org.example.Frame.call(Frame.java:1)\\n" * 3000
+    long_trace = f'{{"state":"FAILED","trace":"org.example.Boom: deep\\n{frames}","worker_id":"w","generation":3}}'
+    h = History()
+    for ts, value in enumerate(
+        (
+            long_trace.encode(),
+            b'{"state":"FAILED","trace":"ends with a backslash \\\\","worker_id":"w","generation":1}',
+            b'{"state":"FAILED","trace":"an escaped quote \\" inside","worker_id":"w","generation":1}',
+        ),
+        start=1,
+    ):
+        h.add("status", b"status-task-src-0", value, ts)
+    frame = h.frame(spark)
+    order = ["kafka_partition", "kafka_offset"]
+    exact = decode_status_records_per_record(frame).orderBy(*order).collect()
+    jvm = decode_status_records(frame).orderBy(*order).collect()
+    assert [r.asDict() for r in jvm] == [r.asDict() for r in exact]
+    assert exact[0]["state"] == "FAILED" and exact[0]["trace"].count("\n") == 3001
