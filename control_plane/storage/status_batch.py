@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,34 @@ class _Retry(Exception):
         self.writes = writes
 
 
+def proposal_retrying(
+    max_retries: int,
+    backoff: Any,
+    may_retry: Callable[[BaseException], bool],
+    before_sleep: Callable[[RetryCallState], None],
+    wake: asyncio.Event,
+) -> AsyncRetrying:
+    """The status-store retry proposal's loop, for one write (``StatusWriter``'s lanes) and for a batch:
+    at most ``max_retries`` retries of what ``may_retry`` accepts, waiting ``backoff``; ``wake`` cuts a
+    wait short (a newer write of the key, or the writer stopping)."""
+
+    async def sleep(seconds: float) -> None:
+        try:
+            async with asyncio.timeout(seconds):
+                await wake.wait()
+        except TimeoutError:
+            pass
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(max_retries + 1),
+        wait=backoff,
+        retry=retry_if_exception(may_retry),
+        before_sleep=before_sleep,
+        sleep=sleep,
+        reraise=True,
+    )
+
+
 async def write_batch(run: BatchRun, writes: list[_Write]) -> None:
     """Every write of ``writes`` (each the first of its key's lane, which it holds) gets its outcome."""
     writer = run.writer
@@ -64,20 +93,12 @@ async def write_batch(run: BatchRun, writes: list[_Write]) -> None:
     def may_retry(exc: BaseException) -> bool:
         return isinstance(exc, _Retry) and not writer._closing
 
-    async def sleep(seconds: float) -> None:
-        try:
-            async with asyncio.timeout(seconds):
-                await run.stopping.wait()
-        except TimeoutError:
-            pass
-
-    retrying = AsyncRetrying(
-        stop=stop_after_attempt(writer.max_retries + 1),
-        wait=writer._backoff,
-        retry=retry_if_exception(may_retry),
-        before_sleep=lambda state: _on_retry(state, writer.max_retries),
-        sleep=sleep,
-        reraise=True,
+    retrying = proposal_retrying(
+        writer.max_retries,
+        writer._backoff,
+        may_retry,
+        lambda state: _on_retry(state, writer.max_retries),
+        run.stopping,
     )
     due = writes
     try:

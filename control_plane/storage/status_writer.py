@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 import structlog
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState
 
 from ..backoff import ProposalBackoff
 from ..codecs import StatusRecord, Tombstone, encode_status
 from ..codecs.status import StatusKey, StatusKind, status_key_of
 from .errors import AttemptTimeout, is_retriable
 from .record_producer import RecordProducer
-from .status_batch import BatchRun, write_batch
+from .status_batch import BatchRun, proposal_retrying, write_batch
 from .status_writes import (
     KINDS,
     Outcome,
@@ -310,20 +310,8 @@ class StatusWriter:
         def may_retry(exc: BaseException) -> bool:
             return is_retriable(exc) and not self._superseded(lane, write) and not self._closing
 
-        async def sleep(seconds: float) -> None:
-            try:
-                async with asyncio.timeout(seconds):
-                    await lane.wake.wait()
-            except TimeoutError:
-                pass
-
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=self._backoff,
-            retry=retry_if_exception(may_retry),
-            before_sleep=lambda state: self._on_retry(write, state),
-            sleep=sleep,
-            reraise=True,
+        retrying = proposal_retrying(
+            self.max_retries, self._backoff, may_retry, lambda state: self._on_retry(write, state), lane.wake
         )
         try:
             async for attempt in retrying:
