@@ -25,6 +25,11 @@ from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "1g"
+# a short local batch job: the JVM's client compiler only (C2's compile threads cost more CPU than its
+# faster code saves in a run of minutes, most of it planning and compiling ~100 small queries), and the
+# parallel collector (its throughput, no concurrent marking threads beside two busy cores). Measured in
+# README.md ("Spark jobs" -> "Tests and benchmark"); --conf spark.driver.extraJavaOptions=... replaces it.
+LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -75,6 +80,20 @@ class SessionOptions:
     conf: dict[str, str] = field(default_factory=dict)  # any further --conf key=value
 
 
+def local_threads(master: str) -> int:
+    """The worker threads of a local master: ``local`` 1, ``local[N]`` N, ``local[*]`` the machine's CPUs."""
+    inside = master.partition("[")[2].partition("]")[0].split(",")[0].strip()
+    if inside in ("", "*"):
+        return (os.cpu_count() or 1) if inside == "*" else 1
+    return int(inside) if inside.isdigit() else 1
+
+
+def shuffle_partitions(master: str) -> int:
+    """Two shuffle partitions a local core: each Spark job's tasks run on few cores; more tasks only add
+    their fixed cost (adaptive execution merges small ones further)."""
+    return max(2, 2 * local_threads(master))
+
+
 def spark_conf(options: SessionOptions) -> SparkConf:
     conf = SparkConf()  # under spark-submit: its settings (--master, --packages, --conf) already
     master = options.master or conf.get("spark.master", DEFAULT_MASTER) or DEFAULT_MASTER
@@ -91,7 +110,9 @@ def spark_conf(options: SessionOptions) -> SparkConf:
         conf.set("spark.pyspark.driver.python", sys.executable)
         conf.set("spark.driver.host", "127.0.0.1")
         conf.set("spark.driver.bindAddress", "127.0.0.1")
-        conf.set("spark.sql.shuffle.partitions", "8")
+        conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
+        if not submitted():  # spark-submit started the JVM with its own options
+            conf.set("spark.driver.extraJavaOptions", LOCAL_JAVA_OPTIONS)
     if options.kafka and not submitted():  # spark-submit: its --packages (the JVM is up: too late here)
         conf.set("spark.jars.packages", kafka_package())
         conf.set("spark.jars.ivy", ivy_dir())
