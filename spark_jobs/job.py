@@ -176,7 +176,9 @@ def load(
         "config": lambda: T.decode_config_records(of("config")),
         "status": lambda: T.decode_status_records(of("status")),
         "offsets": lambda: T.decode_offsets(  # each key's sorted offset later, once (transforms.with_normal)
-            of("offsets"), _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None, normal=False
+            of("offsets"),
+            _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None,
+            normal=False,
         ),
     }
     # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of

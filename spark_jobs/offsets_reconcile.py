@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Row
+from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from . import transforms as T
