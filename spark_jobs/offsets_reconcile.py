@@ -24,7 +24,7 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from . import transforms as T
-from .job import Inputs, load, parse_time, parser, prepare, resolve, run, start_spark
+from .job import Inputs, expected_records, load, parse_time, parser, prepare, resolve, run, start_spark
 from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .progress import Progress
 from .report import finding, finding_of_rows, iso, write_json, write_tables
@@ -133,7 +133,7 @@ def reconcile(args: argparse.Namespace) -> int:
     as_of_ms = parse_time(args.as_of) if args.as_of else int(time.time() * 1000)
     sidecar = _sidecar_view(target.sidecar_url, progress) if online and target.sidecar_url else None
     owned = existing_session() is None  # a test process shares its one session
-    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
         inputs = load(args, spark, target, progress, ends, online)
         report = _reconcile(args, inputs, sidecar, as_of_ms, progress)

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from . import transforms as T
-from .job import Inputs, load, parse_duration, parser, prepare, resolve, run, start_spark
+from .job import Inputs, expected_records, load, parse_duration, parser, prepare, resolve, run, start_spark
 from .kafka_admin import broker_facts
 from .progress import Progress
 from .report import finding, iso, rows, write_json, write_tables
@@ -54,7 +54,7 @@ def audit(args: argparse.Namespace) -> int:
     online, ends = prepare(args, target, progress)
     unused_ms = parse_duration(args.unused_after)
     owned = existing_session() is None  # a test process shares its one session
-    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
         inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
         report = _audit(args, inputs, unused_ms, progress)
