@@ -257,7 +257,7 @@ def _reconcile(
     write_json(args.out / "restore-plan.json", plan)
     existing_count = sum(1 for r in connector_rows if r["exists"])
     totals = history.agg(F.count("*").alias("total"), F.count_if(F.col("live")).alias("live")).first()
-    total, live = (int(totals["total"]), int(totals["live"])) if totals is not None else (0, 0)
+    partitions, live = (int(totals["total"]), int(totals["live"])) if totals is not None else (0, 0)
     report = {
         "job": JOB,
         "generated_at": iso(int(time.time() * 1000)),
@@ -266,7 +266,7 @@ def _reconcile(
         "skipped_records": inputs.skipped,
         "summary": {
             "connectors": _connector_counts(existing_count, len(connector_rows)),
-            "source_partitions": {"total": total, "live": live},
+            "source_partitions": {"total": partitions, "live": live},
             "sink_partitions": len(sink_rows),
             "findings": {name: f["count"] for name, f in findings.items()},
         },
