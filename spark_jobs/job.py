@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -116,7 +118,22 @@ def prepare(
     return True, ends
 
 
-def start_spark(args: argparse.Namespace, name: str, progress: Progress, kafka: bool) -> SparkSession:
+def expected_records(args: argparse.Namespace, ends: dict[str, dict[int, int]] | None) -> int | None:
+    """How many records the job will read, known before Spark starts: the internal topics' end offsets
+    (from Kafka), a Parquet snapshot's row count (its footer), else unknown."""
+    if ends:
+        return sum(sum(parts.values()) for parts in ends.values())
+    if args.snapshot is not None and args.snapshot.is_file() and args.snapshot.suffix == ".parquet":
+        try:
+            return int(pq.ParquetFile(args.snapshot).metadata.num_rows)
+        except (OSError, pa.ArrowException):
+            return None
+    return None
+
+
+def start_spark(
+    args: argparse.Namespace, name: str, progress: Progress, kafka: bool, records: int | None = None
+) -> SparkSession:
     master = args.master or ("spark-submit's master" if submitted() else DEFAULT_MASTER)
     progress.step(f"starting Spark ({master})" + (" with the Kafka source" if kafka else ""))
     conf = dict(item.split("=", 1) for item in args.conf if "=" in item)
@@ -127,6 +144,7 @@ def start_spark(args: argparse.Namespace, name: str, progress: Progress, kafka: 
         kafka=kafka,
         log_file=args.out / "spark.log",
         conf=conf,
+        records=records,
     )
     reused = existing_session() is not None
     spark = build_session(options)
@@ -175,8 +193,10 @@ def load(
     decoders = {
         "config": lambda: T.decode_config_records(of("config")),
         "status": lambda: T.decode_status_records(of("status")),
-        "offsets": lambda: T.decode_offsets(
-            of("offsets"), _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None
+        "offsets": lambda: T.decode_offsets(  # each key's sorted offset later, once (transforms.with_normal)
+            of("offsets"),
+            _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None,
+            normal=False,
         ),
     }
     # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of

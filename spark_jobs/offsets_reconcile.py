@@ -20,14 +20,14 @@ import time
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from . import transforms as T
-from .job import Inputs, load, parse_time, parser, prepare, resolve, run, start_spark
+from .job import Inputs, expected_records, load, parse_time, parser, prepare, resolve, run, start_spark
 from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .progress import Progress
-from .report import finding, iso, write_json, write_tables
+from .report import finding, finding_of_rows, iso, write_json, write_tables
 from .session import existing_session
 from .sidecar_view import SidecarView, read_sidecar_view
 from .target import Target
@@ -58,9 +58,9 @@ def _sidecar_view(url: str, progress: Progress) -> SidecarView:
     return view
 
 
-def _sink_specs(connectors: DataFrame, target: Target) -> list[SinkSpec]:
+def _sink_specs(connectors: list[Row], target: Target) -> list[SinkSpec]:
     specs = []
-    for row in connectors.filter(F.col("type") == "sink").collect():
+    for row in (r for r in connectors if r["type"] == "sink"):
         props = row["properties"] or {}
         topics = tuple(t.strip() for t in (props.get("topics") or "").split(",") if t.strip())
         specs.append(
@@ -89,10 +89,11 @@ BASES = {
 }
 
 
-def _restore_plan(plan: DataFrame, connectors: DataFrame, as_of_ms: int) -> dict[str, Any]:
-    kinds = {r["connector"]: r["type"] for r in connectors.filter("exists").collect()}
+def _restore_plan(plan: list[Row], connectors: list[Row], as_of_ms: int) -> dict[str, Any]:
+    """``restore-plan.json`` from the plan's rows (ordered by connector and partition_json)."""
+    kinds = {r["connector"]: r["type"] for r in connectors if r["exists"]}
     entries: dict[str, dict[str, Any]] = {}
-    for row in plan.orderBy("connector", "partition_json").collect():
+    for row in plan:
         entry = entries.setdefault(
             row["connector"], {"offsets": [], "based_on": set(), "warnings": [], "not_restored": []}
         )
@@ -132,7 +133,7 @@ def reconcile(args: argparse.Namespace) -> int:
     as_of_ms = parse_time(args.as_of) if args.as_of else int(time.time() * 1000)
     sidecar = _sidecar_view(target.sidecar_url, progress) if online and target.sidecar_url else None
     owned = existing_session() is None  # a test process shares its one session
-    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
         inputs = load(args, spark, target, progress, ends, online)
         report = _reconcile(args, inputs, sidecar, as_of_ms, progress)
@@ -153,7 +154,8 @@ def _reconcile(
     history = T.offset_history(inputs.offsets).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
 
-    specs = _sink_specs(connectors, target)
+    connector_rows = connectors.collect()  # one row a connector: every question of the driver about them
+    specs = _sink_specs(connector_rows, target)
     if inputs.online:
         plan_time = as_of_ms if args.as_of else None  # as of now: the committed offsets, not offsets-for-times
         facts = broker_facts(target.aiokafka_kwargs, specs, plan_time, args.kafka_timeout_s)
@@ -202,7 +204,7 @@ def _reconcile(
             f"the sidecar at {target.sidecar_url} did not answer: {unanswered[0]}"
         )
     elif sidecar is not None:
-        existing = [r["connector"] for r in connectors.filter("exists").select("connector").collect()]
+        existing = [r["connector"] for r in connector_rows if r["exists"]]
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
         history_now = T.history_view(T.offsets_as_of(inputs.offsets, None), sink_offsets, connectors)
@@ -226,16 +228,18 @@ def _reconcile(
         .unionByName(T.sink_restore_plan(sink_offsets))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    plan = _restore_plan(plan_rows, connectors, as_of_ms)
-    findings["restore_history_not_retained"] = finding(
-        plan_rows.filter(F.col("action") == "unknown").select("connector", "partition_json", "reason"),
-        limit,
-        ["connector", "partition_json"],
+    plan_list = plan_rows.orderBy("connector", "partition_json").collect()  # one action: the plan, two findings
+    plan = _restore_plan(plan_list, connector_rows, as_of_ms)
+    findings["restore_history_not_retained"] = finding_of_rows(
+        [_pick(r, "connector", "partition_json", "reason") for r in plan_list if r["action"] == "unknown"], limit
     )
-    findings["restore_sink_lagged"] = finding(
-        plan_rows.filter(F.col("warning").isNotNull()).select("connector", "partition_json", "offset_json", "warning"),
+    findings["restore_sink_lagged"] = finding_of_rows(
+        [
+            _pick(r, "connector", "partition_json", "offset_json", "warning")
+            for r in plan_list
+            if r["warning"] is not None
+        ],
         limit,
-        ["connector", "partition_json"],
     )
     if not inputs.online:
         plan["note"] = "offline: sink connectors are not in this plan"
@@ -251,8 +255,9 @@ def _reconcile(
         },
     )
     write_json(args.out / "restore-plan.json", plan)
-    counts = connectors.groupBy("exists").count().collect()
-    live = history.filter("live").count()
+    existing_count = sum(1 for r in connector_rows if r["exists"])
+    totals = history.agg(F.count("*").alias("total"), F.count_if(F.col("live")).alias("live")).first()
+    partitions, live = (int(totals["total"]), int(totals["live"])) if totals is not None else (0, 0)
     report = {
         "job": JOB,
         "generated_at": iso(int(time.time() * 1000)),
@@ -260,9 +265,9 @@ def _reconcile(
         "records": inputs.counts,
         "skipped_records": inputs.skipped,
         "summary": {
-            "connectors": {("existing" if r["exists"] else "deleted"): r["count"] for r in counts},
-            "source_partitions": {"total": history.count(), "live": live},
-            "sink_partitions": sink_offsets.count(),
+            "connectors": _connector_counts(existing_count, len(connector_rows)),
+            "source_partitions": {"total": partitions, "live": live},
+            "sink_partitions": len(sink_rows),
             "findings": {name: f["count"] for name, f in findings.items()},
         },
         "findings": findings,
@@ -279,6 +284,16 @@ def _reconcile(
     }
     write_json(args.out / "offsets-report.json", report)
     return report
+
+
+def _pick(row: Row, *names: str) -> dict[str, Any]:
+    return {name: row[name] for name in names}
+
+
+def _connector_counts(existing: int, total: int) -> dict[str, int]:
+    """As a ``groupBy("exists").count()`` gives them: a kind with no connector is absent."""
+    counts = {"existing": existing, "deleted": total - existing}
+    return {kind: n for kind, n in counts.items() if n}
 
 
 def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:

@@ -66,15 +66,24 @@ def rows(df: DataFrame, limit: int | None = None, order: list[str] | None = None
     return [{k: _json_value(k, v) for k, v in row.asDict(recursive=False).items()} for row in df.collect()]
 
 
+FINDING_ROWS = 10_000  # a finding of at most this many rows is counted from its collected rows
+
+
 def finding(df: DataFrame, limit: int, order: list[str]) -> dict[str, Any]:
-    """A finding for the JSON report: its full count and at most ``limit`` rows (computed once)."""
-    df = df.persist()
-    try:
-        count = df.count()
-        shown = rows(df, limit, order) if count else []
-    finally:
-        df.unpersist()
+    """A finding for the JSON report: its full count and at most ``limit`` rows. One Spark action: the
+    first :data:`FINDING_ROWS` rows in ``order`` are collected, and a finding with no more rows than that
+    is counted from them; only a larger one is counted by a second action."""
+    cap = max(limit, FINDING_ROWS)
+    top = df.orderBy(*order).limit(cap + 1).collect() if order else df.limit(cap + 1).collect()
+    count = len(top) if len(top) <= cap else df.count()
+    shown = [{k: _json_value(k, v) for k, v in row.asDict(recursive=False).items()} for row in top[:limit]]
     return {"count": count, "truncated": count > len(shown), "items": shown}
+
+
+def finding_of_rows(items: list[dict[str, Any]], limit: int) -> dict[str, Any]:
+    """A finding from rows the driver already holds (in the finding's order, as ``Row.asDict()``)."""
+    shown = [{k: _json_value(k, v) for k, v in item.items()} for item in items[:limit]]
+    return {"count": len(items), "truncated": len(items) > len(shown), "items": shown}
 
 
 def for_parquet(df: DataFrame) -> DataFrame:

@@ -25,6 +25,14 @@ from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "1g"
+# a local batch job's JVM: the parallel collector (throughput, no concurrent marking beside two busy
+# cores); below SHORT_JOB_RECORDS records also the client compiler only: there C2's compiling costs more CPU
+# than its faster code saves (most of such a run is planning and compiling a few dozen small queries);
+# above, the tasks' own CPU dominates and C2 pays. Measured in README.md ("Spark jobs" -> "Tests and
+# benchmark"); --conf spark.driver.extraJavaOptions=... replaces them.
+LOCAL_JAVA_OPTIONS = "-XX:+UseParallelGC"
+SHORT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+SHORT_JOB_RECORDS = 2_000_000
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -73,6 +81,26 @@ class SessionOptions:
     kafka: bool = False  # add Spark's Kafka source
     log_file: Path | None = None  # where the JVM's output goes; None: the terminal
     conf: dict[str, str] = field(default_factory=dict)  # any further --conf key=value
+    records: int | None = None  # the records the job will read, when known before Spark starts
+
+
+def local_threads(master: str) -> int:
+    """The worker threads of a local master: ``local`` 1, ``local[N]`` N, ``local[*]`` the machine's CPUs."""
+    inside = master.partition("[")[2].partition("]")[0].split(",")[0].strip()
+    if inside in ("", "*"):
+        return (os.cpu_count() or 1) if inside == "*" else 1
+    return int(inside) if inside.isdigit() else 1
+
+
+def shuffle_partitions(master: str) -> int:
+    """Two shuffle partitions a local core: each Spark job's tasks run on few cores; more tasks only add
+    their fixed cost (adaptive execution merges small ones further)."""
+    return max(2, 2 * local_threads(master))
+
+
+def java_options(records: int | None) -> str:
+    """The local driver JVM's options for a job of ``records`` records (unknown: a short job)."""
+    return SHORT_JAVA_OPTIONS if records is None or records < SHORT_JOB_RECORDS else LOCAL_JAVA_OPTIONS
 
 
 def spark_conf(options: SessionOptions) -> SparkConf:
@@ -91,7 +119,9 @@ def spark_conf(options: SessionOptions) -> SparkConf:
         conf.set("spark.pyspark.driver.python", sys.executable)
         conf.set("spark.driver.host", "127.0.0.1")
         conf.set("spark.driver.bindAddress", "127.0.0.1")
-        conf.set("spark.sql.shuffle.partitions", "8")
+        conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
+        if not submitted():  # spark-submit started the JVM with its own options
+            conf.set("spark.driver.extraJavaOptions", java_options(options.records))
     if options.kafka and not submitted():  # spark-submit: its --packages (the JVM is up: too late here)
         conf.set("spark.jars.packages", kafka_package())
         conf.set("spark.jars.ivy", ivy_dir())

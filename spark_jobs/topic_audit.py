@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from . import transforms as T
-from .job import Inputs, load, parse_duration, parser, prepare, resolve, run, start_spark
+from .job import Inputs, expected_records, load, parse_duration, parser, prepare, resolve, run, start_spark
 from .kafka_admin import broker_facts
 from .progress import Progress
 from .report import finding, iso, rows, write_json, write_tables
@@ -54,7 +54,7 @@ def audit(args: argparse.Namespace) -> int:
     online, ends = prepare(args, target, progress)
     unused_ms = parse_duration(args.unused_after)
     owned = existing_session() is None  # a test process shares its one session
-    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None)
+    spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
         inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
         report = _audit(args, inputs, unused_ms, progress)
@@ -73,9 +73,11 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     usage = T.topic_usage(inputs.status, T.connector_events(inputs.config)).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
     broker: DataFrame | None = None
+    on_broker: int | None = None
     if inputs.online:
         facts = broker_facts(target.aiokafka_kwargs, [], None, args.kafka_timeout_s)
         broker = local_frame(spark, [tuple(vars(t).values()) for t in facts.topics], BROKER_TOPICS_SCHEMA)
+        on_broker = len(facts.topics)
     else:
         for name in ("topics_without_connector", "creation_mismatches"):
             skipped_sections[name] = "offline: the broker's topic metadata was not read"
@@ -116,6 +118,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
         },
     )
     used = summary.filter(F.size("connectors") > 0)
+    topics = finding(used, limit, ["topic"])  # its count: the topics used
     report = {
         "job": JOB,
         "generated_at": iso(int(time.time() * 1000)),
@@ -124,15 +127,15 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
         "records": inputs.counts,
         "skipped_records": inputs.skipped,
         "summary": {
-            "topics_used": used.count(),
+            "topics_used": topics["count"],
             "topics_in_use_now": used.filter(F.size("active_connectors") > 0).count(),
-            "topics_on_broker": broker.count() if broker is not None else None,
+            "topics_on_broker": on_broker,
             "connector_topic_pairs": usage.count(),
             "state_changes": timeline.count(),
             "findings": {name: f["count"] for name, f in findings.items()},
         },
         "findings": findings,
-        "topics": finding(used, limit, ["topic"]),
+        "topics": topics,
         "connector_states": finding(T.state_summary(timeline), limit, ["connector"]),
         "recent_state_changes": rows(timeline.orderBy(F.desc("timestamp")), 50),
         "skipped_sections": skipped_sections,

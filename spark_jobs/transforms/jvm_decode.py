@@ -161,6 +161,20 @@ def _rank(text: Column) -> Column:
     return F.when(all_integers, integers)
 
 
+def with_normal(frame: DataFrame) -> DataFrame:
+    """``offset_normal`` filled in where :func:`decode_offsets` left it out (``normal=False``): a value
+    Spark's expressions read (the codec's values always carry theirs). Only the records an output shows
+    need it (a key's last one), so a job sorts each key's offset once, not each record's."""
+    missing = F.col("offset_json").isNotNull() & F.col("offset_normal").isNull()
+    normal, marked = _normal(F.col("offset_json"))
+    columns = frame.columns
+    return (
+        frame.withColumn("marked", F.when(missing, marked))
+        .withColumn("offset_normal", F.when(missing, normal).otherwise(F.col("offset_normal")))
+        .select(*columns)
+    )
+
+
 def _flat(text: Column) -> Column:
     return text.rlike(FLAT_OBJECT)
 
@@ -196,7 +210,9 @@ def _in_workers(base: DataFrame, partitions: int | None, broadcast_keys: bool) -
     return values.join(F.broadcast(keys) if broadcast_keys else keys, values["key"].eqNullSafe(keys["k"]), "left")
 
 
-def _in_driver(base: DataFrame, partitions: int | None, broadcast_keys: bool, limit: int) -> DataFrame | None:
+def _in_driver(
+    base: DataFrame, partitions: int | None, broadcast_keys: bool, limit: int, normal_now: bool = True
+) -> DataFrame | None:
     """Each distinct key and each distinct value of an unusual shape through the codec in the driver,
     joined back; everything else in the JVM. None when they are more than ``limit``."""
     spark = base.sparkSession
@@ -227,7 +243,9 @@ def _in_driver(base: DataFrame, partitions: int | None, broadcast_keys: bool, li
         "key",
         (~live).alias("tombstone"),
         F.when(jvm, F.col("text")).otherwise(F.col("offset_json")).alias("offset_json"),
-        F.when(jvm, normal).otherwise(F.col("offset_normal")).alias("offset_normal"),
+        (F.when(jvm, normal).otherwise(F.col("offset_normal")) if normal_now else F.col("offset_normal")).alias(
+            "offset_normal"
+        ),
         F.when(jvm, _rank(F.col("text"))).otherwise(F.col("offset_rank")).alias("offset_rank"),
         "value_malformed",
     )
@@ -235,14 +253,19 @@ def _in_driver(base: DataFrame, partitions: int | None, broadcast_keys: bool, li
 
 
 def decode_offsets(
-    records: DataFrame, partitions: int | None = None, broadcast_keys: bool = True, driver_rows: int = DRIVER_ROWS
+    records: DataFrame,
+    partitions: int | None = None,
+    broadcast_keys: bool = True,
+    driver_rows: int = DRIVER_ROWS,
+    normal: bool = True,
 ) -> DataFrame:
     """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`; ``partitions``: the topic's partition
     count (where each key belongs). ``broadcast_keys``: the distinct keys fit every executor's memory.
     Distinct keys and unusual values up to ``driver_rows`` are decoded in the driver (this runs a Spark
-    job at once), more in the Python workers."""
+    job at once), more in the Python workers. ``normal=False``: ``offset_normal`` only where the codec
+    decoded the value; :func:`with_normal` fills in the others (the transforms do, on the rows they keep)."""
     base = _position(records, "offsets").withColumn("text", F.col("value").cast("string"))
-    joined = _in_driver(base, partitions, broadcast_keys, driver_rows) if driver_rows > 0 else None
+    joined = _in_driver(base, partitions, broadcast_keys, driver_rows, normal) if driver_rows > 0 else None
     if joined is None:
         joined = _in_workers(base, partitions, broadcast_keys)
     malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))

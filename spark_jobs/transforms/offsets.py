@@ -11,6 +11,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from .jvm_decode import with_normal
+
 PHYSICAL = ["connector", "key", "kafka_partition"]
 
 
@@ -22,7 +24,7 @@ def offset_history(decoded: DataFrame) -> DataFrame:
     """Per connector and partition (key bytes, Kafka partition): the latest offset (null once deleted),
     ``live``, the number of commits and of tombstones, the first and last commit time."""
     commit = ~F.col("tombstone")
-    return (
+    return with_normal(
         _valid(decoded)
         .groupBy(*PHYSICAL)
         .agg(
@@ -165,7 +167,7 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
         F.struct("tombstone", "partition_json", "logical_partition", "offset_json", "offset_normal"),
         F.struct("timestamp", "kafka_partition", "kafka_offset"),
     )
-    return (
+    return with_normal(
         canonical.groupBy("connector", "key")
         .agg(last.alias("last"))
         .filter(~F.col("last.tombstone"))
@@ -225,27 +227,24 @@ def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int
     canonical = _valid(decoded).filter("key_canonical")
     order = F.struct("timestamp", "kafka_partition", "kafka_offset")
     record = F.struct("tombstone", "partition_json", "offset_json")
-    then = (
-        canonical.filter(F.col("timestamp") <= F.lit(as_of_ms))
-        .groupBy("connector", "key")
-        .agg(F.max_by(record, order).alias("then"))
-    )
-    gaps = first_missing_offsets(decoded)
+    before = F.col("timestamp") <= F.lit(as_of_ms)
+    # one pass over the records: per key and Kafka partition its last record, its last at or before as-of
+    # (max_by skips the null orderings of later records) and its first offset; then per key over those few rows
     per_kafka_partition = (
         canonical.groupBy("connector", "key", "kafka_partition")
-        .agg(F.min("kafka_offset").alias("first_offset"))
-        .join(gaps, "kafka_partition", "left")
+        .agg(
+            F.max_by(F.struct(record.alias("r"), order.alias("o")), order).alias("now"),
+            F.max_by(F.struct(record.alias("r"), order.alias("o")), F.when(before, order)).alias("then"),
+            F.min("kafka_offset").alias("first_offset"),
+        )
+        .join(F.broadcast(first_missing_offsets(decoded)), "kafka_partition", "left")
         .withColumn("complete", F.col("first_missing").isNull() | (F.col("first_missing") > F.col("first_offset")))
     )
-    since_start = per_kafka_partition.groupBy("connector", "key").agg(
+    keys = per_kafka_partition.groupBy("connector", "key").agg(
+        F.max_by(F.col("now.r"), F.col("now.o")).alias("now"),
+        F.max_by(F.col("then.r"), F.col("then.o")).alias("then"),
         F.bool_and("complete").alias("complete"),
         F.min_by(F.struct("kafka_partition", "first_offset", "first_missing"), "complete").alias("gap"),
-    )
-    keys = (
-        canonical.groupBy("connector", "key")
-        .agg(F.max_by(record, order).alias("now"))
-        .join(then, ["connector", "key"], "left")
-        .join(since_start, ["connector", "key"])
     )
     sources = connectors.filter(F.col("exists") & (F.col("type") == "source")).select("connector")
     live_now = ~F.col("now.tombstone")

@@ -11,7 +11,17 @@ import pytest
 from pyspark import SparkContext
 
 from spark_jobs import submit
-from spark_jobs.session import DEFAULT_MASTER, SessionOptions, kafka_package, spark_conf
+from spark_jobs.session import (
+    DEFAULT_MASTER,
+    LOCAL_JAVA_OPTIONS,
+    SHORT_JAVA_OPTIONS,
+    SHORT_JOB_RECORDS,
+    SessionOptions,
+    kafka_package,
+    local_threads,
+    shuffle_partitions,
+    spark_conf,
+)
 
 
 def test_package_holds_both_packages_and_the_entry_file(tmp_path: Path) -> None:
@@ -46,3 +56,34 @@ def test_master_from_the_job_else_from_spark_submit_else_local(monkeypatch: pyte
     monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # as under spark-submit: its JVM's settings
     conf = spark_conf(SessionOptions(master=None, kafka=True))
     assert conf.get("spark.jars.packages") is None and conf.get("spark.driver.memory") is None
+
+
+def test_a_local_jobs_jvm_and_shuffle_are_sized_to_its_input(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(SparkContext, "_jvm", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    small = spark_conf(SessionOptions(master="local[2]", records=1_000))
+    assert small.get("spark.driver.extraJavaOptions") == SHORT_JAVA_OPTIONS  # C1 only: a short job
+    assert small.get("spark.sql.shuffle.partitions") == "4"
+    assert spark_conf(SessionOptions(master="local[2]")).get("spark.driver.extraJavaOptions") == SHORT_JAVA_OPTIONS
+    big = spark_conf(SessionOptions(master="local[2]", records=SHORT_JOB_RECORDS))
+    assert big.get("spark.driver.extraJavaOptions") == LOCAL_JAVA_OPTIONS
+    mine = spark_conf(SessionOptions(master="local[2]", conf={"spark.driver.extraJavaOptions": "-Xss4m"}))
+    assert mine.get("spark.driver.extraJavaOptions") == "-Xss4m"  # --conf wins
+    assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.driver.extraJavaOptions") is None
+    assert [local_threads(m) for m in ("local", "local[3]", "local[3,2]")] == [1, 3, 3]
+    assert shuffle_partitions("local") == 2
+
+
+def test_the_records_a_job_reads_are_known_before_spark_starts(tmp_path: Path) -> None:
+    import argparse
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from spark_jobs.job import expected_records
+
+    snapshot = tmp_path / "s.parquet"
+    pq.write_table(pa.table({"topic": ["a", "b", "c"]}), snapshot)
+    assert expected_records(argparse.Namespace(snapshot=snapshot), None) == 3
+    assert expected_records(argparse.Namespace(snapshot=None), {"t": {0: 5, 1: 7}, "u": {0: 1}}) == 13
+    assert expected_records(argparse.Namespace(snapshot=tmp_path / "s.jsonl"), None) is None
