@@ -19,6 +19,7 @@ on every record), without running Python on every record:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute
@@ -94,15 +95,20 @@ def _key_rows(batch: pa.RecordBatch, partitions: int | None) -> dict[str, list[o
 def _value_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
     """Each (non-null) value of the batch's ``v`` column through the codec (:data:`ODD_SCHEMA`)."""
     values = [bytes(v or b"") for v in batch.column("v").to_pylist()]  # never null: tombstones are the JVM's
-    out: dict[str, list[object]] = {"v": batch.column("v").to_pylist(), **{f.name: [] for f in VALUE_FIELDS}}
+    return {"v": batch.column("v").to_pylist(), **_value_columns(values)}
+
+
+def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
+    """Each offsets value through the codec, as the columns of :data:`VALUE_FIELDS`."""
+    columns: dict[str, list[object]] = {f.name: [] for f in VALUE_FIELDS}
     for value in values:
         offset = parse_offset_value(value)
         ok = not isinstance(offset, str)  # it decoded, so it is UTF-8 JSON: the text as stored
-        out["offset_json"].append(value.decode("utf-8") if ok else None)
-        out["offset_normal"].append(normal_json(offset) if ok else None)
-        out["offset_rank"].append(rank_of(offset) if ok else None)
-        out["value_malformed"].append(None if ok else offset)
-    return out
+        columns["offset_json"].append(value.decode("utf-8") if ok else None)
+        columns["offset_normal"].append(normal_json(offset) if ok else None)
+        columns["offset_rank"].append(rank_of(offset) if ok else None)
+        columns["value_malformed"].append(None if ok else offset)
+    return columns
 
 
 def _keys(records: DataFrame, partitions: int | None) -> DataFrame:
@@ -124,17 +130,9 @@ def _codec_values(records: DataFrame) -> DataFrame:
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             out: dict[str, list[object]] = {name: batch.column(name).to_pylist() for name in [*position, "key"]}
-            columns: dict[str, list[object]] = {f.name: [] for f in VALUE_FIELDS}
             values = batch.column("value").to_pylist()
-            for value in values:
-                assert value is not None  # tombstones are the JVM's
-                offset = parse_offset_value(value)
-                ok = not isinstance(offset, str)  # it decoded, so it is UTF-8 JSON: the text as stored
-                columns["offset_json"].append(value.decode("utf-8") if ok else None)
-                columns["offset_normal"].append(normal_json(offset) if ok else None)
-                columns["offset_rank"].append(rank_of(offset) if ok else None)
-                columns["value_malformed"].append(None if ok else offset)
-            out.update(columns, tombstone=[False] * len(values))
+            assert None not in values  # tombstones are the JVM's
+            out.update(_value_columns(cast(list[bytes], values)), tombstone=[False] * len(values))
             yield pa.RecordBatch.from_pydict(out, schema=schema)
 
     return records.mapInArrow(decode, VALUES_SCHEMA)
