@@ -1,6 +1,7 @@
 """The connector read endpoints by the read rule (``domain.read_rule``): the listing, a connector's
 status and configuration, a task's status; statuses with the plugin versions where the workers do not
-add them (KIP-891, ``domain.version_reports``)."""
+add them (KIP-891, ``domain.version_reports``). A connector's info and its task configs are the workers'
+to answer (they pass through); the view answers them only when no worker did (``unanswered_*``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any, TypeVar
 
 from ..view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
 from .errors import NotFoundError
-from .outcomes import Forward, Read, json_amended
+from .outcomes import Answer, Forward, Read, Refusal, json_amended
 from .read_rule import ReadRule
 from .version_reports import VersionReports
 
 T = TypeVar("T")
+TaskConfigs = tuple[tuple[int, Mapping[str, str | None] | None], ...]  # each task's id and raw config
 
 
 @dataclass(frozen=True)
@@ -115,5 +117,25 @@ class ConnectorReads:
         read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
         return _amended(read, versions.amend_task(name, self._versions.config_of) if versions else None)
 
+    # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers; when none answered (none
+    # reachable, or none within the request budget) the view's answer, marked stale, takes the 504's place
+    def unanswered_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
+        def build(view: ClusterView) -> ConnectorInfoView:
+            info = view.connector_info(name)
+            if info is None:
+                raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.connectorInfo
+            return info
 
-__all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector"]
+        return self._rule.fallback(build)
+
+    def unanswered_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
+        def build(view: ClusterView) -> TaskConfigs:
+            configs = view.task_configs_of(name)
+            if configs is None:
+                raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.taskConfigs
+            return configs
+
+        return self._rule.fallback(build)
+
+
+__all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector", "TaskConfigs"]

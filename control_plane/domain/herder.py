@@ -28,13 +28,13 @@ from typing import Any
 
 from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
-from ..view import ActiveTopic, ConnectorStateView, StateEntry
+from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry
 from .capabilities import Capabilities
 from .composed import ComposedEndpoints
 from .config_infos import ConfigInfos
 from .config_writes import ConfigWrites
 from .connector_configs import Config, ConnectorConfigs
-from .connector_reads import ConnectorListing, ConnectorReads, ExpandedConnector
+from .connector_reads import ConnectorListing, ConnectorReads, ExpandedConnector, TaskConfigs
 from .connector_states import ConnectorStates, StateChanges, StateGauges, StateRules, StateSummary
 from .creation_previews import CreationPreviews
 from .forwarding import WRITE_METHODS, Forwarding
@@ -121,6 +121,14 @@ class Herder:
 
     def task_status(self, name: str, task: int) -> Read[StateEntry]:
         return self._reads.task_status(name, task)
+
+    def unanswered_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
+        """``GET /connectors/{c}`` when no worker answered it: the view's answer, stale (else None)."""
+        return self._reads.unanswered_info(name)
+
+    def unanswered_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
+        """``GET /connectors/{c}/tasks`` when no worker answered it: the view's answer, stale (else None)."""
+        return self._reads.unanswered_task_configs(name)
 
     # -- versioned plugins (KIP-891) --------------------------------------------------------------
     async def plugin_version_report(

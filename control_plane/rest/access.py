@@ -27,17 +27,13 @@ from ..access import Access
 from ..composition import Runtime
 from ..rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reach, Role, classify, filter_listing
 from .errors import connect_error
+from .jaxrs import raw_path
 from .routes import route_template
 from .state import RuntimeSlot
 
 NOT_AUTHENTICATED = "User cannot access the resource."  # Connect's JaasBasicAuthFilter
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 _JAVA_TRIM = "".join(map(chr, range(33)))  # String.trim: every char up to U+0020
-
-
-def _raw_path(scope: Scope) -> bytes:
-    raw = scope.get("raw_path")
-    return bytes(raw).split(b"?", 1)[0] if raw else str(scope["path"]).encode()
 
 
 @dataclass(slots=True)
@@ -64,7 +60,7 @@ async def admit(slot: RuntimeSlot, scope: Scope, receive: Receive) -> Admitted |
     if access.credentials is None and method in _READ_ONLY:  # off: a read is an anonymous admin's, unaudited
         return None
     started = time.perf_counter()
-    classified = classify(method, _raw_path(scope))
+    classified = classify(method, raw_path(scope))
     audited = method not in _READ_ONLY
     principal = await _principal(access, scope)
     body = _Captured(receive) if audited else None
@@ -74,7 +70,7 @@ async def admit(slot: RuntimeSlot, scope: Scope, receive: Receive) -> Admitted |
         if principal is None:
             refusal = (401, NOT_AUTHENTICATED)
         else:
-            refusal, going_on = await _refusal(principal, classified, method, _raw_path(scope), going_on)
+            refusal, going_on = await _refusal(principal, classified, method, raw_path(scope), going_on)
     who = principal or Principal("anonymous", Role.VIEWER)
     if refusal is None and body is None and going_on is receive and _transform(who, classified, access) is None:
         return None
@@ -273,7 +269,7 @@ def _audit(
         role=principal.role.value if principal else None,
         client=client[0] if client else None,
         method=scope["method"],
-        path=_raw_path(scope).decode("latin-1"),
+        path=raw_path(scope).decode("latin-1"),
         query=bytes(scope.get("query_string", b"")).decode("latin-1"),
         connector=connector,
         status=status,

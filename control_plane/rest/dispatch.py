@@ -29,7 +29,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
-from ..upstream import REQUEST_DEADLINE
+from ..upstream import REQUEST_DEADLINE, NoWorkerAvailable, UpstreamTimeout
 from .access import Admitted, admit, enforce, guard
 from .admission import Admission, Arrival, Denied, framed
 from .errors import EXCEPTION_HANDLERS
@@ -38,6 +38,7 @@ from .limits import DEADLINE, SHUTTING_DOWN, RequestLimits, refusal
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
+from .unanswered import unanswered
 
 Headers = list[tuple[bytes, bytes]]
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
@@ -232,8 +233,15 @@ class SidecarApp(Starlette):
                 more = message.get("more_body", False)
             body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             method = scope["method"]
-            answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
-            reply = Reply(answer.status, answer_headers(method, answer), answer.body)
+            try:
+                answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
+            except (NoWorkerAvailable, UpstreamTimeout):  # a read with a view answer gets it (rest.unanswered)
+                instead = unanswered(runtime.herder, scope)
+                if instead is None:
+                    raise
+                reply = Reply(instead.status_code, instead.raw_headers, bytes(instead.body))
+            else:
+                reply = Reply(answer.status, answer_headers(method, answer), answer.body)
         except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
             handler = next((EXCEPTION_HANDLERS[c] for c in type(exc).__mro__ if c in EXCEPTION_HANDLERS), None)
             unexpected = handler is None or handler is EXCEPTION_HANDLERS[Exception]

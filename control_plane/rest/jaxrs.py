@@ -148,15 +148,43 @@ def _has_body(headers: Headers) -> bool:
 def _head_size(scope: Scope) -> tuple[int, int]:
     """(request line, whole head) in bytes, as a client writing ``name: value`` sent them."""
     query = scope.get("query_string", b"")
-    target = len(_raw_path(scope)) + (len(query) + 1 if query else 0)
+    target = len(raw_path(scope)) + (len(query) + 1 if query else 0)
     line = len(scope["method"]) + 1 + target + len(" HTTP/1.1")
     head = line + 2 + sum(len(n) + 2 + len(v) + 2 for n, v in scope["headers"]) + 2
     return line, head
 
 
-def _raw_path(scope: Scope) -> bytes:
+def raw_path(scope: Scope) -> bytes:
     raw = scope.get("raw_path")
     return bytes(raw).split(b"?", 1)[0] if raw else str(scope["path"]).encode()
+
+
+def template_segments(template: str) -> list[bytes]:
+    """A resource path template (``/connectors/{connector}``) as the segments ``path_params`` matches."""
+    return [s.encode() for s in template.strip("/").split("/")]
+
+
+def path_params(template: list[bytes], raw: bytes) -> dict[str, str] | None:
+    """The path parameters of the raw path ``raw`` (still percent-encoded) if it matches the resource
+    ``template`` (``template_segments``) as Jersey matches it, else None."""
+    segments = raw.split(b"/")
+    if segments[0] != b"":
+        return None
+    segments = segments[1:]
+    if len(segments) > 1 and segments[-1] == b"":
+        segments = segments[:-1]  # one trailing slash: the same resource
+    if len(segments) != len(template):
+        return None
+    params: dict[str, str] = {}
+    for got, want in zip(segments, template, strict=True):
+        bare = got.split(b";", 1)[0]  # matrix parameters are not part of the match
+        if want.startswith(b"{"):  # empty: Jetty 12 refuses the target (an empty segment before another)
+            params[want[1:-1].decode().removesuffix(":int")] = unquote(
+                bare.decode("latin-1"), encoding="utf-8", errors="replace"
+            )
+        elif bare != want:
+            return None
+    return params
 
 
 class JerseyRoute(BaseRoute):
@@ -180,33 +208,13 @@ class JerseyRoute(BaseRoute):
         self.allowed = frozenset(jersey_allow(self.resource_methods))
         self.reads_entity = frozenset(reads_entity)
         self.app = request_response(endpoint)
-        self._segments = [s.encode() for s in path.strip("/").split("/")]
+        self._segments = template_segments(path)
         self.int_params = [s[1:-5].decode() for s in self._segments if s.endswith(b":int}")]
-
-    def _params(self, raw: bytes) -> dict[str, str] | None:
-        segments = raw.split(b"/")
-        if segments[0] != b"":
-            return None
-        segments = segments[1:]
-        if len(segments) > 1 and segments[-1] == b"":
-            segments = segments[:-1]  # one trailing slash: the same resource
-        if len(segments) != len(self._segments):
-            return None
-        params: dict[str, str] = {}
-        for got, want in zip(segments, self._segments, strict=True):
-            bare = got.split(b";", 1)[0]  # matrix parameters are not part of the match
-            if want.startswith(b"{"):  # empty: Jetty 12 refuses the target (an empty segment before another)
-                params[want[1:-1].decode().removesuffix(":int")] = unquote(
-                    bare.decode("latin-1"), encoding="utf-8", errors="replace"
-                )
-            elif bare != want:
-                return None
-        return params
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
         if scope["type"] != "http":
             return Match.NONE, {}
-        params = self._params(_raw_path(scope))
+        params = path_params(self._segments, raw_path(scope))
         if params is None:
             return Match.NONE, {}
         method = scope["method"]
@@ -230,18 +238,18 @@ class JerseyRoute(BaseRoute):
         line, head = _head_size(scope)
         if line > MAX_REQUEST_LINE:
             return jetty_error_page(414, "URI Too Long", "/badMessage")
-        uri = jetty_uri.refusal(_raw_path(scope))
+        uri = jetty_uri.refusal(raw_path(scope))
         if uri is not None and uri.before_method:
             return jetty_error_page(400, uri.message, uri.uri)
         if head > MAX_REQUEST_HEAD:
-            return jetty_error_page(431, "Request Header Fields Too Large", _raw_path(scope).decode("latin-1"))
+            return jetty_error_page(431, "Request Header Fields Too Large", raw_path(scope).decode("latin-1"))
         if uri is not None:
             return _bare_400(method, uri.uri, uri.message)
         types = headers.getlist("content-type")
         content_type = media_type(types[0]) if len(types) == 1 else None
         if types and content_type is None:
             host = headers.get("host", "")
-            return _bare_400(method, f"http://{host}{_raw_path(scope).decode('latin-1')}")
+            return _bare_400(method, f"http://{host}{raw_path(scope).decode('latin-1')}")
         if method == "OPTIONS":
             return self._options(headers)
         if method not in self.allowed:
@@ -271,4 +279,14 @@ class JerseyRoute(BaseRoute):
         return Response(text, headers={"allow": allow, "content-type": "text/plain"})
 
 
-__all__ = ["JerseyRoute", "accepts_json", "connect_error", "jersey_allow", "jetty_error_page", "media_type"]
+__all__ = [
+    "JerseyRoute",
+    "accepts_json",
+    "connect_error",
+    "jersey_allow",
+    "jetty_error_page",
+    "media_type",
+    "path_params",
+    "raw_path",
+    "template_segments",
+]

@@ -1,10 +1,11 @@
 """The view's dataclasses rendered in Connect's JSON shapes (rest/entities of the Connect runtime:
-ConnectorStateInfo, ConnectorInfo, ActiveTopicsInfo). Field names and omissions mirror them: ``trace``
+ConnectorStateInfo, ConnectorInfo, TaskInfo, ActiveTopicsInfo). Field names and omissions mirror them: ``trace``
 only when non-empty; ``version`` (KIP-891) when the status record carries the field: 4.1+ workers write it,
 null when the version is unknown (a connector that failed to load); 3.x workers do not."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry
@@ -37,6 +38,14 @@ def connector_info_json(info: ConnectorInfoView) -> dict[str, Any]:
         "tasks": [{"connector": info.name, "task": task} for task in info.tasks],
         "type": info.type,
     }
+
+
+def task_configs_json(connector: str, configs: tuple[tuple[int, Mapping[str, str | None] | None], ...]) -> list[Any]:
+    """``GET /connectors/{c}/tasks``: TaskInfo each, its id a ConnectorTaskId."""
+    return [
+        {"id": {"connector": connector, "task": task}, "config": dict(config) if config is not None else None}
+        for task, config in configs
+    ]
 
 
 def active_topics_json(connector: str, topics: tuple[str, ...]) -> dict[str, Any]:

@@ -349,6 +349,15 @@ class ClusterView:
         tasks = () if name in self.inconsistent else tuple(range(self.task_counts.get(name, 0)))
         return ConnectorInfoView(name, dict(config), tasks, self.connector_type(name))
 
+    def task_configs_of(self, name: str) -> tuple[tuple[int, Mapping[str, str | None] | None], ...] | None:
+        """The task configs as ``GET /connectors/{c}/tasks`` lists them (DistributedHerder.taskConfigs): ids 0
+        to the committed count - 1 (ClusterConfigState.taskCount, inconsistent or not), each with its raw
+        config, None where the topic holds none (ClusterConfigState.rawTaskConfig); None: no such connector."""
+        if name not in self.connector_configs:
+            return None
+        configs = self.task_configs.get(name, {})
+        return tuple((task, configs.get(task)) for task in range(self.task_counts.get(name, 0)))
+
     def target_state(self, name: str) -> str | None:
         return self.target_states.get(name) if name in self.connector_configs else None
 

@@ -1,7 +1,8 @@
 """A worker that hangs (accepts connections, never answers) is handled like one that is down: a real
 Connect worker suspended with SIGSTOP. The view keeps answering fast, and its answers are marked stale
 once the liveness probe (its own short timeout) finds no worker answering; a proxied request gets the
-504 of the request budget, and a read whose route has a view answer gets that answer, both within the
+504 of the request budget, and a read with a view answer gets that answer (a route of the sidecar's with
+``READ_FROM=upstream``, or a passed-through ``GET /connectors/{c}`` and ``.../tasks``), both within the
 budget (not Connect's 90 s).
 
 The worker is this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars, with
@@ -86,6 +87,10 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
             what="the connector RUNNING in the view",
         )
         assert "x-sidecar-stale" not in fresh.headers
+        async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:  # the worker's own answers
+            native = {
+                path: (await worker.get(path)).json() for path in (f"/connectors/{name}", f"/connectors/{name}/tasks")
+            }
         os.kill(own_worker.pid, signal.SIGSTOP)
         stopped = time.monotonic()
         try:
@@ -103,11 +108,23 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
                 response, took = await timed(viewing.client, status)
                 assert response.status_code == 200 and took < FAST_S
             # a proxied request: the budget's 504, not Connect's 90 s
-            response, took = await timed(viewing.client, f"/connectors/{name}")
+            started = time.monotonic()
+            response = await viewing.client.post(f"/connectors/{name}/tasks/0/restart")
+            took = time.monotonic() - started
             assert response.status_code == 504, response.text
             assert response.json()["error_code"] == 504 and "request budget" in response.json()["message"]
             assert BUDGET_S - 0.1 <= took < BUDGET_S + 2
             print(f"stale after {to_stale:.2f} s; the proxied 504 after {took:.2f} s")
+            # a proxied read the view can answer (rest.unanswered): the view's answer, the worker's own, stale
+            for path, answer in native.items():
+                response, took = await timed(viewing.client, path)
+                assert response.status_code == 200, response.text
+                assert response.headers["x-sidecar-stale"] == "true" and response.headers["x-sidecar-source"] == "view"
+                assert response.json() == answer
+                assert BUDGET_S - 0.1 <= took < BUDGET_S + 2
+            missing, _ = await timed(viewing.client, "/connectors/no-such-connector/tasks")
+            assert missing.status_code == 404 and missing.headers["x-sidecar-stale"] == "true"
+            assert missing.json() == {"error_code": 404, "message": "Connector no-such-connector not found"}
             # a read the workers answer on this sidecar, with a view answer: the view's, stale, within the budget
             response, took = await timed(forwarding.client, status)
             assert response.status_code == 200, response.text

@@ -13,6 +13,7 @@ from control_plane.codecs import (
     ConnectorStatus,
     TargetState,
     TaskCommit,
+    TaskConfig,
     TaskStatus,
     Tombstone,
     encode_config,
@@ -135,6 +136,39 @@ async def test_with_read_from_upstream_reads_go_to_the_workers_and_fall_back_to_
     fallback = outcome.fallback()
     assert isinstance(fallback, Answer) and fallback.provenance.stale
     assert fallback.value["name"] == "c"
+
+
+async def test_a_connectors_info_and_task_configs_come_from_the_view_only_when_no_worker_answered() -> None:
+    """GET /connectors/{c} and .../tasks pass through; their view answers (DistributedHerder.connectorInfo,
+    taskConfigs) are stale fallbacks, and a connector whose task set is inconsistent lists its committed count
+    with no config where the topic holds none (ClusterConfigState.taskCount, rawTaskConfig)."""
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    state = cluster.kafka.view.state
+    cluster.running("c")
+    state.apply_config(TaskConfig("c", 0, {"task.class": "T", "n": "0"}))
+    state.apply_config(TaskCommit("c", 1))
+    info = cluster.herder.unanswered_info("c")
+    assert isinstance(info, Answer) and info.provenance.source is Source.VIEW and info.provenance.stale
+    assert info.value.tasks == (0,) and info.value.type == "source" and info.value.config["name"] == "c"
+    configs = cluster.herder.unanswered_task_configs("c")
+    assert isinstance(configs, Answer) and configs.provenance.stale
+    assert configs.value == ((0, {"task.class": "T", "n": "0"}),)
+    state.apply_config(TaskCommit("c", 2))  # no config for task 1: inconsistent
+    info = cluster.herder.unanswered_info("c")
+    configs = cluster.herder.unanswered_task_configs("c")
+    assert isinstance(info, Answer) and info.value.tasks == ()
+    assert isinstance(configs, Answer) and configs.value == ((0, {"task.class": "T", "n": "0"}), (1, None))
+    for missing in (cluster.herder.unanswered_info("nope"), cluster.herder.unanswered_task_configs("nope")):
+        assert isinstance(missing, Refusal) and isinstance(missing.error, NotFoundError)
+        assert missing.error.message == "Connector nope not found" and missing.provenance.stale
+
+
+async def test_without_a_ready_view_an_unanswered_read_has_no_view_answer() -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    cluster.kafka.view.ready = False
+    assert cluster.herder.unanswered_info("c") is None and cluster.herder.unanswered_task_configs("c") is None
 
 
 async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_age() -> None:
