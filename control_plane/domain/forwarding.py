@@ -30,9 +30,15 @@ class Forwarding:
         the view reads the config topic to its end before the answer goes back, so the client's next read
         through the view shows the change (bounded by ``read_your_writes_timeout_s``).
 
-        A resume of a connector the sidecar stopped after it had failed also restarts it on the worker, so
+        A resume of a connector the sidecar stopped after it had failed first restarts it on the worker, so
         that it runs again as on 3.5+ (``domain.stop``)."""
         recreate = self._recreated_on_resume(request)
+        if recreate is not None:  # before the resume, while the worker's target state is PAUSED (domain.stop)
+            restarted = await self._workers.forward(UpstreamRequest("POST", f"/connectors/{recreate}/restart"))
+            if not 200 <= restarted.status < 300:
+                body = restarted.body.decode(errors="replace")
+                raise OperationFailed(restart_refused(recreate, restarted.status, body))
+            log.info("failed connector restarted before its resume after an emulated stop", connector=recreate)
         answer = await self._workers.forward(request)
         if (
             request.method in WRITE_METHODS
@@ -42,12 +48,6 @@ class Forwarding:
             and self._rule.view_ready
         ):
             await self._rule.read_config_back("the view did not read a change back in time", path=request.path)
-        if recreate is not None and 200 <= answer.status < 300:
-            restarted = await self._workers.forward(UpstreamRequest("POST", f"/connectors/{recreate}/restart"))
-            if not 200 <= restarted.status < 300:
-                body = restarted.body.decode(errors="replace")
-                raise OperationFailed(restart_refused(recreate, restarted.status, body))
-            log.info("failed connector restarted on resume after an emulated stop", connector=recreate)
         return answer
 
     def _recreated_on_resume(self, request: UpstreamRequest) -> str | None:

@@ -11,9 +11,14 @@ connector are shown as 3.5+ shows them (``ClusterView.connector_state(stopped_ov
 Resuming a stopped connector starts it again on 3.5+ (WorkerConnector.doStart from STOPPED), even one that
 had failed before it was stopped (WorkerConnector.suspend lets a FAILED connector go to STOPPED). An old
 worker only paused it, and its WorkerConnector stays FAILED ("Cannot transition connector to STARTED since
-it has failed"): after the worker accepted the resume, the sidecar has it restart the connector
-(DistributedHerder.restartConnector creates the connector anew, in its current target state), which is
-what brings it back RUNNING as on 3.5+ (``resume_recreates``, ``resumed_connector``).
+it has failed"): before the resume goes to the worker, the sidecar has it restart the connector
+(DistributedHerder.restartConnector creates the connector anew, in its current target state: PAUSED,
+answered once it is paused), and the resume then starts the new one, which is what brings it back RUNNING
+as on 3.5+ (``resume_recreates``, ``resumed_connector``). The restart comes first because a restart after
+the resume races the resume's target state: a 3.4 herder that creates the connector in PAUSED while the
+STARTED record is on its way has the start pre-empted ("Could not begin changing connector state to
+PAUSED ...") and answers the restart 500 although the connector starts. A restart the worker refuses
+leaves the connector stopped, not resumed, and the 500 says so.
 
 A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
 runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
@@ -70,9 +75,9 @@ def resume_recreates(state: ClusterView, segment: str) -> bool:
 
 def restart_refused(segment: str, status: int, body: str) -> str:
     return (
-        f"Connector {unquote(segment)} was resumed, but it had failed before it was stopped and the worker did not "
-        f"restart it (POST /connectors/{segment}/restart answered {status}: {body[:300]}); it stays FAILED until "
-        "it is restarted"
+        f"Connector {unquote(segment)} was not resumed: it had failed before it was stopped, and the worker did not "
+        f"restart it (POST /connectors/{segment}/restart answered {status}: {body[:300]}); it stays STOPPED until "
+        "it is resumed again"
     )
 
 
