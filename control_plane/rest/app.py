@@ -126,6 +126,7 @@ CONNECT_ROUTES: list[BaseRoute] = [
 ]
 
 ROUTES: list[BaseRoute] = [
+    *CONNECT_ROUTES,  # first: Starlette tries the routes in order, and a Connect path is the usual request
     Route("/healthz", ops.healthz, methods=["GET"]),
     Route("/readyz", ops.readyz, methods=["GET"]),
     Route("/metrics", ops.metrics, methods=["GET"]),
@@ -145,7 +146,6 @@ ROUTES: list[BaseRoute] = [
         f"{SIDECAR_PREFIX}/connectors/{{connector}}/plugin-versions", plugins.connector_plugin_versions, methods=["GET"]
     ),
     Route(f"{SIDECAR_PREFIX}/plugin-versions", plugins.config_plugin_versions, methods=["PUT"]),
-    *CONNECT_ROUTES,
     # every other method and path goes through to the workers, every method, known or not
     Route(f"/{{path:{ANY_TARGET}}}", PassThrough()),
 ]

@@ -21,6 +21,7 @@ parameters (``;...``) are skipped when the path is decoded. The query is not che
 
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass
 
@@ -68,8 +69,16 @@ class UriRefusal:
 BAD_MESSAGE = UriRefusal("Bad Request", "/badMessage")
 
 
+# a path of non-empty segments of unreserved characters, none starting with a dot: nothing for Jetty to
+# refuse (no encoding, parameter, dot or empty segment, nor any suspicious or illegal character); the
+# usual request's path, taken without the parse
+_PLAIN = re.compile(rb"(?:/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)+")
+
+
 def refusal(target: bytes) -> UriRefusal | None:
     """Jetty 12's refusal of an origin-form ``target`` (path and query, as sent), or None if it takes it."""
+    if _PLAIN.fullmatch(target):
+        return None
     try:
         found = _Parse(target.decode("utf-8", "replace")).violations()
     except Unparsable:

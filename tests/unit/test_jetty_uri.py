@@ -4,8 +4,12 @@ whether it refused before reading the method (``/badMessage``) or after (``/badU
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
+from control_plane.rest import jetty_uri
 from control_plane.rest.jetty_uri import BAD_MESSAGE, UriRefusal, refusal
 
 SEP, SEG, EMPTY = "Ambiguous URI path separator", "Ambiguous URI path segment", "Ambiguous URI empty segment"
@@ -86,3 +90,20 @@ def test_what_jetty_cannot_parse_is_refused_before_the_method(target: bytes) -> 
 )
 def test_what_jetty_takes(target: bytes) -> None:
     assert refusal(target) is None
+
+
+def test_the_plain_paths_taken_without_the_parse_are_ones_the_parse_takes() -> None:
+    """``refusal``'s shortcut (``_PLAIN``): every path it takes, the full parse takes too."""
+    rng = random.Random(13)
+    first, rest = string.ascii_letters + string.digits + "_~-", string.ascii_letters + string.digits + "._~-"
+    paths = ["/connectors/c/status", "/a..b/c.", "/-/~/_", "/x.y.z/a.."]
+    for _ in range(2000):
+        segments = [
+            rng.choice(first) + "".join(rng.choices(rest, k=rng.randrange(0, 6))) for _ in range(rng.randrange(1, 5))
+        ]
+        paths.append("/" + "/".join(segments))
+    for path in paths:
+        assert jetty_uri._PLAIN.fullmatch(path.encode()), path
+        assert not jetty_uri._Parse(path).violations(), path
+    for path in ("/", "/a//b", "/a/", "/./a", "/../a", "/.a", "/a;x", "/a%41", "/a b", "/a\\b"):
+        assert not jetty_uri._PLAIN.fullmatch(path.encode()), path
