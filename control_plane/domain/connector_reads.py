@@ -120,20 +120,18 @@ class ConnectorReads:
     # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers; when none answered (none
     # reachable, or none within the request budget) the view's answer, marked stale, takes the 504's place
     def unanswered_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
-        def build(view: ClusterView) -> ConnectorInfoView:
-            info = view.connector_info(name)
-            if info is None:
-                raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.connectorInfo
-            return info
-
-        return self._rule.fallback(build)
+        return self._unanswered(ClusterView.connector_info, name)
 
     def unanswered_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
-        def build(view: ClusterView) -> TaskConfigs:
-            configs = view.task_configs_of(name)
-            if configs is None:
-                raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.taskConfigs
-            return configs
+        return self._unanswered(ClusterView.task_configs_of, name)
+
+    def _unanswered(self, lookup: Callable[[ClusterView, str], T | None], name: str) -> Answer[T] | Refusal | None:
+        def build(view: ClusterView) -> T:
+            found = lookup(view, name)
+            if found is None:
+                # DistributedHerder.connectorInfo and taskConfigs
+                raise NotFoundError(f"Connector {name} not found")
+            return found
 
         return self._rule.fallback(build)
 
