@@ -9,14 +9,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from ..view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry
+from ..view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 from .errors import NotFoundError
 from .outcomes import Answer, Forward, Read, Refusal, json_amended
 from .read_rule import ReadRule
 from .version_reports import VersionReports
 
 T = TypeVar("T")
-TaskConfigs = tuple[tuple[int, Mapping[str, str | None] | None], ...]  # each task's id and raw config
 
 
 @dataclass(frozen=True)
@@ -136,4 +135,4 @@ class ConnectorReads:
         return self._rule.fallback(build)
 
 
-__all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector", "TaskConfigs"]
+__all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector"]

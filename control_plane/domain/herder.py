@@ -28,13 +28,13 @@ from typing import Any
 
 from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
-from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry
+from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 from .capabilities import Capabilities
 from .composed import ComposedEndpoints
 from .config_infos import ConfigInfos
 from .config_writes import ConfigWrites
 from .connector_configs import Config, ConnectorConfigs
-from .connector_reads import ConnectorListing, ConnectorReads, ExpandedConnector, TaskConfigs
+from .connector_reads import ConnectorListing, ConnectorReads, ExpandedConnector
 from .connector_states import ConnectorStates, StateChanges, StateGauges, StateRules, StateSummary
 from .creation_previews import CreationPreviews
 from .forwarding import WRITE_METHODS, Forwarding

@@ -5,10 +5,9 @@ null when the version is unknown (a connector that failed to load); 3.x workers 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry
+from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 
 
 def state_json(entry: StateEntry, task: int | None = None) -> dict[str, Any]:
@@ -40,7 +39,7 @@ def connector_info_json(info: ConnectorInfoView) -> dict[str, Any]:
     }
 
 
-def task_configs_json(connector: str, configs: tuple[tuple[int, Mapping[str, str | None] | None], ...]) -> list[Any]:
+def task_configs_json(connector: str, configs: TaskConfigs) -> list[Any]:
     """``GET /connectors/{c}/tasks``: TaskInfo each, its id a ConnectorTaskId."""
     return [
         {"id": {"connector": connector, "task": task}, "config": dict(config) if config is not None else None}

@@ -67,6 +67,10 @@ class ConnectorInfoView:
     type: str
 
 
+# a connector's tasks as GET /connectors/{c}/tasks lists them: each task's id and raw config (None: none stored)
+TaskConfigs: TypeAlias = tuple[tuple[int, Mapping[str, str | None] | None], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class ActiveTopic:
     topic: str
@@ -349,7 +353,7 @@ class ClusterView:
         tasks = () if name in self.inconsistent else tuple(range(self.task_counts.get(name, 0)))
         return ConnectorInfoView(name, dict(config), tasks, self.connector_type(name))
 
-    def task_configs_of(self, name: str) -> tuple[tuple[int, Mapping[str, str | None] | None], ...] | None:
+    def task_configs_of(self, name: str) -> TaskConfigs | None:
         """The task configs as ``GET /connectors/{c}/tasks`` lists them (DistributedHerder.taskConfigs): ids 0
         to the committed count - 1 (ClusterConfigState.taskCount, inconsistent or not), each with its raw
         config, None where the topic holds none (ClusterConfigState.rawTaskConfig); None: no such connector."""
