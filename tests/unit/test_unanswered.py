@@ -1,0 +1,82 @@
+"""Which passed-through requests the view answers when no worker did (``rest.unanswered``), matched as
+Jersey matches the paths, and how the answer is rendered and marked."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import orjson
+import pytest
+
+from control_plane.domain.herder import Herder
+from control_plane.domain.outcomes import Answer, Provenance, Source
+from control_plane.rest.unanswered import unanswered
+from control_plane.view import ConnectorInfoView
+
+STALE = Provenance(Source.VIEW, True, 1.5)
+
+
+class ViewHerder:
+    """The two herder calls ``unanswered`` makes, recording the connector names they were given."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    def unanswered_info(self, name: str) -> Answer[ConnectorInfoView]:
+        self.asked.append(("info", name))
+        return Answer(ConnectorInfoView(name, {"name": name}, (0,), "source"), STALE)
+
+    def unanswered_task_configs(self, name: str) -> Answer[Any]:
+        self.asked.append(("tasks", name))
+        return Answer(((0, {"task.class": "T"}), (1, None)), STALE)
+
+
+def scope(method: str, raw: bytes) -> dict[str, Any]:
+    return {"type": "http", "method": method, "path": raw.decode(), "raw_path": raw}
+
+
+@pytest.mark.parametrize(
+    ("raw", "asked"),
+    [
+        (b"/connectors/a%2Fb", ("info", "a/b")),
+        (b"/connectors/c/", ("info", "c")),
+        (b"/connectors/c;x=1", ("info", "c")),
+        (b"/connectors/c/tasks", ("tasks", "c")),
+        (b"/connectors/c/tasks/", ("tasks", "c")),
+    ],
+)
+def test_the_connector_and_its_task_configs_are_answered_from_the_view(raw: bytes, asked: tuple[str, str]) -> None:
+    herder = ViewHerder()
+    response = unanswered(cast(Herder, herder), scope("GET", raw))
+    assert response is not None and response.status_code == 200
+    assert herder.asked == [asked]
+    assert response.headers["x-sidecar-source"] == "view" and response.headers["x-sidecar-stale"] == "true"
+    body = orjson.loads(response.body)
+    if asked[0] == "info":
+        assert body == {
+            "name": asked[1],
+            "config": {"name": asked[1]},
+            "tasks": [{"connector": asked[1], "task": 0}],
+            "type": "source",
+        }
+    else:
+        assert body == [
+            {"id": {"connector": "c", "task": 0}, "config": {"task.class": "T"}},
+            {"id": {"connector": "c", "task": 1}, "config": None},
+        ]
+
+
+@pytest.mark.parametrize(
+    ("method", "raw"),
+    [
+        ("HEAD", b"/connectors/c"),
+        ("DELETE", b"/connectors/c"),
+        ("GET", b"/connectors"),
+        ("GET", b"/connectors/c/tasks/0"),
+        ("GET", b"/connectors/c/tasks-config"),
+        ("GET", b"/connector-plugins"),
+    ],
+)
+def test_every_other_request_has_no_view_answer(method: str, raw: bytes) -> None:
+    herder = ViewHerder()
+    assert unanswered(cast(Herder, herder), scope(method, raw)) is None and herder.asked == []
