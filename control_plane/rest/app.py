@@ -184,6 +184,7 @@ def create_app(
         metrics=metrics,
         limits=limits,
         admission=admission or Admission(checks_for(settings)),
+        lean_middleware=(RuntimeScope, MetricsMiddleware),  # what SidecarApp.answer does itself
     )
     app.add_middleware(RuntimeScope, slot=slot)
     app.add_middleware(MetricsMiddleware, metrics=metrics)

@@ -1,12 +1,17 @@
 """One ASGI dispatch layer in front of Starlette: a request for a path that no route of the sidecar
-answers goes straight to the pass-through, without Starlette's middleware and routing.
+answers goes straight to the pass-through, and one for a Connect path the sidecar answers itself goes
+straight to its route; neither goes through Starlette's middleware and routing.
 
 Starlette would send such a request through its error middleware, the metrics and runtime middleware
-and a match against every route before it reaches the catch-all ``PassThrough``; that is most of the
-sidecar's own cost on the proxied hop. Which paths the sidecar answers is read from the app's routes
-(every route but the catch-all), so a route added to ``app.ROUTES`` is served by Starlette as before.
-What the short path does is what the long one does: the same upstream request, answer framing, log line,
-metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette looks them up).
+and a match against every route before it reaches the catch-all ``PassThrough`` or the route; that is most
+of the sidecar's own cost on the proxied hop, and a quarter of it on a read the view answers. Which paths
+the sidecar answers is read from the app's routes (every route but the catch-all), so a route added to
+``app.ROUTES`` is served by Starlette as before; the Connect routes (``jaxrs.JerseyRoute``) lead the
+routes, so the first of them that matches is the one Starlette's router would pick. What the short paths
+do is what the long one does: the runtime in the scope, the route's refusals and endpoint, the answer
+framing, log line, metric and error answers (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette
+looks them up). They stand aside (Starlette serves) when the app has middleware other than the ones whose
+effect they have themselves (``lean_middleware``), a body limit or debug pages.
 
 Every HTTP request meets, in this order and exactly once: the request limits (``rest.limits``), the
 admission hook (``rest.admission``), access control (``rest.access.guard``), then either path. Under the
@@ -20,12 +25,14 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
-from starlette.routing import Route
+from starlette.responses import Response
+from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from ..metrics import Metrics
@@ -101,9 +108,11 @@ class SidecarApp(Starlette):
         metrics: Metrics,
         limits: RequestLimits | None = None,
         admission: Admission | None = None,
+        lean_middleware: tuple[Any, ...] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self._lean_middleware = lean_middleware
         self._limits = limits
         self._slot = slot
         self._metrics = metrics
@@ -124,6 +133,26 @@ class SidecarApp(Starlette):
         """True for a request no route of the sidecar answers: it goes to the workers unchanged."""
         return scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"])
 
+    def lean_route(self, scope: Scope) -> tuple[JerseyRoute, Scope] | None:
+        """The Connect route of the sidecar that takes this request, and its match (the path parameters), when
+        the request can be served without Starlette's middleware and routing (``answer``); else None."""
+        if scope["type"] != "http" or scope.get("root_path") or self.debug or self.max_body_size is not None:
+            return None
+        if any(m.cls not in self._lean_middleware for m in self.user_middleware):
+            return None
+        for route in self.router.routes:
+            if not isinstance(route, JerseyRoute):  # the Connect routes lead: past them, Starlette's router decides
+                return None
+            match, child = route.matches(scope)
+            if match is Match.FULL:
+                return route, child
+        return None
+
+    def serves_below_asgi(self, scope: Scope) -> bool:
+        """True for a request ``serve_collected`` serves on a short path: one that passes through, or one for a
+        Connect route of the sidecar (``rest.server``)."""
+        return self.passes_through(scope) or self.lean_route(scope) is not None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and self._limits is not None:  # the limits, on both paths (rest.limits)
             await self._limits(scope, receive, send, self._admit)
@@ -131,11 +160,11 @@ class SidecarApp(Starlette):
             await self._admit(scope, receive, send)
 
     async def serve_collected(self, scope: Scope, receive: Receive) -> tuple[Reply | None, BaseException | None]:
-        """``__call__`` for a request the server found passes through (``rest.server``): the same chain
-        (limits, admission, access control, the forward), with the answer collected rather than sent. The
-        answer (None when none had begun) and the error raised after it, if any (the server logs it, or sends
-        a 500). A request that goes on unchanged (no refusal, no rewrite, no audit: every read with access
-        control off) is forwarded without any ASGI message or wrapper."""
+        """``__call__`` for a request the server found ``serves_below_asgi`` (``rest.server``): the same chain
+        (limits, admission, access control, the forward or the route), with the answer collected rather than
+        sent. The answer (None when none had begun) and the error raised after it, if any (the server logs
+        it, or sends a 500). A request that goes on unchanged (no refusal, no rewrite, no audit: every read
+        with access control off) is served without any ASGI message or wrapper."""
         limits = self._limits
         token = None
         if limits is not None:  # rest.limits, as RequestLimits.__call__
@@ -150,7 +179,9 @@ class SidecarApp(Starlette):
                 return Reply(denied.status, framed(denied), denied.body), None
             admitted = await admit(self._slot, scope, receive)
             if admitted is None:
-                reply = await self.pass_through(scope, receive)
+                lean = None if self.passes_through(scope) else self.lean_route(scope)
+                serving = self.pass_through(scope, receive) if lean is None else self.answer(*lean, scope, receive)
+                reply = await serving
                 return reply, reply.error
             return await self._collected(admitted, scope)
         except asyncio.CancelledError as exc:  # the server's grace period at shutdown ended (cli._serve)
@@ -165,27 +196,7 @@ class SidecarApp(Starlette):
 
     async def _collected(self, admitted: Admitted, scope: Scope) -> tuple[Reply | None, BaseException | None]:
         """``access.enforce`` (a refusal, a rewritten answer, an audited request) with the answer collected."""
-        status: int | None = None
-        headers: Headers = []
-        chunks: list[bytes] = []
-
-        async def collect(message: Any) -> None:
-            nonlocal status, headers
-            if message["type"] == "http.response.start":
-                status, headers = message["status"], list(message.get("headers", ()))
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        error: BaseException | None = None
-        try:
-            await enforce(admitted, scope, collect, self._pass_through)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - handed to the server with the answer begun, as uvicorn
-            error = exc
-        if status is None:
-            return None, error
-        return Reply(status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)), error
+        return await _collect(lambda send: enforce(admitted, scope, send, self._route))
 
     async def _admit(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -199,22 +210,47 @@ class SidecarApp(Starlette):
             await guard(self._slot, scope, receive, send, self._route)
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not scope.get("root_path") and not self._answers(scope["path"]):
-            await self._pass_through(scope, receive, send)
-        else:
+        if self.passes_through(scope):
+            await _send(send, await self.pass_through(scope, receive))
+            return
+        lean = self.lean_route(scope)
+        if lean is None:
             await super().__call__(scope, receive, send)
+        else:
+            await _send(send, await self.answer(*lean, scope, receive))
 
     async def _deny(self, scope: Scope, send: Send, denied: Denied) -> None:
         await send({"type": "http.response.start", "status": denied.status, "headers": framed(denied)})
         await send({"type": "http.response.body", "body": denied.body})
         self.observe(scope, denied.status, 0.0)
 
-    async def _pass_through(self, scope: Scope, receive: Receive, send: Send) -> None:
-        reply = await self.pass_through(scope, receive)
-        await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
-        await send({"type": "http.response.body", "body": reply.body})
-        if reply.error is not None:
-            raise reply.error
+    async def answer(self, route: JerseyRoute, match: Scope, scope: Scope, receive: Receive) -> Reply:
+        """A request for a Connect route of the sidecar (``lean_route``), served as Starlette serves it: the
+        runtime in the scope (``state.RuntimeScope``), the route's refusals then its endpoint
+        (``JerseyRoute.handle``), an error's answer (``error_reply``); counted in the request metrics
+        (``app.MetricsMiddleware``)."""
+        started = time.perf_counter()
+        scope["app"] = self
+        scope.update(match)
+        scope.setdefault("state", {})["runtime"] = self._slot.runtime
+        try:
+            response = route.refusal(scope)
+            if response is None:
+                response = await route.endpoint(Request(scope, receive))
+            reply = await _reply_of(response, scope, receive)
+        except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
+            reply = await self.error_reply(scope, receive, exc)
+        self.observe(scope, reply.status, time.perf_counter() - started)
+        return reply
+
+    async def error_reply(self, scope: Scope, receive: Receive, exc: Exception) -> Reply:
+        """The answer of an error, from its handler (``errors.EXCEPTION_HANDLERS``, looked up the way Starlette's
+        exception middleware looks it up); an unexpected one is also raised to the server once the answer is
+        sent, as Starlette's ServerErrorMiddleware does."""
+        handler = next((EXCEPTION_HANDLERS[c] for c in type(exc).__mro__ if c in EXCEPTION_HANDLERS), None)
+        unexpected = handler is None or handler is EXCEPTION_HANDLERS[Exception]
+        response = await (EXCEPTION_HANDLERS[Exception] if handler is None else handler)(Request(scope, receive), exc)
+        return Reply(response.status_code, response.raw_headers, bytes(response.body), exc if unexpected else None)
 
     async def pass_through(self, scope: Scope, receive: Receive) -> Reply:
         """The request (its body read with ``receive``) forwarded to a worker: the worker's answer, framed
@@ -243,12 +279,7 @@ class SidecarApp(Starlette):
             else:
                 reply = Reply(answer.status, answer_headers(method, answer), answer.body)
         except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
-            handler = next((EXCEPTION_HANDLERS[c] for c in type(exc).__mro__ if c in EXCEPTION_HANDLERS), None)
-            unexpected = handler is None or handler is EXCEPTION_HANDLERS[Exception]
-            response = await (EXCEPTION_HANDLERS[Exception] if handler is None else handler)(
-                Request(scope, receive), exc
-            )
-            reply = Reply(response.status_code, response.raw_headers, bytes(response.body), exc if unexpected else None)
+            reply = await self.error_reply(scope, receive, exc)
         self.observe(scope, reply.status, time.perf_counter() - started)
         return reply
 
@@ -260,6 +291,52 @@ class SidecarApp(Starlette):
                 self._templates.clear()
             template = self._templates[path] = route_template(path)
         self._metrics.observe(template, scope["method"], status, elapsed_s)
+
+
+async def _send(send: Send, reply: Reply) -> None:
+    """A collected answer as ASGI messages; its error raised once it is sent."""
+    await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
+    await send({"type": "http.response.body", "body": reply.body})
+    if reply.error is not None:
+        raise reply.error
+
+
+async def _reply_of(response: Response, scope: Scope, receive: Receive) -> Reply:
+    """A Starlette response's answer: read from it when it is a plain one (what every route gives), else
+    collected from the messages it sends."""
+    if type(response).__call__ is Response.__call__ and response.background is None:
+        return Reply(response.status_code, response.raw_headers, bytes(response.body))
+    reply, error = await _collect(lambda send: response(scope, receive, send))
+    if error is not None:
+        raise error
+    if reply is None:
+        raise RuntimeError("the response sent no answer")
+    return reply
+
+
+async def _collect(app: Callable[[Send], Awaitable[None]]) -> tuple[Reply | None, BaseException | None]:
+    """The answer ``app`` sends (None when none had begun) and the error it raised, if any."""
+    status: int | None = None
+    headers: Headers = []
+    chunks: list[bytes] = []
+
+    async def collect(message: Any) -> None:
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status, headers = message["status"], list(message.get("headers", ()))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    error: BaseException | None = None
+    try:
+        await app(collect)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - handed to the server with the answer begun, as uvicorn
+        error = exc
+    if status is None:
+        return None, error
+    return Reply(status, headers, chunks[0] if len(chunks) == 1 else b"".join(chunks)), error
 
 
 __all__ = ["Reply", "SidecarApp", "arrival_of", "own_paths"]

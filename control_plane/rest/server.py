@@ -1,7 +1,9 @@
-"""The sidecar's HTTP server protocol: uvicorn's httptools protocol, with the pass-through served below ASGI.
+"""The sidecar's HTTP server protocol: uvicorn's httptools protocol, with the pass-through and the sidecar's
+own Connect routes served below ASGI.
 
-A request no route of the sidecar answers (``SidecarApp.passes_through``) is served on the connection
-itself: no ASGI messages, no middleware, one write of the answer. Every other request is uvicorn's as
+A request no route of the sidecar answers (``SidecarApp.passes_through``), or one for a Connect path the
+sidecar answers itself (``SidecarApp.lean_route``), is served on the connection itself: no ASGI messages,
+no middleware, one write of the answer. Every other request is uvicorn's as
 before (the ASGI app, Starlette's routing and middleware). Both ways share the parsing (httptools), the
 connection's keep-alive, pipelining, flow control, ``Expect: 100-continue``, graceful shutdown (the
 request's task is one of the server's tasks) and TLS (the transport's), and the same code forwards
@@ -58,7 +60,8 @@ def available() -> bool:
 
 
 class SidecarProtocol(HttpToolsProtocol):
-    """uvicorn's ``httptools`` protocol; a request for a path only the workers answer is forwarded here."""
+    """uvicorn's ``httptools`` protocol; a request that passes through, or for a Connect route of the sidecar,
+    is served here."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,7 +71,7 @@ class SidecarProtocol(HttpToolsProtocol):
     def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
         sidecar = self.sidecar
         scope: Any = cycle.scope
-        if sidecar is None or app is not self.app or not sidecar.passes_through(scope) or self._forwarded(cycle):
+        if sidecar is None or app is not self.app or not sidecar.serves_below_asgi(scope) or self._forwarded(cycle):
             super()._start_asgi_task(cycle, app)
             return
         coro = self._serve(sidecar, cycle)
@@ -83,8 +86,8 @@ class SidecarProtocol(HttpToolsProtocol):
         return self._forwarded_headers and any(name.startswith(b"x-forwarded-") for name, _ in cycle.scope["headers"])
 
     async def _serve(self, sidecar: SidecarApp, cycle: RequestResponseCycle) -> None:
-        """``RequestResponseCycle.run_asgi`` of the pass-through: the app's whole chain (limits, the admission
-        hook, access control: ``SidecarApp.serve_collected``), then the answer in one write."""
+        """``RequestResponseCycle.run_asgi`` of a request served below ASGI: the app's whole chain (limits, the
+        admission hook, access control: ``SidecarApp.serve_collected``), then the answer in one write."""
         scope: Any = cycle.scope
         try:
             reply, error = await sidecar.serve_collected(scope, cycle.receive)  # type: ignore[arg-type]

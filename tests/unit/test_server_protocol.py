@@ -156,9 +156,10 @@ async def test_a_worker_that_refuses_connections_is_the_same_503() -> None:
     assert answers[0].startswith(b"HTTP/1.1 503 ")
 
 
-async def test_the_pass_through_does_not_go_through_asgi(monkeypatch: pytest.MonkeyPatch) -> None:
-    """uvicorn's ASGI cycle (``RequestResponseCycle.run_asgi``) is skipped for a pass-through; the app's own
-    chain (limits, admission, access control) still runs for it (``SidecarApp.serve_collected``)."""
+async def test_the_pass_through_and_the_connect_routes_do_not_go_through_asgi(monkeypatch: pytest.MonkeyPatch) -> None:
+    """uvicorn's ASGI cycle (``RequestResponseCycle.run_asgi``) is skipped for a pass-through and for a Connect
+    route of the sidecar; the app's own chain (limits, admission, access control) still runs for them
+    (``SidecarApp.serve_collected``). The sidecar's own paths and forwarded requests go through ASGI."""
     seen: list[str] = []
     original = RequestResponseCycle.run_asgi
 
@@ -170,8 +171,10 @@ async def test_the_pass_through_does_not_go_through_asgi(monkeypatch: pytest.Mon
     async with ScriptedWorker().running() as worker, sidecar(worker, SidecarProtocol) as port:
         await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"\r\n")
         await exchange(port, b"GET /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")
+        await exchange(port, b"POST /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")  # the route's 405
+        await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
         await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"X-Forwarded-Proto: https\r\n\r\n")
-    assert seen == ["/connectors/c/status", "/connectors/c"]  # a sidecar route, and a forwarded request
+    assert seen == ["/healthz", "/connectors/c"]  # the sidecar's own path, and a forwarded request
     assert len(worker.requests) == 3  # (no view here: the sidecar forwards the status read too)
 
 
