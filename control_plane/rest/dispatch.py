@@ -120,11 +120,13 @@ class SidecarApp(Starlette):
         self._own: re.Pattern[str] | None = None
         self._own_from: list[Any] | None = None
         self._templates: dict[str, str] = {}
+        self._lean: dict[tuple[str, bytes | str], tuple[JerseyRoute, Scope] | None] = {}
 
     def _answers(self, path: str) -> bool:
         routes = self.router.routes
         if self._own_from is not routes or self._own is None:  # (re)compiled when the routes change
             self._own_from, self._own = routes, own_paths(routes)
+            self._lean.clear()
             if self._own is None:
                 return True
         return self._own.match(path) is not None
@@ -140,6 +142,14 @@ class SidecarApp(Starlette):
             return None
         if any(m.cls not in self._lean_middleware for m in self.user_middleware):
             return None
+        key = (scope["method"], scope.get("raw_path") or scope["path"])  # what JerseyRoute.matches reads
+        if key not in self._lean:
+            if len(self._lean) >= 4096:  # paths hold connector names: keep the cache bounded
+                self._lean.clear()
+            self._lean[key] = self._lean_match(scope)
+        return self._lean[key]
+
+    def _lean_match(self, scope: Scope) -> tuple[JerseyRoute, Scope] | None:
         for route in self.router.routes:
             if not isinstance(route, JerseyRoute):  # the Connect routes lead: past them, Starlette's router decides
                 return None
@@ -232,6 +242,7 @@ class SidecarApp(Starlette):
         started = time.perf_counter()
         scope["app"] = self
         scope.update(match)
+        scope["path_params"] = dict(match["path_params"])  # the match is kept for the next request of the path
         scope.setdefault("state", {})["runtime"] = self._slot.runtime
         try:
             response = route.refusal(scope)
