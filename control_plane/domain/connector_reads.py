@@ -42,6 +42,9 @@ class ConnectorReads:
         self._rule = rule
         self._versions = versions
         self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
+        # connector_status' answers at one revision of the view: the same object for the same answer, so the
+        # renderer serializes it once per change (rest.reads)
+        self._statuses: tuple[tuple[object, ...], dict[str, ConnectorStateView]] = ((), {})
 
     def list_connectors(self, expand: Sequence[str]) -> Read[ConnectorListing]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
@@ -85,10 +88,19 @@ class ConnectorReads:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
 
         def build(view: ClusterView) -> ConnectorStateView:
+            # the same answer until the view changes (a record applied, the plugin types reloaded), as the listing
+            key = (id(view), view.revision, id(view.plugin_types), overlay, rule, versions is not None)
+            if self._statuses[0] != key:
+                self._statuses = (key, {})
+            known = self._statuses[1].get(name)
+            if known is not None:
+                return known
             state = view.connector_state(name, stopped_overlay=overlay, ignore_stale_unassigned=rule)
             if state is None:
                 raise NotFoundError(f"No status found for connector {name}")  # AbstractHerder.connectorStatus
-            return versions.with_versions(state, view.connector_config(name)) if versions else state
+            state = versions.with_versions(state, view.connector_config(name)) if versions else state
+            self._statuses[1][name] = state
+            return state
 
         versions = self._versions.emulated()
         read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))

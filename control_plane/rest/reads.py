@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.herder import ConnectorListing
+from ..view import ConnectorStateView
 from . import render
 from .outcomes import answered, respond
 from .state import herder
@@ -22,6 +23,22 @@ def _listing_json(listing: ConnectorListing) -> object:
     if _rendered is None or _rendered[0] is not listing:
         _rendered = (listing, orjson.Fragment(orjson.dumps(_listing_data(listing))))
     return _rendered[1]
+
+
+# A connector's status rendered, with its JSON, by the status object: the herder gives the same object for
+# the same answer until the view changes (domain.connector_reads); bounded as the connectors are few.
+_states: dict[int, tuple[ConnectorStateView, orjson.Fragment]] = {}
+
+
+def _state_json(state: ConnectorStateView) -> object:
+    known = _states.get(id(state))
+    if known is not None and known[0] is state:
+        return known[1]
+    if len(_states) >= 4096:
+        _states.clear()
+    rendered = orjson.Fragment(orjson.dumps(render.connector_state_json(state)))
+    _states[id(state)] = (state, rendered)
+    return rendered
 
 
 def _listing_data(listing: ConnectorListing) -> object:
@@ -45,7 +62,7 @@ async def list_connectors(request: Request) -> Response:
 
 async def connector_status(request: Request) -> Response:
     name = request.path_params["connector"]
-    return await respond(request, herder(request).connector_status(name), render.connector_state_json)
+    return await respond(request, herder(request).connector_status(name), _state_json)
 
 
 async def connector_config(request: Request) -> Response:

@@ -118,6 +118,25 @@ async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
     assert retyped.expanded["a"].status.type == "sink"
 
 
+@pytest.mark.parametrize("version", ["3.4.1", "4.3.1"])
+async def test_a_status_is_built_once_per_change_of_the_view(version: str) -> None:
+    cluster = Cluster(version)
+    await cluster.detect()
+    cluster.running("a")
+    cluster.running("b")
+    first = view_answer(cluster.herder.connector_status("a"))
+    assert view_answer(cluster.herder.connector_status("a")) is first  # nothing changed: the same one
+    assert view_answer(cluster.herder.connector_status("b")).name == "b"
+    cluster.kafka.view.state.apply_status(TaskStatus("a", 0, "FAILED", "trace", "w1", 2))
+    failed = view_answer(cluster.herder.connector_status("a"))
+    assert failed is not first and [e.state for _, e in failed.tasks] == ["FAILED"]
+    cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
+    assert view_answer(cluster.herder.connector_status("a")).type == "sink"
+    assert isinstance(cluster.herder.connector_status("nope"), Refusal)  # a missing one is asked again
+    cluster.running("nope")
+    assert view_answer(cluster.herder.connector_status("nope")).connector.state == "RUNNING"
+
+
 async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
     cluster = Cluster("4.3.1")
     await cluster.detect()
