@@ -316,7 +316,8 @@ async def _reply_of(response: Response, scope: Scope, receive: Receive) -> Reply
     """A Starlette response's answer: read from it when it is a plain one (what every route gives), else
     collected from the messages it sends."""
     if type(response).__call__ is Response.__call__ and response.background is None:
-        return Reply(response.status_code, response.raw_headers, bytes(response.body))
+        body = response.body  # a renderer's kept body (``outcomes.Serialized``) is not copied
+        return Reply(response.status_code, response.raw_headers, body if isinstance(body, bytes) else bytes(body))
     reply, error = await _collect(lambda send: response(scope, receive, send))
     if error is not None:
         raise error

@@ -23,8 +23,13 @@ STALE_HEADER = "x-sidecar-stale"
 AGE_HEADER = "x-sidecar-view-age-seconds"
 
 
+class Serialized(bytes):
+    """A JSON body serialized already (kept by a renderer while the answer does not change): sent as it is."""
+
+
 def json_response(data: object, status: int = 200) -> Response:
-    return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+    body = data if isinstance(data, Serialized) else orjson.dumps(data)
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _mark(response: Response, provenance: Provenance) -> Response:
@@ -80,4 +85,4 @@ async def respond(
     return answered(outcome, render)
 
 
-__all__ = ["AGE_HEADER", "SOURCE_HEADER", "STALE_HEADER", "answered", "json_response", "respond"]
+__all__ = ["AGE_HEADER", "SOURCE_HEADER", "STALE_HEADER", "Serialized", "answered", "json_response", "respond"]

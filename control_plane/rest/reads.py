@@ -10,24 +10,24 @@ from starlette.responses import Response
 from ..domain.herder import ConnectorListing
 from ..view import ConnectorStateView
 from . import render
-from .outcomes import answered, respond
+from .outcomes import Serialized, answered, respond
 from .state import herder
 
 # The last listing rendered, with its JSON: the herder gives the same listing object until the view
 # changes, so a listing of thousands of connectors is serialized once per change, not once per request.
-_rendered: tuple[ConnectorListing, orjson.Fragment] | None = None
+_rendered: tuple[ConnectorListing, Serialized] | None = None
 
 
 def _listing_json(listing: ConnectorListing) -> object:
     global _rendered
     if _rendered is None or _rendered[0] is not listing:
-        _rendered = (listing, orjson.Fragment(orjson.dumps(_listing_data(listing))))
+        _rendered = (listing, Serialized(orjson.dumps(_listing_data(listing))))
     return _rendered[1]
 
 
 # A connector's status rendered, with its JSON, by the status object: the herder gives the same object for
 # the same answer until the view changes (domain.connector_reads); bounded as the connectors are few.
-_states: dict[int, tuple[ConnectorStateView, orjson.Fragment]] = {}
+_states: dict[int, tuple[ConnectorStateView, Serialized]] = {}
 
 
 def _state_json(state: ConnectorStateView) -> object:
@@ -36,7 +36,7 @@ def _state_json(state: ConnectorStateView) -> object:
         return known[1]
     if len(_states) >= 4096:
         _states.clear()
-    rendered = orjson.Fragment(orjson.dumps(render.connector_state_json(state)))
+    rendered = Serialized(orjson.dumps(render.connector_state_json(state)))
     _states[id(state)] = (state, rendered)
     return rendered
 

@@ -42,6 +42,7 @@ from uvicorn.protocols.http.httptools_impl import (
 from .dispatch import Reply, SidecarApp
 
 Headers = list[tuple[bytes, bytes]]
+ONE_WRITE = 64 * 1024  # an answer up to this size of body goes out in one write; a larger body is written on its own
 
 
 def _noop() -> None:
@@ -146,18 +147,26 @@ class SidecarProtocol(HttpToolsProtocol):
             chunked = True
             content.append(b"transfer-encoding: chunked\r\n")
         content.append(b"\r\n")
+        tail: list[bytes] = []
         if head_only:
             pass
         elif chunked:
             if body:
-                content += (b"%x\r\n" % len(body), body, b"\r\n")
-            content.append(b"0\r\n\r\n")
+                content.append(b"%x\r\n" % len(body))
+                tail = [body, b"\r\n0\r\n\r\n"]
+            else:
+                content.append(b"0\r\n\r\n")
         elif len(body) != length:
             raise RuntimeError(f"Response content {'longer' if len(body) > length else 'shorter'} than Content-Length")
         else:
-            content.append(body)
+            tail = [body]
         cycle.keep_alive = keep_alive
-        cycle.transport.write(b"".join(content))
+        if tail and len(body) > ONE_WRITE:  # a large body is not copied into one buffer with the head
+            cycle.transport.write(b"".join(content))
+            for part in tail:
+                cycle.transport.write(part)
+        else:
+            cycle.transport.write(b"".join(content + tail))
         cycle.response_complete = True
         cycle.message_event.set()
         if not keep_alive:

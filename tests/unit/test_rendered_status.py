@@ -15,7 +15,7 @@ def state(name: str, task_state: str) -> ConnectorStateView:
 
 
 def dumped(value: object) -> bytes:
-    return orjson.dumps(value)
+    return value if isinstance(value, bytes) else orjson.dumps(value)
 
 
 def test_the_same_answer_object_is_serialized_once() -> None:

@@ -24,7 +24,8 @@ ROOT = b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}'
 
 class ScriptedWorker:
     """A worker whose answer depends on the request line's path: ``/s/<status>`` answers that status with
-    a body (none on 204 and 304), ``/chunked`` a chunked answer; every request's bytes are kept."""
+    a body (none on 204 and 304), ``/chunked`` a chunked answer, ``/big`` a large one; every request's
+    bytes are kept."""
 
     def __init__(self) -> None:
         self.requests: list[bytes] = []
@@ -35,6 +36,9 @@ class ScriptedWorker:
         method, target, _ = line.split(b" ", 2)
         if target == b"/":
             return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(ROOT), ROOT)
+        if target.startswith(b"/big"):  # a body larger than one write (rest.server.ONE_WRITE)
+            body = b'{"x":"' + b"y" * 300_000 + b'"}'
+            return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
         if target.startswith(b"/chunked"):
             head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
             return head + b"2\r\n{}\r\n0\r\n\r\n"
@@ -105,6 +109,7 @@ REQUESTS = [
     pytest.param(b"GET /s/304 HTTP/1.1\r\n" + CLOSE + b"\r\n", id="304"),
     pytest.param(b"GET /s/404 HTTP/1.1\r\n" + CLOSE + b"\r\n", id="404"),
     pytest.param(b"GET /chunked HTTP/1.1\r\n" + CLOSE + b"\r\n", id="chunked-answer"),
+    pytest.param(b"GET /big HTTP/1.1\r\n" + CLOSE + b"\r\n", id="large-answer"),
     pytest.param(b"GET /s/200 HTTP/1.0\r\nHost: sidecar\r\n\r\n", id="http-1.0"),
     pytest.param(
         b"POST /connectors/c/pause HTTP/1.1\r\n"
