@@ -138,7 +138,9 @@ class SidecarApp(Starlette):
     def lean_route(self, scope: Scope) -> tuple[JerseyRoute, Scope] | None:
         """The Connect route of the sidecar that takes this request, and its match (the path parameters), when
         the request can be served without Starlette's middleware and routing (``answer``); else None."""
-        if scope["type"] != "http" or scope.get("root_path") or self.debug or self.max_body_size is not None:
+        if scope["type"] != "http" or scope.get("root_path") or self.debug:
+            return None
+        if getattr(self, "max_body_size", None) is not None:  # Starlette's body limit (1.10): its middleware
             return None
         if any(m.cls not in self._lean_middleware for m in self.user_middleware):
             return None
