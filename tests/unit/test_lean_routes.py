@@ -13,6 +13,7 @@ from starlette.types import Receive, Scope, Send
 
 from control_plane.domain.herder import Herder
 from control_plane.rest import create_app
+from control_plane.rest.dispatch import SidecarApp
 from control_plane.rest.jaxrs import JerseyRoute
 from control_plane.rest.server import SidecarProtocol
 from control_plane.settings import load_settings
@@ -130,3 +131,21 @@ async def test_an_unexpected_error_the_same_500_and_logged(
     assert b"boom c" in got["starlette"][0]
     logged = [r for r in caplog.records if r.name.startswith("uvicorn") and r.exc_info]
     assert len(logged) == 3  # raised to the server once the answer is sent, on every way (as uvicorn logs it)
+
+
+def scope_of(method: str, path: bytes, **extra: Any) -> dict[str, Any]:
+    return {"type": "http", "method": method, "path": path.decode(), "raw_path": path, "headers": [], **extra}
+
+
+def test_which_requests_take_the_short_path() -> None:
+    app = create_app(load_settings(connect_urls="http://127.0.0.1:9", view_enabled=False))
+    assert isinstance(app, SidecarApp)
+    found = app.lean_route(scope_of("GET", b"/connectors/c/status"))
+    assert found is not None and found[0].path == "/connectors/{connector}/status"
+    assert found[1]["path_params"] == {"connector": "c"}
+    assert app.lean_route(scope_of("DELETE", b"/connectors/c/offsets")) is not None
+    assert app.lean_route(scope_of("GET", b"/connectors/c")) is None  # passes through
+    assert app.lean_route(scope_of("GET", b"/_sidecar/info")) is None  # the sidecar's own: Starlette
+    assert app.lean_route(scope_of("GET", b"/connectors/c/status", root_path="/x")) is None
+    app.debug = True  # Starlette's debug pages
+    assert app.lean_route(scope_of("GET", b"/connectors/c/status")) is None
