@@ -83,8 +83,8 @@ class Inputs:
     now_ms: int
     counts: dict[str, int]
     config: DataFrame
-    status: DataFrame
-    offsets: DataFrame
+    status: DataFrame | None  # None: the job did not read it (load's roles)
+    offsets: DataFrame | None
     skipped: dict[str, dict[str, int]]
 
 
@@ -162,7 +162,8 @@ def load(
     online: bool,
     roles: tuple[str, ...] = ("config", "status", "offsets"),
 ) -> Inputs:
-    """Read, count and decode the records of the internal topics of ``roles`` (config and status always)."""
+    """Read, count and decode the records of the internal topics of ``roles`` (config always; status and
+    offsets when asked, None otherwise: decoding runs Spark jobs at once)."""
     now_ms = int(time.time() * 1000)
     topics = {role: name for role, name in target.topics.items() if role in roles}
     if ends:
@@ -190,18 +191,25 @@ def load(
             frame = frame.coalesce(max(1, min(len(known), -(-estimate // RECORDS_PER_TASK))))
         return frame
 
+    # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of
+    # offset commits do not fit a small driver (local mode: the executors live in the driver's heap)
+    def kept(frame: DataFrame) -> DataFrame:
+        return frame.persist(StorageLevel.DISK_ONLY)
+
     decoders = {
-        "config": lambda: T.decode_config_records(of("config")),
-        "status": lambda: T.decode_status_records(of("status")),
-        "offsets": lambda: T.decode_offsets(  # each key's sorted offset later, once (transforms.with_normal)
+        "config": lambda: kept(T.decode_config_records(of("config"))),
+        "status": lambda: kept(T.decode_status_records(of("status"))),
+        # the offset records' own columns kept clustered by key (each key's in offset order: the transforms
+        # aggregate them without a shuffle or a sort), their keys' columns joined from the small keys frame;
+        # each key's sorted offset later, once (transforms.with_normal)
+        "offsets": lambda: T.decode_offsets(
             of("offsets"),
             _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None,
             normal=False,
+            keep=lambda values: kept(T.clustered(values)),
         ),
     }
-    # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of
-    # offset commits do not fit a small driver (local mode: the executors live in the driver's heap)
-    decoded = {role: decoders[role]().persist(StorageLevel.DISK_ONLY) for role in topics}
+    decoded = {role: decoders[role]() for role in topics}
     counts: dict[str, int] = {}
     skipped: dict[str, dict[str, int]] = {}
     latest: list[int] = []
@@ -222,8 +230,7 @@ def load(
         raise InputError(f"the snapshot {args.snapshot} holds no record of the topics {', '.join(topics.values())}")
     if args.snapshot is not None and args.offline and latest:
         now_ms = max(latest)  # offline, "now" is the snapshot's time
-    config, status = decoded["config"], decoded["status"]
-    offsets = decoded["offsets"] if "offsets" in decoded else decoders["offsets"]()  # lazy: never run then
+    config, status, offsets = decoded["config"], decoded.get("status"), decoded.get("offsets")
     return Inputs(spark, target, source, online, now_ms, counts, config, status, offsets, skipped)
 
 

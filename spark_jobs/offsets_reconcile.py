@@ -135,7 +135,7 @@ def reconcile(args: argparse.Namespace) -> int:
     owned = existing_session() is None  # a test process shares its one session
     spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
-        inputs = load(args, spark, target, progress, ends, online)
+        inputs = load(args, spark, target, progress, ends, online, roles=("config", "offsets"))
         report = _reconcile(args, inputs, sidecar, as_of_ms, progress)
     finally:
         spark.catalog.clearCache()
@@ -148,10 +148,11 @@ def reconcile(args: argparse.Namespace) -> int:
 def _reconcile(
     args: argparse.Namespace, inputs: Inputs, sidecar: SidecarView | None, as_of_ms: int, progress: Progress
 ) -> dict[str, Any]:
-    spark, target, limit = inputs.spark, inputs.target, args.max_findings
+    spark, target, limit, offsets = inputs.spark, inputs.target, args.max_findings, inputs.offsets
+    assert offsets is not None  # read: load's roles
     progress.step("reconciling")
     connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
-    history = T.offset_history(inputs.offsets).persist(StorageLevel.MEMORY_AND_DISK)
+    history = T.offset_history(offsets).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
 
     connector_rows = connectors.collect()  # one row a connector: every question of the driver about them
@@ -182,7 +183,7 @@ def _reconcile(
         ["connector"],
     )
     findings["non_canonical_keys"] = finding(T.non_canonical_keys(history), limit, ["connector", "partition_json"])
-    findings["offsets_went_backwards"] = finding(T.offsets_went_backwards(inputs.offsets), limit, ["at"])
+    findings["offsets_went_backwards"] = finding(T.offsets_went_backwards(offsets), limit, ["at"])
     findings["sink_offsets_below_log_start"] = finding(
         sink_offsets.filter(F.col("status") == "below_log_start"), limit, ["connector", "topic", "partition"]
     )
@@ -207,7 +208,7 @@ def _reconcile(
         existing = [r["connector"] for r in connector_rows if r["exists"]]
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
-        history_now = T.history_view(T.offsets_as_of(inputs.offsets, None), sink_offsets, connectors)
+        history_now = T.history_view(T.offsets_as_of(offsets, None), sink_offsets, connectors)
         running = T.running_connectors(connectors)
         not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(
@@ -224,7 +225,7 @@ def _reconcile(
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
 
     plan_rows = (
-        T.source_restore_plan(inputs.offsets, connectors, as_of_ms)
+        T.source_restore_plan(offsets, connectors, as_of_ms)
         .unionByName(T.sink_restore_plan(sink_offsets))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )

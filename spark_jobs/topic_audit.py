@@ -67,10 +67,11 @@ def audit(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: Progress) -> dict[str, Any]:
-    spark, target, limit = inputs.spark, inputs.target, args.max_findings
+    spark, target, limit, status = inputs.spark, inputs.target, args.max_findings, inputs.status
+    assert status is not None  # read: load's roles
     progress.step("auditing topic usage")
     connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
-    usage = T.topic_usage(inputs.status, T.connector_events(inputs.config)).persist(StorageLevel.MEMORY_AND_DISK)
+    usage = T.topic_usage(status, T.connector_events(inputs.config)).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
     broker: DataFrame | None = None
     on_broker: int | None = None
@@ -83,7 +84,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
             skipped_sections[name] = "offline: the broker's topic metadata was not read"
     summary = T.topics_summary(usage, broker).persist(StorageLevel.MEMORY_AND_DISK)
     references = T.sink_topic_references(connectors, broker)
-    timeline = T.state_timeline(inputs.status).persist(StorageLevel.MEMORY_AND_DISK)
+    timeline = T.state_timeline(status).persist(StorageLevel.MEMORY_AND_DISK)
 
     findings: dict[str, dict[str, Any]] = {}
     findings["topics_unused_by_connectors"] = finding(

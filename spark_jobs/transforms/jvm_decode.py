@@ -12,18 +12,21 @@ on every record), without running Python on every record:
   stored text, the sorted compact form, the integer rank. For that shape the text is strict JSON, Python
   reads it as a ``dict`` of the same scalars, and ``json.dumps`` writes each scalar as it is written
   there, so both ways give the same strings. Every other value (floats, escapes, non-ASCII, nesting,
-  white space, not JSON at all) goes to the codec, record by record: :func:`~control_plane.codecs.
-  parse_offset_value`. The test ``test_spark_jvm_decode`` runs both ways on tricky records.
+  white space, not JSON at all) goes to the codec, each *distinct* such value once
+  (:func:`~control_plane.codecs.parse_offset_value`), joined back. The test ``test_spark_jvm_decode``
+  runs both ways on tricky records.
+
+The codec runs in the driver when the distinct keys (or unusual values) are few, else in the Python
+workers. The records themselves stay narrow while a job keeps them (``keep``): the value's text, the
+key's id; the rest is joined or computed when a transform reads them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import cast
+from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.compute
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
@@ -51,10 +54,12 @@ _SCALAR = f"(?:{_STRING}|{_INTEGER}|true|false|null)"
 _MEMBER = f"{_STRING}:{_SCALAR}"
 FLAT_OBJECT = rf"^\{{(?:{_MEMBER}(?:,{_MEMBER})*)?\}}\z"
 MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the value's text
+REPEATED_NAME = rf'[{{,]"({_CHAR}*)":.*,"\1":'  # a flat object's name that appears again as a name
 
 KEY_SCHEMA = StructType(
     [
         StructField("k", BinaryType(), True),
+        StructField("key_id", LongType(), False),  # the key's rank among the distinct keys, in byte order
         StructField("connector", StringType(), True),
         StructField("partition_json", StringType(), True),
         StructField("logical_partition", StringType(), True),
@@ -71,18 +76,26 @@ VALUE_FIELDS = [
     StructField("value_malformed", StringType(), True),
 ]
 ODD_SCHEMA = StructType([StructField("v", BinaryType(), True), *VALUE_FIELDS])
-VALUES_SCHEMA = StructType(
-    [*POSITION, StructField("key", BinaryType(), True), StructField("tombstone", BooleanType(), False), *VALUE_FIELDS]
-)
+# How the transforms read a key's records in order without sorting them again: grouped by key (its id: a
+# number sorts and hashes faster than the key's bytes, which all begin alike) and Kafka partition, each
+# key's records by offset (offsets.py groups and orders by these columns, in this order).
+CLUSTERED = ["key_id", "kafka_partition", "kafka_offset"]
+
+
+def clustered(values: DataFrame) -> DataFrame:
+    """The records one Spark partition per key, each key's in :data:`CLUSTERED` order: a job keeps its
+    offset records so, and every later aggregation or window per key reads them without a shuffle or a
+    sort (Spark knows a kept frame's partitioning and order)."""
+    return values.repartition("key_id").sortWithinPartitions(*CLUSTERED)
 
 
 def _key_rows(batch: pa.RecordBatch, partitions: int | None) -> dict[str, list[object]]:
     """Each key of the batch's ``k`` column through the codec (:data:`KEY_SCHEMA`)."""
     out: dict[str, list[object]] = {f.name: [] for f in KEY_SCHEMA.fields}
-    for key in batch.column("k").to_pylist():
+    for key, key_id in zip(batch.column("k").to_pylist(), batch.column("key_id").to_pylist(), strict=True):
         parsed = parse_offset_key(key)
         row: dict[str, object] = dict.fromkeys(out)
-        row["k"] = key
+        row["k"], row["key_id"] = key, key_id
         if isinstance(parsed, Malformed) or key is None:  # a missing key is malformed
             row["key_malformed"] = parsed.reason if isinstance(parsed, Malformed) else "offset key is missing"
         else:
@@ -111,31 +124,39 @@ def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
     return columns
 
 
-def _keys(records: DataFrame, partitions: int | None) -> DataFrame:
-    """Each distinct key once, through the codec."""
+def _keys(records: DataFrame, partitions: int | None, limit: int) -> tuple[DataFrame, bool]:
+    """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last):
+    in the driver up to ``limit`` keys (True: a small local frame), else in the Python workers."""
+    distinct = records.select(F.col("key").alias("k")).distinct()
+    table = take(distinct, limit) if limit > 0 else None
+    if table is not None:
+        table = table.sort_by("k")  # unsigned bytes, as Spark orders binary; nulls last
+        table = table.append_column("key_id", pa.array(range(table.num_rows), pa.int64()))
+        return decoded_frame(records.sparkSession, table, lambda b: _key_rows(b, partitions), KEY_SCHEMA), True
     schema = to_arrow_schema(KEY_SCHEMA)
 
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_key_rows(batch, partitions), schema=schema)
 
-    return records.select(F.col("key").alias("k")).distinct().mapInArrow(decode, KEY_SCHEMA)
+    ranked = distinct.withColumn("key_id", F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1)
+    return ranked.withColumn("key_id", F.col("key_id").cast("long")).mapInArrow(decode, KEY_SCHEMA), False
 
 
-def _codec_values(records: DataFrame) -> DataFrame:
-    """The values of other shapes, record by record through the codec."""
-    schema = to_arrow_schema(VALUES_SCHEMA)
-    position = [f.name for f in POSITION]
+def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
+    """Each distinct value of an unusual shape once through the codec (:data:`ODD_SCHEMA`): in the driver
+    up to ``limit`` values (True: a small local frame), else in the Python workers."""
+    distinct = values.filter(F.col("odd_value").isNotNull()).select(F.col("odd_value").alias("v")).distinct()
+    table = take(distinct, limit) if limit > 0 else None
+    if table is not None:
+        return decoded_frame(values.sparkSession, table, _value_rows, ODD_SCHEMA), True
+    schema = to_arrow_schema(ODD_SCHEMA)
 
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            out: dict[str, list[object]] = {name: batch.column(name).to_pylist() for name in [*position, "key"]}
-            values = batch.column("value").to_pylist()
-            assert None not in values  # tombstones are the JVM's
-            out.update(_value_columns(cast(list[bytes], values)), tombstone=[False] * len(values))
-            yield pa.RecordBatch.from_pydict(out, schema=schema)
+            yield pa.RecordBatch.from_pydict(_value_rows(batch), schema=schema)
 
-    return records.mapInArrow(decode, VALUES_SCHEMA)
+    return distinct.mapInArrow(decode, ODD_SCHEMA), False
 
 
 def _normal(text: Column) -> tuple[Column, Column]:
@@ -152,7 +173,9 @@ def _normal(text: Column) -> tuple[Column, Column]:
 
 
 def _rank(text: Column) -> Column:
-    """The integers of a flat value in order, when every scalar is one (null otherwise, and for ``{}``)."""
+    """The integers of a flat value in order, when every scalar is one (null otherwise, and for ``{}``
+    and a null text). Its subexpressions are evaluated once a record only where Spark evaluates the whole
+    always (not inside another ``when``: Spark does not share a subexpression of a conditional branch)."""
     scalars = F.regexp_extract_all(text, F.lit(MEMBER_PARTS), 2)
     integers = scalars.try_cast("array<bigint>")  # a string, boolean or null: a null element
     all_integers = (F.size(scalars) > 0) & F.element_at(F.sort_array(integers), 1).isNotNull()  # nulls first
@@ -178,76 +201,11 @@ def _flat(text: Column) -> Column:
 
 
 def _distinct_names(text: Column) -> Column:
-    names = F.regexp_extract_all(text, F.lit(MEMBER_PARTS), 1)
-    return F.size(F.array_distinct(names)) == F.size(names)
-
-
-def _in_workers(base: DataFrame, partitions: int | None, broadcast_keys: bool) -> DataFrame:
-    """Keys and unusual values through the codec in the Python workers (too many for the driver)."""
-    live = F.col("value").isNotNull()
-    jvm = live & _flat(F.col("text")) & _distinct_names(F.col("text"))
-    shaped = base.withColumn("jvm", ~live | jvm)
-    normal, marked = _normal(F.col("text"))
-    fast = (
-        shaped.filter("jvm")
-        .withColumn("marked", marked)
-        .select(
-            *(f.name for f in POSITION),
-            "key",
-            (~live).alias("tombstone"),
-            F.when(live, F.col("text")).alias("offset_json"),
-            F.when(live, normal).alias("offset_normal"),
-            F.when(live, _rank(F.col("text"))).alias("offset_rank"),
-            F.lit(None).cast("string").alias("value_malformed"),
-        )
-    )
-    values = fast.unionByName(
-        _codec_values(shaped.filter(~F.col("jvm")).select(*(f.name for f in POSITION), "key", "value"))
-    )
-    keys = _keys(base, partitions)
-    return values.join(F.broadcast(keys) if broadcast_keys else keys, values["key"].eqNullSafe(keys["k"]), "left")
-
-
-def _in_driver(
-    base: DataFrame, partitions: int | None, broadcast_keys: bool, limit: int, normal_now: bool = True
-) -> DataFrame | None:
-    """Each distinct key and each distinct value of an unusual shape through the codec in the driver,
-    joined back; everything else in the JVM. None when they are more than ``limit``."""
-    spark = base.sparkSession
-    live = F.col("value").isNotNull()
-    odd = live & ~(_flat(F.col("text")) & _distinct_names(F.col("text")))
-    wanted = F.array(
-        F.struct(F.lit(True).alias("is_key"), F.col("key").alias("b")),
-        F.when(odd, F.struct(F.lit(False).alias("is_key"), F.col("value").alias("b"))),
-    )
-    found = base.select(F.explode(wanted).alias("w")).filter(F.col("w").isNotNull()).select("w.*").distinct()
-    table = take(found, limit)
-    if table is None:
-        return None
-    is_key = table.column("is_key")
-    keys_table = table.filter(is_key).select(["b"]).rename_columns(["k"])
-    odd_table = table.filter(pa.compute.invert(is_key)).select(["b"]).rename_columns(["v"])
-    keys = decoded_frame(spark, keys_table, lambda b: _key_rows(b, partitions), KEY_SCHEMA)
-    shaped = base.withColumn("odd", odd)
-    normal, marked = _normal(F.col("text"))
-    jvm = live & ~F.col("odd")
-    if odd_table.num_rows:
-        values = decoded_frame(spark, odd_table, _value_rows, ODD_SCHEMA)
-        shaped = shaped.join(F.broadcast(values), (shaped["value"] == values["v"]) & shaped["odd"], "left")
-    else:
-        shaped = shaped.select("*", *(F.lit(None).cast(f.dataType).alias(f.name) for f in VALUE_FIELDS))
-    values_ = shaped.withColumn("marked", marked).select(
-        *(f.name for f in POSITION),
-        "key",
-        (~live).alias("tombstone"),
-        F.when(jvm, F.col("text")).otherwise(F.col("offset_json")).alias("offset_json"),
-        (F.when(jvm, normal).otherwise(F.col("offset_normal")) if normal_now else F.col("offset_normal")).alias(
-            "offset_normal"
-        ),
-        F.when(jvm, _rank(F.col("text"))).otherwise(F.col("offset_rank")).alias("offset_rank"),
-        "value_malformed",
-    )
-    return values_.join(F.broadcast(keys) if broadcast_keys else keys, values_["key"].eqNullSafe(keys["k"]), "left")
+    """Of a flat object (:data:`FLAT_OBJECT`): no member name twice. In such a text every ``"`` opens or
+    closes a string, and a string followed by ``:`` is a name, so :data:`REPEATED_NAME` finds exactly a
+    name that comes again later (one regular expression: about a third of the cost of listing the names
+    and comparing their count with their distinct count)."""
+    return ~text.rlike(REPEATED_NAME)
 
 
 def decode_offsets(
@@ -256,21 +214,64 @@ def decode_offsets(
     broadcast_keys: bool = True,
     driver_rows: int = DRIVER_ROWS,
     normal: bool = True,
+    keep: Callable[[DataFrame], DataFrame] | None = None,
 ) -> DataFrame:
-    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`; ``partitions``: the topic's partition
-    count (where each key belongs). ``broadcast_keys``: the distinct keys fit every executor's memory.
-    Distinct keys and unusual values up to ``driver_rows`` are decoded in the driver (this runs a Spark
-    job at once), more in the Python workers. ``normal=False``: ``offset_normal`` only where the codec
-    decoded the value; :func:`with_normal` fills in the others (the transforms do, on the rows they keep)."""
-    base = _position(records, "offsets").withColumn("text", F.col("value").cast("string"))
-    joined = _in_driver(base, partitions, broadcast_keys, driver_rows, normal) if driver_rows > 0 else None
-    if joined is None:
-        joined = _in_workers(base, partitions, broadcast_keys)
+    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`, plus ``key_id``; ``partitions``: the
+    topic's partition count (where each key belongs). ``broadcast_keys``: the distinct keys and unusual
+    values fit every executor's memory. Each distinct key, and each distinct value of an unusual shape, is
+    decoded once by the codec: in the driver up to ``driver_rows`` of them (this runs Spark jobs at once),
+    else in the Python workers. ``normal=False``: ``offset_normal`` only where the codec decoded the
+    value; :func:`with_normal` fills in the others (the transforms do, on the rows they keep).
+
+    ``key_id`` is the key's rank among the distinct keys (in byte order): the same for the same key bytes,
+    so the transforms group by it. The records are narrow until the end: their position, ``key_id``, the
+    value's text where Spark reads it (``text``) and the bytes of a value of another shape
+    (``odd_value``). ``keep`` gets that frame, and what it returns is used instead (a job clusters it by
+    key, see :func:`clustered`, and keeps it). The key's columns (its bytes, connector, partition, ...),
+    the unusual values' decoding and the integer rank are joined or computed when read."""
+    base = _position(records, "offsets")
+    text, live = F.col("value").cast("string"), F.col("value").isNotNull()
+    read = base.select(
+        *(f.name for f in POSITION),
+        "key",
+        (~live).alias("tombstone"),
+        F.when(live & _flat(text) & _distinct_names(text), text).alias("text"),  # the shape Spark reads
+        "value",
+    )
+    values = read.select(
+        *(f.name for f in POSITION),
+        "key",
+        "tombstone",
+        "text",
+        F.when(live & F.col("text").isNull(), F.col("value")).alias("odd_value"),
+    )
+    keys, local_keys = _keys(base, partitions, driver_rows)
+
+    def join(left: DataFrame, right: DataFrame, on: Column | str, local: bool) -> DataFrame:
+        return left.join(F.broadcast(right) if local or broadcast_keys else right, on, "left")
+
+    ids = keys.select("k", "key_id")
+    values = join(values, ids, values["key"].eqNullSafe(ids["k"]), local_keys).drop("key", "k")
+    if keep is not None:
+        values = keep(values)
+    odd, local_odd = _odd_values(values, driver_rows)
+    joined = join(values, odd, values["odd_value"] == odd["v"], local_odd)
+    joined = join(joined, keys.withColumnRenamed("k", "key"), "key_id", local_keys)
     malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))
     ok = malformed.isNull()
+    by_spark = F.col("text").isNotNull()
+    sorted_form, marked = _normal(F.col("text"))
+    if normal:
+        joined = joined.withColumn("marked", marked)  # _normal's intermediate column
+    derived = {
+        "offset_json": F.when(by_spark, F.col("text")).otherwise(F.col("offset_json")),
+        "offset_normal": F.when(by_spark, sorted_form if normal else F.lit(None)).otherwise(F.col("offset_normal")),
+    }
 
     def unless_malformed(name: str) -> Column:
-        return F.when(ok, F.col(name)).alias(name)
+        if name == "offset_rank":  # Spark's rank first, outside any condition (see _rank); a null text: null
+            return F.coalesce(_rank(F.when(ok, F.col("text"))), F.when(ok, F.col(name))).alias(name)
+        return F.when(ok, derived.get(name, F.col(name))).alias(name)
 
     return joined.select(
         *(f.name for f in POSITION),
@@ -280,4 +281,5 @@ def decode_offsets(
         "tombstone",
         *(unless_malformed(n) for n in ("offset_json", "offset_normal", "offset_rank")),
         malformed.alias("malformed"),
+        "key_id",
     )

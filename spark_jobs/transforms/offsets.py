@@ -14,6 +14,9 @@ from pyspark.sql import functions as F
 from .jvm_decode import with_normal
 
 PHYSICAL = ["connector", "key", "kafka_partition"]
+# grouped by the key first: the order a job keeps the records in (jvm_decode.CLUSTERED), so each key's
+# records are aggregated as they come, with no shuffle and no sort; the key decides its connector
+BY_KEY = ["key_id", "kafka_partition"]
 
 
 def _valid(decoded: DataFrame) -> DataFrame:
@@ -26,8 +29,10 @@ def offset_history(decoded: DataFrame) -> DataFrame:
     commit = ~F.col("tombstone")
     return with_normal(
         _valid(decoded)
-        .groupBy(*PHYSICAL)
+        .groupBy(*BY_KEY)
         .agg(
+            F.first("connector").alias("connector"),
+            F.first("key").alias("key"),
             F.first("partition_json").alias("partition_json"),
             F.first("logical_partition").alias("logical_partition"),
             F.first("key_canonical").alias("key_canonical"),
@@ -130,7 +135,7 @@ def non_canonical_keys(history: DataFrame) -> DataFrame:
 def offsets_went_backwards(decoded: DataFrame) -> DataFrame:
     """Commits whose offset is lower than the one before it for the same key (offsets ordered as tuples
     of their integer values, in the map's order). A tombstone in between is a reset, not a step back."""
-    ordered = Window.partitionBy(*PHYSICAL).orderBy("kafka_offset")
+    ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
     with_previous = (
         _valid(decoded)
         .withColumn("previous_rank", F.lag("offset_rank").over(ordered))
@@ -168,8 +173,8 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
         F.struct("timestamp", "kafka_partition", "kafka_offset"),
     )
     return with_normal(
-        canonical.groupBy("connector", "key")
-        .agg(last.alias("last"))
+        canonical.groupBy("key_id")
+        .agg(F.first("connector").alias("connector"), F.first("key").alias("key"), last.alias("last"))
         .filter(~F.col("last.tombstone"))
         .select(
             "connector",
@@ -231,8 +236,10 @@ def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int
     # one pass over the records: per key and Kafka partition its last record, its last at or before as-of
     # (max_by skips the null orderings of later records) and its first offset; then per key over those few rows
     per_kafka_partition = (
-        canonical.groupBy("connector", "key", "kafka_partition")
+        canonical.groupBy(*BY_KEY)
         .agg(
+            F.first("connector").alias("connector"),
+            F.first("key").alias("key"),
             F.max_by(F.struct(record.alias("r"), order.alias("o")), order).alias("now"),
             F.max_by(F.struct(record.alias("r"), order.alias("o")), F.when(before, order)).alias("then"),
             F.min("kafka_offset").alias("first_offset"),

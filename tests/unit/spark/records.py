@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 
 from control_plane.codecs import (
     ConfigKey,
@@ -103,3 +103,13 @@ class History:
 
 SOURCE = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "topic": "lines"}
 SINK = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "topics": "lines"}
+
+
+def without_key_id(rows: list[Row]) -> list[dict[str, Any]]:
+    """``decode_offsets``' rows as dicts without ``key_id``, after checking it: the rank of the row's key
+    bytes among the distinct keys (the same for the same bytes, in byte order, nulls last)."""
+    of = [None if r["key"] is None else bytes(r["key"]) for r in rows]
+    known = sorted({k for k in of if k is not None})
+    keys: list[bytes | None] = [*known, *([None] if None in of else [])]
+    assert [r["key_id"] for r in rows] == [keys.index(k) for k in of]
+    return [{k: v for k, v in r.asDict().items() if k != "key_id"} for r in rows]
