@@ -309,7 +309,10 @@ def main() -> None:
     table = pq.read_table(snapshot, columns=["topic"])
     per_topic = {t: table.filter(pa.compute.equal(table["topic"], pa.scalar(t))).num_rows for t in TOPICS.values()}
     total = table.num_rows
-    decoded = {"offsets-reconcile": total, "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]]}
+    decoded = {  # the records each job reads and decodes (offsets-reconcile does not read the status topic)
+        "offsets-reconcile": per_topic[TOPICS["config"]] + per_topic[TOPICS["offsets"]],
+        "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]],
+    }
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     results: dict[str, Any] = {}
     if "snapshot" in sources:
