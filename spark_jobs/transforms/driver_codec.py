@@ -35,8 +35,8 @@ def decoded_frame(
     """``rows`` (a batch in, columns of ``schema`` out) over ``table`` in the driver, as a local frame."""
     arrow = to_arrow_schema(schema)
     batches = [pa.RecordBatch.from_pydict(rows(batch), schema=arrow) for batch in table.to_batches()]
-    if not batches:
-        return spark.createDataFrame([], schema)
+    if not batches:  # from Arrow too (one empty chunk): a frame of an empty Python list starts a Python worker
+        batches = [pa.RecordBatch.from_pydict({name: [] for name in arrow.names}, schema=arrow)]
     return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
 
 

@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 
 from control_plane.codecs import ConnectorConfig, TaskConfig, TaskStatus, encode_config, encode_status
 from control_plane.codecs.json_wire import dumps
+from spark_jobs.read import RECORDS_SCHEMA
 from spark_jobs.transforms import (
     decode_config_records,
     decode_offsets,
@@ -104,3 +105,16 @@ def test_config_decoded_in_the_driver_as_in_the_workers(frame: DataFrame) -> Non
         decode_config_records(frame).orderBy(*ORDER).collect(),
         decode_config_records(frame, driver_rows=0).orderBy(*ORDER).collect(),
     )
+
+
+def test_the_driver_path_plans_no_python_worker(spark: SparkSession) -> None:
+    """Records of the usual shape (no unusual value: an empty frame of the codec's rows) decode with
+    Spark's expressions and the driver's local frames only: nothing in the plan runs Python (a frame of an
+    empty Python list would, when read)."""
+    h = History()
+    for n in range(20):
+        h.raw_offset(dumps(["src", {"shard": n % 3}]), dumps({"position": n}), 1000 + n)
+    records = spark.createDataFrame(h.frame(spark).toArrow(), RECORDS_SCHEMA)  # a local frame: no RDD of rows
+    plan = decode_offsets(records, OFFSET_PARTITIONS)._jdf.queryExecution().executedPlan().toString()
+    assert "LocalTableScan" in plan
+    assert not any(name in plan for name in ("Python", "ArrowEval", "MapInArrow", "ExistingRDD"))
