@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from control_plane.codecs import OffsetKey, SourceOffset, Tombstone, encode_offset, partition_for_key
 from spark_jobs.transforms import (
+    clustered,
     connector_configs,
     decode_config_records,
     decode_offsets,
@@ -189,3 +190,55 @@ def test_restore_plan_never_turns_history_not_retained_into_a_reset(spark: Spark
         assert "partition 1 of the offsets topic lost records" in row["reason"]
         assert row["reason"].endswith(f"it has {now} now")
     assert set(rows) == {"/c", "/d", "/e", "/f"}
+
+
+AGGREGATES = {"SortAggregate", "HashAggregate", "ObjectHashAggregate", "Window"}
+
+
+def _paths_to_the_kept_records(plan: Any) -> list[list[str]]:
+    """Each path of the physical plan's operators from ``plan`` down to the kept records (an in-memory scan)."""
+    name = str(plan.nodeName())
+    if name == "InMemoryTableScan":
+        return [[]]
+    children = plan.children()
+    below = [path for i in range(children.size()) for path in _paths_to_the_kept_records(children.apply(i))]
+    return [[name, *path] for path in below]
+
+
+def _between_the_records_and_their_first_aggregation(plan: Any) -> list[list[str]]:
+    paths = _paths_to_the_kept_records(plan)
+    assert paths, "the plan does not read the kept records"
+    return [path[max((i for i, n in enumerate(path) if n in AGGREGATES), default=-1) + 1 :] for path in paths]
+
+
+def test_the_transforms_read_the_kept_records_without_a_shuffle_or_a_sort(spark: SparkSession) -> None:
+    """A job keeps the offset records clustered by key (``clustered``): the history, the steps back and
+    the restore plan then aggregate and window them as they come (no exchange, no sort between the kept
+    records and their first aggregation; the few aggregated rows may be sorted or exchanged)."""
+    h = History()
+    h.connector("src", SOURCE, 100)
+    for n in range(30):
+        h.offset("src", {"filename": f"/{n % 4}"}, {"position": n}, 1000 + n)
+    frame = h.frame(spark)
+    kept: list[DataFrame] = []
+
+    def keep(values: DataFrame) -> DataFrame:
+        kept.append(clustered(values).cache())
+        return kept[0]
+
+    decoded = decode_offsets(frame, OFFSET_PARTITIONS, keep=keep)
+    connectors = connector_configs(decode_config_records(frame))
+    spark.conf.set("spark.sql.adaptive.enabled", "false")  # the plan as planned, not re-planned while it runs
+    try:
+        for transform in (
+            offset_history(decoded),
+            offsets_went_backwards(decoded),
+            source_restore_plan(decoded, connectors, 2000),
+        ):
+            for path in _between_the_records_and_their_first_aggregation(
+                transform._jdf.queryExecution().executedPlan()
+            ):
+                assert not {"Exchange", "Sort"} & set(path), path
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+        kept[0].unpersist()
