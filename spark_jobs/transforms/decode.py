@@ -49,7 +49,7 @@ from control_plane.codecs.json_wire import dumps
 from control_plane.codecs.status import StatusKey
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE
 
-from .driver_codec import DRIVER_ROWS, decoded_frame, take
+from .driver_codec import DRIVER_ROWS, codec_frame
 from .jsonnorm import normal_json, rank_of
 
 KEY_CACHE = 100_000  # distinct offset keys remembered per task
@@ -205,17 +205,7 @@ def decode_config_records(records: DataFrame, driver_rows: int = DRIVER_ROWS) ->
     """The config topic's records: connector configs (``properties``), target states, task commits...
     Up to ``driver_rows`` records (a config topic holds few) are decoded in the driver (this runs a Spark
     job at once), more in the Python workers."""
-    positioned = _position(records, "config")
-    table = take(positioned, driver_rows) if driver_rows > 0 else None
-    if table is not None:
-        return decoded_frame(records.sparkSession, table, _config_rows, CONFIG_SCHEMA)
-    schema = to_arrow_schema(CONFIG_SCHEMA)
-
-    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield pa.RecordBatch.from_pydict(_config_rows(batch), schema=schema)
-
-    return positioned.mapInArrow(decode, CONFIG_SCHEMA)
+    return codec_frame(_position(records, "config"), _config_rows, CONFIG_SCHEMA, driver_rows)[0]
 
 
 def _status_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:

@@ -10,7 +10,7 @@ caller falls back to the Python workers (``mapInArrow``), as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
@@ -38,6 +38,23 @@ def decoded_frame(
     if not batches:  # from Arrow too (one empty chunk): a frame of an empty Python list starts a Python worker
         batches = [pa.RecordBatch.from_pydict({name: [] for name in arrow.names}, schema=arrow)]
     return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
+
+
+def codec_frame(
+    frame: DataFrame, rows: Callable[[pa.RecordBatch], dict[str, list[object]]], schema: StructType, limit: int
+) -> tuple[DataFrame, bool]:
+    """``rows`` (a batch in, columns of ``schema`` out) over ``frame``: in the driver when it has at most
+    ``limit`` rows (True: a small local frame, fit for a broadcast), else in the Python workers."""
+    table = take(frame, limit) if limit > 0 else None
+    if table is not None:
+        return decoded_frame(frame.sparkSession, table, rows, schema), True
+    arrow = to_arrow_schema(schema)
+
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            yield pa.RecordBatch.from_pydict(rows(batch), schema=arrow)
+
+    return frame.mapInArrow(decode, schema), False
 
 
 def local_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: StructType) -> DataFrame:

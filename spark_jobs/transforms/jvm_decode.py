@@ -23,12 +23,11 @@ key's id; the rest is joined or computed when a transform reads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -43,7 +42,7 @@ from pyspark.sql.types import (
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
 from .decode import POSITION, _key_fields, _position
-from .driver_codec import DRIVER_ROWS, decoded_frame, take
+from .driver_codec import DRIVER_ROWS, codec_frame
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -125,38 +124,19 @@ def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
 
 
 def _keys(records: DataFrame, partitions: int | None, limit: int) -> tuple[DataFrame, bool]:
-    """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last):
-    in the driver up to ``limit`` keys (True: a small local frame), else in the Python workers."""
+    """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last),
+    in the driver or the Python workers (:func:`.driver_codec.codec_frame`)."""
     distinct = records.select(F.col("key").alias("k")).distinct()
-    table = take(distinct, limit) if limit > 0 else None
-    if table is not None:
-        table = table.sort_by("k")  # unsigned bytes, as Spark orders binary; nulls last
-        table = table.append_column("key_id", pa.array(range(table.num_rows), pa.int64()))
-        return decoded_frame(records.sparkSession, table, lambda b: _key_rows(b, partitions), KEY_SCHEMA), True
-    schema = to_arrow_schema(KEY_SCHEMA)
-
-    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield pa.RecordBatch.from_pydict(_key_rows(batch, partitions), schema=schema)
-
-    ranked = distinct.withColumn("key_id", F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1)
-    return ranked.withColumn("key_id", F.col("key_id").cast("long")).mapInArrow(decode, KEY_SCHEMA), False
+    rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # a few rows: one partition
+    ranked = distinct.withColumn("key_id", rank.cast("long"))
+    return codec_frame(ranked, lambda batch: _key_rows(batch, partitions), KEY_SCHEMA, limit)
 
 
 def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
-    """Each distinct value of an unusual shape once through the codec (:data:`ODD_SCHEMA`): in the driver
-    up to ``limit`` values (True: a small local frame), else in the Python workers."""
+    """Each distinct value of an unusual shape once through the codec (:data:`ODD_SCHEMA`), in the driver
+    or the Python workers (:func:`.driver_codec.codec_frame`)."""
     distinct = values.filter(F.col("odd_value").isNotNull()).select(F.col("odd_value").alias("v")).distinct()
-    table = take(distinct, limit) if limit > 0 else None
-    if table is not None:
-        return decoded_frame(values.sparkSession, table, _value_rows, ODD_SCHEMA), True
-    schema = to_arrow_schema(ODD_SCHEMA)
-
-    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            yield pa.RecordBatch.from_pydict(_value_rows(batch), schema=schema)
-
-    return distinct.mapInArrow(decode, ODD_SCHEMA), False
+    return codec_frame(distinct, _value_rows, ODD_SCHEMA, limit)
 
 
 def _normal(text: Column) -> tuple[Column, Column]:
@@ -238,7 +218,7 @@ def decode_offsets(
         F.when(live & _flat(text) & _distinct_names(text), text).alias("text"),  # the shape Spark reads
         "value",
     )
-    values = read.select(
+    values = read.select(  # a projection of its own: the text's regular expressions run once a record
         *(f.name for f in POSITION),
         "key",
         "tombstone",
@@ -259,27 +239,27 @@ def decode_offsets(
     joined = join(joined, keys.withColumnRenamed("k", "key"), "key_id", local_keys)
     malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))
     ok = malformed.isNull()
-    by_spark = F.col("text").isNotNull()
-    sorted_form, marked = _normal(F.col("text"))
+    text_ = F.col("text")  # the value's text where Spark reads it; else the codec's columns (joined above)
+    sorted_form, marked = _normal(text_)
     if normal:
         joined = joined.withColumn("marked", marked)  # _normal's intermediate column
-    derived = {
-        "offset_json": F.when(by_spark, F.col("text")).otherwise(F.col("offset_json")),
-        "offset_normal": F.when(by_spark, sorted_form if normal else F.lit(None)).otherwise(F.col("offset_normal")),
-    }
 
-    def unless_malformed(name: str) -> Column:
-        if name == "offset_rank":  # Spark's rank first, outside any condition (see _rank); a null text: null
-            return F.coalesce(_rank(F.when(ok, F.col("text"))), F.when(ok, F.col(name))).alias(name)
-        return F.when(ok, derived.get(name, F.col(name))).alias(name)
+    def unless_malformed(column: Column, name: str) -> Column:
+        return F.when(ok, column).alias(name)
 
     return joined.select(
         *(f.name for f in POSITION),
         "key",
-        *(unless_malformed(n) for n in ("connector", "partition_json", "logical_partition", "key_canonical")),
-        unless_malformed("expected_kafka_partition"),
+        *(unless_malformed(F.col(n), n) for n in ("connector", "partition_json", "logical_partition")),
+        *(unless_malformed(F.col(n), n) for n in ("key_canonical", "expected_kafka_partition")),
         "tombstone",
-        *(unless_malformed(n) for n in ("offset_json", "offset_normal", "offset_rank")),
+        unless_malformed(F.coalesce(text_, F.col("offset_json")), "offset_json"),
+        unless_malformed(
+            F.when(text_.isNotNull(), sorted_form if normal else None).otherwise(F.col("offset_normal")),
+            "offset_normal",
+        ),
+        # the rank outside any condition, where Spark shares its subexpressions (see _rank)
+        F.coalesce(_rank(F.when(ok, text_)), F.when(ok, F.col("offset_rank"))).alias("offset_rank"),
         malformed.alias("malformed"),
         "key_id",
     )
