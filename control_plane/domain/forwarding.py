@@ -9,7 +9,7 @@ from ..upstream import UpstreamRequest, UpstreamResponse
 from .errors import OperationFailed
 from .ports import Workers
 from .read_rule import ReadRule
-from .stop import restart_refused, resume_recreates, resumed_connector
+from .stop import RESTART_ATTEMPTS, restart_refused, resume_recreates, resumed_connector
 
 log = structlog.get_logger(__name__)
 
@@ -34,11 +34,7 @@ class Forwarding:
         that it runs again as on 3.5+ (``domain.stop``)."""
         recreate = self._recreated_on_resume(request)
         if recreate is not None:  # before the resume, while the worker's target state is PAUSED (domain.stop)
-            restarted = await self._workers.forward(UpstreamRequest("POST", f"/connectors/{recreate}/restart"))
-            if not 200 <= restarted.status < 300:
-                body = restarted.body.decode(errors="replace")
-                raise OperationFailed(restart_refused(recreate, restarted.status, body))
-            log.info("failed connector restarted before its resume after an emulated stop", connector=recreate)
+            await self._restart_before_resume(recreate)
         answer = await self._workers.forward(request)
         if (
             request.method in WRITE_METHODS
@@ -49,6 +45,21 @@ class Forwarding:
         ):
             await self._rule.read_config_back("the view did not read a change back in time", path=request.path)
         return answer
+
+    async def _restart_before_resume(self, segment: str) -> None:
+        """Have the old worker create the connector anew, PAUSED; a 500 is sent again, up to
+        ``RESTART_ATTEMPTS`` restarts: it is also the answer to a start pre-empted by the stop's PAUSED
+        record (``domain.stop``)."""
+        restart = UpstreamRequest("POST", f"/connectors/{segment}/restart")
+        for attempt in range(1, RESTART_ATTEMPTS + 1):
+            restarted = await self._workers.forward(restart)
+            if 200 <= restarted.status < 300:
+                log.info("failed connector restarted before its resume after an emulated stop", connector=segment)
+                return
+            if restarted.status != 500 or attempt == RESTART_ATTEMPTS:
+                break
+            log.info("restart before a resume answered 500; sent again", connector=segment, attempt=attempt)
+        raise OperationFailed(restart_refused(segment, restarted.status, restarted.body.decode(errors="replace")))
 
     def _recreated_on_resume(self, request: UpstreamRequest) -> str | None:
         segment = resumed_connector(request.method, request.path)

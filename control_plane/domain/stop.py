@@ -17,8 +17,14 @@ answered once it is paused), and the resume then starts the new one, which is wh
 as on 3.5+ (``resume_recreates``, ``resumed_connector``). The restart comes first because a restart after
 the resume races the resume's target state: a 3.4 herder that creates the connector in PAUSED while the
 STARTED record is on its way has the start pre-empted ("Could not begin changing connector state to
-PAUSED ...") and answers the restart 500 although the connector starts. A restart the worker refuses
-leaves the connector stopped, not resumed, and the 500 says so.
+PAUSED ...") and answers the restart 500 although the connector starts. The same race runs the other way
+when the resume closely follows the stop: a 3.4 herder that has read the stop's PAUSED record but not yet
+applied it creates the connector STARTED, the PAUSED pre-empts the start ("Could not begin changing
+connector state to STARTED ..."), and the restart answers 500 although it left a new connector, PAUSED.
+Connect's answer is the same for a connector that cannot start ("Failed to start connector: <c>",
+DistributedHerder.startConnector), so a restart answered 500 is sent again (``RESTART_ATTEMPTS`` in all):
+the pre-empting PAUSED is applied by then, and the next restart creates the connector PAUSED and succeeds.
+A restart the worker still refuses leaves the connector stopped, not resumed, and the 500 says so.
 
 A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
 runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
@@ -54,6 +60,10 @@ async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: C
     cannot be reached now."""
     cause = view.tail_error(tail) or await kafka.unreachable()
     return f"{err}: {cause}" if cause else str(err)
+
+
+# Restarts sent before a resume of a connector stopped after it failed; a 500 is sent again (see above).
+RESTART_ATTEMPTS = 3
 
 
 def resumed_connector(method: str, path: str) -> str | None:
@@ -147,6 +157,7 @@ class ConnectorStopper:
 
 
 __all__ = [
+    "RESTART_ATTEMPTS",
     "ConnectorStopper",
     "read_failure",
     "restart_refused",

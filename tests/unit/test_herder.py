@@ -26,6 +26,7 @@ from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.offsets_request import parse_alter_request
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
+from control_plane.domain.stop import RESTART_ATTEMPTS
 from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
@@ -390,6 +391,43 @@ async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
     assert (await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))).status == 202
     assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == ["/connectors/c/resume"]
+
+
+async def test_a_restart_pre_empted_by_the_stops_paused_record_is_sent_again_before_the_resume() -> None:
+    # a 3.4 herder that has not applied the stop's PAUSED yet starts the new connector STARTED; the PAUSED
+    # pre-empts it and the restart answers 500, leaving a new connector, PAUSED (domain.stop)
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    stopped_after(cluster, "c", "FAILED")
+    restart = ("POST", "/connectors/c/restart")
+    cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
+    cluster.workers.answers[restart] = (500, b'{"error_code":500,"message":"Failed to start connector: c"}')
+
+    def paused_by_now(request: UpstreamRequest) -> None:
+        if (request.method, request.path) == restart:  # the first answer is the 500; the PAUSED is applied by now
+            cluster.workers.before_answer = lambda request: cluster.workers.answers.update({restart: (204, b"")})
+
+    cluster.workers.before_answer = paused_by_now
+    assert (await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))).status == 202
+    assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == [
+        "/connectors/c/restart",
+        "/connectors/c/restart",
+        "/connectors/c/resume",
+    ]
+
+
+async def test_a_restart_that_keeps_failing_is_sent_three_times_and_the_connector_is_not_resumed() -> None:
+    cluster = Cluster("3.4.1")
+    await cluster.detect()
+    stopped_after(cluster, "c", "FAILED")
+    cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
+    failed = b'{"error_code":500,"message":"Failed to start connector: c"}'
+    cluster.workers.answers[("POST", "/connectors/c/restart")] = (500, failed)
+    with pytest.raises(OperationFailed, match=r"answered 500: .*Failed to start connector: c.*stays STOPPED"):
+        await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))
+    assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == [
+        "/connectors/c/restart"
+    ] * RESTART_ATTEMPTS
 
 
 async def test_a_restart_the_old_worker_refuses_is_a_500_saying_the_connector_was_not_resumed() -> None:

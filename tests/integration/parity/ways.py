@@ -307,10 +307,23 @@ async def create_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> N
 
 
 async def alter_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> None:
+    """Set ``configs`` on ``topic``; returns once the broker describes them: the controller answers the
+    alteration before the broker has applied it, and a worker that reads the topic's configs in between
+    (KafkaBasedLog's cleanup policy check) still sees the old ones."""
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)])
+        (answer,) = await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)])
+        errors = [r for r in answer.to_object()["resources"] if r["error_code"]]
+        assert not errors, f"altering {topic}: {errors}"
+
+        async def described() -> dict[str, str]:
+            (response,) = await admin.describe_configs([resource])
+            (described,) = response.to_object()["resources"]
+            return {e["config_names"]: e["config_value"] for e in described["config_entries"]}
+
+        await eventually(described, lambda now: configs.items() <= now.items(), what=f"{topic}'s configs {configs}")
     finally:
         await admin.close()
 
