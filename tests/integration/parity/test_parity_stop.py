@@ -84,10 +84,11 @@ async def test_stop_running_paused_and_stopped_then_pause_resume_and_delete(ways
     await run_every_way(ways, stop_pause_resume_delete)
 
 
-async def failed_stopped_resumed(w: Way) -> None:
+async def failed_stopped_resumed(w: Way, at_once: bool = False) -> None:
     """A source whose own offsets topic is not compacted fails at start (KafkaOffsetBackingStore.start:
     cleanup.policy must be compact), on every version; the topic is fixed, the connector stopped and
-    resumed: it runs and reads its (busy) file from the start."""
+    resumed: it runs and reads its (busy) file from the start. ``at_once``: the resume follows the stop's
+    answer without a read in between (on 3.4 the worker often has not applied the stop yet: domain.stop)."""
     name, topic, offsets_topic = w.connector("failed"), w.name("failed-lines"), w.name("failed-offsets")
     await create_topic(w.stack.bootstrap, offsets_topic, {"cleanup.policy": "delete"})
     source = w.home / "busy.txt"
@@ -104,8 +105,9 @@ async def failed_stopped_resumed(w: Way) -> None:
         await w.call("GET", w.path(name, "/status"))
         await alter_topic(w.stack.bootstrap, offsets_topic, {"cleanup.policy": "compact"})
         await w.call("PUT", w.path(name, "/stop"))
-        await w.until_states(name, "STOPPED", [])
-        await w.call("GET", w.path(name, "/status"))
+        if not at_once:
+            await w.until_states(name, "STOPPED", [])
+            await w.call("GET", w.path(name, "/status"))
         await w.call("PUT", w.path(name, "/resume"))
         await w.until_states(name, "RUNNING", ["RUNNING"])
         await w.call("GET", w.path(name, "/status"))
@@ -123,6 +125,10 @@ async def failed_stopped_resumed(w: Way) -> None:
 async def test_a_failed_connector_stopped_and_resumed_runs_again(ways: list[Way]) -> None:
     # a connector's own offsets.storage.topic is KIP-618's (3.3): older workers ignore the key
     await run_every_way(since(ways, "3.3"), failed_stopped_resumed)
+
+
+async def test_a_failed_connector_resumed_as_soon_as_it_is_stopped_runs_again(ways: list[Way]) -> None:
+    await run_every_way(since(ways, "3.3"), lambda w: failed_stopped_resumed(w, at_once=True))
 
 
 async def written_as_a_worker_writes_it(w: Way, name: str, config: dict[str, str]) -> None:
