@@ -22,6 +22,7 @@ import httpx
 import uvicorn
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient
+from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from starlette.applications import Starlette
 
 from control_plane.rest import create_app
@@ -213,6 +214,13 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
         await consumer.stop()
     records.sort(key=lambda r: (r.partition, r.offset))
     return TopicLog(len(partitions), records)
+
+
+async def topic_configs(admin: AIOKafkaAdminClient, topic: str) -> dict[str, str]:
+    """``topic``'s configs as the broker describes them now (name to value)."""
+    (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    (resource,) = response.to_object()["resources"]
+    return {e["config_names"]: e["config_value"] for e in resource["config_entries"]}
 
 
 async def produce(bootstrap: str, topic: str, values: list[str]) -> None:

@@ -11,10 +11,9 @@ from typing import Any
 import httpx
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from .conftest import InProcess
-from .harness import read_values, states
+from .harness import read_values, states, topic_configs
 from .stack import Cluster, Stack
 from .waiting import eventually
 
@@ -47,9 +46,7 @@ async def broker_facts(bootstrap: str, topic: str) -> tuple[int, int, str] | Non
         if description["error_code"] or not description["partitions"]:
             return None
         partitions = description["partitions"]
-        (response,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-        (resource,) = response.to_object()["resources"]
-        configs = {e["config_names"]: e["config_value"] for e in resource["config_entries"]}
+        configs = await topic_configs(admin, topic)
         return len(partitions), max(len(p["replicas"]) for p in partitions), configs["cleanup.policy"]
     finally:
         await admin.close()

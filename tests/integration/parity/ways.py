@@ -36,7 +36,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from control_plane.domain.offsets_messages import framework_managed
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
-from ..harness import Sidecars, read_to_end, states
+from ..harness import Sidecars, read_to_end, states, topic_configs
 from ..stack import Cluster, Stack, version_key
 from ..waiting import eventually
 
@@ -307,23 +307,20 @@ async def create_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> N
 
 
 async def alter_topic(bootstrap: str, topic: str, configs: dict[str, str]) -> None:
-    """Set ``configs`` on ``topic``; returns once the broker describes them: the controller answers the
-    alteration before the broker has applied it, and a worker that reads the topic's configs in between
-    (KafkaBasedLog's cleanup policy check) still sees the old ones."""
-    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+    """Set ``configs`` on ``topic``; returns once the broker describes them (KRaft applies the change on
+    the broker after the controller has answered, and a worker that reads the topic's configs in between,
+    KafkaBasedLog's cleanup policy check, would still see the old ones)."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
         (answer,) = await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)])
         errors = [r for r in answer.to_object()["resources"] if r["error_code"]]
         assert not errors, f"altering {topic}: {errors}"
-
-        async def described() -> dict[str, str]:
-            (response,) = await admin.describe_configs([resource])
-            (described,) = response.to_object()["resources"]
-            return {e["config_names"]: e["config_value"] for e in described["config_entries"]}
-
-        await eventually(described, lambda now: configs.items() <= now.items(), what=f"{topic}'s configs {configs}")
+        await eventually(
+            lambda: topic_configs(admin, topic),
+            lambda now: configs.items() <= now.items(),
+            what=f"{topic}'s configs {configs}",
+        )
     finally:
         await admin.close()
 
