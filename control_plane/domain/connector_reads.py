@@ -81,7 +81,7 @@ class ConnectorReads:
 
         versions = self._versions.emulated()
         names = self._rule.view.state.connectors() if self._rule.view is not None else ()
-        read = self._rule.read(build, view_knows_better=with_status and self._rule.stopped_by_sidecar(names))
+        read = self._rule.read(build, view_knows_better=bool(expand) and self._rule.stopped_by_sidecar(names))
         return _amended(read, versions.amend_listing(self._versions.config_of) if versions and with_status else None)
 
     def connector_status(self, name: str) -> Read[ConnectorStateView]:
@@ -128,23 +128,35 @@ class ConnectorReads:
         read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
         return _amended(read, versions.amend_task(name, self._versions.config_of) if versions else None)
 
-    # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers; when none answered (none
-    # reachable, or none within the request budget) the view's answer, marked stale, takes the 504's place
+    # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers. The view answers them
+    # instead for a connector the sidecar stopped (``stopped_*``: the read rule's view knows better), and when
+    # none answered (none reachable, or none within the request budget) its answer, marked stale, takes the
+    # 504's place (``unanswered_*``)
+    def may_know_better(self) -> bool:
+        return self._rule.may_know_better()
+
+    def stopped_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
+        return self._rule.knows_better(_found(ClusterView.connector_info, name), name)
+
+    def stopped_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
+        return self._rule.knows_better(_found(ClusterView.task_configs_of, name), name)
+
     def unanswered_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
-        return self._unanswered(ClusterView.connector_info, name)
+        return self._rule.fallback(_found(ClusterView.connector_info, name))
 
     def unanswered_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
-        return self._unanswered(ClusterView.task_configs_of, name)
+        return self._rule.fallback(_found(ClusterView.task_configs_of, name))
 
-    def _unanswered(self, lookup: Callable[[ClusterView, str], T | None], name: str) -> Answer[T] | Refusal | None:
-        def build(view: ClusterView) -> T:
-            found = lookup(view, name)
-            if found is None:
-                # DistributedHerder.connectorInfo and taskConfigs
-                raise NotFoundError(f"Connector {name} not found")
-            return found
 
-        return self._rule.fallback(build)
+def _found(lookup: Callable[[ClusterView, str], T | None], name: str) -> Callable[[ClusterView], T]:
+    def build(view: ClusterView) -> T:
+        found = lookup(view, name)
+        if found is None:
+            # DistributedHerder.connectorInfo and taskConfigs
+            raise NotFoundError(f"Connector {name} not found")
+        return found
+
+    return build
 
 
 __all__ = ["ConnectorListing", "ConnectorReads", "ExpandedConnector"]

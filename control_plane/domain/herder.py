@@ -122,6 +122,18 @@ class Herder:
     def task_status(self, name: str, task: int) -> Read[StateEntry]:
         return self._reads.task_status(name, task)
 
+    def view_may_know_better(self) -> bool:
+        """Whether ``stopped_info`` or ``stopped_task_configs`` can answer now (cheap)."""
+        return self._reads.may_know_better()
+
+    def stopped_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
+        """``GET /connectors/{c}`` of a connector the sidecar stopped: the view's answer (else None: a worker's)."""
+        return self._reads.stopped_info(name)
+
+    def stopped_task_configs(self, name: str) -> Answer[TaskConfigs] | Refusal | None:
+        """``GET /connectors/{c}/tasks`` of a connector the sidecar stopped: the view's answer (else None)."""
+        return self._reads.stopped_task_configs(name)
+
     def unanswered_info(self, name: str) -> Answer[ConnectorInfoView] | Refusal | None:
         """``GET /connectors/{c}`` when no worker answered it: the view's answer, stale (else None)."""
         return self._reads.unanswered_info(name)

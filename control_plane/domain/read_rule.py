@@ -74,6 +74,16 @@ class ReadRule:
             return self.from_view(build, stale=self.stale())
         return Forward(lambda: self.fallback(build))
 
+    def knows_better(self, build: Callable[[ClusterView], T], name: str) -> Answer[T] | Refusal | None:
+        """A read the workers answer (a connector's info or task configs): the view's answer instead when the
+        sidecar stopped ``name`` (a worker before 3.5 shows it as it ran until its herder applies the stop,
+        after the stop's answer), else None (the worker answers)."""
+        return self.from_view(build, stale=self.stale()) if self.stopped_by_sidecar([name]) else None
+
+    def may_know_better(self) -> bool:
+        """Whether ``knows_better`` can answer any read now (cheap: no connector looked up)."""
+        return self.view_ready and self.stop_emulated()
+
     def stop_emulated(self) -> bool:
         return self.capabilities.decision(Feature.STOP_AND_OFFSETS_READ).mode is Mode.EMULATED
 

@@ -45,7 +45,7 @@ from .limits import DEADLINE, SHUTTING_DOWN, RequestLimits, refusal
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
 from .state import RuntimeSlot, current
-from .unanswered import unanswered
+from .unanswered import known_better, unanswered
 
 Headers = list[tuple[bytes, bytes]]
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
@@ -282,6 +282,11 @@ class SidecarApp(Starlette):
                 more = message.get("more_body", False)
             body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             method = scope["method"]
+            known = known_better(runtime.herder, scope)  # a connector the sidecar stopped (rest.unanswered)
+            if known is not None:
+                reply = Reply(known.status_code, known.raw_headers, bytes(known.body))
+                self.observe(scope, reply.status, time.perf_counter() - started)
+                return reply
             try:
                 answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
             except (NoWorkerAvailable, UpstreamTimeout):  # a read with a view answer gets it (rest.unanswered)

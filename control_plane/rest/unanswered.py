@@ -1,19 +1,25 @@
-"""A passed-through request no worker answered (none reachable, or none within the request budget): the
-reads the view can answer get its answer, marked stale, in place of the 504 or 503 (the read rule of
-``domain.read_rule``, as the routes the sidecar answers have it). They are ConnectorsResource.getConnector
-(``GET /connectors/{c}``) and getTaskConfigs (``GET /connectors/{c}/tasks``); every other request gets
-its error's answer (``errors``).
+"""The passed-through reads the view can answer: ConnectorsResource.getConnector (``GET /connectors/{c}``)
+and getTaskConfigs (``GET /connectors/{c}/tasks``). The workers answer them, except
 
-A 3.4 worker stopping hundreds of tasks after an emulated stop can leave its herder's queue unserved for
-longer than the budget; the view, which has read the stop back, answers what the newest worker would.
+- a connector the sidecar stopped (``known_better``): a worker before 3.5 shows it with the tasks it ran
+  until its herder applies the stop, and a 3.4 herder stopping hundreds of tasks applies it seconds after
+  the stop's answer; the view, which has read the stop back, answers as the newest worker would (the read
+  rule of ``domain.read_rule``, as for the connector's status);
+- a request no worker answered (``unanswered``: none reachable, or none within the request budget): the
+  view's answer, marked stale, in place of the 504 or 503; every other request gets its error's answer
+  (``errors``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from starlette.responses import Response
 from starlette.types import Scope
 
 from ..domain.herder import Herder
+from ..domain.outcomes import Answer, Refusal
+from ..view import ConnectorInfoView, TaskConfigs
 from . import render
 from .jaxrs import path_params, raw_path, template_segments
 from .outcomes import answered
@@ -22,21 +28,36 @@ _INFO = template_segments("/connectors/{connector}")
 _TASKS = template_segments("/connectors/{connector}/tasks")
 
 
+def known_better(herder: Herder, scope: Scope) -> Response | None:
+    """The view's answer to this request when the sidecar stopped its connector, else None (a worker's)."""
+    if not herder.view_may_know_better():  # cheap, before the path is read: the proxied hop's cost
+        return None
+    return _view_answer(scope, herder.stopped_info, herder.stopped_task_configs)
+
+
 def unanswered(herder: Herder, scope: Scope) -> Response | None:
     """The view's answer to this request, stale, or None when the view has none (or is not ready)."""
+    return _view_answer(scope, herder.unanswered_info, herder.unanswered_task_configs)
+
+
+def _view_answer(
+    scope: Scope,
+    info: Callable[[str], Answer[ConnectorInfoView] | Refusal | None],
+    task_configs: Callable[[str], Answer[TaskConfigs] | Refusal | None],
+) -> Response | None:
     if scope["method"] != "GET":
         return None
     raw = raw_path(scope)
     params = path_params(_INFO, raw)
     if params is not None:
-        info = herder.unanswered_info(params["connector"])
-        return answered(info, render.connector_info_json) if info is not None else None
+        found = info(params["connector"])
+        return answered(found, render.connector_info_json) if found is not None else None
     params = path_params(_TASKS, raw)
     if params is not None:
         name = params["connector"]
-        configs = herder.unanswered_task_configs(name)
+        configs = task_configs(name)
         return answered(configs, lambda value: render.task_configs_json(name, value)) if configs is not None else None
     return None
 
 
-__all__ = ["unanswered"]
+__all__ = ["known_better", "unanswered"]

@@ -184,6 +184,32 @@ async def test_a_connectors_info_and_task_configs_come_from_the_view_only_when_n
         assert missing.error.message == "Connector nope not found" and missing.provenance.stale
 
 
+@pytest.mark.parametrize(("version", "answered_by_view"), [("3.4.1", True), ("4.3.1", False)])
+async def test_a_connector_the_sidecar_stopped_has_its_info_and_task_configs_from_the_view(
+    version: str, answered_by_view: bool
+) -> None:
+    """Before 3.5 the sidecar stops a connector through the config topic; the worker's herder applies the
+    stop after the stop's answer (seconds later with hundreds of tasks) and lists the old tasks meanwhile,
+    so the view, which read the stop back, answers GET /connectors/{c} and .../tasks as 3.5+ does: no
+    tasks. A running connector's, and every connector's on a worker that stops them itself, pass through."""
+    cluster = Cluster(version)
+    await cluster.detect()
+    cluster.running("c")
+    assert cluster.herder.stopped_info("c") is None and cluster.herder.stopped_task_configs("c") is None
+    state = cluster.kafka.view.state
+    state.apply_config(TaskCommit("c", 0))
+    state.apply_config(TargetState.of("c", "STOPPED"))
+    assert cluster.herder.view_may_know_better() is answered_by_view
+    info, configs = cluster.herder.stopped_info("c"), cluster.herder.stopped_task_configs("c")
+    if not answered_by_view:
+        assert info is None and configs is None
+        return
+    assert info is not None and configs is not None
+    assert view_answer(info).tasks == () and view_answer(info).config["name"] == "c"
+    assert view_answer(configs) == ()
+    assert cluster.herder.stopped_info("nope") is None  # not stopped by the sidecar: the worker's 404
+
+
 async def test_without_a_ready_view_an_unanswered_read_has_no_view_answer() -> None:
     cluster = Cluster("3.4.1")
     await cluster.detect()

@@ -10,10 +10,11 @@ import pytest
 
 from control_plane.domain.herder import Herder
 from control_plane.domain.outcomes import Answer, Provenance, Source
-from control_plane.rest.unanswered import unanswered
+from control_plane.rest.unanswered import known_better, unanswered
 from control_plane.view import ConnectorInfoView
 
 STALE = Provenance(Source.VIEW, True, 1.5)
+FRESH = Provenance(Source.VIEW, False, None)
 
 
 class ViewHerder:
@@ -29,6 +30,25 @@ class ViewHerder:
     def unanswered_task_configs(self, name: str) -> Answer[Any]:
         self.asked.append(("tasks", name))
         return Answer(((0, {"task.class": "T"}), (1, None)), STALE)
+
+
+class StoppedHerder:
+    """The herder calls ``known_better`` makes: the sidecar stopped ``stopped`` (the view answers it)."""
+
+    def __init__(self, *, may: bool, stopped: str = "c") -> None:
+        self.may, self.stopped = may, stopped
+        self.asked: list[tuple[str, str]] = []
+
+    def view_may_know_better(self) -> bool:
+        return self.may
+
+    def stopped_info(self, name: str) -> Answer[ConnectorInfoView] | None:
+        self.asked.append(("info", name))
+        return Answer(ConnectorInfoView(name, {"name": name}, (), "sink"), FRESH) if name == self.stopped else None
+
+    def stopped_task_configs(self, name: str) -> Answer[Any] | None:
+        self.asked.append(("tasks", name))
+        return Answer((), FRESH) if name == self.stopped else None
 
 
 def scope(method: str, raw: bytes) -> dict[str, Any]:
@@ -80,3 +100,20 @@ def test_the_connector_and_its_task_configs_are_answered_from_the_view(raw: byte
 def test_every_other_request_has_no_view_answer(method: str, raw: bytes) -> None:
     herder = ViewHerder()
     assert unanswered(cast(Herder, herder), scope(method, raw)) is None and herder.asked == []
+
+
+def test_a_connector_the_sidecar_stopped_is_answered_from_the_view_as_the_newest_worker_would() -> None:
+    herder = StoppedHerder(may=True)
+    info = known_better(cast(Herder, herder), scope("GET", b"/connectors/c"))
+    tasks = known_better(cast(Herder, herder), scope("GET", b"/connectors/c/tasks"))
+    assert info is not None and tasks is not None and info.status_code == tasks.status_code == 200
+    assert orjson.loads(info.body) == {"name": "c", "config": {"name": "c"}, "tasks": [], "type": "sink"}
+    assert orjson.loads(tasks.body) == []
+    assert info.headers["x-sidecar-source"] == "view" and "x-sidecar-stale" not in info.headers
+    assert known_better(cast(Herder, herder), scope("GET", b"/connectors/other")) is None  # the worker answers
+    assert known_better(cast(Herder, herder), scope("DELETE", b"/connectors/c")) is None
+
+
+def test_where_the_view_cannot_know_better_the_path_is_not_even_read() -> None:
+    herder = StoppedHerder(may=False)
+    assert known_better(cast(Herder, herder), scope("GET", b"/connectors/c")) is None and herder.asked == []
