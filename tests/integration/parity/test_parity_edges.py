@@ -126,7 +126,9 @@ async def many_tasks(w: Way) -> None:
     await w.call("PUT", w.path(name, "/stop"))
     await w.until_states(name, "STOPPED", [], timeout_s=240)
     for suffix in ("", "/status", "/tasks"):
-        await w.call("GET", w.path(name, suffix))
+        answer = await w.call("GET", w.path(name, suffix))
+        if w.emulates_stop:  # the 3.4 herder applies the stop of 200 tasks seconds after its answer: the view answers
+            assert answer.headers.get("x-sidecar-source") == "view", (suffix, dict(answer.headers))
     await w.call("DELETE", w.path(name))
 
 
