@@ -223,6 +223,18 @@ async def topic_configs(admin: AIOKafkaAdminClient, topic: str) -> dict[str, str
     return {e["config_names"]: e["config_value"] for e in resource["config_entries"]}
 
 
+async def group_members(bootstrap: str, group: str) -> tuple[str, int]:
+    """(state, member count) of the consumer group ``group`` as its coordinator describes it now."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        (response,) = await admin.describe_consumer_groups([group])
+    finally:
+        await admin.close()
+    (described,) = response.to_object()["groups"]
+    return described["state"], len(described["members"])
+
+
 async def produce(bootstrap: str, topic: str, values: list[str]) -> None:
     """``values`` as JSON records to partition 0 of ``topic``, in order."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
