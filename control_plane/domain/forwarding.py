@@ -3,13 +3,16 @@ the sidecar does after a change a worker carried out."""
 
 from __future__ import annotations
 
+import time
+
 import structlog
 
+from ..storage.errors import ReadTimeout
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .errors import OperationFailed
 from .ports import Workers
 from .read_rule import ReadRule
-from .stop import RESTART_ATTEMPTS, restart_refused, resume_recreates, resumed_connector
+from .stop import RESTART_ATTEMPTS, failed_and_stopped, restart_refused, resumed_connector
 
 log = structlog.get_logger(__name__)
 
@@ -30,11 +33,14 @@ class Forwarding:
         the view reads the config topic to its end before the answer goes back, so the client's next read
         through the view shows the change (bounded by ``read_your_writes_timeout_s``).
 
-        A resume of a connector the sidecar stopped after it had failed first restarts it on the worker, so
-        that it runs again as on 3.5+ (``domain.stop``)."""
-        recreate = self._recreated_on_resume(request)
-        if recreate is not None:  # before the resume, while the worker's target state is PAUSED (domain.stop)
-            await self._restart_before_resume(recreate)
+        A resume of a connector stopped after it had failed brings it back RUNNING, as KIP-875 specifies
+        (``domain.stop``): where the sidecar stopped it, the old worker first restarts it; on 3.5+ the resume
+        waits until the worker has applied the stop."""
+        failed = self._failed_and_stopped(request)
+        if failed is not None and self._rule.stop_emulated():
+            await self._restart_before_resume(failed)  # while the worker's target state is PAUSED (domain.stop)
+        elif failed is not None:
+            await self._until_stop_applied(failed)
         answer = await self._workers.forward(request)
         if (
             request.method in WRITE_METHODS
@@ -61,12 +67,30 @@ class Forwarding:
             log.info("restart before a resume answered 500; sent again", connector=segment, attempt=attempt)
         raise OperationFailed(restart_refused(segment, restarted.status, restarted.body.decode(errors="replace")))
 
-    def _recreated_on_resume(self, request: UpstreamRequest) -> str | None:
+    async def _until_stop_applied(self, segment: str) -> None:
+        """Until the worker shows the connector STOPPED (its herder applied the stop), bounded by
+        ``read_your_writes_timeout_s``; the resume goes to the worker either way (``domain.stop``)."""
+        view = self._rule.view
+        assert view is not None  # _failed_and_stopped
+        started = time.monotonic()
+        try:
+            await view.wait_for("status", lambda state: not failed_and_stopped(state, segment), self._rule.write_wait_s)
+        except ReadTimeout:
+            log.info("resume of a failed connector sent before its worker showed it STOPPED", connector=segment)
+        else:
+            waited_ms = round((time.monotonic() - started) * 1000, 1)
+            log.info(
+                "resume of a failed connector held until its worker showed it STOPPED",
+                connector=segment,
+                waited_ms=waited_ms,
+            )
+
+    def _failed_and_stopped(self, request: UpstreamRequest) -> str | None:
         segment = resumed_connector(request.method, request.path)
         view = self._rule.view
-        if segment is None or not self._rule.stop_emulated() or not self._rule.view_ready or view is None:
+        if segment is None or not self._rule.view_ready or view is None:
             return None
-        return segment if resume_recreates(view.state, segment) else None
+        return segment if failed_and_stopped(view.state, segment) else None
 
 
 __all__ = ["WRITE_METHODS", "Forwarding"]

@@ -100,6 +100,11 @@ class ReadRule:
     async def emulates(self, feature: Feature) -> bool:
         return await self.capabilities.mode(feature) is Mode.EMULATED
 
+    @property
+    def write_wait_s(self) -> float:
+        """How long the sidecar waits for a write to show (``read_your_writes_timeout_s``)."""
+        return self._read_your_writes_s
+
     async def read_config_back(self, message: str, **fields: Any) -> None:
         """Read-your-writes: the view reads the config topic to its end (bounded by
         ``read_your_writes_timeout_s``); a timeout is logged with ``message``, never raised."""

@@ -14,7 +14,7 @@ worker only paused it, and its WorkerConnector stays FAILED ("Cannot transition 
 it has failed"): before the resume goes to the worker, the sidecar has it restart the connector
 (DistributedHerder.restartConnector creates the connector anew, in its current target state: PAUSED,
 answered once it is paused), and the resume then starts the new one, which is what brings it back RUNNING
-as on 3.5+ (``resume_recreates``, ``resumed_connector``). The restart comes first because a restart after
+as on 3.5+ (``failed_and_stopped``, ``resumed_connector``). The restart comes first because a restart after
 the resume races the resume's target state: a 3.4 herder that creates the connector in PAUSED while the
 STARTED record is on its way has the start pre-empted ("Could not begin changing connector state to
 PAUSED ...") and answers the restart 500 although the connector starts. The same race runs the other way
@@ -25,6 +25,14 @@ Connect's answer is the same for a connector that cannot start ("Failed to start
 DistributedHerder.startConnector), so a restart answered 500 is sent again (``RESTART_ATTEMPTS`` in all):
 the pre-empting PAUSED is applied by then, and the next restart creates the connector PAUSED and succeeds.
 A restart the worker still refuses leaves the connector stopped, not resumed, and the 500 says so.
+
+On 3.5+ the worker stops and resumes, and a resume that closely follows the stop of a failed connector is
+lost there: a herder that reads the resume's STARTED before it applied the STOPPED applies only the latest
+target state (DistributedHerder.processTargetStateChanges), and a FAILED WorkerConnector goes to STOPPED only,
+never to STARTED, so the connector stays FAILED. The sidecar holds such a resume until the worker's status
+shows the connector STOPPED (``failed_and_stopped`` no longer holds), bounded by
+``read_your_writes_timeout_s``, then forwards it. A connector that failed before its WorkerConnector existed
+(its plugin cannot be loaded, say) never shows STOPPED on 4.3.1: its resume waits out that bound.
 
 A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
 runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
@@ -75,9 +83,10 @@ def resumed_connector(method: str, path: str) -> str | None:
     return None
 
 
-def resume_recreates(state: ClusterView, segment: str) -> bool:
-    """Whether resuming this connector (its path segment) needs the worker to create it anew: the
-    sidecar stopped it (target state STOPPED) and the old worker's status of it is FAILED."""
+def failed_and_stopped(state: ClusterView, segment: str) -> bool:
+    """Whether this connector (its path segment) has the target state STOPPED while its worker's status of it
+    is FAILED: an old worker, which the sidecar had pause it, keeps it FAILED (a resume needs a restart
+    first); a 3.5+ worker shows it so until its herder applied the stop (a resume waits for that)."""
     name = unquote(segment)
     status = state.connector_statuses.get(name)
     return state.target_state(name) == "STOPPED" and status is not None and status.state == "FAILED"
@@ -159,9 +168,9 @@ class ConnectorStopper:
 __all__ = [
     "RESTART_ATTEMPTS",
     "ConnectorStopper",
+    "failed_and_stopped",
     "read_failure",
     "restart_refused",
-    "resume_recreates",
     "resumed_connector",
     "unknown_connector",
 ]

@@ -3,7 +3,7 @@ does a feature (the workers or the sidecar) on an old and a new worker, and what
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import pytest
@@ -30,6 +30,7 @@ from control_plane.domain.stop import RESTART_ATTEMPTS
 from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
+from control_plane.view import ClusterView
 
 from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka, newer_api
 
@@ -416,6 +417,28 @@ async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_
     stopped_after(cluster, "c", state)
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
     assert (await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))).status == 202
+    assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == ["/connectors/c/resume"]
+
+
+async def test_on_a_new_worker_a_resume_of_a_failed_connector_waits_until_the_worker_shows_it_stopped() -> None:
+    """4.3.1 loses a resume whose STARTED its herder reads before it applied the STOPPED of a FAILED connector
+    (DistributedHerder.processTargetStateChanges applies the latest only; domain.stop): held until then."""
+    cluster = Cluster("4.3.1")
+    await cluster.detect()
+    stopped_after(cluster, "c", "FAILED")
+    cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
+    view = cluster.kafka.view
+    seen: list[object] = []
+
+    async def wait_for(topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
+        resumed = [r for r in cluster.workers.forwarded if r.path.startswith("/connectors")]
+        seen.append((topic, condition(view.state), resumed == []))
+        view.state.apply_status(ConnectorStatus("c", "STOPPED", None, "w1", 2))  # the herder applied the stop
+        seen.append(condition(view.state))
+
+    view.wait_for = wait_for  # type: ignore[method-assign]
+    assert (await cluster.herder.forward(UpstreamRequest("PUT", "/connectors/c/resume"))).status == 202
+    assert seen == [("status", False, True), True]
     assert [r.path for r in cluster.workers.forwarded if r.path.startswith("/connectors")] == ["/connectors/c/resume"]
 
 
