@@ -282,20 +282,19 @@ class SidecarApp(Starlette):
                 more = message.get("more_body", False)
             body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             method = scope["method"]
-            known = known_better(runtime.herder, scope)  # a connector the sidecar stopped (rest.unanswered)
-            if known is not None:
-                reply = Reply(known.status_code, known.raw_headers, bytes(known.body))
-                self.observe(scope, reply.status, time.perf_counter() - started)
-                return reply
-            try:
-                answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
-            except (NoWorkerAvailable, UpstreamTimeout):  # a read with a view answer gets it (rest.unanswered)
-                instead = unanswered(runtime.herder, scope)
-                if instead is None:
-                    raise
-                reply = Reply(instead.status_code, instead.raw_headers, bytes(instead.body))
-            else:
-                reply = Reply(answer.status, answer_headers(method, answer), answer.body)
+            instead = known_better(runtime.herder, scope)  # a connector the sidecar stopped (rest.unanswered)
+            if instead is None:
+                try:
+                    answer = await forward(runtime.herder, upstream_request(scope, body), log_level(runtime.settings))
+                except (NoWorkerAvailable, UpstreamTimeout):  # a read with a view answer gets it (rest.unanswered)
+                    instead = unanswered(runtime.herder, scope)
+                    if instead is None:
+                        raise
+            reply = (
+                Reply(answer.status, answer_headers(method, answer), answer.body)
+                if instead is None
+                else Reply(instead.status_code, instead.raw_headers, bytes(instead.body))
+            )
         except Exception as exc:  # noqa: BLE001 - every error has an answer (errors.EXCEPTION_HANDLERS)
             reply = await self.error_reply(scope, receive, exc)
         self.observe(scope, reply.status, time.perf_counter() - started)
