@@ -84,7 +84,7 @@ class Inputs:
     counts: dict[str, int]
     config: DataFrame
     status: DataFrame | None  # None: the job did not read it (load's roles)
-    offsets: DataFrame | None
+    offsets: T.OffsetParts | None  # the records' and the keys' columns apart, and joined (``frame``)
     skipped: dict[str, dict[str, int]]
 
 
@@ -196,20 +196,26 @@ def load(
     def kept(frame: DataFrame) -> DataFrame:
         return frame.persist(StorageLevel.DISK_ONLY)
 
-    decoders = {
-        "config": lambda: kept(T.decode_config_records(of("config"))),
-        "status": lambda: kept(T.decode_status_records(of("status"))),
+    def offsets() -> T.OffsetParts:
         # the offset records' own columns kept clustered by key (each key's in offset order: the transforms
         # aggregate them without a shuffle or a sort), their keys' columns joined from the small keys frame;
         # each key's sorted offset later, once (transforms.with_normal)
-        "offsets": lambda: T.decode_offsets(
+        return T.decode_offset_parts(
             of("offsets"),
-            _offsets_partitions(of("offsets"), ends, target) if "offsets" in topics else None,
+            _offsets_partitions(of("offsets"), ends, target),
             normal=False,
             keep=lambda values: kept(T.clustered(values)),
-        ),
+        )
+
+    decoders: dict[str, Callable[[], DataFrame]] = {
+        "config": lambda: kept(T.decode_config_records(of("config"))),
+        "status": lambda: kept(T.decode_status_records(of("status"))),
     }
-    decoded = {role: decoders[role]() for role in topics}
+    offset_parts = offsets() if "offsets" in topics else None
+    decoded = {
+        role: offset_parts.frame if role == "offsets" and offset_parts is not None else decoders[role]()
+        for role in topics
+    }
     counts: dict[str, int] = {}
     skipped: dict[str, dict[str, int]] = {}
     latest: list[int] = []
@@ -230,8 +236,8 @@ def load(
         raise InputError(f"the snapshot {args.snapshot} holds no record of the topics {', '.join(topics.values())}")
     if args.snapshot is not None and args.offline and latest:
         now_ms = max(latest)  # offline, "now" is the snapshot's time
-    config, status, offsets = decoded["config"], decoded.get("status"), decoded.get("offsets")
-    return Inputs(spark, target, source, online, now_ms, counts, config, status, offsets, skipped)
+    config, status = decoded["config"], decoded.get("status")
+    return Inputs(spark, target, source, online, now_ms, counts, config, status, offset_parts, skipped)
 
 
 def spark_reason(err: BaseException, limit: int = 400) -> str:

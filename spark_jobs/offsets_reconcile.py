@@ -152,7 +152,9 @@ def _reconcile(
     assert offsets is not None  # read: load's roles
     progress.step("reconciling")
     connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
-    history = T.offset_history(offsets).persist(StorageLevel.MEMORY_AND_DISK)
+    # one aggregation over the records for what the history and the restore plan ask of each key
+    summary = T.key_summary(offsets, as_of_ms).persist(StorageLevel.MEMORY_AND_DISK)
+    history = T.offset_history(summary).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
 
     connector_rows = connectors.collect()  # one row a connector: every question of the driver about them
@@ -208,7 +210,7 @@ def _reconcile(
         existing = [r["connector"] for r in connector_rows if r["exists"]]
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
-        history_now = T.history_view(T.offsets_as_of(offsets, None), sink_offsets, connectors)
+        history_now = T.history_view(T.offsets_as_of(offsets.frame, None), sink_offsets, connectors)
         running = T.running_connectors(connectors)
         not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(
@@ -225,7 +227,7 @@ def _reconcile(
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
 
     plan_rows = (
-        T.source_restore_plan(offsets, connectors, as_of_ms)
+        T.source_restore_plan(summary, T.first_missing_offsets(offsets.frame), connectors)
         .unionByName(T.sink_restore_plan(sink_offsets))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )

@@ -24,6 +24,7 @@ key's id; the rest is joined or computed when a transform reads them.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, Window
@@ -188,6 +189,31 @@ def _distinct_names(text: Column) -> Column:
     return ~text.rlike(REPEATED_NAME)
 
 
+@dataclass(frozen=True)
+class OffsetParts:
+    """The offsets topic decoded (:func:`decode_offset_parts`), in its two parts: ``records``, one row a
+    record of its own columns (:data:`RECORD_COLUMNS`: position, ``key_id``, the value's decoding and
+    ``value_malformed``), and ``keys``, one row a distinct key (:data:`KEY_SCHEMA`: what the key decides,
+    ``key_malformed``). A transform that asks something of each key's records reads ``records`` and joins
+    the few rows it keeps with ``keys`` (a column of a key carried on each of its records costs the copy of
+    its strings on every record); ``frame`` joins them for every record."""
+
+    records: DataFrame
+    keys: DataFrame
+    frame: DataFrame  # OFFSETS_SCHEMA plus key_id: what decode_offsets returns
+
+
+RECORD_COLUMNS = [
+    *(f.name for f in POSITION),
+    "key_id",
+    "tombstone",
+    "offset_json",
+    "offset_normal",
+    "offset_rank",
+    "value_malformed",
+]
+
+
 def decode_offsets(
     records: DataFrame,
     partitions: int | None = None,
@@ -196,7 +222,20 @@ def decode_offsets(
     normal: bool = True,
     keep: Callable[[DataFrame], DataFrame] | None = None,
 ) -> DataFrame:
-    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`, plus ``key_id``; ``partitions``: the
+    """:func:`decode_offset_parts`' frame: every record with its key's columns."""
+    return decode_offset_parts(records, partitions, broadcast_keys, driver_rows, normal, keep).frame
+
+
+def decode_offset_parts(
+    records: DataFrame,
+    partitions: int | None = None,
+    broadcast_keys: bool = True,
+    driver_rows: int = DRIVER_ROWS,
+    normal: bool = True,
+    keep: Callable[[DataFrame], DataFrame] | None = None,
+) -> OffsetParts:
+    """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`, plus ``key_id`` (``frame``; the
+    records' own columns and the keys' apart: :class:`OffsetParts`); ``partitions``: the
     topic's partition count (where each key belongs). ``broadcast_keys``: the distinct keys and unusual
     values fit every executor's memory. Each distinct key, and each distinct value of an unusual shape, is
     decoded once by the codec: in the driver up to ``driver_rows`` of them (this runs Spark jobs at once),
@@ -235,31 +274,39 @@ def decode_offsets(
     if keep is not None:
         values = keep(values)
     odd, local_odd = _odd_values(values, driver_rows)
-    joined = join(values, odd, values["odd_value"] == odd["v"], local_odd)
-    joined = join(joined, keys.withColumnRenamed("k", "key"), "key_id", local_keys)
-    malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))
-    ok = malformed.isNull()
+    own = join(values, odd, values["odd_value"] == odd["v"], local_odd)
     text_ = F.col("text")  # the value's text where Spark reads it; else the codec's columns (joined above)
     sorted_form, marked = _normal(text_)
     if normal:
-        joined = joined.withColumn("marked", marked)  # _normal's intermediate column
-
-    def unless_malformed(column: Column, name: str) -> Column:
-        return F.when(ok, column).alias(name)
-
-    return joined.select(
+        own = own.withColumn("marked", marked)  # _normal's intermediate column
+    value_ok = F.col("value_malformed").isNull()
+    parts = own.select(
         *(f.name for f in POSITION),
-        "key",
-        *(unless_malformed(F.col(n), n) for n in ("connector", "partition_json", "logical_partition")),
-        *(unless_malformed(F.col(n), n) for n in ("key_canonical", "expected_kafka_partition")),
+        "key_id",
         "tombstone",
-        unless_malformed(F.coalesce(text_, F.col("offset_json")), "offset_json"),
-        unless_malformed(
-            F.when(text_.isNotNull(), sorted_form if normal else None).otherwise(F.col("offset_normal")),
-            "offset_normal",
-        ),
+        F.when(value_ok, F.coalesce(text_, F.col("offset_json"))).alias("offset_json"),
+        F.when(
+            value_ok, F.when(text_.isNotNull(), sorted_form if normal else None).otherwise(F.col("offset_normal"))
+        ).alias("offset_normal"),
         # the rank outside any condition, where Spark shares its subexpressions (see _rank)
-        F.coalesce(_rank(F.when(ok, text_)), F.when(ok, F.col("offset_rank"))).alias("offset_rank"),
+        F.coalesce(_rank(text_), F.when(value_ok, F.col("offset_rank"))).alias("offset_rank"),
+        "value_malformed",
+    )
+    keyed = join(parts, keys, "key_id", local_keys)
+    malformed = F.coalesce(F.col("key_malformed"), F.col("value_malformed"))
+    ok = malformed.isNull()
+
+    def unless_malformed(name: str) -> Column:
+        return F.when(ok, F.col(name)).alias(name)
+
+    frame = keyed.select(
+        *(f.name for f in POSITION),
+        F.col("k").alias("key"),
+        *(unless_malformed(n) for n in ("connector", "partition_json", "logical_partition")),
+        *(unless_malformed(n) for n in ("key_canonical", "expected_kafka_partition")),
+        "tombstone",
+        *(unless_malformed(n) for n in ("offset_json", "offset_normal", "offset_rank")),
         malformed.alias("malformed"),
         "key_id",
     )
+    return OffsetParts(parts, keys.withColumnRenamed("k", "key"), frame)

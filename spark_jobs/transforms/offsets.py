@@ -8,42 +8,73 @@ mean the same source partition.
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from .jvm_decode import with_normal
+from .jvm_decode import OffsetParts, with_normal
 
 PHYSICAL = ["connector", "key", "kafka_partition"]
 # grouped by the key first: the order a job keeps the records in (jvm_decode.CLUSTERED), so each key's
 # records are aggregated as they come, with no shuffle and no sort; the key decides its connector
 BY_KEY = ["key_id", "kafka_partition"]
+# what a record's key alone decides (jvm_decode.KEY_SCHEMA): the same on each of the key's records
+KEY_COLUMNS = ["connector", "key", "partition_json", "logical_partition", "key_canonical", "expected_kafka_partition"]
 
 
 def _valid(decoded: DataFrame) -> DataFrame:
     return decoded.filter(F.col("malformed").isNull())
 
 
-def offset_history(decoded: DataFrame) -> DataFrame:
-    """Per connector and partition (key bytes, Kafka partition): the latest offset (null once deleted),
-    ``live``, the number of commits and of tombstones, the first and last commit time."""
+def _order() -> Column:
+    """The restore plan's order of a key's records: time first (the worker's "then"), then position."""
+    return F.struct("timestamp", "kafka_partition", "kafka_offset")
+
+
+def _keyed(parts: OffsetParts, per_key: DataFrame) -> DataFrame:
+    """``per_key`` (rows with a ``key_id``) with the columns of its key, the keys the codec read only."""
+    keys = parts.keys.filter(F.col("key_malformed").isNull()).select("key_id", *KEY_COLUMNS)
+    return per_key.join(keys, "key_id")
+
+
+def _valid_records(parts: OffsetParts) -> DataFrame:
+    """The records whose value the codec read (those of a malformed key go with their key: :func:`_keyed`)."""
+    return parts.records.filter(F.col("value_malformed").isNull())
+
+
+def key_summary(parts: OffsetParts, as_of_ms: int | None = None) -> DataFrame:
+    """What the history (:func:`offset_history`) and the restore plan (:func:`source_restore_plan`, as
+    of ``as_of_ms``; None: now) ask of each key's records, in one aggregation over the valid records: per
+    key and Kafka partition (:data:`BY_KEY`) one row, with its key's columns (:data:`KEY_COLUMNS`),
+    ``last`` (the record with the highest offset), the commit and tombstone counts and times, ``now`` and
+    ``then`` (the last record, and the last at or before as-of, in the restore plan's order: time, then
+    position) and ``first_offset``. The records' own columns only: the key's are joined to the few rows."""
     commit = ~F.col("tombstone")
-    return with_normal(
-        _valid(decoded)
+    order, record = _order(), F.struct("tombstone", "offset_json")
+    then = order if as_of_ms is None else F.when(F.col("timestamp") <= F.lit(as_of_ms), order)
+    per_key = (
+        _valid_records(parts)
         .groupBy(*BY_KEY)
         .agg(
-            F.first("connector").alias("connector"),
-            F.first("key").alias("key"),
-            F.first("partition_json").alias("partition_json"),
-            F.first("logical_partition").alias("logical_partition"),
-            F.first("key_canonical").alias("key_canonical"),
-            F.first("expected_kafka_partition").alias("expected_kafka_partition"),
             F.max_by(F.struct("tombstone", "offset_json", "offset_normal", "timestamp"), "kafka_offset").alias("last"),
             F.count(F.when(commit, 1)).alias("commits"),
             F.count(F.when(~commit, 1)).alias("tombstones"),
             F.min(F.when(commit, F.col("timestamp"))).alias("first_commit"),
             F.max(F.when(commit, F.col("timestamp"))).alias("last_commit"),
+            F.max_by(F.struct(record.alias("r"), order.alias("o")), order).alias("now"),
+            # max_by skips the null orderings of the records after as-of
+            F.max_by(F.struct(record.alias("r"), order.alias("o")), then).alias("then"),
+            F.min("kafka_offset").alias("first_offset"),
         )
-        .select(
+    )
+    return _keyed(parts, per_key)
+
+
+def offset_history(summary: DataFrame) -> DataFrame:
+    """Per connector and partition (key bytes, Kafka partition), from :func:`key_summary`: the latest
+    offset (null once deleted), ``live``, the number of commits and of tombstones, the first and last
+    commit time."""
+    return with_normal(
+        summary.select(
             *PHYSICAL,
             "partition_json",
             "logical_partition",
@@ -132,33 +163,34 @@ def non_canonical_keys(history: DataFrame) -> DataFrame:
     )
 
 
-def offsets_went_backwards(decoded: DataFrame) -> DataFrame:
+def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
     """Commits whose offset is lower than the one before it for the same key (offsets ordered as tuples
     of their integer values, in the map's order). A tombstone in between is a reset, not a step back."""
     ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
-    with_previous = (
-        _valid(decoded)
-        .withColumn("previous_rank", F.lag("offset_rank").over(ordered))
-        .withColumn("previous_json", F.lag("offset_json").over(ordered))
-        .withColumn("previous_tombstone", F.lag("tombstone").over(ordered))
-        .withColumn("previous_timestamp", F.lag("timestamp").over(ordered))
+    before = F.lag(F.struct("tombstone", "offset_rank", "offset_json", "timestamp")).over(ordered)
+    steps = (
+        _valid_records(parts)
+        .withColumn("before", before)
+        .filter(
+            ~F.col("tombstone")
+            & ~F.coalesce(F.col("before.tombstone"), F.lit(True))
+            & F.col("offset_rank").isNotNull()
+            & F.col("before.offset_rank").isNotNull()
+            & (F.size("offset_rank") == F.size("before.offset_rank"))
+            & (F.col("offset_rank") < F.col("before.offset_rank"))
+        )
+        .select(
+            "key_id",
+            F.col("before.offset_json").alias("from_offset"),
+            F.col("offset_json").alias("to_offset"),
+            F.col("before.timestamp").alias("from_time"),
+            F.col("timestamp").alias("at"),
+            "kafka_partition",
+            "kafka_offset",
+        )
     )
-    return with_previous.filter(
-        ~F.col("tombstone")
-        & ~F.coalesce(F.col("previous_tombstone"), F.lit(True))
-        & F.col("offset_rank").isNotNull()
-        & F.col("previous_rank").isNotNull()
-        & (F.size("offset_rank") == F.size("previous_rank"))
-        & (F.col("offset_rank") < F.col("previous_rank"))
-    ).select(
-        "connector",
-        "partition_json",
-        F.col("previous_json").alias("from_offset"),
-        F.col("offset_json").alias("to_offset"),
-        F.col("previous_timestamp").alias("from_time"),
-        F.col("timestamp").alias("at"),
-        "kafka_partition",
-        "kafka_offset",
+    return _keyed(parts, steps).select(
+        "connector", "partition_json", "from_offset", "to_offset", "from_time", "at", "kafka_partition", "kafka_offset"
     )
 
 
@@ -169,8 +201,7 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
     if as_of_ms is not None:
         canonical = canonical.filter(F.col("timestamp") <= F.lit(as_of_ms))
     last = F.max_by(
-        F.struct("tombstone", "partition_json", "logical_partition", "offset_json", "offset_normal"),
-        F.struct("timestamp", "kafka_partition", "kafka_offset"),
+        F.struct("tombstone", "partition_json", "logical_partition", "offset_json", "offset_normal"), _order()
     )
     return with_normal(
         canonical.groupBy("key_id")
@@ -212,9 +243,10 @@ def first_missing_offsets(decoded: DataFrame) -> DataFrame:
     return whole.unionByName(found)
 
 
-def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> DataFrame:
-    """Per existing source connector and partition (the keys the worker finds), what a restore to
-    ``as_of_ms`` does, as columns ``partition_json``, ``offset_json``, ``action``, ``based_on``,
+def source_restore_plan(summary: DataFrame, first_missing: DataFrame, connectors: DataFrame) -> DataFrame:
+    """Per existing source connector and partition (the keys the worker finds), what a restore to the
+    summary's as-of (:func:`key_summary`) does, given each Kafka partition's ``first_missing`` offset
+    (:func:`first_missing_offsets`), as columns ``partition_json``, ``offset_json``, ``action``, ``based_on``,
     ``reason`` and ``warning`` (always null here; sinks use it):
 
     - the last retained record at or before as-of is a commit: ``set`` to it (``based_on`` offsets_topic).
@@ -229,25 +261,15 @@ def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int
       ``unknown`` (``based_on`` history_not_retained) with the ``reason``, never a null offset, which
       would reset it. The body leaves it out.
     """
-    canonical = _valid(decoded).filter("key_canonical")
-    order = F.struct("timestamp", "kafka_partition", "kafka_offset")
-    record = F.struct("tombstone", "partition_json", "offset_json")
-    before = F.col("timestamp") <= F.lit(as_of_ms)
-    # one pass over the records: per key and Kafka partition its last record, its last at or before as-of
-    # (max_by skips the null orderings of later records) and its first offset; then per key over those few rows
+    # per key and Kafka partition (the summary's rows of the keys the worker finds): its last record, its
+    # last at or before as-of and its first offset; then per key over those few rows
     per_kafka_partition = (
-        canonical.groupBy(*BY_KEY)
-        .agg(
-            F.first("connector").alias("connector"),
-            F.first("key").alias("key"),
-            F.max_by(F.struct(record.alias("r"), order.alias("o")), order).alias("now"),
-            F.max_by(F.struct(record.alias("r"), order.alias("o")), F.when(before, order)).alias("then"),
-            F.min("kafka_offset").alias("first_offset"),
-        )
-        .join(F.broadcast(first_missing_offsets(decoded)), "kafka_partition", "left")
+        summary.filter("key_canonical")
+        .select("kafka_partition", "connector", "key", "partition_json", "now", "then", "first_offset")
+        .join(F.broadcast(first_missing), "kafka_partition", "left")
         .withColumn("complete", F.col("first_missing").isNull() | (F.col("first_missing") > F.col("first_offset")))
     )
-    keys = per_kafka_partition.groupBy("connector", "key").agg(
+    keys = per_kafka_partition.groupBy("connector", "key", "partition_json").agg(
         F.max_by(F.col("now.r"), F.col("now.o")).alias("now"),
         F.max_by(F.col("then.r"), F.col("then.o")).alias("then"),
         F.bool_and("complete").alias("complete"),
@@ -282,7 +304,7 @@ def source_restore_plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int
         .filter(F.col("action").isNotNull())
         .select(
             "connector",
-            F.col("now.partition_json").alias("partition_json"),
+            "partition_json",
             F.when(F.col("action") == "set", F.col("then.offset_json")).alias("offset_json"),
             "action",
             based_on.alias("based_on"),

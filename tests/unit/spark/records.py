@@ -29,6 +29,7 @@ from control_plane.codecs import (
     partition_for_key,
 )
 from spark_jobs.read import RECORDS_SCHEMA
+from spark_jobs.transforms import OffsetParts, first_missing_offsets, key_summary, source_restore_plan
 
 TOPICS = {"config": "cfg", "status": "st", "offsets": "off"}
 OFFSET_PARTITIONS = 5
@@ -113,3 +114,8 @@ def without_key_id(rows: list[Row]) -> list[dict[str, Any]]:
     keys: list[bytes | None] = [*known, *([None] if None in of else [])]
     assert [r["key_id"] for r in rows] == [keys.index(k) for k in of]
     return [{k: v for k, v in r.asDict().items() if k != "key_id"} for r in rows]
+
+
+def restore_plan(parts: OffsetParts, connectors: DataFrame, as_of_ms: int) -> DataFrame:
+    """The source restore plan as of ``as_of_ms``, composed as offsets-reconcile composes it."""
+    return source_restore_plan(key_summary(parts, as_of_ms), first_missing_offsets(parts.frame), connectors)

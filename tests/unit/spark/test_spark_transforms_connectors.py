@@ -8,12 +8,11 @@ from pyspark.sql import SparkSession
 from spark_jobs.transforms import (
     connector_configs,
     decode_config_records,
-    decode_offsets,
+    decode_offset_parts,
     sink_topic_references,
-    source_restore_plan,
 )
 
-from .records import OFFSET_PARTITIONS, SINK, History
+from .records import OFFSET_PARTITIONS, SINK, History, restore_plan
 
 MIRROR = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "topics": "orders"}
 
@@ -32,5 +31,5 @@ def test_a_source_with_topics_is_a_source_everywhere(spark: SparkSession) -> Non
         "forgotten": "unknown",
     }
     assert {r["connector"] for r in sink_topic_references(connectors, None).collect()} == {"sink"}
-    plan = source_restore_plan(decode_offsets(frame, OFFSET_PARTITIONS), connectors, 2000).collect()
+    plan = restore_plan(decode_offset_parts(frame, OFFSET_PARTITIONS), connectors, 2000).collect()
     assert [(r["connector"], r["offset_json"]) for r in plan] == [("mm2", '{"offset":7}')]

@@ -11,29 +11,31 @@ from pyspark.sql import DataFrame, SparkSession
 
 from control_plane.codecs import OffsetKey, SourceOffset, Tombstone, encode_offset, partition_for_key
 from spark_jobs.transforms import (
+    OffsetParts,
     clustered,
     connector_configs,
     decode_config_records,
+    decode_offset_parts,
     decode_offsets,
     first_missing_offsets,
+    key_summary,
     non_canonical_keys,
     offset_history,
     offsets_went_backwards,
     orphaned_offsets,
     orphaned_sink_offsets,
     sink_offsets,
-    source_restore_plan,
 )
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
 
-from .records import OFFSET_PARTITIONS, SOURCE, History
+from .records import OFFSET_PARTITIONS, SOURCE, History, restore_plan
 
 A = {"filename": "/a"}
 B = {"filename": "/b"}
 
 
 @pytest.fixture(scope="module")
-def history_frames(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
+def history_frames(spark: SparkSession) -> tuple[OffsetParts, DataFrame]:
     h = History()
     h.connector("src", SOURCE, 100)
     h.offset("src", A, {"position": 10}, 1000)
@@ -48,12 +50,16 @@ def history_frames(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
     h.delete_connector("gone", 4000)
     h.offset("never", A, {"position": 1}, 1600)  # no config ever
     frame = h.frame(spark)
-    return decode_offsets(frame, OFFSET_PARTITIONS).cache(), connector_configs(decode_config_records(frame)).cache()
+    parts = decode_offset_parts(frame, OFFSET_PARTITIONS, keep=lambda values: values.cache())
+    return parts, connector_configs(decode_config_records(frame)).cache()
 
 
-def test_history_per_connector_and_partition(history_frames: tuple[DataFrame, DataFrame]) -> None:
+def test_history_per_connector_and_partition(history_frames: tuple[OffsetParts, DataFrame]) -> None:
     decoded, _ = history_frames
-    rows = {(r["connector"], r["partition_json"], r["key_canonical"]): r for r in offset_history(decoded).collect()}
+    rows = {
+        (r["connector"], r["partition_json"], r["key_canonical"]): r
+        for r in offset_history(key_summary(decoded)).collect()
+    }
     a = rows[("src", '{"filename":"/a"}', True)]
     assert (a["offset_json"], a["commits"], a["tombstones"], a["first_commit"], a["last_commit"], a["live"]) == (
         '{"position":15}',
@@ -69,7 +75,7 @@ def test_history_per_connector_and_partition(history_frames: tuple[DataFrame, Da
 
 
 def test_orphans_of_deleted_and_unknown_connectors(
-    spark: SparkSession, history_frames: tuple[DataFrame, DataFrame]
+    spark: SparkSession, history_frames: tuple[OffsetParts, DataFrame]
 ) -> None:
     decoded, connectors = history_frames
     sinks = sink_offsets(
@@ -83,7 +89,9 @@ def test_orphans_of_deleted_and_unknown_connectors(
     )
     found = {
         r["connector"]: r
-        for r in orphaned_offsets(offset_history(decoded), orphaned_sink_offsets(sinks), connectors).collect()
+        for r in orphaned_offsets(
+            offset_history(key_summary(decoded)), orphaned_sink_offsets(sinks), connectors
+        ).collect()
     }
     assert set(found) == {"gone", "never", "old-sink"}
     assert (found["gone"]["type"], found["gone"]["partitions"], found["gone"]["deleted"]) == ("source", 1, 4000)
@@ -91,9 +99,9 @@ def test_orphans_of_deleted_and_unknown_connectors(
     assert (found["old-sink"]["type"], found["old-sink"]["group"]) == ("sink", "connect-old-sink")
 
 
-def test_keys_the_worker_would_not_find(spark: SparkSession, history_frames: tuple[DataFrame, DataFrame]) -> None:
+def test_keys_the_worker_would_not_find(spark: SparkSession, history_frames: tuple[OffsetParts, DataFrame]) -> None:
     decoded, _ = history_frames
-    found = non_canonical_keys(offset_history(decoded)).collect()
+    found = non_canonical_keys(offset_history(key_summary(decoded))).collect()
     by_key = {r["key_text"]: r for r in found}
     spaced = by_key['["src", {"filename": "/a"}]']
     assert "key bytes differ from the worker's encoding" in spaced["reasons"]
@@ -104,14 +112,15 @@ def test_keys_the_worker_would_not_find(spark: SparkSession, history_frames: tup
     wrong = (partition_for_key(key, OFFSET_PARTITIONS) + 1) % OFFSET_PARTITIONS
     h = History()
     h.raw_offset(key, value, 1000, partition=wrong)  # written by a producer with another partitioner
-    misplaced = non_canonical_keys(offset_history(decode_offsets(h.frame(spark), OFFSET_PARTITIONS))).collect()
+    parts = decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS)
+    misplaced = non_canonical_keys(offset_history(key_summary(parts))).collect()
     expected = partition_for_key(key, OFFSET_PARTITIONS)
     assert [r["reasons"] for r in misplaced] == [
         [f"in Kafka partition {wrong}, the default partitioner picks {expected}"]
     ]
 
 
-def test_offsets_that_went_backwards(history_frames: tuple[DataFrame, DataFrame]) -> None:
+def test_offsets_that_went_backwards(history_frames: tuple[OffsetParts, DataFrame]) -> None:
     decoded, _ = history_frames
     found = offsets_went_backwards(decoded).collect()
     assert [(r["connector"], r["partition_json"], r["from_offset"], r["to_offset"], r["at"]) for r in found] == [
@@ -119,14 +128,14 @@ def test_offsets_that_went_backwards(history_frames: tuple[DataFrame, DataFrame]
     ]
 
 
-def _plan(decoded: DataFrame, connectors: DataFrame, as_of_ms: int) -> dict[tuple[str, str], tuple[Any, ...]]:
+def _plan(decoded: OffsetParts, connectors: DataFrame, as_of_ms: int) -> dict[tuple[str, str], tuple[Any, ...]]:
     return {
         (r["connector"], r["partition_json"]): (r["action"], r["offset_json"], r["based_on"])
-        for r in source_restore_plan(decoded, connectors, as_of_ms).collect()
+        for r in restore_plan(decoded, connectors, as_of_ms).collect()
     }
 
 
-def test_restore_plan_as_of_a_time(history_frames: tuple[DataFrame, DataFrame]) -> None:
+def test_restore_plan_as_of_a_time(history_frames: tuple[OffsetParts, DataFrame]) -> None:
     decoded, connectors = history_frames
     assert _plan(decoded, connectors, 2600) == {
         ("src", '{"filename":"/a"}'): ("set", '{"position":20}', "offsets_topic"),
@@ -177,11 +186,9 @@ def test_restore_plan_never_turns_history_not_retained_into_a_reset(spark: Spark
     _commit(h, f, 6, 1900, 2)
     h.rows = [r for r in h.rows if (r[0], r[2], r[3]) not in {("offsets", 1, 0), ("offsets", 2, 1)}]
     frame = h.frame(spark)
-    decoded = decode_offsets(frame, OFFSET_PARTITIONS)
+    decoded = decode_offset_parts(frame, OFFSET_PARTITIONS)
     connectors = connector_configs(decode_config_records(frame))
-    rows = {
-        json.loads(r["partition_json"])["filename"]: r for r in source_restore_plan(decoded, connectors, 2000).collect()
-    }
+    rows = {json.loads(r["partition_json"])["filename"]: r for r in restore_plan(decoded, connectors, 2000).collect()}
     assert (rows["/c"]["action"], rows["/c"]["offset_json"]) == ("set", '{"position":1}')
     assert (rows["/f"]["action"], rows["/f"]["offset_json"]) == ("set", '{"position":6}')
     for name, now in (("/d", "an offset"), ("/e", "none")):
@@ -226,14 +233,14 @@ def test_the_transforms_read_the_kept_records_without_a_shuffle_or_a_sort(spark:
         kept.append(clustered(values).cache())
         return kept[0]
 
-    decoded = decode_offsets(frame, OFFSET_PARTITIONS, keep=keep)
+    decoded = decode_offset_parts(frame, OFFSET_PARTITIONS, keep=keep)
     connectors = connector_configs(decode_config_records(frame))
     spark.conf.set("spark.sql.adaptive.enabled", "false")  # the plan as planned, not re-planned while it runs
     try:
         for transform in (
-            offset_history(decoded),
+            offset_history(key_summary(decoded)),
             offsets_went_backwards(decoded),
-            source_restore_plan(decoded, connectors, 2000),
+            restore_plan(decoded, connectors, 2000),
         ):
             for path in _between_the_records_and_their_first_aggregation(
                 transform._jdf.queryExecution().executedPlan()
