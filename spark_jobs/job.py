@@ -35,6 +35,9 @@ from .target import Target, TargetError, resolve_target
 
 EXPECTED_ERRORS = (TargetError, KafkaUnreachable, InputError, SessionError)
 RECORDS_PER_TASK = 250_000  # a small internal topic is read and decoded in few tasks
+# offset records a kept partition holds at most: two partitions sorted at once fit a 1 GB local driver's
+# execution memory without spilling (10 M records in the default 4 partitions spilled 600 MB)
+RECORDS_PER_KEPT_PARTITION = 1_000_000
 
 
 def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentParser:
@@ -200,11 +203,12 @@ def load(
         # the offset records' own columns kept clustered by key (each key's in offset order: the transforms
         # aggregate them without a shuffle or a sort), their keys' columns joined from the small keys frame;
         # each key's sorted offset later, once (transforms.with_normal)
+        partitions = _kept_partitions(spark, expected_records(args, ends))
         return T.decode_offset_parts(
             of("offsets"),
             _offsets_partitions(of("offsets"), ends, target),
             normal=False,
-            keep=lambda values: kept(T.clustered(values)),
+            keep=lambda values: kept(T.clustered(values, partitions)),
         )
 
     decoders: dict[str, Callable[[], DataFrame]] = {
@@ -251,6 +255,13 @@ def spark_reason(err: BaseException, limit: int = 400) -> str:
     else:
         text = str(err).strip() or repr(err)
     return text.splitlines()[0][:limit]
+
+
+def _kept_partitions(spark: SparkSession, records: int | None) -> int | None:
+    """The partitions of the kept offset records: the session's shuffle partitions (None), or more when
+    that many records would put more than :data:`RECORDS_PER_KEPT_PARTITION` in each."""
+    wanted = -(-records // RECORDS_PER_KEPT_PARTITION) if records else 0
+    return wanted if wanted > int(spark.conf.get("spark.sql.shuffle.partitions") or 0) else None
 
 
 def _offsets_partitions(records: DataFrame, ends: dict[str, dict[int, int]] | None, target: Target) -> int | None:

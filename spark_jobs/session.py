@@ -117,9 +117,6 @@ def spark_conf(options: SessionOptions) -> SparkConf:
     # a kept frame's batches as they are: the jobs keep records on local disk, where encoding each column
     # of each batch (dictionaries, run lengths) cost more CPU than the smaller files saved (issue 13)
     conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
-    # an aggregation over rows already sorted by its groups streams them (offsets.key_summary: the kept
-    # records, clustered by key); a hash aggregation of collect_list spills to a sort past 128 groups
-    conf.set("spark.sql.execution.replaceHashWithSortAgg", "true")
     if is_local(master):
         conf.set("spark.pyspark.python", sys.executable)
         conf.set("spark.pyspark.driver.python", sys.executable)

@@ -55,6 +55,7 @@ _MEMBER = f"{_STRING}:{_SCALAR}"
 FLAT_OBJECT = rf"^\{{(?:{_MEMBER}(?:,{_MEMBER})*)?\}}\z"
 MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the value's text
 REPEATED_NAME = rf'[{{,]"({_CHAR}*)":.*,"\1":'  # a flat object's name that appears again as a name
+INTEGER_VALUE = r'":(-?[0-9]+)'  # of a flat object whose scalars are all integers: each, in group 1
 
 KEY_SCHEMA = StructType(
     [
@@ -82,11 +83,13 @@ ODD_SCHEMA = StructType([StructField("v", BinaryType(), True), *VALUE_FIELDS])
 CLUSTERED = ["key_id", "kafka_partition", "kafka_offset"]
 
 
-def clustered(values: DataFrame) -> DataFrame:
+def clustered(values: DataFrame, partitions: int | None = None) -> DataFrame:
     """The records one Spark partition per key, each key's in :data:`CLUSTERED` order: a job keeps its
     offset records so, and every later aggregation or window per key reads them without a shuffle or a
-    sort (Spark knows a kept frame's partitioning and order)."""
-    return values.repartition("key_id").sortWithinPartitions(*CLUSTERED)
+    sort (Spark knows a kept frame's partitioning and order). ``partitions``: how many (None: the
+    session's ``spark.sql.shuffle.partitions``); a partition's sort spills to disk past its memory."""
+    by_key = values.repartition(partitions, "key_id") if partitions else values.repartition("key_id")
+    return by_key.sortWithinPartitions(*CLUSTERED)
 
 
 def _key_rows(batch: pa.RecordBatch, partitions: int | None) -> dict[str, list[object]]:
@@ -154,13 +157,15 @@ def _normal(text: Column) -> tuple[Column, Column]:
 
 
 def _rank(text: Column) -> Column:
-    """The integers of a flat value in order, when every scalar is one (null otherwise, and for ``{}``
-    and a null text). Its subexpressions are evaluated once a record only where Spark evaluates the whole
-    always (not inside another ``when``: Spark does not share a subexpression of a conditional branch)."""
-    scalars = F.regexp_extract_all(text, F.lit(MEMBER_PARTS), 2)
-    integers = scalars.try_cast("array<bigint>")  # a string, boolean or null: a null element
-    all_integers = (F.size(scalars) > 0) & F.element_at(F.sort_array(integers), 1).isNotNull()  # nulls first
-    return F.when(all_integers, integers)
+    """The integers of a flat value (:data:`FLAT_OBJECT`) in order, when every scalar is one (null
+    otherwise, and for ``{}`` and a null text). In a flat text ``":`` ends each name and nothing else (a
+    string holds no ``"``), so a scalar begins right after each ``":``: every scalar is an integer when
+    none begins with ``"``, ``t``, ``f`` or ``n`` (literal searches), and :data:`INTEGER_VALUE` then
+    finds them all, in order (at most 18 digits: each fits a long)."""
+    integers_only = text != F.lit("{}")
+    for start in '"tfn':  # a string, true, false, null
+        integers_only = integers_only & ~text.contains(f'":{start}')
+    return F.when(integers_only, F.regexp_extract_all(text, F.lit(INTEGER_VALUE), 1).cast("array<bigint>"))
 
 
 def with_normal(frame: DataFrame) -> DataFrame:
