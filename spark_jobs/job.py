@@ -85,6 +85,7 @@ class Inputs:
     online: bool  # whether Kafka (and the sidecar) can be asked
     now_ms: int
     counts: dict[str, int]
+    latest: dict[str, int]  # per role: the timestamp of its latest record (none read: absent)
     config: DataFrame
     status: DataFrame | None  # None: the job did not read it (load's roles)
     offsets: T.OffsetParts | None  # the records' and the keys' columns apart, and joined (``frame``)
@@ -222,7 +223,7 @@ def load(
     }
     counts: dict[str, int] = {}
     skipped: dict[str, dict[str, int]] = {}
-    latest: list[int] = []
+    latest: dict[str, int] = {}  # per role: its latest record's timestamp
     try:
         for role, frame in decoded.items():
             outcome = (
@@ -230,7 +231,9 @@ def load(
             )
             counts[role] = sum(r["n"] for r in outcome)
             skipped[role] = {r["malformed"]: r["n"] for r in outcome if r["malformed"] is not None}
-            latest += [r["latest"] for r in outcome if r["latest"] is not None]
+            times = [r["latest"] for r in outcome if r["latest"] is not None]
+            if times:
+                latest[role] = max(times)
             progress.note(
                 f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown"
             )
@@ -239,9 +242,9 @@ def load(
     if args.snapshot is not None and not any(counts.values()):
         raise InputError(f"the snapshot {args.snapshot} holds no record of the topics {', '.join(topics.values())}")
     if args.snapshot is not None and args.offline and latest:
-        now_ms = max(latest)  # offline, "now" is the snapshot's time
+        now_ms = max(latest.values())  # offline, "now" is the snapshot's time
     config, status = decoded["config"], decoded.get("status")
-    return Inputs(spark, target, source, online, now_ms, counts, config, status, offset_parts, skipped)
+    return Inputs(spark, target, source, online, now_ms, counts, latest, config, status, offset_parts, skipped)
 
 
 def spark_reason(err: BaseException, limit: int = 400) -> str:

@@ -25,6 +25,7 @@ from spark_jobs.transforms import (
     orphaned_offsets,
     orphaned_sink_offsets,
     sink_offsets,
+    source_restore_plan,
 )
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
 
@@ -149,6 +150,16 @@ def test_restore_plan_as_of_a_time(history_frames: tuple[OffsetParts, DataFrame]
     }
     # B was reset (a tombstone) at 3500: a reset again, proven by the tombstone
     assert _plan(decoded, connectors, 3550)[("src", '{"filename":"/b"}')] == ("reset", None, "tombstone")
+
+
+def test_a_restore_plan_as_of_now_is_the_plan_as_of_a_time_after_every_record(
+    history_frames: tuple[OffsetParts, DataFrame],
+) -> None:
+    """offsets-reconcile asks the summary for "now" (no as-of) when as-of is after every record."""
+    decoded, connectors = history_frames
+    as_of_now = source_restore_plan(key_summary(decoded), first_missing_offsets(decoded.frame), connectors)
+    assert sorted(as_of_now.collect()) == sorted(restore_plan(decoded, connectors, 10_000).collect())
+    assert len(as_of_now.collect()) == 2
 
 
 def _commit(h: History, partition: dict[str, str], position: int, ts: int, kafka_partition: int) -> None:
