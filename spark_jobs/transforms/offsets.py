@@ -1,4 +1,6 @@
-"""Source offsets from the offsets topic's full history (decoded by :func:`.jvm_decode.decode_offsets`).
+"""Source offsets from the offsets topic's full history (decoded by :func:`.jvm_decode.decode_offset_parts`:
+the transforms that ask something of every key's records read its ``records`` and join its ``keys`` to
+the rows they keep; the others read its ``frame``).
 
 Compaction semantics: per key (its exact bytes) and Kafka partition, the record with the highest offset
 wins and a tombstone deletes. The worker finds an offset by the exact bytes of its key, so a partition
