@@ -166,7 +166,7 @@ def _offsets_rows(
 
 def decode_offsets_per_record(records: DataFrame, partitions: int | None = None) -> DataFrame:
     """The offsets topic's records, every one through the codec; ``partitions``: the topic's partition
-    count (where each key belongs). The reference for :func:`.jvm_decode.decode_offsets`, which the jobs use."""
+    count (where each key belongs). The reference for :func:`.jvm_decode.decode_offset_parts`, which the jobs use."""
 
     schema = to_arrow_schema(OFFSETS_SCHEMA)
 

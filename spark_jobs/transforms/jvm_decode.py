@@ -1,7 +1,8 @@
 """The offsets topic decoded mostly in the JVM, with the sidecar's codecs where the exact-bytes rules need them.
 
-:func:`decode_offsets` gives exactly the rows of :func:`.decode.decode_offsets_per_record` (the codec run
-on every record), without running Python on every record:
+:func:`decode_offset_parts` gives (its ``frame``) exactly the rows of
+:func:`.decode.decode_offsets_per_record` (the codec run on every record), without running Python on
+every record:
 
 - keys: each *distinct* key is decoded once by the codec (:func:`control_plane.codecs.parse_offset_key`,
   the worker's encoding of it, the partition murmur2 picks), and joined back to its records. A partition's
@@ -169,7 +170,7 @@ def _rank(text: Column) -> Column:
 
 
 def with_normal(frame: DataFrame) -> DataFrame:
-    """``offset_normal`` filled in where :func:`decode_offsets` left it out (``normal=False``): a value
+    """``offset_normal`` filled in where :func:`decode_offset_parts` left it out (``normal=False``): a value
     Spark's expressions read (the codec's values always carry theirs). Only the records an output shows
     need it (a key's last one), so a job sorts each key's offset once, not each record's."""
     missing = F.col("offset_json").isNotNull() & F.col("offset_normal").isNull()
@@ -205,7 +206,7 @@ class OffsetParts:
 
     records: DataFrame
     keys: DataFrame
-    frame: DataFrame  # OFFSETS_SCHEMA plus key_id: what decode_offsets returns
+    frame: DataFrame  # OFFSETS_SCHEMA plus key_id: every record with its key's columns
 
 
 RECORD_COLUMNS = [
@@ -217,18 +218,6 @@ RECORD_COLUMNS = [
     "offset_rank",
     "value_malformed",
 ]
-
-
-def decode_offsets(
-    records: DataFrame,
-    partitions: int | None = None,
-    broadcast_keys: bool = True,
-    driver_rows: int = DRIVER_ROWS,
-    normal: bool = True,
-    keep: Callable[[DataFrame], DataFrame] | None = None,
-) -> DataFrame:
-    """:func:`decode_offset_parts`' frame: every record with its key's columns."""
-    return decode_offset_parts(records, partitions, broadcast_keys, driver_rows, normal, keep).frame
 
 
 def decode_offset_parts(

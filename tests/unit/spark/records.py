@@ -107,7 +107,7 @@ SINK = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnecto
 
 
 def without_key_id(rows: list[Row]) -> list[dict[str, Any]]:
-    """``decode_offsets``' rows as dicts without ``key_id``, after checking it: the rank of the row's key
+    """``decode_offset_parts``' frame's rows as dicts without ``key_id``, after checking it: the rank of the row's key
     bytes among the distinct keys (the same for the same bytes, in byte order, nulls last)."""
     of = [None if r["key"] is None else bytes(r["key"]) for r in rows]
     known = sorted({k for k in of if k is not None})

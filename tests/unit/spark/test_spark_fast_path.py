@@ -16,7 +16,7 @@ from control_plane.codecs.json_wire import dumps
 from spark_jobs.read import RECORDS_SCHEMA
 from spark_jobs.transforms import (
     decode_config_records,
-    decode_offsets,
+    decode_offset_parts,
     decode_offsets_per_record,
     decode_status_records,
     decode_status_records_per_record,
@@ -88,7 +88,9 @@ def frame(spark: SparkSession) -> Iterator[DataFrame]:
 
 @PATHS
 def test_offsets_fast_path_decodes_as_the_codec_does(frame: DataFrame, driver_rows: int) -> None:
-    ours = without_key_id(decode_offsets(frame, OFFSET_PARTITIONS, driver_rows=driver_rows).orderBy(*ORDER).collect())
+    ours = without_key_id(
+        decode_offset_parts(frame, OFFSET_PARTITIONS, driver_rows=driver_rows).frame.orderBy(*ORDER).collect()
+    )
     exact = decode_offsets_per_record(frame, OFFSET_PARTITIONS).orderBy(*ORDER).collect()
     assert ours == [r.asDict() for r in exact]
 
@@ -115,6 +117,6 @@ def test_the_driver_path_plans_no_python_worker(spark: SparkSession) -> None:
     for n in range(20):
         h.raw_offset(dumps(["src", {"shard": n % 3}]), dumps({"position": n}), 1000 + n)
     records = spark.createDataFrame(h.frame(spark).toArrow(), RECORDS_SCHEMA)  # a local frame: no RDD of rows
-    plan = decode_offsets(records, OFFSET_PARTITIONS)._jdf.queryExecution().executedPlan().toString()
+    plan = decode_offset_parts(records, OFFSET_PARTITIONS).frame._jdf.queryExecution().executedPlan().toString()
     assert "LocalTableScan" in plan
     assert not any(name in plan for name in ("Python", "ArrowEval", "MapInArrow", "ExistingRDD"))

@@ -11,7 +11,7 @@ from pyspark.sql import Row, SparkSession
 
 from control_plane.codecs.json_wire import dumps
 from spark_jobs.transforms import (
-    decode_offsets,
+    decode_offset_parts,
     decode_offsets_per_record,
     decode_status_records,
     decode_status_records_per_record,
@@ -75,9 +75,9 @@ def same_rows(spark: SparkSession, h: History) -> list[Row]:
     frame = h.frame(spark)
     order = ["kafka_partition", "kafka_offset"]
     exact = decode_offsets_per_record(frame, OFFSET_PARTITIONS).orderBy(*order).collect()
-    jvm = decode_offsets(frame, OFFSET_PARTITIONS).orderBy(*order).collect()
+    jvm = decode_offset_parts(frame, OFFSET_PARTITIONS).frame.orderBy(*order).collect()
     # the jobs' way: the sorted form left out of the decoding, filled in on the rows kept (every row here)
-    later = with_normal(decode_offsets(frame, OFFSET_PARTITIONS, normal=False)).orderBy(*order).collect()
+    later = with_normal(decode_offset_parts(frame, OFFSET_PARTITIONS, normal=False).frame).orderBy(*order).collect()
     assert len(jvm) == len(later) == len(exact) == len(h.rows)
     for ours, deferred, theirs in zip(without_key_id(jvm), without_key_id(later), exact, strict=True):
         assert ours == theirs.asDict()

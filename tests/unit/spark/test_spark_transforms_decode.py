@@ -8,7 +8,7 @@ import json
 from pyspark.sql import SparkSession
 
 from control_plane.codecs import partition_for_key
-from spark_jobs.transforms import decode_config_records, decode_offsets, decode_status_records, skipped
+from spark_jobs.transforms import decode_config_records, decode_offset_parts, decode_status_records, skipped
 
 from .records import OFFSET_PARTITIONS, SINK, History
 
@@ -19,7 +19,7 @@ def test_offsets_rows_carry_the_codec_outcome(spark: SparkSession) -> None:
     h.offset_tombstone("src", {"filename": "/a", "z": 1}, 2000)
     h.raw_offset(json.dumps(["src", {"filename": "/a", "z": 1}]).encode(), b'{"position":9}', 3000)  # Python's json
     h.raw_offset(b"not json", b"{}", 4000)
-    rows = {r["timestamp"]: r for r in decode_offsets(h.frame(spark), OFFSET_PARTITIONS).collect()}
+    rows = {r["timestamp"]: r for r in decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS).frame.collect()}
 
     written = rows[1000]
     assert (written["connector"], written["partition_json"], written["offset_json"]) == (

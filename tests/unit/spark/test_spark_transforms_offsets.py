@@ -16,7 +16,6 @@ from spark_jobs.transforms import (
     connector_configs,
     decode_config_records,
     decode_offset_parts,
-    decode_offsets,
     first_missing_offsets,
     key_summary,
     non_canonical_keys,
@@ -175,7 +174,7 @@ def test_first_missing_offsets(spark: SparkSession) -> None:
     h.rows = [r for r in h.rows if (r[2], r[3]) not in {(1, 2), (2, 0)}]  # compaction removed them
     got = {
         r["kafka_partition"]: r["first_missing"]
-        for r in first_missing_offsets(decode_offsets(h.frame(spark), OFFSET_PARTITIONS)).collect()
+        for r in first_missing_offsets(decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS).frame).collect()
     }
     assert got == {0: None, 1: 2, 2: 0}
 

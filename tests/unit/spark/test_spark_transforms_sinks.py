@@ -8,7 +8,7 @@ from pyspark.sql import SparkSession
 from spark_jobs.transforms import (
     connector_configs,
     decode_config_records,
-    decode_offsets,
+    decode_offset_parts,
     history_view,
     offsets_as_of,
     orphaned_sink_offsets,
@@ -79,7 +79,7 @@ def test_sidecar_disagreements(spark: SparkSession) -> None:
     frame = h.frame(spark)
     connectors = connector_configs(decode_config_records(frame))
     sinks = sink_offsets(spark.createDataFrame(ROWS[:1], SINK_PARTITIONS_SCHEMA))
-    history = history_view(offsets_as_of(decode_offsets(frame, OFFSET_PARTITIONS), None), sinks, connectors)
+    history = history_view(offsets_as_of(decode_offset_parts(frame, OFFSET_PARTITIONS).frame, None), sinks, connectors)
     sidecar = spark.createDataFrame(
         [
             ("src", '{"filename":"/a","n":1}', '{"position":3}'),  # the same, keys in another order is fine
