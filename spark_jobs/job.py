@@ -205,12 +205,18 @@ def load(
         # aggregate them without a shuffle or a sort), their keys' columns joined from the small keys frame;
         # each key's sorted offset later, once (transforms.with_normal)
         partitions = _kept_partitions(spark, expected_records(args, ends))
-        return T.decode_offset_parts(
-            of("offsets"),
-            _offsets_partitions(of("offsets"), ends, target),
+        records = of("offsets")
+        if args.snapshot is None:  # read from Kafka once: the distinct keys' pass and the decoding read it
+            records = kept(records)
+        parts = T.decode_offset_parts(
+            records,
+            _offsets_partitions(records, ends, target),
             normal=False,
             keep=lambda values: kept(T.clustered(values, partitions)),
         )
+        if args.snapshot is None:  # the records are kept decoded now (decode_offset_parts read them all)
+            records.unpersist()
+        return parts
 
     decoders: dict[str, Callable[[], DataFrame]] = {
         "config": lambda: kept(T.decode_config_records(of("config"))),
