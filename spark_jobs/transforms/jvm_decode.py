@@ -198,26 +198,15 @@ def _distinct_names(text: Column) -> Column:
 @dataclass(frozen=True)
 class OffsetParts:
     """The offsets topic decoded (:func:`decode_offset_parts`), in its two parts: ``records``, one row a
-    record of its own columns (:data:`RECORD_COLUMNS`: position, ``key_id``, the value's decoding and
-    ``value_malformed``), and ``keys``, one row a distinct key (:data:`KEY_SCHEMA`: what the key decides,
-    ``key_malformed``). A transform that asks something of each key's records reads ``records`` and joins
-    the few rows it keeps with ``keys`` (a column of a key carried on each of its records costs the copy of
-    its strings on every record); ``frame`` joins them for every record."""
+    record of its own columns (position, ``key_id``, ``tombstone``, ``offset_json``, ``offset_normal``,
+    ``offset_rank`` and ``value_malformed``), and ``keys``, one row a distinct key (:data:`KEY_SCHEMA`:
+    what the key decides, ``key_malformed``). A transform that asks something of each key's records reads
+    ``records`` and joins the few rows it keeps with ``keys`` (a column of a key carried on each of its
+    records costs the copy of its strings on every record); ``frame`` joins them for every record."""
 
     records: DataFrame
     keys: DataFrame
     frame: DataFrame  # OFFSETS_SCHEMA plus key_id: every record with its key's columns
-
-
-RECORD_COLUMNS = [
-    *(f.name for f in POSITION),
-    "key_id",
-    "tombstone",
-    "offset_json",
-    "offset_normal",
-    "offset_rank",
-    "value_malformed",
-]
 
 
 def decode_offset_parts(
@@ -282,7 +271,7 @@ def decode_offset_parts(
         F.when(
             value_ok, F.when(text_.isNotNull(), sorted_form if normal else None).otherwise(F.col("offset_normal"))
         ).alias("offset_normal"),
-        # the rank outside any condition, where Spark shares its subexpressions (see _rank)
+        # from the text Spark reads, else the codec's
         F.coalesce(_rank(text_), F.when(value_ok, F.col("offset_rank"))).alias("offset_rank"),
         "value_malformed",
     )
