@@ -57,6 +57,15 @@ TRICKY_VALUES: list[bytes | None] = [
     b"",
     b'{"a":"tab\there"}',
     b'{"a":"del\x7f"}',
+    # a '":' that is not where a scalar begins: a name that begins with ':' (its opening quote follows
+    # '{' or ','), a string that ends with ','
+    b'{":":1}',
+    b'{":1":5}',
+    b'{"a":1,":t":2}',
+    b'{"a,":1,"b":2}',
+    b'{",":":1,",":":-1}',  # a ',"' inside a value that reads like the start of a repeated name
+    b'{"a":1,"b":",\"a\":"}',
+    b'{"a":1,"b":2,"a":3}',
 ]
 
 TRICKY_KEYS: list[bytes | None] = [
