@@ -59,9 +59,11 @@ _SCALAR = f"(?:{_STRING}|{_INTEGER}|true|false|null)"
 # rest a member (a third of the two expressions it replaced: the shape, then a repeated name anywhere)
 FLAT_DISTINCT = rf'^\{{(?:"({_CHAR}*)":{_SCALAR}(?!.*,"\1":)(?:,(?=")|(?=\}}\z)))*\}}\z'
 MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the value's text
-# of a flat object: each member's integer, in group 1 (found from the start, each match begins at a name's
-# opening quote: a name holds no '"'); and whether every scalar is one
+# of a flat object of integers: each member's integer, in group 1 (found from the start, each match begins
+# at a name's opening quote: a name holds no '"'); the same where every '":' ends a name; and whether every
+# scalar is an integer
 INTEGER_VALUE = f'"{_CHAR}*":(-?[0-9]+)'
+PLAIN_INTEGER_VALUE = r'":(-?[0-9]+)'
 INTEGERS_ONLY = rf'^\{{"{_CHAR}*":-?[0-9]+(?:,"{_CHAR}*":-?[0-9]+)*\}}\z'
 
 KEY_SCHEMA = StructType(
@@ -172,13 +174,20 @@ def _rank(text: Column) -> Column:
     ``":t``, ``":f``, ``":n`` occurs. A ``":`` is also a string's opening quote and a first ``:``: of a
     value (the text then holds a string scalar: null either way), or of a name, whose opening quote
     follows ``{`` or ``,``. So a text holding ``{":`` or ``,":`` (a name beginning with ``:``, or a
-    string ending with ``,``: rare) is decided by :data:`INTEGERS_ONLY` instead."""
+    string ending with ``,``: rare) is decided by :data:`INTEGERS_ONLY` instead, and its integers found
+    by :data:`INTEGER_VALUE` (in the others, of integers only, ``":`` ends each name: the cheaper
+    :data:`PLAIN_INTEGER_VALUE`)."""
     literal = text != F.lit("{}")
     for start in '"tfn':  # a string, true, false, null
         literal = literal & ~text.contains(f'":{start}')
     plain = ~text.contains('{":') & ~text.contains(',":')
-    integers_only = F.when(plain, literal).otherwise(text.rlike(INTEGERS_ONLY))
-    return F.when(integers_only, F.regexp_extract_all(text, F.lit(INTEGER_VALUE), 1).cast("array<bigint>"))
+
+    def integers(pattern: str) -> Column:
+        return F.regexp_extract_all(text, F.lit(pattern), 1).cast("array<bigint>")
+
+    return F.when(plain, F.when(literal, integers(PLAIN_INTEGER_VALUE))).otherwise(
+        F.when(text.rlike(INTEGERS_ONLY), integers(INTEGER_VALUE))
+    )
 
 
 def with_normal(frame: DataFrame) -> DataFrame:
