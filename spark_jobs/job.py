@@ -34,6 +34,8 @@ from .session import (
 from .target import Target, TargetError, resolve_target
 
 EXPECTED_ERRORS = (TargetError, KafkaUnreachable, InputError, SessionError)
+# a record's own columns (read.RECORDS_SCHEMA without the role and the topic: the same on a topic's records)
+RECORD_COLUMNS = ("partition", "offset", "timestamp", "key", "value")
 RECORDS_PER_TASK = 250_000  # a small internal topic is read and decoded in few tasks
 # offset records a kept partition holds at most: two partitions sorted at once fit a 1 GB local driver's
 # execution memory without spilling (10 M records in the default 4 partitions spilled 600 MB)
@@ -205,17 +207,20 @@ def load(
         # aggregate them without a shuffle or a sort), their keys' columns joined from the small keys frame;
         # each key's sorted offset later, once (transforms.with_normal)
         partitions = _kept_partitions(spark, expected_records(args, ends))
-        records = of("offsets")
+        records, own = of("offsets"), None
         if args.snapshot is None:  # read from Kafka once: the distinct keys' pass and the decoding read it
-            records = kept(records)
+            # without the topic's name and the role, the same on every record of the one topic read: kept
+            # narrower, and the role put back as a constant
+            own = kept(records.select(*RECORD_COLUMNS))
+            records = own.select(F.lit("offsets").alias("role"), F.lit(target.offsets_topic).alias("topic"), "*")
         parts = T.decode_offset_parts(
             records,
             _offsets_partitions(records, ends, target),
             normal=False,
             keep=lambda values: kept(T.clustered(values, partitions)),
         )
-        if args.snapshot is None:  # the records are kept decoded now (decode_offset_parts read them all)
-            records.unpersist()
+        if own is not None:  # the records are kept decoded now (decode_offset_parts read them all)
+            own.unpersist()
         return parts
 
     decoders: dict[str, Callable[[], DataFrame]] = {

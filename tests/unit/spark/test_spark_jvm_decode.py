@@ -64,7 +64,7 @@ TRICKY_VALUES: list[bytes | None] = [
     b'{"a":1,":t":2}',
     b'{"a,":1,"b":2}',
     b'{",":":1,",":":-1}',  # a ',"' inside a value that reads like the start of a repeated name
-    b'{"a":1,"b":",\"a\":"}',
+    b'{"a":1,"b":","a":"}',
     b'{"a":1,"b":2,"a":3}',
 ]
 
