@@ -81,7 +81,7 @@ def _serve(settings: Settings, app: Starlette) -> None:
     import uvicorn
 
     from .listener_tls import CertificateReloader
-    from .rest.server import protocol
+    from .rest.server import HEADER_OPTIONS, protocol
 
     config = uvicorn.Config(
         app,
@@ -93,8 +93,7 @@ def _serve(settings: Settings, app: Starlette) -> None:
         log_config=None,
         log_level=settings.log_level,
         timeout_graceful_shutdown=settings.shutdown_grace_s,
-        server_header=False,
-        date_header=False,
+        **HEADER_OPTIONS,  # rest.stamp
         ssl_certfile=settings.tls_certfile,
         ssl_keyfile=settings.tls_keyfile,
         ssl_keyfile_password=settings.tls_keyfile_password,

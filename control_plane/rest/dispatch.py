@@ -33,7 +33,7 @@ from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Match, Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ..metrics import Metrics
 from ..upstream import REQUEST_DEADLINE, NoWorkerAvailable, UpstreamTimeout
@@ -44,6 +44,7 @@ from .jaxrs import JerseyRoute
 from .limits import DEADLINE, SHUTTING_DOWN, RequestLimits, refusal
 from .proxy import PassThrough, answer_headers, forward, log_level, upstream_request
 from .routes import route_template
+from .stamp import stamped
 from .state import RuntimeSlot, current
 from .unanswered import known_better, unanswered
 
@@ -165,7 +166,23 @@ class SidecarApp(Starlette):
         Connect route of the sidecar (``rest.server``)."""
         return self.passes_through(scope) or self.lean_route(scope) is not None
 
+    def stamped(self, headers: Headers) -> Headers:
+        """An answer's ``headers`` with the workers' ``Server`` and a ``Date`` where it has none: a worker's
+        Jetty puts both on every answer (``rest.stamp``)."""
+        runtime = self._slot.runtime
+        return stamped(headers, runtime.upstream.server_header if runtime is not None else None)
+
+    def _stamping(self, send: Send) -> Send:
+        async def stamping(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": self.stamped(list(message.get("headers", ())))}
+            await send(message)
+
+        return stamping
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":  # every answer as a worker's Jetty frames it (rest.stamp)
+            send = self._stamping(send)
         if scope["type"] == "http" and self._limits is not None:  # the limits, on both paths (rest.limits)
             await self._limits(scope, receive, send, self._admit)
         else:

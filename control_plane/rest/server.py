@@ -42,6 +42,9 @@ from uvicorn.protocols.http.httptools_impl import (
 from .dispatch import Reply, SidecarApp
 
 Headers = list[tuple[bytes, bytes]]
+# uvicorn's own Server and Date headers off: a worker's answer has its own, and the sidecar's own answers get
+# the workers' Server and a Date (rest.stamp), as a worker's Jetty puts them on every answer
+HEADER_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False}
 ONE_WRITE = 64 * 1024  # an answer up to this size of body goes out in one write; a larger body is written on its own
 
 
@@ -123,6 +126,8 @@ class SidecarProtocol(HttpToolsProtocol):
         chunked: bool | None = None
         length = 0
         headers = [*cycle.default_headers, *reply.headers] if cycle.default_headers else reply.headers
+        if self.sidecar is not None:  # the worker's Server and a Date where the answer has none (rest.stamp)
+            headers = self.sidecar.stamped(headers)
         # uvicorn's checks of each name and value, each made once on them all: "!" is allowed in a name,
         # a tab in a value, so joined they hold a refused byte exactly when one of them does
         if HEADER_RE.search(b"!".join([name for name, _ in headers])):
@@ -179,4 +184,4 @@ def protocol() -> type[asyncio.Protocol] | str:
     return SidecarProtocol if available() else "httptools"
 
 
-__all__ = ["SidecarProtocol", "available", "protocol", "sidecar_app"]
+__all__ = ["HEADER_OPTIONS", "SidecarProtocol", "available", "protocol", "sidecar_app"]

@@ -224,6 +224,8 @@ class ConnectUpstream:
         self._max_concurrent = max_concurrent_requests
         self._slots = Slots(max_concurrent_requests) if max_concurrent_requests else None
         self._probe_timeout_s = probe_timeout_s
+        # the Server header of the last answer to the liveness probe (rest.stamp puts it on the sidecar's own)
+        self.server_header: bytes | None = None
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -429,6 +431,9 @@ class ConnectUpstream:
                 raise UpstreamTimeout(
                     worker, f"no answer to the liveness probe within {self._probe_timeout_s} s"
                 ) from None
+            server = next((value for name, value in response.headers if name.lower() == b"server"), None)
+            if server is not None:
+                self.server_header = server
             data = orjson.loads(response.body) if response.status == 200 else {}
             return data.get("version") if isinstance(data, dict) else None
         except UpstreamError as err:

@@ -26,7 +26,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from starlette.applications import Starlette
 
 from control_plane.rest import create_app
-from control_plane.rest.server import SidecarProtocol
+from control_plane.rest.server import HEADER_OPTIONS, SidecarProtocol
 from control_plane.settings import load_settings
 
 from .stack import Cluster
@@ -88,6 +88,7 @@ async def serve(app: Starlette, *, wait_ready: bool = True, timeout_s: float = 6
         log_config=None,  # the process's logging stays the tests' (structlog capture_logs and all)
         access_log=False,
         timeout_graceful_shutdown=10,
+        **HEADER_OPTIONS,  # as the cli serves: the worker's Server and Date (rest.stamp)
     )
     server = _InProcessServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]), name=f"sidecar-on-{port}")

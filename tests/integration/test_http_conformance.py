@@ -5,6 +5,8 @@ sidecar a 3.4.1 worker's Jetty and Jersey answer as 4.3.1's do where the sidecar
 from __future__ import annotations
 
 import asyncio
+import time
+from email.utils import parsedate_to_datetime
 
 import httpx
 import pytest
@@ -45,3 +47,22 @@ async def test_the_sidecar_answers_these_bytes_as_the_4_3_1_worker(
     assert (direct[0], direct[1]) == (status, content_type)  # the measurement in http_cases still holds
     if body is not None:
         assert direct[3] == body
+
+
+async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(
+    cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient
+) -> None:
+    """A worker's Jetty puts ``Server`` and ``Date`` on every answer. Through the sidecar, an answer of its
+    view, one of its refusals and a worker's own answer each carry one of both: the worker's ``Server``
+    (its Jetty's version), and a ``Date`` of now (``rest.stamp``)."""
+    jetty = (await worker.get("/")).headers["server"]
+    assert jetty.startswith("Jetty(")
+    view = await sidecar.get("/connectors")
+    refused = await sidecar.get("/connectors/no-such-connector-anywhere/status")
+    passed = await sidecar.get("/")
+    assert view.headers.get("x-sidecar-source") == "view" and refused.status_code == 404
+    for answer in (view, refused, passed):
+        assert answer.headers.get_list("server") == [jetty], answer.headers
+        dates = answer.headers.get_list("date")
+        assert len(dates) == 1, answer.headers
+        assert abs(parsedate_to_datetime(dates[0]).timestamp() - time.time()) < 30

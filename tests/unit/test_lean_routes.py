@@ -18,7 +18,7 @@ from control_plane.rest.jaxrs import JerseyRoute
 from control_plane.rest.server import SidecarProtocol
 from control_plane.settings import load_settings
 from tests.unit.test_pass_through_bytes import served
-from tests.unit.test_server_protocol import CLOSE, ScriptedWorker, exchange
+from tests.unit.test_server_protocol import CLOSE, DATE, ScriptedWorker, exchange
 
 JSON_BODY = b"Content-Type: application/json\r\nContent-Length: 31\r\n\r\n" + b'{"connector.class":"x","a":"b"}'
 REQUESTS = [
@@ -91,8 +91,8 @@ async def answers(
             app.add_middleware(Aside)
         worker.requests.clear()
         handled.clear()
-        async with served(app, http, date_header=False) as port:
-            answer = await exchange(port, request_bytes)
+        async with served(app, http) as port:
+            answer = DATE.sub(b"\r\ndate: DATE\r\n", await exchange(port, request_bytes))
         assert bool(handled) == aside, (name, handled)
         got = [r.replace(b":%d\r\n" % worker.port, b":PORT\r\n") for r in worker.requests]
         out[name] = (answer.replace(b"%d" % worker.port, b"PORT"), got)

@@ -15,7 +15,7 @@ import uvicorn
 from starlette.routing import Match
 
 from control_plane.rest import create_app
-from control_plane.rest.server import SidecarProtocol
+from control_plane.rest.server import HEADER_OPTIONS, SidecarProtocol
 from control_plane.settings import load_settings
 
 
@@ -70,7 +70,7 @@ async def served(app: Any, http: Any = SidecarProtocol, **config: Any) -> AsyncI
     """``app`` served by uvicorn on a free loopback port (by default with the server protocol the cli serves
     with: the pass-through below ASGI, rest.server), its port yielded once it listens; stopped after."""
     port = free_port()
-    options: dict[str, Any] = {"log_config": None, "lifespan": "on", "access_log": False, **config}
+    options: dict[str, Any] = {"log_config": None, "lifespan": "on", "access_log": False, **HEADER_OPTIONS, **config}
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http=http, **options))
     task = asyncio.create_task(server.serve())
     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,11 +16,13 @@ from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from control_plane.rest import create_app
 from control_plane.rest.admission import Admission, Arrival, Denied, denied_json
-from control_plane.rest.server import SidecarProtocol, available, protocol, sidecar_app
+from control_plane.rest.server import HEADER_OPTIONS, SidecarProtocol, available, protocol, sidecar_app
 from control_plane.settings import load_settings
 from tests.unit.test_pass_through_bytes import served
 
 ROOT = b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}'
+SERVER = b"Jetty(12.0.34)"
+DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
 
 
 class ScriptedWorker:
@@ -35,7 +38,7 @@ class ScriptedWorker:
     def answer(line: bytes) -> bytes:
         method, target, _ = line.split(b" ", 2)
         if target == b"/":
-            return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(ROOT), ROOT)
+            return b"HTTP/1.1 200 OK\r\nServer: %s\r\nContent-Length: %d\r\n\r\n%s" % (SERVER, len(ROOT), ROOT)
         if target.startswith(b"/big"):  # a body larger than one write (rest.server.ONE_WRITE)
             body = b'{"x":"' + b"y" * 300_000 + b'"}'
             return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
@@ -85,7 +88,7 @@ async def sidecar(
         load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False, **settings),
         admission=admission,
     )
-    async with served(app, http, date_header=False) as port:
+    async with served(app, http, **HEADER_OPTIONS) as port:  # as the cli serves
         yield port
 
 
@@ -143,7 +146,7 @@ async def test_the_same_bytes_as_uvicorns_own_protocol(request_bytes: bytes) -> 
     for name, http in (("asgi", "httptools"), ("below-asgi", SidecarProtocol)):
         async with ScriptedWorker().running() as worker, sidecar(worker, http) as port:
             got = [r.replace(b":%d\r\n" % worker.port, b":PORT\r\n") for r in worker.requests]
-            answers[name] = (await exchange(port, request_bytes), got)
+            answers[name] = (DATE.sub(b"\r\ndate: DATE\r\n", await exchange(port, request_bytes)), got)
     assert answers["below-asgi"] == answers["asgi"]
     assert answers["asgi"][0].startswith(b"HTTP/1.")
 
@@ -156,7 +159,7 @@ async def test_a_worker_that_refuses_connections_is_the_same_503() -> None:
             pass  # its port is closed now
         async with sidecar(worker, http) as port:
             answer = await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"\r\n")
-            answers.append(answer.replace(b"%d" % worker.port, b"PORT"))
+            answers.append(DATE.sub(b"\r\ndate: DATE\r\n", answer.replace(b"%d" % worker.port, b"PORT")))
     assert answers[0] == answers[1]
     assert answers[0].startswith(b"HTTP/1.1 503 ")
 
@@ -231,3 +234,20 @@ async def test_the_request_limits_hold_below_asgi_too(http: Any) -> None:
     assert answer.startswith(b"HTTP/1.1 413 "), answer
     assert b'"error_code":413' in answer
     assert worker.requests == []
+
+
+@pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
+async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(http: Any) -> None:
+    """A worker's Jetty puts ``Server`` and ``Date`` on every answer; the sidecar's own answers (here a Connect
+    route's 405, and its own path) carry the workers' ``Server`` (from their liveness probe) and a ``Date``
+    too, on both ways of serving (``rest.stamp``)."""
+    async with ScriptedWorker().running() as worker, sidecar(worker, http) as port:
+        refused = await exchange(port, b"POST /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")
+        own = await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
+        forwarded = await exchange(port, b"GET /s/404 HTTP/1.1\r\n" + CLOSE + b"\r\n")
+    for answer in (refused, own, forwarded):
+        head = answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+        assert head[1] == b"server: " + SERVER, answer
+        assert head[2].startswith(b"date: ") and head[2].endswith(b" GMT"), answer
+        assert sum(line.lower().startswith((b"server:", b"date:")) for line in head) == 2, answer
+    assert refused.startswith(b"HTTP/1.1 405 ")
