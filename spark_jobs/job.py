@@ -215,7 +215,7 @@ def load(
             records = own.select(F.lit("offsets").alias("role"), F.lit(target.offsets_topic).alias("topic"), "*")
         parts = T.decode_offset_parts(
             records,
-            _offsets_partitions(records, ends, target),
+            _offsets_partitions(ends, target),
             normal=False,
             keep=lambda values: kept(T.clustered(values, partitions)),
         )
@@ -278,11 +278,12 @@ def _kept_partitions(spark: SparkSession, records: int | None) -> int | None:
     return wanted if wanted > int(spark.conf.get("spark.sql.shuffle.partitions") or 0) else None
 
 
-def _offsets_partitions(records: DataFrame, ends: dict[str, dict[int, int]] | None, target: Target) -> int | None:
+def _offsets_partitions(ends: dict[str, dict[int, int]] | None, target: Target) -> int | str:
+    """The offsets topic's partition count: from its end offsets (Kafka), else its records' highest
+    partition + 1 (a snapshot: found with the distinct keys, ``T.HIGHEST_PARTITION``)."""
     if ends and target.offsets_topic in ends:
         return len(ends[target.offsets_topic])
-    top = records.agg(F.max("partition")).first()  # a snapshot: the highest partition it holds
-    return int(top[0]) + 1 if top and top[0] is not None else None
+    return T.HIGHEST_PARTITION
 
 
 def run(job: str, main: Callable[[], int]) -> int:

@@ -4,7 +4,7 @@ from .compare import history_view, running_connectors, sidecar_disagreements
 from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
 from .decode import decode_config_records, decode_offsets_per_record, decode_status_records_per_record, skipped
-from .jvm_decode import OffsetParts, clustered, decode_offset_parts, with_normal
+from .jvm_decode import HIGHEST_PARTITION, OffsetParts, clustered, decode_offset_parts, with_normal
 from .jvm_status import decode_status_records
 from .offsets import (
     first_missing_offsets,
@@ -28,6 +28,7 @@ from .topics import (
 )
 
 __all__ = [
+    "HIGHEST_PARTITION",
     "OffsetParts",
     "clustered",
     "connector_configs",

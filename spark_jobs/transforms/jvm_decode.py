@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -44,7 +45,7 @@ from pyspark.sql.types import (
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
 from .decode import POSITION, _key_fields, _position
-from .driver_codec import DRIVER_ROWS, codec_frame
+from .driver_codec import DRIVER_ROWS, codec_frame, decoded_frame, take
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -65,6 +66,10 @@ MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the va
 INTEGER_VALUE = f'"{_CHAR}*":(-?[0-9]+)'
 PLAIN_INTEGER_VALUE = r'":(-?[0-9]+)'
 INTEGERS_ONLY = rf'^\{{"{_CHAR}*":-?[0-9]+(?:,"{_CHAR}*":-?[0-9]+)*\}}\z'
+
+# decode_offset_parts's ``partitions`` when the topic's partition count is not known (a snapshot): its
+# records' highest partition + 1, found in the one pass over their keys
+HIGHEST_PARTITION = "highest"
 
 KEY_SCHEMA = StructType(
     [
@@ -136,13 +141,31 @@ def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
     return columns
 
 
-def _keys(records: DataFrame, partitions: int | None, limit: int) -> tuple[DataFrame, bool]:
+def _keys(records: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, bool]:
     """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last),
-    in the driver or the Python workers (:func:`.driver_codec.codec_frame`)."""
-    distinct = records.select(F.col("key").alias("k")).distinct()
+    in the driver or the Python workers (:func:`.driver_codec.codec_frame`). ``partitions``
+    :data:`HIGHEST_PARTITION`: the records' highest partition + 1, from the same pass over their keys."""
     rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # a few rows: one partition
-    ranked = distinct.withColumn("key_id", rank.cast("long"))
-    return codec_frame(ranked, lambda batch: _key_rows(batch, partitions), KEY_SCHEMA, limit)
+    if partitions != HIGHEST_PARTITION:
+        distinct = records.select(F.col("key").alias("k")).distinct().withColumn("key_id", rank.cast("long"))
+        known = partitions if isinstance(partitions, int) else None
+        return codec_frame(distinct, lambda batch: _key_rows(batch, known), KEY_SCHEMA, limit)
+    grouped = records.groupBy(F.col("key").alias("k")).agg(F.max("kafka_partition").alias("top"))
+    ranked = grouped.withColumn("key_id", rank.cast("long"))
+    table = take(ranked, limit) if limit > 0 else None
+    if table is not None:
+        top = pc.max(table.column("top")).as_py()
+    else:
+        highest = ranked.agg(F.max("top")).first()
+        top = highest[0] if highest is not None else None
+    count = None if top is None else int(top) + 1
+
+    def rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
+        return _key_rows(batch, count)
+
+    if table is not None:  # few keys: decoded in the driver, as codec_frame does
+        return decoded_frame(records.sparkSession, table, rows, KEY_SCHEMA), True
+    return codec_frame(ranked, rows, KEY_SCHEMA, 0)  # in the Python workers
 
 
 def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
@@ -225,7 +248,7 @@ class OffsetParts:
 
 def decode_offset_parts(
     records: DataFrame,
-    partitions: int | None = None,
+    partitions: int | str | None = None,
     broadcast_keys: bool = True,
     driver_rows: int = DRIVER_ROWS,
     normal: bool = True,
@@ -233,7 +256,8 @@ def decode_offset_parts(
 ) -> OffsetParts:
     """The offsets topic's records as :data:`.decode.OFFSETS_SCHEMA`, plus ``key_id`` (``frame``; the
     records' own columns and the keys' apart: :class:`OffsetParts`); ``partitions``: the
-    topic's partition count (where each key belongs). ``broadcast_keys``: the distinct keys and unusual
+    topic's partition count (where each key belongs; :data:`HIGHEST_PARTITION`: its records' highest
+    partition + 1; None: unknown). ``broadcast_keys``: the distinct keys and unusual
     values fit every executor's memory. Each distinct key, and each distinct value of an unusual shape, is
     decoded once by the codec: in the driver up to ``driver_rows`` of them (this runs Spark jobs at once),
     else in the Python workers. ``normal=False``: ``offset_normal`` only where the codec decoded the

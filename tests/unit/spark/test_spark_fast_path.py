@@ -10,11 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F
 
 from control_plane.codecs import ConnectorConfig, TaskConfig, TaskStatus, encode_config, encode_status
 from control_plane.codecs.json_wire import dumps
 from spark_jobs.read import RECORDS_SCHEMA
 from spark_jobs.transforms import (
+    HIGHEST_PARTITION,
     decode_config_records,
     decode_offset_parts,
     decode_offsets_per_record,
@@ -93,6 +95,22 @@ def test_offsets_fast_path_decodes_as_the_codec_does(frame: DataFrame, driver_ro
     )
     exact = decode_offsets_per_record(frame, OFFSET_PARTITIONS).orderBy(*ORDER).collect()
     assert ours == [r.asDict() for r in exact]
+
+
+@PATHS
+def test_a_partition_count_not_known_is_the_records_highest_partition_plus_one(
+    frame: DataFrame, driver_rows: int
+) -> None:
+    """A snapshot's offsets topic: its partition count is its records' highest partition + 1, found in the
+    distinct keys' pass (``HIGHEST_PARTITION``), in the driver and in the Python workers."""
+    highest = frame.filter(F.col("role") == "offsets").agg(F.max("partition")).first()
+    assert highest is not None and highest[0] is not None
+    ours = without_key_id(
+        decode_offset_parts(frame, HIGHEST_PARTITION, driver_rows=driver_rows).frame.orderBy(*ORDER).collect()
+    )
+    exact = decode_offsets_per_record(frame, highest[0] + 1).orderBy(*ORDER).collect()
+    assert ours == [r.asDict() for r in exact]
+    assert any(r["expected_kafka_partition"] is not None for r in ours)
 
 
 @PATHS
