@@ -51,20 +51,21 @@ def key_summary(parts: OffsetParts, as_of_ms: int | None = None) -> DataFrame:
     ``then`` (the last record, and the last at or before as-of, in the restore plan's order: time, then
     position) and ``first_offset``. The records' own columns only: the key's are joined to the few rows."""
     commit = ~F.col("tombstone")
-    order, record = _order(), F.struct("tombstone", "offset_json")
-    then = order if as_of_ms is None else F.when(F.col("timestamp") <= F.lit(as_of_ms), order)
+    # the greatest of structs that lead with what orders them (unique in a group: the offset), so the rest is
+    # never compared: one buffer a column, where max_by keeps the value and its ordering apart
+    ordered = F.struct(_order().alias("o"), F.struct("tombstone", "offset_json").alias("r"))
+    then = ordered if as_of_ms is None else F.when(F.col("timestamp") <= F.lit(as_of_ms), ordered)
     per_key = (
         _valid_records(parts)
         .groupBy(*BY_KEY)
         .agg(
-            F.max_by(F.struct("tombstone", "offset_json", "offset_normal", "timestamp"), "kafka_offset").alias("last"),
+            F.max(F.struct("kafka_offset", "tombstone", "offset_json", "offset_normal", "timestamp")).alias("last"),
             F.count(F.when(commit, 1)).alias("commits"),
             F.count(F.when(~commit, 1)).alias("tombstones"),
             F.min(F.when(commit, F.col("timestamp"))).alias("first_commit"),
             F.max(F.when(commit, F.col("timestamp"))).alias("last_commit"),
-            F.max_by(F.struct(record.alias("r"), order.alias("o")), order).alias("now"),
-            # max_by skips the null orderings of the records after as-of
-            F.max_by(F.struct(record.alias("r"), order.alias("o")), then).alias("then"),
+            F.max(ordered).alias("now"),
+            F.max(then).alias("then"),  # max skips the nulls: the records after as-of
             F.min("kafka_offset").alias("first_offset"),
         )
     )
