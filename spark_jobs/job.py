@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
 from . import transforms as T
@@ -88,6 +88,7 @@ class Inputs:
     now_ms: int
     counts: dict[str, int]
     latest: dict[str, int]  # per role: the timestamp of its latest record (none read: absent)
+    partitions: dict[str, list[tuple[int, int, int, int]]]  # per role: T.PARTITION_STATS_SCHEMA's rows
     config: DataFrame
     status: DataFrame | None  # None: the job did not read it (load's roles)
     offsets: T.OffsetParts | None  # the records' and the keys' columns apart, and joined (``frame``)
@@ -235,16 +236,29 @@ def load(
     counts: dict[str, int] = {}
     skipped: dict[str, dict[str, int]] = {}
     latest: dict[str, int] = {}  # per role: its latest record's timestamp
+    partitions: dict[str, list[tuple[int, int, int, int]]] = {}
     try:
         for role, frame in decoded.items():
+            # one pass a topic: the records per reason (malformed or not) and per Kafka partition
             outcome = (
-                frame.groupBy("malformed").agg(F.count("*").alias("n"), F.max("timestamp").alias("latest")).collect()
+                frame.groupBy("malformed", "kafka_partition")
+                .agg(
+                    F.count("*").alias("n"),
+                    F.max("timestamp").alias("latest"),
+                    F.min("kafka_offset").alias("low"),
+                    F.max("kafka_offset").alias("high"),
+                )
+                .collect()
             )
             counts[role] = sum(r["n"] for r in outcome)
-            skipped[role] = {r["malformed"]: r["n"] for r in outcome if r["malformed"] is not None}
+            skipped[role] = {}
+            for r in outcome:
+                if r["malformed"] is not None:
+                    skipped[role][r["malformed"]] = skipped[role].get(r["malformed"], 0) + r["n"]
             times = [r["latest"] for r in outcome if r["latest"] is not None]
             if times:
                 latest[role] = max(times)
+            partitions[role] = _partition_stats(outcome)
             progress.note(
                 f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown"
             )
@@ -255,7 +269,19 @@ def load(
     if args.snapshot is not None and args.offline and latest:
         now_ms = max(latest.values())  # offline, "now" is the snapshot's time
     config, status = decoded["config"], decoded.get("status")
-    return Inputs(spark, target, source, online, now_ms, counts, latest, config, status, offset_parts, skipped)
+    return Inputs(
+        spark, target, source, online, now_ms, counts, latest, partitions, config, status, offset_parts, skipped
+    )
+
+
+def _partition_stats(outcome: list[Row]) -> list[tuple[int, int, int, int]]:
+    """Per Kafka partition, over every reason: (partition, records, lowest offset, highest offset), in
+    ``T.PARTITION_STATS_SCHEMA``'s order."""
+    stats: dict[int, tuple[int, int, int]] = {}
+    for r in outcome:
+        n, low, high = stats.get(r["kafka_partition"], (0, r["low"], r["high"]))
+        stats[r["kafka_partition"]] = (n + r["n"], min(low, r["low"]), max(high, r["high"]))
+    return [(p, *stats[p]) for p in sorted(stats)]
 
 
 def spark_reason(err: BaseException, limit: int = 400) -> str:

@@ -229,7 +229,13 @@ def _reconcile(
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
 
     plan_rows = (
-        T.source_restore_plan(summary, T.first_missing_offsets(offsets.frame), connectors)
+        T.source_restore_plan(
+            summary,
+            T.first_missing_offsets(
+                offsets.frame, local_frame(spark, inputs.partitions["offsets"], T.PARTITION_STATS_SCHEMA)
+            ),
+            connectors,
+        )
         .unionByName(T.sink_restore_plan(sink_offsets))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )

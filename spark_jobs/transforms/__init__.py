@@ -7,6 +7,7 @@ from .decode import decode_config_records, decode_offsets_per_record, decode_sta
 from .jvm_decode import HIGHEST_PARTITION, OffsetParts, clustered, decode_offset_parts, with_normal
 from .jvm_status import decode_status_records
 from .offsets import (
+    PARTITION_STATS_SCHEMA,
     first_missing_offsets,
     key_summary,
     non_canonical_keys,
@@ -14,6 +15,7 @@ from .offsets import (
     offsets_as_of,
     offsets_went_backwards,
     orphaned_offsets,
+    partition_stats,
     source_restore_plan,
 )
 from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
@@ -29,6 +31,7 @@ from .topics import (
 
 __all__ = [
     "HIGHEST_PARTITION",
+    "PARTITION_STATS_SCHEMA",
     "OffsetParts",
     "clustered",
     "connector_configs",
@@ -48,6 +51,7 @@ __all__ = [
     "offsets_went_backwards",
     "orphaned_offsets",
     "orphaned_sink_offsets",
+    "partition_stats",
     "running_connectors",
     "sidecar_disagreements",
     "sink_offsets",

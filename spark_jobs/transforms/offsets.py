@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
 from .jvm_decode import OffsetParts, with_normal
 
@@ -221,15 +222,32 @@ def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
     )
 
 
-def first_missing_offsets(decoded: DataFrame) -> DataFrame:
+PARTITION_STATS_SCHEMA = StructType(
+    [
+        StructField("kafka_partition", IntegerType(), False),
+        StructField("n", LongType(), False),
+        StructField("low", LongType(), False),
+        StructField("high", LongType(), False),
+    ]
+)
+
+
+def partition_stats(decoded: DataFrame) -> DataFrame:
+    """Per Kafka partition of the records: their count ``n``, lowest and highest offset
+    (:data:`PARTITION_STATS_SCHEMA`)."""
+    return decoded.groupBy("kafka_partition").agg(
+        F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")
+    )
+
+
+def first_missing_offsets(decoded: DataFrame, stats: DataFrame | None = None) -> DataFrame:
     """Per Kafka partition of the offsets topic: ``first_missing``, the lowest offset not retained (a
     record removed by compaction or retention, or a transaction marker's slot), null when the partition
     holds every record from offset 0. All records count here, malformed ones too. A partition whose
-    offsets are exactly 0 .. count - 1 (offsets are unique) needs no ordering; only the others are sorted."""
+    offsets are exactly 0 .. count - 1 (offsets are unique) needs no ordering; only the others are sorted.
+    ``stats``: :func:`partition_stats` of ``decoded`` when known already (a job counts them as it loads)."""
     offsets = decoded.select("kafka_partition", "kafka_offset")
-    stats = offsets.groupBy("kafka_partition").agg(
-        F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")
-    )
+    stats = partition_stats(offsets) if stats is None else stats
     complete = (F.col("low") == 0) & (F.col("high") == F.col("n") - 1)
     gappy = [r["kafka_partition"] for r in stats.filter(~complete).select("kafka_partition").collect()]
     whole = stats.filter(complete).select("kafka_partition", F.lit(None).cast("long").alias("first_missing"))

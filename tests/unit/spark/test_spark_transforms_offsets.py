@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from control_plane.codecs import OffsetKey, SourceOffset, Tombstone, encode_offset, partition_for_key
 from spark_jobs.transforms import (
+    PARTITION_STATS_SCHEMA,
     OffsetParts,
     clustered,
     connector_configs,
@@ -23,9 +24,11 @@ from spark_jobs.transforms import (
     offsets_went_backwards,
     orphaned_offsets,
     orphaned_sink_offsets,
+    partition_stats,
     sink_offsets,
     source_restore_plan,
 )
+from spark_jobs.transforms.driver_codec import local_frame
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
 
 from .records import OFFSET_PARTITIONS, SOURCE, History, restore_plan
@@ -166,15 +169,19 @@ def _commit(h: History, partition: dict[str, str], position: int, ts: int, kafka
     h.raw_offset(*encode_offset(SourceOffset("src", partition, {"position": position})), ts, partition=kafka_partition)
 
 
-def test_first_missing_offsets(spark: SparkSession) -> None:
+@pytest.mark.parametrize("known", [False, True], ids=["counted-here", "counted-by-the-job"])
+def test_first_missing_offsets(spark: SparkSession, known: bool) -> None:
     h = History()
     for ts in range(4):
         for kafka_partition in (0, 1, 2):
             _commit(h, A, ts, 1000 + ts, kafka_partition)
     h.rows = [r for r in h.rows if (r[2], r[3]) not in {(1, 2), (2, 0)}]  # compaction removed them
+    decoded = decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS).frame
+    # the stats as a job hands them (its load counted them): a local frame of the driver's rows
+    stats = local_frame(spark, [tuple(r) for r in partition_stats(decoded).collect()], PARTITION_STATS_SCHEMA)
     got = {
         r["kafka_partition"]: r["first_missing"]
-        for r in first_missing_offsets(decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS).frame).collect()
+        for r in first_missing_offsets(decoded, stats if known else None).collect()
     }
     assert got == {0: None, 1: 2, 2: 0}
 
