@@ -5,38 +5,13 @@ knows the connector's type."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-import orjson
-
-from ..upstream import UpstreamResponse
 from .capabilities import Feature
 from .offsets import ConnectorOffset, ConnectorOffsets
 from .offsets_request import OffsetEntry
-from .outcomes import Answer, Done, Forward, reshaped
+from .outcomes import Answer, Done, Forward
 from .read_rule import ReadRule
 from .stop import ConnectorStopper
-
-
-def without_unset_offsets(answer: UpstreamResponse) -> UpstreamResponse:
-    """A worker's ``GET /connectors/{c}/offsets`` answer without the partitions it lists with a null offset.
-
-    Connect's ``Worker.sourceConnectorOffsets`` takes the partitions it knows (``connectorPartitions``, from
-    which a tombstone removes one) before its reader reads the offsets topic to its end: right after a
-    reset, a partition whose tombstone the worker had not consumed yet comes out as ``"offset": null``.
-    KIP-875's answer for a reset partition is no entry (as a moment later, and as the sidecar's own read on
-    older workers gives). An answer with no such entry is sent unchanged, byte for byte."""
-    if answer.status != 200 or b'"offset":null' not in answer.body:
-        return answer
-    try:
-        data = orjson.loads(answer.body)
-    except orjson.JSONDecodeError:
-        return answer
-    listed = data.get("offsets") if isinstance(data, dict) else None
-    if not isinstance(listed, list):
-        return answer
-    kept = [e for e in listed if not (isinstance(e, dict) and "offset" in e and e["offset"] is None)]
-    return replace(answer, body=orjson.dumps({**data, "offsets": kept}))
 
 
 class StopAndOffsets:
@@ -55,7 +30,7 @@ class StopAndOffsets:
         self, name: str
     ) -> Answer[tuple[ConnectorOffset, ...]] | Forward[tuple[ConnectorOffset, ...]]:
         if not await self._rule.emulates(Feature.STOP_AND_OFFSETS_READ):
-            return Forward(rewrite=reshaped(without_unset_offsets))
+            return Forward()
         read = await self._offsets.read(name)
         warnings = tuple(
             f"source partition stored under {len(d.keys)} key encodings in {d.topic}; shown: the key its tasks look up"

@@ -94,36 +94,3 @@ async def test_before_any_worker_reports_its_version_the_request_goes_through(ro
         answer = await running.client.get("/connectors/c/offsets")
     assert (answer.status_code, answer.json()) == (200, {"offsets": []})
     assert route.call_count == 1
-
-
-RACED = (
-    b'{"offsets":[{"partition":{"filename":"/a"},"offset":null},'
-    b'{"partition":{"filename":"/b","offset":null},"offset":{"position":7}}]}'
-)
-
-
-@pytest.mark.parametrize(
-    ("worker", "shown"),
-    [
-        pytest.param(
-            RACED,
-            {"offsets": [{"partition": {"filename": "/b", "offset": None}, "offset": {"position": 7}}]},
-            id="a-reset-partition-listed-with-a-null-offset",
-        ),
-        pytest.param(GOOD, None, id="none-such: the same bytes"),
-    ],
-)
-async def test_a_native_read_shows_no_partition_of_a_null_offset(
-    router: respx.MockRouter, serve, worker: bytes, shown: object
-) -> None:
-    """Right after a reset, a 4.3.1 worker can list the reset partition with ``"offset": null`` (its
-    ``Worker.sourceConnectorOffsets`` takes the partitions it knows before it reads the topic to its end);
-    KIP-875's answer lists it not at all (``domain.stop_offsets.without_unset_offsets``)."""
-    router.route(method="GET", path="/connectors/c/offsets").respond(200, content=worker, headers=JSON)
-    async with serve(version="4.3.1") as running:
-        answer = await running.client.get("/connectors/c/offsets")
-    assert answer.status_code == 200
-    if shown is None:
-        assert answer.content == worker
-    else:
-        assert answer.json() == shown

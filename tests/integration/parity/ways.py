@@ -14,9 +14,7 @@ the ``version`` field of statuses (4.1+ writes it); a task's config but its ``ta
 plugin's own output, which the FileStream plugins shipped with each release word differently); and the
 two wordings of a successful offsets change
 (an old worker's connector is never asked to alter its offsets, so the sidecar gives the message Connect
-gives for a connector that manages none: ``offsets_messages.framework_managed``); and, in the reference
-worker's answers only, an offsets entry of a null offset (Connect's race right after a reset: the sidecar
-gives KIP-875's answer, no entry, ``domain.stop_offsets.without_unset_offsets``). The waits of a scenario
+gives for a connector that manages none: ``offsets_messages.framework_managed``). The waits of a scenario
 (``eventually``, ``Way.until``) are not recorded: they are how long state takes to move, which may differ.
 """
 
@@ -185,12 +183,6 @@ def _normalise(value: Any, way: Way) -> Any:
                 out[key] = None if item is None else "<trace>"
             elif key == "version" and "state" in value:
                 continue  # 4.1+ statuses carry the plugin's version, older ones do not
-            elif key == "offsets" and isinstance(item, list) and not way.via_sidecar:
-                # the reference worker's race (Worker.sourceConnectorOffsets reads the partitions it knows
-                # before the offsets topic): right after a reset it may list the reset partition with a
-                # null offset; KIP-875's answer, the sidecar's on every worker, lists it not at all
-                kept = [e for e in item if not (isinstance(e, dict) and "offset" in e and e["offset"] is None)]
-                out[key] = _normalise(kept, way)
             elif key == "config" and isinstance(item, dict) and isinstance(value.get("id"), dict):
                 # a task's config is what the connector plugin's taskConfigs() gave, passed through: the
                 # FileStream connectors shipped before 3.x give only their own keys, later ones the whole config
