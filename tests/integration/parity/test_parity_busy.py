@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
 
 from .ways import Way, appending, line, position_of, replay, run_every_way
@@ -23,6 +24,12 @@ async def busy_source(w: Way, base: str) -> tuple[str, str, Any]:
     source = w.home / f"{base}.txt"
     config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source), "topic": topic}
     return name, topic, (source, config)
+
+
+def reset_read_back(answer: httpx.Response) -> bool:
+    """A read that lists no partition with a null offset (once the worker consumed the reset's tombstone)."""
+    listed = answer.json().get("offsets") if answer.status_code == 200 else None
+    return isinstance(listed, list) and all(e.get("offset") is not None for e in listed)
 
 
 async def stopped_busy(w: Way, base: str, change: str) -> None:
@@ -42,6 +49,10 @@ async def stopped_busy(w: Way, base: str, change: str) -> None:
             await w.call("GET", w.path(name, "/offsets"))
         elif change == "reset":
             await w.call("DELETE", w.path(name, "/offsets"), label="DELETE right after the stop")
+            # a 4.3.1 worker may list the reset partition with a null offset for a moment, as it does for a
+            # key it cannot find: Worker.sourceConnectorOffsets takes the partitions it knows before its
+            # reader reads the offsets topic to its end (the sidecar on 4.3.1 forwards the worker's answer)
+            await w.until(w.path(name, "/offsets"), reset_read_back, "the reset partition no longer listed")
             await w.call("GET", w.path(name, "/offsets"))
         await w.until_states(name, "STOPPED", [])
         if change != "none":  # no late commit of a stopping task replaced the new offsets
