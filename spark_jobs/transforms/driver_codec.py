@@ -40,12 +40,22 @@ def decoded_frame(
     return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
 
 
-def codec_frame(
-    frame: DataFrame, rows: Callable[[pa.RecordBatch], dict[str, list[object]]], schema: StructType, limit: int
-) -> tuple[DataFrame, bool]:
+Rows = Callable[[pa.RecordBatch], dict[str, list[object]]]
+
+
+def codec_frame(frame: DataFrame, rows: Rows, schema: StructType, limit: int) -> tuple[DataFrame, bool]:
     """``rows`` (a batch in, columns of ``schema`` out) over ``frame``: in the driver when it has at most
     ``limit`` rows (True: a small local frame, fit for a broadcast), else in the Python workers."""
+    return codec_frame_of(frame, lambda _table: rows, schema, limit)
+
+
+def codec_frame_of(
+    frame: DataFrame, rows_for: Callable[[pa.Table | None], Rows], schema: StructType, limit: int
+) -> tuple[DataFrame, bool]:
+    """:func:`codec_frame`, its ``rows`` made once the driver knows where they run: ``rows_for`` gets the
+    rows in the driver (None: they go to the Python workers)."""
     table = take(frame, limit) if limit > 0 else None
+    rows = rows_for(table)
     if table is not None:
         return decoded_frame(frame.sparkSession, table, rows, schema), True
     arrow = to_arrow_schema(schema)

@@ -45,7 +45,7 @@ from pyspark.sql.types import (
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
 from .decode import POSITION, _key_fields, _position
-from .driver_codec import DRIVER_ROWS, codec_frame, decoded_frame, take
+from .driver_codec import DRIVER_ROWS, codec_frame, codec_frame_of
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -144,29 +144,24 @@ def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
 
 def _keys(records: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, bool]:
     """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last),
-    in the driver or the Python workers (:func:`.driver_codec.codec_frame`). ``partitions``
+    in the driver or the Python workers (:func:`.driver_codec.codec_frame_of`). ``partitions``
     :data:`HIGHEST_PARTITION`: the records' highest partition + 1, from the same pass over their keys."""
     rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # a few rows: one partition
-    if partitions != HIGHEST_PARTITION:
-        distinct = records.select(F.col("key").alias("k")).distinct().withColumn("key_id", rank.cast("long"))
-        known = partitions if isinstance(partitions, int) else None
-        return codec_frame(distinct, lambda batch: _key_rows(batch, known), KEY_SCHEMA, limit)
     grouped = records.groupBy(F.col("key").alias("k")).agg(F.max("kafka_partition").alias("top"))
     ranked = grouped.withColumn("key_id", rank.cast("long"))
-    table = take(ranked, limit) if limit > 0 else None
-    if table is not None:
-        top = pc.max(table.column("top")).as_py()
-    else:
-        highest = ranked.agg(F.max("top")).first()
-        top = highest[0] if highest is not None else None
-    count = None if top is None else int(top) + 1
 
-    def rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
-        return _key_rows(batch, count)
+    def rows_for(table: pa.Table | None) -> Callable[[pa.RecordBatch], dict[str, list[object]]]:
+        count = partitions if isinstance(partitions, int) else None
+        if partitions == HIGHEST_PARTITION:
+            if table is not None:
+                top = pc.max(table.column("top")).as_py()
+            else:
+                highest = ranked.agg(F.max("top")).first()
+                top = highest[0] if highest is not None else None
+            count = None if top is None else int(top) + 1
+        return lambda batch: _key_rows(batch, count)
 
-    if table is not None:  # few keys: decoded in the driver, as codec_frame does
-        return decoded_frame(records.sparkSession, table, rows, KEY_SCHEMA), True
-    return codec_frame(ranked, rows, KEY_SCHEMA, 0)  # in the Python workers
+    return codec_frame_of(ranked, rows_for, KEY_SCHEMA, limit)
 
 
 def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
