@@ -88,7 +88,7 @@ class Inputs:
     now_ms: int
     counts: dict[str, int]
     latest: dict[str, int]  # per role: the timestamp of its latest record (none read: absent)
-    partitions: dict[str, list[tuple[int, int, int, int]]]  # per role: T.PARTITION_STATS_SCHEMA's rows
+    partition_stats: dict[str, list[tuple[int, int, int, int]]]  # per role: T.PARTITION_STATS_SCHEMA's rows
     config: DataFrame
     status: DataFrame | None  # None: the job did not read it (load's roles)
     offsets: T.OffsetParts | None  # the records' and the keys' columns apart, and joined (``frame``)
@@ -236,18 +236,13 @@ def load(
     counts: dict[str, int] = {}
     skipped: dict[str, dict[str, int]] = {}
     latest: dict[str, int] = {}  # per role: its latest record's timestamp
-    partitions: dict[str, list[tuple[int, int, int, int]]] = {}
+    partition_stats: dict[str, list[tuple[int, int, int, int]]] = {}
     try:
         for role, frame in decoded.items():
             # one pass a topic: the records per reason (malformed or not) and per Kafka partition
             outcome = (
                 frame.groupBy("malformed", "kafka_partition")
-                .agg(
-                    F.count("*").alias("n"),
-                    F.max("timestamp").alias("latest"),
-                    F.min("kafka_offset").alias("low"),
-                    F.max("kafka_offset").alias("high"),
-                )
+                .agg(*T.partition_aggregates(), F.max("timestamp").alias("latest"))
                 .collect()
             )
             counts[role] = sum(r["n"] for r in outcome)
@@ -258,7 +253,7 @@ def load(
             times = [r["latest"] for r in outcome if r["latest"] is not None]
             if times:
                 latest[role] = max(times)
-            partitions[role] = _partition_stats(outcome)
+            partition_stats[role] = _partition_stats(outcome)
             progress.note(
                 f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown"
             )
@@ -270,7 +265,7 @@ def load(
         now_ms = max(latest.values())  # offline, "now" is the snapshot's time
     config, status = decoded["config"], decoded.get("status")
     return Inputs(
-        spark, target, source, online, now_ms, counts, latest, partitions, config, status, offset_parts, skipped
+        spark, target, source, online, now_ms, counts, latest, partition_stats, config, status, offset_parts, skipped
     )
 
 

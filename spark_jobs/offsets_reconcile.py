@@ -232,7 +232,7 @@ def _reconcile(
         T.source_restore_plan(
             summary,
             T.first_missing_offsets(
-                offsets.frame, local_frame(spark, inputs.partitions["offsets"], T.PARTITION_STATS_SCHEMA)
+                offsets.frame, local_frame(spark, inputs.partition_stats["offsets"], T.PARTITION_STATS_SCHEMA)
             ),
             connectors,
         )

@@ -15,6 +15,7 @@ from .offsets import (
     offsets_as_of,
     offsets_went_backwards,
     orphaned_offsets,
+    partition_aggregates,
     partition_stats,
     source_restore_plan,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "offsets_went_backwards",
     "orphaned_offsets",
     "orphaned_sink_offsets",
+    "partition_aggregates",
     "partition_stats",
     "running_connectors",
     "sidecar_disagreements",

@@ -232,12 +232,14 @@ PARTITION_STATS_SCHEMA = StructType(
 )
 
 
+def partition_aggregates() -> list[Column]:
+    """Of a group of records: their count ``n``, lowest and highest offset (``low``, ``high``)."""
+    return [F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")]
+
+
 def partition_stats(decoded: DataFrame) -> DataFrame:
-    """Per Kafka partition of the records: their count ``n``, lowest and highest offset
-    (:data:`PARTITION_STATS_SCHEMA`)."""
-    return decoded.groupBy("kafka_partition").agg(
-        F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")
-    )
+    """Per Kafka partition of the records: :func:`partition_aggregates` (:data:`PARTITION_STATS_SCHEMA`)."""
+    return decoded.groupBy("kafka_partition").agg(*partition_aggregates())
 
 
 def first_missing_offsets(decoded: DataFrame, stats: DataFrame | None = None) -> DataFrame:
