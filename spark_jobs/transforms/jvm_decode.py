@@ -61,12 +61,11 @@ _SCALAR = f"(?:{_STRING}|{_INTEGER}|true|false|null)"
 # searched from every position)
 FLAT_DISTINCT = rf'^\{{(?:"({_CHAR}*)":{_SCALAR}(?!.*,"\1":)(?:,(?=")|(?=\}}\z)))*\}}\z'
 MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the value's text
-# of a flat object of integers: each member's integer, in group 1 (found from the start, each match begins
-# at a name's opening quote: a name holds no '"'); the same where every '":' ends a name; and whether every
-# scalar is an integer
-INTEGER_VALUE = f'"{_CHAR}*":(-?[0-9]+)'
-PLAIN_INTEGER_VALUE = r'":(-?[0-9]+)'
-INTEGERS_ONLY = rf'^\{{"{_CHAR}*":-?[0-9]+(?:,"{_CHAR}*":-?[0-9]+)*\}}\z'
+# of a flat object (FLAT_DISTINCT): each member's integer in group 1, or "" where its scalar is not one
+# (the empty alternative: a string, true, false or null begins with none of '-' and the digits). Found from
+# the start, each match begins at a name's opening quote (a name holds no '"') while the scalars before
+# it are integers, each consumed whole; what follows a first "" does not matter
+MEMBER_INTEGER = f'"{_CHAR}*":(-?[0-9]+|)'
 
 # decode_offset_parts's ``partitions`` when the topic's partition count is not known (a snapshot): its
 # records' highest partition + 1, found in the one pass over their keys
@@ -186,27 +185,11 @@ def _normal(text: Column) -> tuple[Column, Column]:
 
 def _rank(text: Column) -> Column:
     """The integers of a flat value (:data:`FLAT_DISTINCT`) in order, when every scalar is one (null
-    otherwise, and for ``{}`` and a null text); at most 18 digits each: each fits a long.
-
-    Whether every scalar is an integer, mostly by literal searches: a scalar begins right after its
-    name's closing quote and ``:``, so none is a string, true, false or null when none of ``":"``,
-    ``":t``, ``":f``, ``":n`` occurs. A ``":`` is also a string's opening quote and a first ``:``: of a
-    value (the text then holds a string scalar: null either way), or of a name, whose opening quote
-    follows ``{`` or ``,``. So a text holding ``{":`` or ``,":`` (a name beginning with ``:``, or a
-    string ending with ``,``: rare) is decided by :data:`INTEGERS_ONLY` instead, and its integers found
-    by :data:`INTEGER_VALUE` (in the others, of integers only, ``":`` ends each name: the cheaper
-    :data:`PLAIN_INTEGER_VALUE`)."""
-    literal = text != F.lit("{}")
-    for start in '"tfn':  # a string, true, false, null
-        literal = literal & ~text.contains(f'":{start}')
-    plain = ~text.contains('{":') & ~text.contains(',":')
-
-    def integers(pattern: str) -> Column:
-        return F.regexp_extract_all(text, F.lit(pattern), 1).cast("array<bigint>")
-
-    return F.when(plain, F.when(literal, integers(PLAIN_INTEGER_VALUE))).otherwise(
-        F.when(text.rlike(INTEGERS_ONLY), integers(INTEGER_VALUE))
-    )
+    otherwise, and for ``{}`` and a null text); at most 18 digits each: each fits a long. One search
+    (:data:`MEMBER_INTEGER`): a member of another scalar gives "", so does any text holding one."""
+    scalars = F.regexp_extract_all(text, F.lit(MEMBER_INTEGER), 1)
+    integers_only = (F.size(scalars) > 0) & ~F.array_contains(scalars, "")
+    return F.when(integers_only, scalars.cast("array<bigint>"))
 
 
 def with_normal(frame: DataFrame) -> DataFrame:
