@@ -239,12 +239,10 @@ def load(
     partition_stats: dict[str, list[tuple[int, int, int, int]]] = {}
     try:
         for role, frame in decoded.items():
-            # one pass a topic: the records per reason (malformed or not) and per Kafka partition
-            outcome = (
-                frame.groupBy("malformed", "kafka_partition")
-                .agg(*T.partition_aggregates(), F.max("timestamp").alias("latest"))
-                .collect()
-            )
+            # the records per reason (malformed or not) and per Kafka partition: one pass a topic, or for the
+            # offsets, where it could, the decoding's own pass over their keys
+            known = offset_parts.counts if role == "offsets" and offset_parts is not None else None
+            outcome = known if known is not None else T.record_counts(frame).collect()
             counts[role] = sum(r["n"] for r in outcome)
             skipped[role] = {}
             for r in outcome:

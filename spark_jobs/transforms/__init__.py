@@ -3,7 +3,14 @@
 from .compare import history_view, running_connectors, sidecar_disagreements
 from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
-from .decode import decode_config_records, decode_offsets_per_record, decode_status_records_per_record, skipped
+from .decode import (
+    decode_config_records,
+    decode_offsets_per_record,
+    decode_status_records_per_record,
+    partition_aggregates,
+    record_counts,
+    skipped,
+)
 from .jvm_decode import HIGHEST_PARTITION, OffsetParts, clustered, decode_offset_parts, with_normal
 from .jvm_status import decode_status_records
 from .offsets import (
@@ -15,7 +22,6 @@ from .offsets import (
     offsets_as_of,
     offsets_went_backwards,
     orphaned_offsets,
-    partition_aggregates,
     partition_stats,
     source_restore_plan,
 )
@@ -54,6 +60,7 @@ __all__ = [
     "orphaned_sink_offsets",
     "partition_aggregates",
     "partition_stats",
+    "record_counts",
     "running_connectors",
     "sidecar_disagreements",
     "sink_offsets",

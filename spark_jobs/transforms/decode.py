@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import (
@@ -59,6 +59,36 @@ POSITION = [
     StructField("kafka_offset", LongType(), False),
     StructField("timestamp", LongType(), False),
 ]
+
+# what a job reports of the records of a topic it loaded: per reason a record was skipped (``malformed``;
+# null: decoded) and Kafka partition, count_aggregates
+COUNTED = ["malformed", "kafka_partition"]
+
+
+def partition_aggregates() -> list[Column]:
+    """Of a group of records: their count ``n``, lowest and highest offset (``low``, ``high``)."""
+    return [F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")]
+
+
+def count_aggregates() -> list[Column]:
+    """Of a group of records: :func:`partition_aggregates` and their latest timestamp (``latest``)."""
+    return [*partition_aggregates(), F.max("timestamp").alias("latest")]
+
+
+def rolled_up_counts() -> list[Column]:
+    """Of a group of :func:`count_aggregates` rows: the same aggregates over all their records."""
+    return [
+        F.sum("n").alias("n"),
+        F.min("low").alias("low"),
+        F.max("high").alias("high"),
+        F.max("latest").alias("latest"),
+    ]
+
+
+def record_counts(decoded: DataFrame) -> DataFrame:
+    """Per :data:`COUNTED` group of decoded records: :func:`count_aggregates`."""
+    return decoded.groupBy(*COUNTED).agg(*count_aggregates())
+
 
 OFFSETS_SCHEMA = StructType(
     [

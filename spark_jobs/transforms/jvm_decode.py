@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, Window
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -44,7 +45,7 @@ from pyspark.sql.types import (
 
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
-from .decode import POSITION, _key_fields, _position
+from .decode import COUNTED, POSITION, _key_fields, _position, count_aggregates, rolled_up_counts
 from .driver_codec import DRIVER_ROWS, codec_frame, codec_frame_of
 from .jsonnorm import normal_json, rank_of
 
@@ -141,12 +142,19 @@ def _value_columns(values: Iterable[bytes]) -> dict[str, list[object]]:
     return columns
 
 
-def _keys(records: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, bool]:
-    """Each distinct key once through the codec, with its ``key_id`` (its rank in byte order, nulls last),
-    in the driver or the Python workers (:func:`.driver_codec.codec_frame_of`). ``partitions``
-    :data:`HIGHEST_PARTITION`: the records' highest partition + 1, from the same pass over their keys."""
+def _key_counts(records: DataFrame) -> DataFrame:
+    """Per distinct key (``k``) and Kafka partition of the records: :func:`.decode.count_aggregates`. The
+    one pass over every record's key: the distinct keys (:func:`_keys`) and the load's counts
+    (:func:`_counts`) are read from its few rows."""
+    return records.groupBy(F.col("key").alias("k"), "kafka_partition").agg(*count_aggregates())
+
+
+def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, bool]:
+    """Each distinct key of :func:`_key_counts` once through the codec, with its ``key_id`` (its rank in
+    byte order, nulls last), in the driver or the Python workers (:func:`.driver_codec.codec_frame_of`).
+    ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1."""
     rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # a few rows: one partition
-    grouped = records.groupBy(F.col("key").alias("k")).agg(F.max("kafka_partition").alias("top"))
+    grouped = key_counts.groupBy("k").agg(F.max("kafka_partition").alias("top"))
     ranked = grouped.withColumn("key_id", rank.cast("long"))
 
     def rows_for(table: pa.Table | None) -> Callable[[pa.RecordBatch], dict[str, list[object]]]:
@@ -161,6 +169,14 @@ def _keys(records: DataFrame, partitions: int | str | None, limit: int) -> tuple
         return lambda batch: _key_rows(batch, count)
 
     return codec_frame_of(ranked, rows_for, KEY_SCHEMA, limit)
+
+
+def _counts(key_counts: DataFrame, keys: DataFrame, local_keys: bool) -> list[Row]:
+    """The load's counts (:data:`.decode.COUNTED`, as :func:`.decode.record_counts` gives them) from the
+    keys' pass, where no value is malformed: a record is malformed when its key is."""
+    reasons = keys.select(F.col("k").alias("key"), F.col("key_malformed").alias("malformed"))
+    joined = key_counts.join(F.broadcast(reasons) if local_keys else reasons, F.col("k").eqNullSafe(F.col("key")))
+    return joined.groupBy(*COUNTED).agg(*rolled_up_counts()).collect()
 
 
 def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
@@ -223,6 +239,9 @@ class OffsetParts:
     records: DataFrame
     keys: DataFrame
     frame: DataFrame  # OFFSETS_SCHEMA plus key_id: every record with its key's columns
+    # the records per reason and Kafka partition (.decode.record_counts's rows of ``frame``), found in the
+    # keys' pass where no value is malformed; None: count ``frame``
+    counts: list[Row] | None = None
 
 
 def decode_offset_parts(
@@ -264,7 +283,8 @@ def decode_offset_parts(
         "text",
         F.when(live & F.col("text").isNull(), F.col("value")).alias("odd_value"),
     )
-    keys, local_keys = _keys(base, partitions, driver_rows)
+    key_counts = _key_counts(base).persist(StorageLevel.MEMORY_AND_DISK)
+    keys, local_keys = _keys(key_counts, partitions, driver_rows)
 
     def join(left: DataFrame, right: DataFrame, on: Column | str, local: bool) -> DataFrame:
         return left.join(F.broadcast(right) if local or broadcast_keys else right, on, "left")
@@ -274,6 +294,10 @@ def decode_offset_parts(
     if keep is not None:
         values = keep(values)
     odd, local_odd = _odd_values(values, driver_rows)
+    malformed_values = not local_odd or not odd.filter(F.col("value_malformed").isNotNull()).isEmpty()
+    counts = None if malformed_values else _counts(key_counts, keys, local_keys)
+    if local_keys:  # else the keys are decoded from it where they are read
+        key_counts.unpersist()
     own = join(values, odd, values["odd_value"] == odd["v"], local_odd)
     text_ = F.col("text")  # the value's text where Spark reads it; else the codec's columns (joined above)
     sorted_form, marked = _normal(text_)
@@ -309,4 +333,4 @@ def decode_offset_parts(
         malformed.alias("malformed"),
         "key_id",
     )
-    return OffsetParts(parts, keys.withColumnRenamed("k", "key"), frame)
+    return OffsetParts(parts, keys.withColumnRenamed("k", "key"), frame, counts)

@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
+from .decode import partition_aggregates
 from .jvm_decode import OffsetParts, with_normal
 
 PHYSICAL = ["connector", "key", "kafka_partition"]
@@ -230,11 +231,6 @@ PARTITION_STATS_SCHEMA = StructType(
         StructField("high", LongType(), False),
     ]
 )
-
-
-def partition_aggregates() -> list[Column]:
-    """Of a group of records: their count ``n``, lowest and highest offset (``low``, ``high``)."""
-    return [F.count("*").alias("n"), F.min("kafka_offset").alias("low"), F.max("kafka_offset").alias("high")]
 
 
 def partition_stats(decoded: DataFrame) -> DataFrame:

@@ -7,6 +7,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from pyspark.sql import Row, SparkSession
 
 from control_plane.codecs.json_wire import dumps
@@ -15,6 +16,7 @@ from spark_jobs.transforms import (
     decode_offsets_per_record,
     decode_status_records,
     decode_status_records_per_record,
+    record_counts,
     with_normal,
 )
 
@@ -107,6 +109,34 @@ def test_tricky_values_and_keys_decode_as_the_codec_does(spark: SparkSession) ->
     assert by_value['{"z":1,"a":2,"_":3,"A":4,"a ":5}']["offset_normal"] == '{"A":4,"_":3,"a":2,"a ":5,"z":1}'
     assert by_value['{"neg":-12,"zero":0}']["offset_rank"] == [-12, 0]
     assert sum(1 for r in rows if r["malformed"]) >= 10
+
+
+def _counted(rows: list[Row]) -> list[dict[str, Any]]:
+    return sorted((r.asDict() for r in rows), key=lambda r: (r["malformed"] or "", r["kafka_partition"]))
+
+
+# the keys and the unusual values decoded in the driver; the keys (8) in the Python workers, the one unusual
+# value in the driver; both in the workers
+@pytest.mark.parametrize("driver_rows", [200_000, 1, 0], ids=["driver", "keys-in-workers", "workers"])
+def test_the_counts_from_the_keys_pass_are_the_decoded_records_counts(spark: SparkSession, driver_rows: int) -> None:
+    """The load's counts per reason and Kafka partition, found in the keys' pass (malformed keys, a missing
+    key, tombstones, a value of unusual shape the codec reads), equal those of the decoded records. None
+    (the job counts the records) where a value is malformed, or where whether one is is not known yet (the
+    unusual values decoded in the workers)."""
+    h = History()
+    ts = 1000
+    for key in TRICKY_KEYS:
+        for value in (b'{"position":1}', None, b'{"f":1.5}', b'{"position":2}'):
+            h.raw_offset(key, value, ts := ts + 1, partition=ts % 3)  # type: ignore[arg-type]
+    parts = decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS, driver_rows=driver_rows)
+    if driver_rows == 0:
+        assert parts.counts is None
+        return
+    assert parts.counts is not None
+    assert _counted(parts.counts) == _counted(record_counts(parts.frame).collect())
+    assert sum(r["n"] for r in parts.counts if r["malformed"]) == 12  # 3 malformed keys (one missing), 4 each
+    h.raw_offset(KEY, b"[]", ts + 1)
+    assert decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS, driver_rows=driver_rows).counts is None
 
 
 def _text(rng: random.Random) -> str:
