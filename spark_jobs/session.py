@@ -12,6 +12,8 @@ the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-fi
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -28,11 +30,31 @@ DEFAULT_DRIVER_MEMORY = "1g"
 # a local batch job's JVM: the parallel collector (throughput, no concurrent marking beside two busy
 # cores); below SHORT_JOB_RECORDS records also the client compiler only: there C2's compiling costs more CPU
 # than its faster code saves (most of such a run is planning and compiling a few dozen small queries);
-# above, the tasks' own CPU dominates and C2 pays. Measured in README.md ("Spark jobs" -> "Tests and
+# above, the tasks' own CPU dominates and C2 pays, but not on the code of C1_ONLY (HotSpot's compiler
+# directives, LOCAL_JAVA_OPTIONS' {directives}). Measured in README.md ("Spark jobs" -> "Tests and
 # benchmark"); --conf spark.driver.extraJavaOptions=... replaces them.
-LOCAL_JAVA_OPTIONS = "-XX:+UseParallelGC"
+LOCAL_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={directives}"
 SHORT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 SHORT_JOB_RECORDS = 2_000_000
+# code a job runs per query, stage or task, never per record (planning, compiling the generated code,
+# serializing tasks and closures): C1's code only. C2 spent about 10 of its 26 CPU seconds on these in a
+# 10 M record offsets-reconcile, more than their faster code saved (issue 13)
+C1_ONLY = (
+    "org/codehaus/*.*",  # Janino, which compiles the generated code
+    "org/apache/xbean/*.*",  # ASM: Spark's closure cleaner
+    "java/io/ObjectInputStream*.*",  # tasks and closures, serialized
+    "java/io/ObjectOutputStream*.*",
+    "java/io/ObjectStreamClass*.*",
+    "org/antlr/*.*",  # SQL text parsed
+    "jdk/internal/org/objectweb/*.*",  # the JDK's ASM: lambdas' classes
+    "org/apache/spark/sql/catalyst/trees/*.*",  # the planner
+    "org/apache/spark/sql/catalyst/plans/*.*",
+    "org/apache/spark/sql/catalyst/analysis/*.*",
+    "org/apache/spark/sql/catalyst/optimizer/*.*",
+    "org/apache/spark/sql/catalyst/rules/*.*",
+    "org/apache/spark/sql/execution/ExplainUtils*.*",
+    "scala/reflect/*.*",
+)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -100,7 +122,21 @@ def shuffle_partitions(master: str) -> int:
 
 def java_options(records: int | None) -> str:
     """The local driver JVM's options for a job of ``records`` records (unknown: a short job)."""
-    return SHORT_JAVA_OPTIONS if records is None or records < SHORT_JOB_RECORDS else LOCAL_JAVA_OPTIONS
+    if records is None or records < SHORT_JOB_RECORDS:
+        return SHORT_JAVA_OPTIONS
+    return LOCAL_JAVA_OPTIONS.format(directives=compiler_directives())
+
+
+def compiler_directives() -> Path:
+    """HotSpot's compiler directives file of :data:`C1_ONLY` (written once, in the temporary directory)."""
+    text = json.dumps([{"match": list(C1_ONLY), "c2": {"Exclude": True}}], indent=1)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"spark-jobs-{os.getuid()}-c1-only-{digest}.json"
+    if not path.is_file():
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(text)
+        partial.replace(path)
+    return path
 
 
 def spark_conf(options: SessionOptions) -> SparkConf:

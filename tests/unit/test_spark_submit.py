@@ -4,6 +4,7 @@ takes spark-submit's master when the job names none."""
 
 from __future__ import annotations
 
+import json
 import zipfile
 from pathlib import Path
 
@@ -12,11 +13,13 @@ from pyspark import SparkContext
 
 from spark_jobs import submit
 from spark_jobs.session import (
+    C1_ONLY,
     DEFAULT_MASTER,
     LOCAL_JAVA_OPTIONS,
     SHORT_JAVA_OPTIONS,
     SHORT_JOB_RECORDS,
     SessionOptions,
+    compiler_directives,
     kafka_package,
     local_threads,
     shuffle_partitions,
@@ -66,7 +69,11 @@ def test_a_local_jobs_jvm_and_shuffle_are_sized_to_its_input(monkeypatch: pytest
     assert small.get("spark.sql.shuffle.partitions") == "4"
     assert spark_conf(SessionOptions(master="local[2]")).get("spark.driver.extraJavaOptions") == SHORT_JAVA_OPTIONS
     big = spark_conf(SessionOptions(master="local[2]", records=SHORT_JOB_RECORDS))
-    assert big.get("spark.driver.extraJavaOptions") == LOCAL_JAVA_OPTIONS
+    directives = compiler_directives()
+    assert big.get("spark.driver.extraJavaOptions") == LOCAL_JAVA_OPTIONS.format(directives=directives)
+    # HotSpot's compiler directives: the planner's and the compilers' code left to C1
+    assert json.loads(directives.read_text()) == [{"match": list(C1_ONLY), "c2": {"Exclude": True}}]
+    assert compiler_directives() == directives  # written once
     mine = spark_conf(SessionOptions(master="local[2]", conf={"spark.driver.extraJavaOptions": "-Xss4m"}))
     assert mine.get("spark.driver.extraJavaOptions") == "-Xss4m"  # --conf wins
     assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.driver.extraJavaOptions") is None
