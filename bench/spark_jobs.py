@@ -216,11 +216,14 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
                         cpu[p.pid] = times.user + times.system
                     except psutil.Error:
                         continue
+                    # the one JVM (its launcher's JVM comes before it), and the Python workers; a child the
+                    # JVM forks (`rm -rf` of its block manager's directory at its exit) shows the JVM's own
+                    # memory until it execs, so neither it nor a shell counts
                     if p.pid == root.pid:
                         rss["driver_python"] += mem
                     elif name == "java":
-                        rss["driver_jvm"] += mem
-                    else:
+                        rss["driver_jvm"] = max(rss["driver_jvm"], mem)
+                    elif name.startswith("python"):
                         rss["python_workers"] += mem
                 for key, value in rss.items():
                     peaks[key] = max(peaks[key], value)
