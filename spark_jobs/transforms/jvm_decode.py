@@ -294,8 +294,9 @@ def decode_offset_parts(
     if keep is not None:
         values = keep(values)
     odd, local_odd = _odd_values(values, driver_rows)
-    malformed_values = not local_odd or not odd.filter(F.col("value_malformed").isNotNull()).isEmpty()
-    counts = None if malformed_values else _counts(key_counts, keys, local_keys)
+    # whether a value may be malformed: the unusual values decoded in the workers are not known yet
+    may_be_malformed = not local_odd or not odd.filter(F.col("value_malformed").isNotNull()).isEmpty()
+    counts = None if may_be_malformed else _counts(key_counts, keys, local_keys)
     if local_keys:  # else the keys are decoded from it where they are read
         key_counts.unpersist()
     own = join(values, odd, values["odd_value"] == odd["v"], local_odd)
