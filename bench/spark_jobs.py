@@ -36,119 +36,7 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from control_plane.codecs import (  # noqa: E402
-    ConnectorConfig,
-    ConnectorStatus,
-    OffsetKey,
-    SourceOffset,
-    TargetState,
-    TaskConfig,
-    TaskStatus,
-    Tombstone,
-    TopicStatus,
-    encode_config,
-    encode_offset,
-    encode_status,
-    partition_for_key,
-)
-from control_plane.codecs.config import ConfigKey, ConfigKind  # noqa: E402
-from control_plane.codecs.status import StatusKey, StatusKind  # noqa: E402
-from control_plane.export import parquet_schema  # noqa: E402
-
-TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
-PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
-SCHEMA = parquet_schema()  # the snapshot format control-plane export writes
-CHUNK = 500_000
-
-
-class Writer:
-    def __init__(self, path: Path) -> None:
-        self.out = pq.ParquetWriter(path, SCHEMA)
-        self.cols: dict[str, list[object]] = {name: [] for name in SCHEMA.names}
-        self.next_offset: dict[tuple[str, int], int] = {}
-        self.count = 0
-
-    def add(self, topic: str, key: bytes, value: bytes | None, ts: int, partition: int | None = None) -> None:
-        if partition is None:
-            partition = partition_for_key(key, PARTITIONS[topic])
-        offset = self.next_offset.get((topic, partition), 0)
-        self.next_offset[(topic, partition)] = offset + 1
-        for name, item in zip(SCHEMA.names, (topic, partition, offset, ts, key, value), strict=True):
-            self.cols[name].append(item)
-        self.count += 1
-        if len(self.cols["topic"]) >= CHUNK:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.cols["topic"]:
-            self.out.write_table(pa.table(self.cols, schema=SCHEMA))
-            self.cols = {name: [] for name in SCHEMA.names}
-
-    def close(self) -> None:
-        self.flush()
-        self.out.close()
-
-
-STATES = ("RUNNING", "PAUSED", "RUNNING", "FAILED", "RESTARTING", "RUNNING", "STOPPED", "RUNNING")
-
-
-def generate(path: Path, records: int, connectors: int, partitions: int, status_records: int) -> dict[str, int]:
-    w = Writer(path)
-    ts = 1_700_000_000_000
-    names = [f"bench-{i:05d}" for i in range(connectors)]
-    for i, name in enumerate(names):
-        topic = f"bench-topic-{i % 200:03d}"
-        props = {"connector.class": "org.example.BenchSource", "tasks.max": "1", "topic": topic}
-        if i % 10 == 9:  # a sink
-            props = {"connector.class": "org.example.BenchSink", "tasks.max": "1", "topics": topic}
-        w.add(TOPICS["config"], *encode_config(ConnectorConfig(name, props)), ts)
-        w.add(TOPICS["config"], *encode_config(TaskConfig(name, 0, props)), ts)
-        w.add(TOPICS["config"], *encode_config(TargetState.of(name, "STARTED")), ts)
-        for state in ("UNASSIGNED", "RUNNING"):
-            w.add(TOPICS["status"], *encode_status(ConnectorStatus(name, state, None, "w1:8083", 1)), ts)
-            w.add(TOPICS["status"], *encode_status(TaskStatus(name, 0, state, None, "w1:8083", 1)), ts)
-        w.add(TOPICS["status"], *encode_status(TopicStatus(topic, name, 0, ts)), ts)
-    keys = [
-        encode_offset(Tombstone(OffsetKey(name, {"file": f"/data/{name}/{p}.log", "shard": p})))[0]
-        for name in names
-        for p in range(partitions)
-    ]
-    kafka_partitions = [partition_for_key(k, PARTITIONS[TOPICS["offsets"]]) for k in keys]
-    positions = [0] * len(keys)
-    for n in range(records):
-        k = n % len(keys)
-        ts += 1
-        if n % 100_003 == 50_000:  # a reset
-            w.add(TOPICS["offsets"], keys[k], None, ts, kafka_partitions[k])
-            positions[k] = 0
-            continue
-        step = -500 if n % 1_000_003 == 7 else 100  # now and then an alter backwards
-        positions[k] = max(0, positions[k] + step)
-        value = encode_offset(SourceOffset("x", None, {"position": positions[k], "generation": 1}))[1]
-        w.add(TOPICS["offsets"], keys[k], value, ts, kafka_partitions[k])
-    for n in range(status_records):  # state changes, and topics used, reset and used again
-        ts += 1
-        name, kind = names[n % connectors], n % 4
-        if kind == 3:
-            topic = f"bench-topic-{(n // connectors) % 400:03d}"
-            if (n // connectors) % 3 == 2:
-                w.add(TOPICS["status"], *encode_status(Tombstone(StatusKey(StatusKind.TOPIC, name, topic=topic))), ts)
-            else:
-                w.add(TOPICS["status"], *encode_status(TopicStatus(topic, name, 0, ts)), ts)
-        else:
-            state = STATES[(n // connectors) % len(STATES)]
-            trace = "org.example.Boom: no\n\tat org.example.Task.poll(Task.java:1)" if state == "FAILED" else None
-            record = (
-                ConnectorStatus(name, state, None, "w1:8083", n)
-                if kind == 0
-                else TaskStatus(name, 0, state, trace, "w1:8083", n)
-            )
-            w.add(TOPICS["status"], *encode_status(record), ts)
-    for i, name in enumerate(names):
-        if i % 10 == 5:  # a tenth deleted; their offsets stay
-            w.add(TOPICS["config"], *encode_config(Tombstone(ConfigKey(ConfigKind.CONNECTOR, name))), ts + 1)
-    w.close()
-    return {"total": w.count, "offsets": records, "status": status_records}
+from spark_jobs.synthetic import PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
 
 
 def write_kafka(snapshot: Path, bootstrap: str, names: dict[str, str]) -> None:
@@ -250,13 +138,6 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
     return {"seconds": time.monotonic() - started, **load, **{k: v / 2**20 for k, v in peaks.items()}}
 
 
-def properties(path: Path, bootstrap: str, names: dict[str, str]) -> Path:
-    """A worker properties file naming the bootstrap servers and the three topics (role -> name)."""
-    keys = (("config", "config"), ("status", "status"), ("offset", "offsets"))
-    path.write_text(f"bootstrap.servers={bootstrap}\n" + "".join(f"{k}.storage.topic={names[r]}\n" for k, r in keys))
-    return path
-
-
 def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: dict[str, int]) -> dict[str, Any]:
     common = ["--master", args.master, "--driver-memory", args.driver_memory, "--max-findings", "20", *extra]
     results: dict[str, Any] = {}
@@ -319,7 +200,7 @@ def main() -> None:
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     results: dict[str, Any] = {}
     if "snapshot" in sources:
-        props = properties(args.out / "bench-worker.properties", "127.0.0.1:9", TOPICS)
+        props = worker_properties(args.out / "bench-worker.properties", "127.0.0.1:9", TOPICS)
         extra = ["--worker-properties", str(props), "--snapshot", str(snapshot), "--offline"]
         results["snapshot"] = run_both(args, "snapshot", extra, decoded)
     if "kafka" in sources and not args.kafka_bootstrap:
@@ -344,7 +225,7 @@ def from_kafka(args: argparse.Namespace, snapshot: Path, decoded: dict[str, int]
         child = [sys.executable, __file__, "--kafka-bootstrap", args.kafka_bootstrap]
         subprocess.run([*child, "--write-kafka", str(snapshot), json.dumps(fresh)], cwd=ROOT, check=True)
         print(f"wrote the snapshot's records to {', '.join(names.values())} in {time.monotonic() - started:.0f}s")
-        props = properties(args.out / "bench-kafka.properties", args.kafka_bootstrap, names)
+        props = worker_properties(args.out / "bench-kafka.properties", args.kafka_bootstrap, names)
         return run_both(args, "kafka", ["--worker-properties", str(props)], decoded)
     finally:
         asyncio.run(_topics(args.kafka_bootstrap, None, list(names.values())))
