@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests spark-package spark-submit clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests spark-archive spark-package spark-submit clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -62,7 +62,13 @@ stack-status: install
 check: install
 	@VENV=$(VENV) scripts/check
 
-test: install
+# The local Spark driver JVM's class archive (spark_jobs/class_archive.py): built once per JDK and PySpark,
+# in ~/.cache/spark-jobs (SPARK_JOBS_CACHE_DIR); a local job's JVM maps it instead of loading Spark's
+# classes from its jars. A no-op when it is there.
+spark-archive: install
+	@$(PY) -m spark_jobs.build_class_archive
+
+test: install spark-archive
 	@$(call with_stack,$(PY) -m pytest $(PYTEST_ARGS))
 
 # Unit tests only: no stack needed.
@@ -71,7 +77,7 @@ unit: install
 
 # The benchmark suite (bench/suite.py): a table on stdout, JSON under bench/results/. Options with ARGS,
 # e.g. `make bench ARGS=--quick` or `make bench ARGS=--full` (2,000 connectors).
-bench: install
+bench: install spark-archive
 	@bash bench/ensure-wrk.sh
 	@$(call with_stack,$(PY) bench/suite.py $(ARGS))
 
@@ -83,16 +89,16 @@ bench-view: install
 # with ARGS, e.g. `make offsets-report ARGS="--as-of 2026-01-01T00:00:00Z"`. See README.md.
 ARGS ?=
 
-offsets-report: install
+offsets-report: install spark-archive
 	@$(STACK) status >/dev/null 2>&1 || $(STACK) up
 	$(PY) -m spark_jobs.offsets_reconcile $(ARGS)
 
-topic-audit: install
+topic-audit: install spark-archive
 	@$(STACK) status >/dev/null 2>&1 || $(STACK) up
 	$(PY) -m spark_jobs.topic_audit $(ARGS)
 
 # Synthetic history into a snapshot, then both jobs on it in local mode: records/s and peak memory.
-bench-spark: install
+bench-spark: install spark-archive
 	$(PY) bench/spark_jobs.py $(ARGS)
 
 # The Kubernetes manifests as kustomize renders them (deploy/kubernetes/): the sidecar in each worker pod,

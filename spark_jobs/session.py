@@ -25,6 +25,8 @@ from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
+from .class_archive import archive_option
+
 DEFAULT_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "1g"
 # a local batch job's JVM: the parallel collector (throughput, no concurrent marking beside two busy
@@ -120,11 +122,14 @@ def shuffle_partitions(master: str) -> int:
     return max(2, 2 * local_threads(master))
 
 
-def java_options(records: int | None) -> str:
-    """The local driver JVM's options for a job of ``records`` records (unknown: a short job)."""
+def java_options(records: int | None, archive: bool = True) -> str:
+    """The local driver JVM's options for a job of ``records`` records (unknown: a short job); ``archive``:
+    with the class archive of this JDK and PySpark where it was built (:mod:`.class_archive`)."""
     if records is None or records < SHORT_JOB_RECORDS:
-        return SHORT_JAVA_OPTIONS
-    return LOCAL_JAVA_OPTIONS.format(directives=compiler_directives())
+        options = SHORT_JAVA_OPTIONS
+    else:
+        options = LOCAL_JAVA_OPTIONS.format(directives=compiler_directives())
+    return options + (archive_option() if archive else "")
 
 
 def compiler_directives() -> Path:

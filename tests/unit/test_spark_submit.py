@@ -12,6 +12,7 @@ import pytest
 from pyspark import SparkContext
 
 from spark_jobs import submit
+from spark_jobs.class_archive import CACHE_ENV
 from spark_jobs.session import (
     C1_ONLY,
     DEFAULT_MASTER,
@@ -64,6 +65,7 @@ def test_master_from_the_job_else_from_spark_submit_else_local(monkeypatch: pyte
 def test_a_local_jobs_jvm_and_shuffle_are_sized_to_its_input(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(SparkContext, "_jvm", None)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))  # no class archive (test_class_archive.py: with one)
     small = spark_conf(SessionOptions(master="local[2]", records=1_000))
     assert small.get("spark.driver.extraJavaOptions") == SHORT_JAVA_OPTIONS  # C1 only: a short job
     assert small.get("spark.sql.shuffle.partitions") == "4"
