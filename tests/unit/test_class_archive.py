@@ -138,7 +138,10 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
     # with a specified archive the JVM shares classes only when it maps that archive (else none at all)
     info, option = _probe(cache, tmp_path / "probe.log")
     assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
-    archive.chmod(0o644)
-    archive.write_bytes(b"not an archive")  # the JVM starts as without it
+    # replaced, never written in place: a JVM still mapping the file (the probe's ends after its Python)
+    # would fault on its pages (build_class_archive renames a whole archive over the old one)
+    bad = cache / "bad"
+    bad.write_bytes(b"not an archive")
+    bad.replace(archive)  # the JVM starts as without it
     info, option = _probe(cache, tmp_path / "probe-bad.log")
     assert "sharing" not in info and option == f"-XX:SharedArchiveFile={archive}"
