@@ -102,8 +102,10 @@ spark.stop()
 """
 
 
-def _probe(cache: Path, log: Path) -> tuple[str, str]:
+def _probe(cache: Path, log: Path, java_tool_options: str | None = None) -> tuple[str, str]:
     env = {**os.environ, CACHE_ENV: str(cache)}
+    if java_tool_options is not None:
+        env["JAVA_TOOL_OPTIONS"] = java_tool_options
     done = subprocess.run(
         [sys.executable, "-c", PROBE, str(log)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
     )
@@ -137,6 +139,11 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
     assert "up to date" in again.stdout
     # with a specified archive the JVM shares classes only when it maps that archive (else none at all)
     info, option = _probe(cache, tmp_path / "probe.log")
+    assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
+    # a JVMTI class file load hook on (a flight recording): the JVM runs tasks with the archive mapped (an
+    # archive of the method handles' generated holder classes crashed it: build_class_archive.GENERATED)
+    recording = f"-XX:StartFlightRecording=filename={tmp_path / 'probe.jfr'}"
+    info, option = _probe(cache, tmp_path / "probe-jfr.log", recording)
     assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
     # replaced, never written in place: a JVM still mapping the file (the probe's ends after its Python)
     # would fault on its pages (build_class_archive renames a whole archive over the old one)
