@@ -234,8 +234,10 @@ def _config_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
 def decode_config_records(records: DataFrame, driver_rows: int = DRIVER_ROWS) -> DataFrame:
     """The config topic's records: connector configs (``properties``), target states, task commits...
     Up to ``driver_rows`` records (a config topic holds few) are decoded in the driver (this runs a Spark
-    job at once), more in the Python workers."""
-    return codec_frame(_position(records, "config"), _config_rows, CONFIG_SCHEMA, driver_rows)[0]
+    job at once), more in the Python workers. Decoded in the driver, the frame is one partition: the
+    transforms aggregate and join it without a shuffle (each shuffle of a few rows costs a Spark job)."""
+    frame, local = codec_frame(_position(records, "config"), _config_rows, CONFIG_SCHEMA, driver_rows)
+    return frame.coalesce(1) if local else frame
 
 
 def _status_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
