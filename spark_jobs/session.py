@@ -33,10 +33,18 @@ DEFAULT_DRIVER_MEMORY = "1g"
 # cores); below SHORT_JOB_RECORDS records also the client compiler only: there C2's compiling costs more CPU
 # than its faster code saves (most of such a run is planning and compiling a few dozen small queries);
 # above, the tasks' own CPU dominates and C2 pays, but not on the code of C1_ONLY (HotSpot's compiler
-# directives, LOCAL_JAVA_OPTIONS' {directives}). Measured in README.md ("Spark jobs" -> "Tests and
-# benchmark"); --conf spark.driver.extraJavaOptions=... replaces them.
-LOCAL_JAVA_OPTIONS = "-XX:+UseParallelGC -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={directives}"
+# directives, LOCAL_JAVA_OPTIONS' {directives}), and C2 inlines less deep than its defaults (15 levels,
+# 2,500 bytes of compiled callee): its compiling took a third of the job's CPU, and Spark's deep call
+# chains cost it more than their inlining saved; and (HEAP_OPTIONS) its whole heap from the start, with
+# room for Spark's classes' metadata: no collections only to grow them (a full one at 3 s for the
+# metaspace; a short job gains nothing from it and keeps less memory). Measured in README.md ("Spark
+# jobs" -> "Tests and benchmark"); --conf spark.driver.extraJavaOptions=... replaces them.
+LOCAL_JAVA_OPTIONS = (
+    "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1500"
+    " -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={directives}"
+)
 SHORT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+HEAP_OPTIONS = " -Xms{memory} -XX:MetaspaceSize=256m"  # {memory}: the driver's, as Spark gives it to -Xmx
 SHORT_JOB_RECORDS = 2_000_000
 # code a job runs per query, stage or task, never per record (planning, compiling the generated code,
 # serializing tasks and closures): C1's code only. C2 spent about 10 of its 26 CPU seconds on these in a
@@ -122,13 +130,15 @@ def shuffle_partitions(master: str) -> int:
     return max(2, 2 * local_threads(master))
 
 
-def java_options(records: int | None, archive: bool = True) -> str:
-    """The local driver JVM's options for a job of ``records`` records (unknown: a short job); ``archive``:
-    with the class archive of this JDK and PySpark where it was built (:mod:`.class_archive`)."""
+def java_options(records: int | None, memory: str | None = None, archive: bool = True) -> str:
+    """The local driver JVM's options for a job of ``records`` records (unknown: a short job) in a heap
+    of ``memory`` (None: the JVM sizes it as it grows); ``archive``: with the class archive of this JDK
+    and PySpark where it was built (:mod:`.class_archive`)."""
     if records is None or records < SHORT_JOB_RECORDS:
         options = SHORT_JAVA_OPTIONS
     else:
         options = LOCAL_JAVA_OPTIONS.format(directives=compiler_directives())
+        options += HEAP_OPTIONS.format(memory=memory) if memory else ""
     return options + (archive_option() if archive else "")
 
 
@@ -165,7 +175,7 @@ def spark_conf(options: SessionOptions) -> SparkConf:
         conf.set("spark.driver.bindAddress", "127.0.0.1")
         conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(master)))
         if not submitted():  # spark-submit started the JVM with its own options
-            conf.set("spark.driver.extraJavaOptions", java_options(options.records))
+            conf.set("spark.driver.extraJavaOptions", java_options(options.records, options.driver_memory))
     if options.kafka and not submitted():  # spark-submit: its --packages (the JVM is up: too late here)
         conf.set("spark.jars.packages", kafka_package())
         conf.set("spark.jars.ivy", ivy_dir())

@@ -14,6 +14,7 @@ from pyspark import SparkContext
 
 from spark_jobs.class_archive import CACHE_ENV, archive_file, archive_option, dump_command, java_executable
 from spark_jobs.session import (
+    HEAP_OPTIONS,
     LOCAL_JAVA_OPTIONS,
     SHORT_JAVA_OPTIONS,
     SHORT_JOB_RECORDS,
@@ -44,9 +45,9 @@ def test_a_local_jvm_maps_the_archive_once_it_is_built(cache: Path) -> None:
     option = f" -XX:SharedArchiveFile={archive}"
     assert archive_option() == option
     assert java_options(None) == SHORT_JAVA_OPTIONS + option
-    big = LOCAL_JAVA_OPTIONS.format(directives=compiler_directives()) + option
-    assert java_options(SHORT_JOB_RECORDS) == big
-    assert java_options(SHORT_JOB_RECORDS, archive=False) == big.removesuffix(option)
+    big = LOCAL_JAVA_OPTIONS.format(directives=compiler_directives()) + HEAP_OPTIONS.format(memory="1g") + option
+    assert java_options(SHORT_JOB_RECORDS, "1g") == big
+    assert java_options(SHORT_JOB_RECORDS, "1g", archive=False) == big.removesuffix(option)
     local = spark_conf(SessionOptions(master="local[2]", records=SHORT_JOB_RECORDS))
     assert local.get("spark.driver.extraJavaOptions") == big
     assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.driver.extraJavaOptions") is None

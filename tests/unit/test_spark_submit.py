@@ -5,6 +5,7 @@ takes spark-submit's master when the job names none."""
 from __future__ import annotations
 
 import json
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from spark_jobs.class_archive import CACHE_ENV
 from spark_jobs.session import (
     C1_ONLY,
     DEFAULT_MASTER,
+    HEAP_OPTIONS,
     LOCAL_JAVA_OPTIONS,
     SHORT_JAVA_OPTIONS,
     SHORT_JOB_RECORDS,
@@ -72,7 +74,15 @@ def test_a_local_jobs_jvm_and_shuffle_are_sized_to_its_input(monkeypatch: pytest
     assert spark_conf(SessionOptions(master="local[2]")).get("spark.driver.extraJavaOptions") == SHORT_JAVA_OPTIONS
     big = spark_conf(SessionOptions(master="local[2]", records=SHORT_JOB_RECORDS))
     directives = compiler_directives()
-    assert big.get("spark.driver.extraJavaOptions") == LOCAL_JAVA_OPTIONS.format(directives=directives)
+    heap = HEAP_OPTIONS.format(memory="1g")  # the whole heap from the start: the driver's memory
+    assert heap == " -Xms1g -XX:MetaspaceSize=256m"
+    assert big.get("spark.driver.extraJavaOptions") == LOCAL_JAVA_OPTIONS.format(directives=directives) + heap
+    bigger = spark_conf(SessionOptions(master="local[2]", records=SHORT_JOB_RECORDS, driver_memory="3g"))
+    assert str(bigger.get("spark.driver.extraJavaOptions")).endswith(" -Xms3g -XX:MetaspaceSize=256m")
+    # Spark starts the JVM with -XX:+IgnoreUnrecognizedVMOptions: a misspelt option would pass unnoticed there
+    options = str(big.get("spark.driver.extraJavaOptions")).split()
+    accepted = subprocess.run(["java", *options, "-version"], capture_output=True, text=True, check=False)
+    assert accepted.returncode == 0 and "Unrecognized" not in accepted.stderr, accepted.stderr
     # HotSpot's compiler directives: the planner's and the compilers' code left to C1
     assert json.loads(directives.read_text()) == [{"match": list(C1_ONLY), "c2": {"Exclude": True}}]
     assert compiler_directives() == directives  # written once
