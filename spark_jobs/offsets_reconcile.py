@@ -178,7 +178,8 @@ def _reconcile(
     else:
         sink_rows = []
         skipped_sections["sinks"] = "offline: the consumer groups and log offsets were not read"
-    sink_offsets = T.sink_offsets(local_frame(spark, sink_rows, SINK_PARTITIONS_SCHEMA)).persist()
+    # the driver's rows, projected: a local relation (kept, each question of it would run Spark jobs)
+    sink_offsets = T.sink_offsets(local_frame(spark, sink_rows, SINK_PARTITIONS_SCHEMA))
 
     findings: dict[str, dict[str, Any]] = {}
     findings["orphaned_offsets"] = finding(
