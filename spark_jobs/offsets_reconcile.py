@@ -240,7 +240,12 @@ def _reconcile(
         .unionByName(T.sink_restore_plan(sink_offsets))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    plan_list = plan_rows.orderBy("connector", "partition_json").collect()  # one action: the plan, two findings
+    # one action: the plan and two findings; ordered here (a few rows a partition; Spark's ordering would
+    # sample and shuffle them in jobs of their own): by connector and partition_json, nulls first as Spark
+    # orders them (UTF-8's byte order is the code points' order)
+    plan_list = sorted(
+        plan_rows.collect(), key=lambda r: [(r[c] is not None, r[c]) for c in ("connector", "partition_json")]
+    )
     plan = _restore_plan(plan_list, connector_rows, as_of_ms)
     findings["restore_history_not_retained"] = finding_of_rows(
         [_pick(r, "connector", "partition_json", "reason") for r in plan_list if r["action"] == "unknown"], limit
