@@ -15,8 +15,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.errors import PySparkTypeError
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
 
 RECORDS_SCHEMA = StructType(
@@ -106,8 +110,25 @@ def read_snapshot(spark: SparkSession, path: Path, topics: dict[str, str]) -> Da
         raw = spark.read.schema(JSON_LINES_SCHEMA).option("mode", "FAILFAST").json(str(path))
         raw = raw.withColumn("key", F.unbase64("key")).withColumn("value", F.unbase64("value"))
     else:
-        raw = spark.read.parquet(str(path))
+        schema = _file_schema(path)
+        raw = (spark.read.schema(schema) if schema is not None else spark.read).parquet(str(path))
         missing = SNAPSHOT_COLUMNS - set(raw.columns)
         if missing:
             raise InputError(f"cannot read snapshot {path}: no column(s) {', '.join(sorted(missing))}")
     return with_roles(raw, topics)
+
+
+def _file_schema(path: Path) -> StructType | None:
+    """A Parquet file's columns of :data:`SNAPSHOT_COLUMNS` as its footer has them, read in the driver, so
+    that Spark does not run a job to read the footer itself; None (Spark infers it) for a directory, a
+    file pyarrow cannot read, or types Spark's Arrow conversion does not know. A missing column is left
+    out, and the caller names it."""
+    if not path.is_file():
+        return None
+    try:
+        footer = pq.read_schema(path)
+        fields = [from_arrow_type(footer.field(name).type) for name in footer.names if name in SNAPSHOT_COLUMNS]
+        names = [name for name in footer.names if name in SNAPSHOT_COLUMNS]
+    except (OSError, pa.ArrowException, TypeError, PySparkTypeError):
+        return None
+    return StructType([StructField(name, kind, True) for name, kind in zip(names, fields, strict=True)])

@@ -38,3 +38,36 @@ def test_unreadable_snapshots_are_named(tmp_path: Path) -> None:
     (tmp_path / "data.csv").write_text("a,b\n")
     with pytest.raises(InputError, match=r"data.csv: expected a \.jsonl or \.parquet file"):
         check_snapshot(tmp_path / "data.csv")
+
+
+def test_a_parquet_files_columns_are_read_as_its_footer_types_them(spark: SparkSession, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # another writer's types (a 64-bit partition, large binaries) and a column the jobs do not read: the
+    # driver reads the footer (no Spark job for it) and the records come out as RECORDS_SCHEMA has them
+    table = pa.table(
+        {
+            "topic": pa.array(["off", "cfg"], pa.large_string()),
+            "partition": pa.array([3, 0], pa.int64()),
+            "offset": pa.array([17, 0], pa.int64()),
+            "timestamp": pa.array([1_700_000_000_123, 1_700_000_000_000], pa.int64()),
+            "key": pa.array([b'["src",{"filename":"/a"}]', b"connector-\xff"], pa.large_binary()),
+            "value": pa.array([b'{"position":7}', None], pa.large_binary()),
+            "headers": pa.array([["h"], []], pa.list_(pa.string())),
+        }
+    )
+    path = tmp_path / "other.parquet"
+    pq.write_table(table, path)
+    got = sorted(tuple(r) for r in read_snapshot(spark, path, TOPICS).collect())
+    assert got == [
+        ("config", "cfg", 0, 0, 1_700_000_000_000, b"connector-\xff", None),
+        ("offsets", "off", 3, 17, 1_700_000_000_123, b'["src",{"filename":"/a"}]', b'{"position":7}'),
+    ]
+    pq.write_table(table.drop_columns(["value"]), path)
+    with pytest.raises(InputError, match=r"other.parquet: no column\(s\) value"):
+        read_snapshot(spark, path, TOPICS)
+    directory = tmp_path / "dir"  # a directory of files: Spark reads their footers itself, as before
+    directory.mkdir()
+    pq.write_table(table, directory / "part-0.parquet")
+    assert sorted(tuple(r) for r in read_snapshot(spark, directory, TOPICS).collect()) == got
