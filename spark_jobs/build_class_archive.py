@@ -2,7 +2,7 @@
 class archive (:mod:`.class_archive`) of this machine's JDK and PySpark, unless it is there already
 (``--force``: build it again). About a minute, once: a child process runs both jobs on a small synthetic
 history (:mod:`.synthetic`) in a JVM that lists every class it loads, then ``java -Xshare:dump`` archives
-them. The archive replaces any of another JDK or PySpark in the cache directory. Exit status 2, with the
+them. The archive replaces one of another JDK or PySpark of the same installation. Exit status 2, with the
 reason and the tail of the log, when it cannot be built; the jobs then run as they would without it.
 """
 
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .class_archive import PREFIX, SUFFIX, archive_file, dump_command, java_executable
+from .class_archive import PREFIX, SUFFIX, archive_file, dump_command, installation, java_executable
 from .synthetic import TOPICS, generate, worker_properties
 
 # the training's history: every code path of both jobs, in a few seconds of Spark
@@ -78,7 +78,8 @@ def build(force: bool = False) -> Path:
             partial.replace(target)  # whole or not at all: a JVM never maps a half-written archive
         finally:
             partial.unlink(missing_ok=True)
-    for other in target.parent.glob(f"{PREFIX}*{SUFFIX}"):  # another JDK's or PySpark's
+    # an earlier JDK's or PySpark's archive of this installation (another checkout's stays: it is its own)
+    for other in target.parent.glob(f"{PREFIX}{installation()}-*{SUFFIX}"):
         if other != target:
             other.unlink(missing_ok=True)
             other.with_suffix(".log").unlink(missing_ok=True)

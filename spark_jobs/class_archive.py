@@ -45,16 +45,27 @@ def spark_jars() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
+def _digest(text: str, length: int) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def installation() -> str:
+    """The part of the archive's name that says which PySpark installation it is for (its jars' directory:
+    the JVM's class path names them there, and an archive fits that class path only)."""
+    return _digest(str(spark_jars().resolve()), 8)
+
+
 def archive_file() -> Path | None:
     """Where the archive of this JDK and this PySpark is (whether or not it was built); None without java.
-    Named by the java binary (its path, size and time) and PySpark's jars (their names and sizes)."""
+    Named by :func:`installation`, then by the java binary (its path, size and time) and PySpark's jars
+    (their names and sizes)."""
     java = java_executable()
     if java is None:
         return None
     stat = java.stat()
     jars = sorted((p.name, p.stat().st_size) for p in spark_jars().glob("*.jar"))
     identity = json.dumps([str(java), stat.st_size, stat.st_mtime_ns, jars])
-    return cache_dir() / f"{PREFIX}{hashlib.sha256(identity.encode()).hexdigest()[:16]}{SUFFIX}"
+    return cache_dir() / f"{PREFIX}{installation()}-{_digest(identity, 16)}{SUFFIX}"
 
 
 def archive_option() -> str:

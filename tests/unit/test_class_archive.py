@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 from pyspark import SparkContext
 
-from spark_jobs.class_archive import CACHE_ENV, archive_file, archive_option, dump_command, java_executable
+from spark_jobs import class_archive
+from spark_jobs.class_archive import (
+    CACHE_ENV,
+    archive_file,
+    archive_option,
+    dump_command,
+    installation,
+    java_executable,
+    spark_jars,
+)
 from spark_jobs.session import (
     HEAP_OPTIONS,
     LOCAL_JAVA_OPTIONS,
@@ -74,6 +83,22 @@ def test_the_archive_is_named_by_the_jdk_it_was_built_for(
     assert archive_option() == ""
 
 
+def test_each_installation_of_pyspark_has_its_own_archive(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # another checkout's virtualenv: the same jars elsewhere, so another class path (an archive fits one)
+    mine = archive_file()
+    copy = tmp_path / "venv" / "jars"
+    copy.mkdir(parents=True)
+    for jar in spark_jars().glob("*.jar"):
+        (copy / jar.name).symlink_to(jar)
+    monkeypatch.setattr(class_archive, "spark_jars", lambda: copy)
+    theirs = archive_file()
+    assert mine is not None and theirs is not None
+    assert theirs.name.split("-")[1] == installation() != mine.name.split("-")[1]
+    assert theirs.name.split("-")[2] == mine.name.split("-")[2]  # the same JDK and PySpark
+
+
 def test_the_dump_archives_the_listed_classes_for_the_jvms_class_path(tmp_path: Path) -> None:
     modules = ["--add-modules=m"]
     command = dump_command(Path("/j/bin/java"), tmp_path / "l.txt", tmp_path / "a.jsa", "x.jar:y.jar", modules)
@@ -119,8 +144,10 @@ def _probe(cache: Path, log: Path, java_tool_options: str | None = None) -> tupl
 @PYSPARK_SOCKETS
 def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(cache: Path, tmp_path: Path) -> None:
     cache.mkdir()
-    stale = cache / "classes-0000000000000000.jsa"  # another JDK's or PySpark's
+    stale = cache / f"classes-{installation()}-0000000000000000.jsa"  # an earlier JDK's or PySpark's, here
     stale.write_bytes(b"old")
+    elsewhere = cache / "classes-00000000-0000000000000000.jsa"  # another checkout's PySpark: its own
+    elsewhere.write_bytes(b"theirs")
     env = {**os.environ, CACHE_ENV: str(cache)}
     built = subprocess.run(
         [sys.executable, "-m", "spark_jobs.build_class_archive"],
@@ -132,7 +159,7 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
     )
     assert built.returncode == 0, built.stdout + built.stderr
     archive = archive_file()
-    assert archive is not None and archive.is_file() and not stale.exists()
+    assert archive is not None and archive.is_file() and not stale.exists() and elsewhere.exists()
     assert archive.stat().st_size > 50 * 2**20  # Spark's classes, not a stub
     again = subprocess.run(  # once: a second run builds nothing
         [sys.executable, "-m", "spark_jobs.build_class_archive"], cwd=ROOT, env=env, capture_output=True, text=True
