@@ -127,8 +127,7 @@ def _file_schema(path: Path) -> StructType | None:
         return None
     try:
         footer = pq.read_schema(path)
-        fields = [from_arrow_type(footer.field(name).type) for name in footer.names if name in SNAPSHOT_COLUMNS]
-        names = [name for name in footer.names if name in SNAPSHOT_COLUMNS]
+        fields = [StructField(f.name, from_arrow_type(f.type), True) for f in footer if f.name in SNAPSHOT_COLUMNS]
     except (OSError, pa.ArrowException, TypeError, PySparkTypeError):
         return None
-    return StructType([StructField(name, kind, True) for name, kind in zip(names, fields, strict=True)])
+    return StructType(fields)
