@@ -1,12 +1,13 @@
 """The local driver JVM's classes parsed and verified ahead of time: a class data sharing archive
 (HotSpot's AppCDS, JDK 17's static archive) that a local job's JVM maps at its start, instead of loading
-some 17,000 classes from Spark's jars and verifying their bytecode each run (issue 13: 3 to 4 s of a job's
+some 16,000 classes from Spark's jars and verifying their bytecode each run (issue 13: 3 to 4 s of a job's
 wall time on two cores, at 1 M and at 10 M records alike; README.md, "Spark jobs").
 
 :mod:`.build_class_archive` (``make spark-archive``) writes it, once per machine: a JVM lists the classes
 the jobs load (``-XX:DumpLoadedClassList``), then ``java -Xshare:dump`` (:func:`dump_command`) archives
 those classes for that JVM's class path. It lives in the cache directory, named by what it was built
-from (:func:`archive_file`: the JDK, PySpark's jars), so another JDK or PySpark finds none. A local
+from (:func:`archive_file`: the PySpark installation, the JDK, PySpark's jars), so another checkout, JDK
+or PySpark finds none. A local
 session's JVM gets :func:`archive_option` when the archive exists; the JVM checks it against its own
 class path and jars, and where they differ it starts as it would without the option (no sharing; a
 file that is not an archive is ignored the same way).
