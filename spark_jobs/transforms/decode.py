@@ -8,7 +8,7 @@ row with ``malformed`` set (the reason) and is skipped by every later transform:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -75,14 +75,14 @@ def count_aggregates() -> list[Column]:
     return [*partition_aggregates(), F.max("timestamp").alias("latest")]
 
 
+# how :func:`count_aggregates`' columns of several groups add up to those of their records together (by
+# Spark: rolled_up_counts; by Arrow in the driver, on rows it holds: jvm_decode's counts of the keys' pass)
+ROLL_UP: dict[str, Literal["sum", "min", "max"]] = {"n": "sum", "low": "min", "high": "max", "latest": "max"}
+
+
 def rolled_up_counts() -> list[Column]:
     """Of a group of :func:`count_aggregates` rows: the same aggregates over all their records."""
-    return [
-        F.sum("n").alias("n"),
-        F.min("low").alias("low"),
-        F.max("high").alias("high"),
-        F.max("latest").alias("latest"),
-    ]
+    return [getattr(F, function)(name).alias(name) for name, function in ROLL_UP.items()]
 
 
 def record_counts(decoded: DataFrame) -> DataFrame:

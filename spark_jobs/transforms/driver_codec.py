@@ -18,6 +18,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 DRIVER_ROWS = 200_000  # rows the driver decodes itself; more go to the Python workers
+Rows = Callable[[pa.RecordBatch], dict[str, list[object]]]  # a codec over a batch: columns of a schema
 
 
 def take(frame: DataFrame, limit: int) -> pa.Table | None:
@@ -26,36 +27,24 @@ def take(frame: DataFrame, limit: int) -> pa.Table | None:
     return None if table.num_rows > limit else table
 
 
-def decoded_frame(
-    spark: SparkSession,
-    table: pa.Table,
-    rows: Callable[[pa.RecordBatch], dict[str, list[object]]],
-    schema: StructType,
-) -> DataFrame:
-    """``rows`` (a batch in, columns of ``schema`` out) over ``table`` in the driver, as a local frame."""
+def decoded_table(table: pa.Table, rows: Rows, schema: StructType) -> pa.Table:
+    """``rows`` (a batch in, columns of ``schema`` out) over ``table`` in the driver."""
     arrow = to_arrow_schema(schema)
     batches = [pa.RecordBatch.from_pydict(rows(batch), schema=arrow) for batch in table.to_batches()]
     if not batches:  # from Arrow too (one empty chunk): a frame of an empty Python list starts a Python worker
         batches = [pa.RecordBatch.from_pydict({name: [] for name in arrow.names}, schema=arrow)]
-    return spark.createDataFrame(pa.Table.from_batches(batches, schema=arrow), schema)
+    return pa.Table.from_batches(batches, schema=arrow)
 
 
-Rows = Callable[[pa.RecordBatch], dict[str, list[object]]]
+def decoded_frame(spark: SparkSession, table: pa.Table, rows: Rows, schema: StructType) -> DataFrame:
+    """:func:`decoded_table` as a local frame."""
+    return spark.createDataFrame(decoded_table(table, rows, schema), schema)
 
 
 def codec_frame(frame: DataFrame, rows: Rows, schema: StructType, limit: int) -> tuple[DataFrame, bool]:
     """``rows`` (a batch in, columns of ``schema`` out) over ``frame``: in the driver when it has at most
     ``limit`` rows (True: a small local frame, fit for a broadcast), else in the Python workers."""
-    return codec_frame_of(frame, lambda _table: rows, schema, limit)
-
-
-def codec_frame_of(
-    frame: DataFrame, rows_for: Callable[[pa.Table | None], Rows], schema: StructType, limit: int
-) -> tuple[DataFrame, bool]:
-    """:func:`codec_frame`, its ``rows`` made once the driver knows where they run: ``rows_for`` gets the
-    rows in the driver (None: they go to the Python workers)."""
     table = take(frame, limit) if limit > 0 else None
-    rows = rows_for(table)
     if table is not None:
         return decoded_frame(frame.sparkSession, table, rows, schema), True
     arrow = to_arrow_schema(schema)

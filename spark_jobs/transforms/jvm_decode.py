@@ -45,8 +45,8 @@ from pyspark.sql.types import (
 
 from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
-from .decode import COUNTED, POSITION, _key_fields, _position, count_aggregates, rolled_up_counts
-from .driver_codec import DRIVER_ROWS, codec_frame, codec_frame_of
+from .decode import COUNTED, POSITION, ROLL_UP, _key_fields, _position, count_aggregates, rolled_up_counts
+from .driver_codec import DRIVER_ROWS, codec_frame, decoded_table, take
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -149,34 +149,71 @@ def _key_counts(records: DataFrame) -> DataFrame:
     return records.groupBy(F.col("key").alias("k"), "kafka_partition").agg(*count_aggregates())
 
 
-def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, bool]:
+@dataclass(frozen=True)
+class _DriverKeys:
+    """The keys' pass as the driver holds it: the rows of :func:`_key_counts` (``counted``) and its distinct
+    keys through the codec (``decoded``, :data:`KEY_SCHEMA`)."""
+
+    counted: pa.Table
+    decoded: pa.Table
+
+
+def _partition_count(partitions: int | str | None, top: int | None) -> int | None:
+    """The offsets topic's partition count: ``partitions``, or for :data:`HIGHEST_PARTITION` the records'
+    highest partition (``top``) + 1."""
+    if partitions == HIGHEST_PARTITION:
+        return None if top is None else int(top) + 1
+    return partitions if isinstance(partitions, int) else None
+
+
+def _ranked(counted: pa.Table) -> pa.Table:
+    """The distinct keys (``k``) of :func:`_key_counts`' rows, each with its highest Kafka partition
+    (``top``) and ``key_id``: its rank in byte order, nulls last, as :func:`_keys` ranks them in Spark
+    (Arrow orders binary by its unsigned bytes, as Spark does)."""
+    grouped = counted.group_by("k").aggregate([("kafka_partition", "max")]).sort_by([("k", "ascending")])
+    ids = pa.array(range(grouped.num_rows), pa.int64())
+    return pa.table({"k": grouped.column("k"), "top": grouped.column("kafka_partition_max"), "key_id": ids})
+
+
+def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tuple[DataFrame, _DriverKeys | None]:
     """Each distinct key of :func:`_key_counts` once through the codec, with its ``key_id`` (its rank in
-    byte order, nulls last), in the driver or the Python workers (:func:`.driver_codec.codec_frame_of`).
-    ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1."""
-    rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # a few rows: one partition
+    byte order, nulls last). In the driver when :func:`_key_counts` has at most ``limit`` rows (one Spark
+    job; also returned: what the driver holds, for :func:`_driver_counts`), else in the Python workers
+    (None). ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1."""
+    counted = take(key_counts, limit) if limit > 0 else None
+    if counted is not None:
+        ranked = _ranked(counted)
+        count = _partition_count(partitions, pc.max(ranked.column("top")).as_py())
+        decoded = decoded_table(ranked, lambda batch: _key_rows(batch, count), KEY_SCHEMA)
+        return key_counts.sparkSession.createDataFrame(decoded, KEY_SCHEMA), _DriverKeys(counted, decoded)
+    rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # one partition
     grouped = key_counts.groupBy("k").agg(F.max("kafka_partition").alias("top"))
-    ranked = grouped.withColumn("key_id", rank.cast("long"))
-
-    def rows_for(table: pa.Table | None) -> Callable[[pa.RecordBatch], dict[str, list[object]]]:
-        count = partitions if isinstance(partitions, int) else None
-        if partitions == HIGHEST_PARTITION:
-            if table is not None:
-                top = pc.max(table.column("top")).as_py()
-            else:
-                highest = ranked.agg(F.max("top")).first()
-                top = highest[0] if highest is not None else None
-            count = None if top is None else int(top) + 1
-        return lambda batch: _key_rows(batch, count)
-
-    return codec_frame_of(ranked, rows_for, KEY_SCHEMA, limit)
+    ranked_ = grouped.withColumn("key_id", rank.cast("long"))
+    highest = ranked_.agg(F.max("top")).first() if partitions == HIGHEST_PARTITION else None
+    count = _partition_count(partitions, highest[0] if highest is not None else None)
+    keys, _ = codec_frame(ranked_, lambda batch: _key_rows(batch, count), KEY_SCHEMA, 0)
+    return keys, None
 
 
-def _counts(key_counts: DataFrame, keys: DataFrame, local_keys: bool) -> list[Row]:
+def _counts(key_counts: DataFrame, keys: DataFrame) -> list[Row]:
     """The load's counts (:data:`.decode.COUNTED`, as :func:`.decode.record_counts` gives them) from the
     keys' pass, where no value is malformed: a record is malformed when its key is."""
     reasons = keys.select(F.col("k").alias("key"), F.col("key_malformed").alias("malformed"))
-    joined = key_counts.join(F.broadcast(reasons) if local_keys else reasons, F.col("k").eqNullSafe(F.col("key")))
+    joined = key_counts.join(reasons, F.col("k").eqNullSafe(F.col("key")))
     return joined.groupBy(*COUNTED).agg(*rolled_up_counts()).collect()
+
+
+def _driver_counts(driver: _DriverKeys) -> list[Row]:
+    """:func:`_counts` of the rows the driver holds (no Spark job): the key counts' rows with their key's
+    reason, rolled up (:data:`.decode.ROLL_UP`) per :data:`.decode.COUNTED` group."""
+    decoded = driver.decoded
+    reasons = dict(zip(decoded.column("k").to_pylist(), decoded.column("key_malformed").to_pylist(), strict=True))
+    malformed = pa.array([reasons[k] for k in driver.counted.column("k").to_pylist()], pa.string())
+    rolled = driver.counted.append_column("malformed", malformed).group_by(COUNTED).aggregate(list(ROLL_UP.items()))
+    return [
+        Row(**{name: r[name] for name in COUNTED}, **{name: r[f"{name}_{f}"] for name, f in ROLL_UP.items()})
+        for r in rolled.to_pylist()
+    ]
 
 
 def _odd_values(values: DataFrame, limit: int) -> tuple[DataFrame, bool]:
@@ -284,7 +321,10 @@ def decode_offset_parts(
         F.when(live & F.col("text").isNull(), F.col("value")).alias("odd_value"),
     )
     key_counts = _key_counts(base).persist(StorageLevel.MEMORY_AND_DISK)
-    keys, local_keys = _keys(key_counts, partitions, driver_rows)
+    keys, driver = _keys(key_counts, partitions, driver_rows)
+    local_keys = driver is not None
+    if local_keys:  # the driver holds its rows (else the keys are decoded from it where they are read)
+        key_counts.unpersist()
 
     def join(left: DataFrame, right: DataFrame, on: Column | str, local: bool) -> DataFrame:
         return left.join(F.broadcast(right) if local or broadcast_keys else right, on, "left")
@@ -296,9 +336,9 @@ def decode_offset_parts(
     odd, local_odd = _odd_values(values, driver_rows)
     # whether a value may be malformed: the unusual values decoded in the workers are not known yet
     may_be_malformed = not local_odd or not odd.filter(F.col("value_malformed").isNotNull()).isEmpty()
-    counts = None if may_be_malformed else _counts(key_counts, keys, local_keys)
-    if local_keys:  # else the keys are decoded from it where they are read
-        key_counts.unpersist()
+    counts = None
+    if not may_be_malformed:
+        counts = _driver_counts(driver) if driver is not None else _counts(key_counts, keys)
     own = join(values, odd, values["odd_value"] == odd["v"], local_odd)
     text_ = F.col("text")  # the value's text where Spark reads it; else the codec's columns (joined above)
     sorted_form, marked = _normal(text_)
