@@ -24,6 +24,7 @@ from .offsets import (
     orphaned_offsets,
     partition_stats,
     source_restore_plan,
+    step_candidates,
 )
 from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
 from .timeline import state_summary, state_timeline
@@ -71,6 +72,7 @@ __all__ = [
     "source_restore_plan",
     "state_summary",
     "state_timeline",
+    "step_candidates",
     "topic_usage",
     "topics_summary",
     "topics_unused_by_connectors",

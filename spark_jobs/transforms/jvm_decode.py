@@ -67,6 +67,11 @@ MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the va
 # the start, each match begins at a name's opening quote (a name holds no '"') while the scalars before
 # it are integers, each consumed whole; what follows a first "" does not matter
 MEMBER_INTEGER = f'"{_CHAR}*":(-?[0-9]+|)'
+# of a flat object (FLAT_DISTINCT): its first member's integer, where its scalar is one (no match
+# otherwise). The first name holds no '"', so _CHAR* takes it whole; a scalar of the shape that begins
+# with '-' or a digit is an integer of at most 18 digits, taken whole. Where every scalar is an integer,
+# that is the rank's first element (offsets.offsets_went_backwards' candidates)
+FIRST_INTEGER = rf'^\{{"{_CHAR}*":(-?[0-9]+)'
 
 # decode_offset_parts's ``partitions`` when the topic's partition count is not known (a snapshot): its
 # records' highest partition + 1, found in the one pass over their keys
@@ -245,6 +250,13 @@ def _rank(text: Column) -> Column:
     return F.when(integers_only, scalars.cast("array<bigint>"))
 
 
+def _lead(text: Column) -> Column:
+    """A flat value's first member's integer (:data:`FIRST_INTEGER`), null where its scalar is not one:
+    ``regexp_extract`` gives "" where it does not match, which is never cast (an ANSI cast fails on it).
+    ``nullif``, not a ``when``: the search runs once (in a ``when``'s condition and value it ran twice)."""
+    return F.nullif(F.regexp_extract(text, FIRST_INTEGER, 1), F.lit("")).cast("bigint")
+
+
 def with_normal(frame: DataFrame) -> DataFrame:
     """``offset_normal`` filled in where :func:`decode_offset_parts` left it out (``normal=False``): a value
     Spark's expressions read (the codec's values always carry theirs). Only the records an output shows
@@ -268,7 +280,8 @@ def _flat_distinct(text: Column) -> Column:
 class OffsetParts:
     """The offsets topic decoded (:func:`decode_offset_parts`), in its two parts: ``records``, one row a
     record of its own columns (position, ``key_id``, ``tombstone``, ``offset_json``, ``offset_normal``,
-    ``offset_rank`` and ``value_malformed``), and ``keys``, one row a distinct key (:data:`KEY_SCHEMA`:
+    ``offset_rank``, ``offset_lead``: the rank's first element wherever the rank has one, and
+    ``value_malformed``), and ``keys``, one row a distinct key (:data:`KEY_SCHEMA`:
     what the key decides, ``key_malformed``). A transform that asks something of each key's records reads
     ``records`` and joins the few rows it keeps with ``keys`` (a column of a key carried on each of its
     records costs the copy of its strings on every record); ``frame`` joins them for every record."""
@@ -355,6 +368,9 @@ def decode_offset_parts(
         ).alias("offset_normal"),
         # from the text Spark reads, else the codec's
         F.coalesce(_rank(text_), F.when(value_ok, F.col("offset_rank"))).alias("offset_rank"),
+        # the rank's first element where the rank has one, without the rank (a search that ends at the
+        # first member); else null or, from the text Spark reads, its first member's integer
+        F.coalesce(_lead(text_), F.when(value_ok, F.get(F.col("offset_rank"), 0))).alias("offset_lead"),
         "value_malformed",
     )
     keyed = join(parts, keys, "key_id", local_keys)

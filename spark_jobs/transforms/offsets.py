@@ -168,21 +168,53 @@ def non_canonical_keys(history: DataFrame) -> DataFrame:
     )
 
 
-def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
-    """Commits whose offset is lower than the one before it for the same key (offsets ordered as tuples
-    of their integer values, in the map's order). A tombstone in between is a reset, not a step back."""
+# the keys with a possible step back that the exact window reads alone (more: it reads every record)
+CANDIDATE_KEYS = 10_000
+
+
+def _after_a_commit(before: Column) -> Column:
+    """A commit whose record before it (``before``, the same key's) is one too: a tombstone in between is
+    a reset, not a step back."""
+    return ~F.col("tombstone") & ~F.coalesce(before["tombstone"], F.lit(True))
+
+
+def step_candidates(parts: OffsetParts) -> DataFrame:
+    """The keys (``key_id``) where a commit's rank may be lower than the one before it: its first element
+    (``offset_lead``) is not higher. A rank lower than another of its length has a first element no higher,
+    and a rank with a first element has it as ``offset_lead``, so no other key holds a step back
+    (:func:`offsets_went_backwards`). One window over every record, on two small columns: the rank's
+    search and array, and the texts, are left to the exact window, on the candidates' records."""
     ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
-    before = F.lag(F.struct("tombstone", "offset_rank", "offset_json", "timestamp")).over(ordered)
-    steps = (
+    before = F.lag(F.struct("tombstone", "offset_lead")).over(ordered)
+    lead, earlier = F.col("offset_lead"), F.col("before.offset_lead")
+    maybe = (
         _valid_records(parts)
         .withColumn("before", before)
+        .filter(_after_a_commit(F.col("before")) & lead.isNotNull() & earlier.isNotNull() & (lead <= earlier))
+    )
+    return maybe.select("key_id").distinct()  # kept clustered by key (jvm_decode.clustered): no shuffle
+
+
+def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
+    """Commits whose offset is lower than the one before it for the same key (offsets ordered as tuples
+    of their integer values, in the map's order). A tombstone in between is a reset, not a step back.
+    Runs a Spark job at once: the keys that may hold one (:func:`step_candidates`); the exact window reads
+    their records only (none: it reads none), or every record past :data:`CANDIDATE_KEYS` of them."""
+    records = _valid_records(parts)
+    candidates = step_candidates(parts).collect()  # no limit: a limit reads the partitions a few at a time
+    if len(candidates) <= CANDIDATE_KEYS:  # a key's records all, so each still follows the one before it
+        records = records.filter(F.col("key_id").isin([r["key_id"] for r in candidates]))
+    ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
+    before = F.lag(F.struct("tombstone", "offset_rank", "offset_json", "timestamp")).over(ordered)
+    rank, earlier = F.col("offset_rank"), F.col("before.offset_rank")
+    steps = (
+        records.withColumn("before", before)
         .filter(
-            ~F.col("tombstone")
-            & ~F.coalesce(F.col("before.tombstone"), F.lit(True))
-            & F.col("offset_rank").isNotNull()
-            & F.col("before.offset_rank").isNotNull()
-            & (F.size("offset_rank") == F.size("before.offset_rank"))
-            & (F.col("offset_rank") < F.col("before.offset_rank"))
+            _after_a_commit(F.col("before"))
+            & rank.isNotNull()
+            & earlier.isNotNull()
+            & (F.size(rank) == F.size(earlier))
+            & (rank < earlier)
         )
         .select(
             "key_id",

@@ -93,6 +93,12 @@ def same_rows(spark: SparkSession, h: History) -> list[Row]:
     for ours, deferred, theirs in zip(without_key_id(jvm), without_key_id(later), exact, strict=True):
         assert ours == theirs.asDict()
         assert deferred == theirs.asDict()
+    # the rank's first element without the rank, as the steps back's candidates read it: wherever the rank
+    # has one (the codec's rank: ``exact``), the record's ``offset_lead`` is it
+    records = decode_offset_parts(frame, OFFSET_PARTITIONS).records.orderBy(*order).collect()
+    for record, theirs in zip(records, exact, strict=True):
+        if theirs["offset_rank"]:
+            assert record["offset_lead"] == theirs["offset_rank"][0], theirs["offset_json"]
     return exact
 
 

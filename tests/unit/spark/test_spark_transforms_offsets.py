@@ -27,6 +27,7 @@ from spark_jobs.transforms import (
     partition_stats,
     sink_offsets,
     source_restore_plan,
+    step_candidates,
 )
 from spark_jobs.transforms.driver_codec import local_frame
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
@@ -236,13 +237,14 @@ def _between_the_records_and_their_first_aggregation(plan: Any) -> list[list[str
 
 
 def test_the_transforms_read_the_kept_records_without_a_shuffle_or_a_sort(spark: SparkSession) -> None:
-    """A job keeps the offset records clustered by key (``clustered``): the history, the steps back and
-    the restore plan then aggregate and window them as they come (no exchange, no sort between the kept
-    records and their first aggregation; the few aggregated rows may be sorted or exchanged)."""
+    """A job keeps the offset records clustered by key (``clustered``): the history, the steps back (and
+    their candidates) and the restore plan then aggregate and window them as they come (no exchange, no
+    sort between the kept records and their first aggregation; the few aggregated rows may be sorted or
+    exchanged)."""
     h = History()
     h.connector("src", SOURCE, 100)
-    for n in range(30):
-        h.offset("src", {"filename": f"/{n % 4}"}, {"position": n}, 1000 + n)
+    for n in range(30):  # one step back: the exact window reads the records of its key
+        h.offset("src", {"filename": f"/{n % 4}"}, {"position": 0 if n == 21 else n}, 1000 + n)
     frame = h.frame(spark)
     kept: list[DataFrame] = []
 
@@ -256,6 +258,7 @@ def test_the_transforms_read_the_kept_records_without_a_shuffle_or_a_sort(spark:
     try:
         for transform in (
             offset_history(key_summary(decoded)),
+            step_candidates(decoded),
             offsets_went_backwards(decoded),
             restore_plan(decoded, connectors, 2000),
         ):
