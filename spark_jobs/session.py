@@ -66,6 +66,7 @@ C1_ONLY = (
     "scala/reflect/*.*",
 )
 ROOT = Path(__file__).resolve().parents[1]
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 
 
 class SessionError(RuntimeError):
@@ -168,6 +169,11 @@ def spark_conf(options: SessionOptions) -> SparkConf:
     # a kept frame's batches as they are: the jobs keep records on local disk, where encoding each column
     # of each batch (dictionaries, run lengths) cost more CPU than the smaller files saved (issue 13)
     conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
+    # PySpark's DataFrame debugging (on by default) hands the JVM each DataFrame and Column call's Python
+    # call site, for the query context of an error message: about five py4j round trips and a walk of the
+    # Python stack a call, half of a job's py4j calls (issue 13). A job reports a failure's root cause
+    # (job.spark_reason), never that context
+    conf.set(DATAFRAME_DEBUGGING, "false")
     if is_local(master):
         conf.set("spark.pyspark.python", sys.executable)
         conf.set("spark.pyspark.driver.python", sys.executable)
