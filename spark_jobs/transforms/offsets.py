@@ -10,7 +10,7 @@ mean the same source partition.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
@@ -172,6 +172,12 @@ def non_canonical_keys(history: DataFrame) -> DataFrame:
 CANDIDATE_KEYS = 10_000
 
 
+def _in_order() -> WindowSpec:
+    """Each key's records (per :data:`BY_KEY`) in offset order: the order a job keeps them in, so a window
+    over it needs no shuffle and no sort (jvm_decode.clustered)."""
+    return Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
+
+
 def _after_a_commit(before: Column) -> Column:
     """A commit whose record before it (``before``, the same key's) is one too: a tombstone in between is
     a reset, not a step back."""
@@ -184,8 +190,7 @@ def step_candidates(parts: OffsetParts) -> DataFrame:
     and a rank with a first element has it as ``offset_lead``, so no other key holds a step back
     (:func:`offsets_went_backwards`). One window over every record, on two small columns: the rank's
     search and array, and the texts, are left to the exact window, on the candidates' records."""
-    ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
-    before = F.lag(F.struct("tombstone", "offset_lead")).over(ordered)
+    before = F.lag(F.struct("tombstone", "offset_lead")).over(_in_order())
     lead, earlier = F.col("offset_lead"), F.col("before.offset_lead")
     maybe = (
         _valid_records(parts)
@@ -204,8 +209,7 @@ def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
     candidates = step_candidates(parts).collect()  # no limit: a limit reads the partitions a few at a time
     if len(candidates) <= CANDIDATE_KEYS:  # a key's records all, so each still follows the one before it
         records = records.filter(F.col("key_id").isin([r["key_id"] for r in candidates]))
-    ordered = Window.partitionBy(*BY_KEY).orderBy("kafka_offset")
-    before = F.lag(F.struct("tombstone", "offset_rank", "offset_json", "timestamp")).over(ordered)
+    before = F.lag(F.struct("tombstone", "offset_rank", "offset_json", "timestamp")).over(_in_order())
     rank, earlier = F.col("offset_rank"), F.col("before.offset_rank")
     steps = (
         records.withColumn("before", before)
