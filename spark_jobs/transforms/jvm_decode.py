@@ -61,6 +61,24 @@ _SCALAR = f"(?:{_STRING}|{_INTEGER}|true|false|null)"
 # rest a member (about half the time of the two expressions it replaced: the shape, then a repeated name
 # searched from every position)
 FLAT_DISTINCT = rf'^\{{(?:"({_CHAR}*)":{_SCALAR}(?!.*,"\1":)(?:,(?=")|(?=\}}\z)))*\}}\z'
+# members a text's shape is first searched for without a look ahead or a repeated group (FEW_MEMBERS)
+FEW = 8
+
+
+def _few_members(most: int) -> str:
+    """The shape of :data:`FLAT_DISTINCT` with at most ``most`` members, as nested optional members: each
+    member's name captured, and each later name checked against the earlier ones where it begins (a name
+    holds no '"', so an earlier name followed by '"' there is the same name). No scan of the rest a member
+    and no loop: 10 M two-member values searched in 2.3 s against 2.8 s warm, and a 10 M job about 2 s
+    faster (issue 13); each group costs every search a little, so the common counts only."""
+    inner = ""
+    for i in range(most, 0, -1):
+        earlier = "".join(f'(?!\\{j}")' for j in range(1, i))
+        inner = f'(?:{"," if i > 1 else ""}"{earlier}({_CHAR}*)":{_SCALAR}{inner})?'
+    return rf"^\{{{inner}\}}\z"
+
+
+FEW_MEMBERS = _few_members(FEW)
 MEMBER_PARTS = f'"({_CHAR}*)":({_SCALAR})'  # group 1: the name, group 2: the value's text
 # of a flat object (FLAT_DISTINCT): each member's integer in group 1, or "" where its scalar is not one
 # (the empty alternative: a string, true, false or null begins with none of '-' and the digits). Found from
@@ -271,9 +289,11 @@ def with_normal(frame: DataFrame) -> DataFrame:
     )
 
 
-def _flat_distinct(text: Column) -> Column:
-    """The shape Spark reads (:data:`FLAT_DISTINCT`): a flat object whose member names are distinct."""
-    return text.rlike(FLAT_DISTINCT)
+def flat_distinct(text: Column) -> Column:
+    """The shape Spark reads (:data:`FLAT_DISTINCT`): a flat object whose member names are distinct. Searched
+    for as :data:`FEW_MEMBERS` first (``or`` evaluates its right side only where its left is false): only a
+    text of more members, or not of the shape, is searched twice."""
+    return text.rlike(FEW_MEMBERS) | text.rlike(FLAT_DISTINCT)
 
 
 @dataclass(frozen=True)
@@ -323,7 +343,7 @@ def decode_offset_parts(
         *(f.name for f in POSITION),
         "key",
         (~live).alias("tombstone"),
-        F.when(live & _flat_distinct(text), text).alias("text"),  # the shape Spark reads
+        F.when(live & flat_distinct(text), text).alias("text"),  # the shape Spark reads
         "value",
     )
     values = read.select(  # a projection of its own: the text's regular expressions run once a record

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import Row, SparkSession
+from pyspark.sql import functions as F
 
 from control_plane.codecs.json_wire import dumps
 from spark_jobs.transforms import (
@@ -19,6 +20,7 @@ from spark_jobs.transforms import (
     record_counts,
     with_normal,
 )
+from spark_jobs.transforms.jvm_decode import FEW, FEW_MEMBERS, FLAT_DISTINCT, flat_distinct
 
 from .records import OFFSET_PARTITIONS, History, without_key_id
 
@@ -68,6 +70,14 @@ TRICKY_VALUES: list[bytes | None] = [
     b'{",":":1,",":":-1}',  # a ',"' inside a value that reads like the start of a repeated name
     b'{"a":1,"b":","a":"}',
     b'{"a":1,"b":2,"a":3}',
+    # past the members the shape is first searched for with (jvm_decode.FEW), and a name repeated there
+    b'{"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8}',
+    b'{"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,"m9":9}',
+    b'{"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m1":8}',
+    b'{"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,"m1":9}',
+    b'{"m1":1,"m2":2,"m3":3,"m4":4,"m5":5,"m6":6,"m7":7,"m8":8,"m9":9,"m5":"x"}',
+    b'{"m":1,"m1":2}',  # an earlier name that begins a later one
+    b'{"m1":1,"m":2}',
 ]
 
 TRICKY_KEYS: list[bytes | None] = [
@@ -179,6 +189,42 @@ def test_generated_offsets_decode_as_the_codec_does(spark: SparkSession) -> None
             value = json.dumps(offset).encode()
         h.raw_offset(key, value, 10_000 + ts)
     same_rows(spark, h)
+
+
+def test_the_shape_is_found_as_the_general_expression_finds_it(spark: SparkSession) -> None:
+    """The shape's search (few members first, then the general expression) accepts exactly the texts
+    :data:`FLAT_DISTINCT` accepts, and :data:`FEW_MEMBERS` exactly those of them with at most ``FEW``
+    members: generated objects of 0 to 11 members, names from a few letters (so they repeat, also as
+    each other's beginnings), scalars of every kind, some texts cut or spliced."""
+    rng = random.Random(21)
+    scalars = ["1", "-7", "0", "123456789012345678", "true", "false", "null", '"s"', '""', '"a,:b"']
+    not_scalars = ["01", "-0", "1.5", "1234567890123456789", "{}", "[1]", '"é"', '"x\\"', "nul"]
+    cases: list[tuple[str, int]] = []
+    for _ in range(3000):
+        count = rng.randint(0, FEW + 3)
+        names = ["".join(rng.choice("ab1") for _ in range(rng.randint(0, 3))) for _ in range(count)]
+        members = [f'"{n}":{rng.choice(not_scalars if rng.random() < 0.03 else scalars)}' for n in names]
+        text = "{" + ",".join(members) + "}"
+        if rng.random() < 0.1:
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(["", ",", '"', ":", " ", "}"]) + text[at + rng.randint(0, 2) :]
+        cases.append((text, count))
+    frame = spark.createDataFrame(cases, "t string, members int")
+    column = F.col("t")
+    rows = frame.select(
+        "t",
+        "members",
+        flat_distinct(column).alias("ours"),
+        column.rlike(FLAT_DISTINCT).alias("general"),
+        column.rlike(FEW_MEMBERS).alias("few"),
+    ).collect()
+    assert [r["t"] for r in rows if r["ours"] != r["general"]] == []
+    assert [r["t"] for r in rows if r["few"] and not r["general"]] == []
+    whole = [r for r in rows if r["general"] and r["t"].count('":') == r["members"]]  # not spliced
+    assert [r["t"] for r in whole if r["few"] != (r["members"] <= FEW)] == []
+    assert sum(r["general"] for r in rows) > 300
+    assert sum(r["general"] and r["members"] > FEW for r in whole) > 10
+    assert sum(not r["general"] and r["members"] <= FEW for r in rows) > 300
 
 
 STATUS_KEYS: list[bytes | None] = [
