@@ -202,13 +202,16 @@ def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tu
     """Each distinct key of :func:`_key_counts` once through the codec, with its ``key_id`` (its rank in
     byte order, nulls last). In the driver when :func:`_key_counts` has at most ``limit`` rows (one Spark
     job; also returned: what the driver holds, for :func:`_driver_counts`), else in the Python workers
-    (None). ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1."""
+    (None). ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1. ``key_counts``
+    is kept only on the workers' way, which reads it again (here and in :func:`_counts`): the driver's
+    take reads it once, and kept it would cost a job of its own (issue 13)."""
     counted = take(key_counts, limit) if limit > 0 else None
     if counted is not None:
         ranked = _ranked(counted)
         count = _partition_count(partitions, pc.max(ranked.column("top")).as_py())
         decoded = decoded_table(ranked, lambda batch: _key_rows(batch, count), KEY_SCHEMA)
         return key_counts.sparkSession.createDataFrame(decoded, KEY_SCHEMA), _DriverKeys(counted, decoded)
+    key_counts.persist(StorageLevel.MEMORY_AND_DISK)  # the frames derived from it below read it kept
     rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # one partition
     grouped = key_counts.groupBy("k").agg(F.max("kafka_partition").alias("top"))
     ranked_ = grouped.withColumn("key_id", rank.cast("long"))
@@ -353,11 +356,9 @@ def decode_offset_parts(
         "text",
         F.when(live & F.col("text").isNull(), F.col("value")).alias("odd_value"),
     )
-    key_counts = _key_counts(base).persist(StorageLevel.MEMORY_AND_DISK)
+    key_counts = _key_counts(base)
     keys, driver = _keys(key_counts, partitions, driver_rows)
     local_keys = driver is not None
-    if local_keys:  # the driver holds its rows (else the keys are decoded from it where they are read)
-        key_counts.unpersist()
 
     def join(left: DataFrame, right: DataFrame, on: Column | str, local: bool) -> DataFrame:
         return left.join(F.broadcast(right) if local or broadcast_keys else right, on, "left")
