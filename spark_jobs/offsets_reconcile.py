@@ -153,7 +153,7 @@ def _reconcile(
     progress.step("reconciling")
     connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
     # one aggregation over the records for what the history and the restore plan ask of each key; as of a
-    # time after every record, "then" is "now" (one ordering less to aggregate)
+    # time after every record, the plan is as of now: each key's last record, the offset the worker holds
     after_all = as_of_ms >= inputs.latest.get("offsets", as_of_ms)
     summary = T.key_summary(offsets, None if after_all else as_of_ms).persist(StorageLevel.MEMORY_AND_DISK)
     history = T.offset_history(summary).persist(StorageLevel.MEMORY_AND_DISK)

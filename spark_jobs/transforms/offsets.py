@@ -50,27 +50,37 @@ def key_summary(parts: OffsetParts, as_of_ms: int | None = None) -> DataFrame:
     of ``as_of_ms``; None: now) ask of each key's records, in one aggregation over the valid records: per
     key and Kafka partition (:data:`BY_KEY`) one row, with its key's columns (:data:`KEY_COLUMNS`),
     ``last`` (the record with the highest offset), the commit and tombstone counts and times, ``now`` and
-    ``then`` (the last record, and the last at or before as-of, in the restore plan's order: time, then
-    position) and ``first_offset``. The records' own columns only: the key's are joined to the few rows."""
+    ``then`` and ``first_offset``. ``now`` is ``last``, the log's last record: the offset the worker holds
+    (KafkaOffsetBackingStore reads the topic in order, and the last record of a key wins). ``then`` is
+    the last record at or before as-of in the restore plan's order (time, then position), and ``now`` as of
+    now. Both carry that order (``o``) for the key's records in other Kafka partitions. The records' own
+    columns only: the key's are joined to the few rows."""
     commit = ~F.col("tombstone")
-    # the greatest of structs that lead with what orders them (unique in a group: the offset), so the rest is
-    # never compared: one buffer a column, where max_by keeps the value and its ordering apart
-    ordered = F.struct(_order().alias("o"), F.struct("tombstone", "offset_json").alias("r"))
-    then = ordered if as_of_ms is None else F.when(F.col("timestamp") <= F.lit(as_of_ms), ordered)
-    per_key = (
-        _valid_records(parts)
-        .groupBy(*BY_KEY)
-        .agg(
-            F.max(F.struct("kafka_offset", "tombstone", "offset_json", "offset_normal", "timestamp")).alias("last"),
-            F.count(F.when(commit, 1)).alias("commits"),
-            F.count(F.when(~commit, 1)).alias("tombstones"),
-            F.min(F.when(commit, F.col("timestamp"))).alias("first_commit"),
-            F.max(F.when(commit, F.col("timestamp"))).alias("last_commit"),
-            F.max(ordered).alias("now"),
-            F.max(then).alias("then"),  # max skips the nulls: the records after as-of
-            F.min("kafka_offset").alias("first_offset"),
-        )
+    aggregates = [
+        F.max(F.struct("kafka_offset", "tombstone", "offset_json", "offset_normal", "timestamp")).alias("last"),
+        F.count(F.when(commit, 1)).alias("commits"),
+        F.count(F.when(~commit, 1)).alias("tombstones"),
+        F.min(F.when(commit, F.col("timestamp"))).alias("first_commit"),
+        F.max(F.when(commit, F.col("timestamp"))).alias("last_commit"),
+        F.min("kafka_offset").alias("first_offset"),
+    ]
+    if as_of_ms is not None:
+        # the greatest of structs that lead with what orders them (unique in a group: the offset), so the rest
+        # is never compared: one buffer a column, where max_by keeps the value and its ordering apart
+        ordered = F.struct(_order().alias("o"), F.struct("tombstone", "offset_json").alias("r"))
+        then = F.when(F.col("timestamp") <= F.lit(as_of_ms), ordered)
+        aggregates.append(F.max(then).alias("then"))  # max skips the nulls: the records after as-of
+    per_key = _valid_records(parts).groupBy(*BY_KEY).agg(*aggregates)
+    last = F.col("last")
+    now = F.struct(
+        F.struct(
+            last["timestamp"].alias("timestamp"), "kafka_partition", last["kafka_offset"].alias("kafka_offset")
+        ).alias("o"),
+        F.struct(last["tombstone"].alias("tombstone"), last["offset_json"].alias("offset_json")).alias("r"),
     )
+    per_key = per_key.withColumn("now", now)
+    if as_of_ms is None:
+        per_key = per_key.withColumn("then", F.col("now"))
     return _keyed(parts, per_key)
 
 
@@ -236,11 +246,20 @@ def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
 
 
 def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
-    """The live offsets at ``as_of_ms`` (all records when None) of the keys the worker finds (canonical
-    bytes): connector, key, partition_json, logical_partition, offset_json, offset_normal."""
+    """The live offsets at ``as_of_ms`` of the keys the worker finds (canonical bytes): connector, key,
+    partition_json, logical_partition, offset_json, offset_normal. Per key its latest record at or before
+    as-of (time, then position); None: now, each Kafka partition's last record (the log's order: the
+    worker's, as :func:`key_summary`'s ``now``), then the latest of those."""
     canonical = _valid(decoded).filter("key_canonical")
     if as_of_ms is not None:
         canonical = canonical.filter(F.col("timestamp") <= F.lit(as_of_ms))
+    else:
+        columns = [c for c in canonical.columns if c not in ("key_id", "kafka_partition")]
+        canonical = (
+            canonical.groupBy("key_id", "kafka_partition")
+            .agg(F.max_by(F.struct(*columns), "kafka_offset").alias("record"))
+            .select("key_id", "kafka_partition", "record.*")
+        )
     last = F.max_by(
         F.struct("tombstone", "partition_json", "logical_partition", "offset_json", "offset_normal"), _order()
     )

@@ -21,6 +21,7 @@ from spark_jobs.transforms import (
     key_summary,
     non_canonical_keys,
     offset_history,
+    offsets_as_of,
     offsets_went_backwards,
     orphaned_offsets,
     orphaned_sink_offsets,
@@ -163,6 +164,41 @@ def test_a_restore_plan_as_of_now_is_the_plan_as_of_a_time_after_every_record(
     as_of_now = source_restore_plan(key_summary(decoded), first_missing_offsets(decoded.frame), connectors)
     assert sorted(as_of_now.collect()) == sorted(restore_plan(decoded, connectors, 10_000).collect())
     assert len(as_of_now.collect()) == 2
+
+
+def test_as_of_now_each_key_has_the_offset_the_worker_holds_whatever_the_clocks(spark: SparkSession) -> None:
+    """A commit written after another with an earlier timestamp (workers' clocks apart): now, the key's
+    offset is the log's last record, the one the worker reads last and holds; as of an earlier time, the
+    latest record in time at or before it."""
+    h = History()
+    h.connector("src", SOURCE, 100)
+    h.offset("src", A, {"position": 10}, 1000)
+    h.offset("src", A, {"position": 20}, 3000)
+    h.offset("src", A, {"position": 30}, 2000)  # after 20 in the log, stamped by a clock behind
+    h.offset("src", B, {"position": 7}, 3000)
+    h.offset_tombstone("src", B, 2500)  # B reset after 7, stamped earlier
+    frame = h.frame(spark)
+    parts = decode_offset_parts(frame, OFFSET_PARTITIONS)
+    connectors = connector_configs(decode_config_records(frame))
+    now = source_restore_plan(key_summary(parts), first_missing_offsets(parts.frame), connectors)
+    assert {(r["partition_json"], r["action"], r["offset_json"]) for r in now.collect()} == {
+        ('{"filename":"/a"}', "set", '{"position":30}'),  # B has no offset now: nothing to reset
+    }
+    live = {r["partition_json"]: r["offset_json"] for r in offsets_as_of(parts.frame, None).collect()}
+    assert live == {'{"filename":"/a"}': '{"position":30}'}
+
+    def plan_as_of(as_of_ms: int) -> dict[str, tuple[str, str | None]]:
+        rows = restore_plan(parts, connectors, as_of_ms).collect()
+        return {r["partition_json"]: (r["action"], r["offset_json"]) for r in rows}
+
+    assert plan_as_of(2600) == {'{"filename":"/a"}': ("set", '{"position":30}')}  # B: a tombstone then, none now
+    # a time in the order of the records' times: the transform's; the job asks for now past the latest record
+    assert plan_as_of(3100) == {
+        '{"filename":"/a"}': ("set", '{"position":20}'),
+        '{"filename":"/b"}': ("set", '{"position":7}'),
+    }
+    history = {r["partition_json"]: r["offset_json"] for r in offset_history(key_summary(parts)).collect()}
+    assert history == {'{"filename":"/a"}': '{"position":30}', '{"filename":"/b"}': None}
 
 
 def _commit(h: History, partition: dict[str, str], position: int, ts: int, kafka_partition: int) -> None:
