@@ -24,7 +24,18 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from . import transforms as T
-from .job import Inputs, expected_records, load, parse_time, parser, prepare, resolve, run, start_spark
+from .job import (
+    Inputs,
+    expected_records,
+    load,
+    parse_time,
+    parser,
+    prepare,
+    resolve,
+    run,
+    shuffle_partitions,
+    start_spark,
+)
 from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .progress import Progress
 from .report import finding, finding_of_rows, iso, write_json, write_tables
@@ -155,7 +166,10 @@ def _reconcile(
     # one aggregation over the records for what the history and the restore plan ask of each key; as of a
     # time after every record, the plan is as of now: each key's last record, the offset the worker holds
     after_all = as_of_ms >= inputs.latest.get("offsets", as_of_ms)
-    summary = T.key_summary(offsets, None if after_all else as_of_ms).persist(StorageLevel.MEMORY_AND_DISK)
+    # a row a key, in as many partitions as a shuffle makes, not the kept records' (sized for 1 M records
+    # each): each small query after it runs that many tasks, not one a kept partition
+    per_key = T.key_summary(offsets, None if after_all else as_of_ms).coalesce(shuffle_partitions(spark))
+    summary = per_key.persist(StorageLevel.MEMORY_AND_DISK)
     history = T.offset_history(summary).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
 
