@@ -198,14 +198,17 @@ def step_candidates(parts: OffsetParts) -> DataFrame:
     """The keys (``key_id``) where a commit's rank may be lower than the one before it: its first element
     (``offset_lead``) is not higher. A rank lower than another of its length has a first element no higher,
     and a rank with a first element has it as ``offset_lead``, so no other key holds a step back
-    (:func:`offsets_went_backwards`). One window over every record, on two small columns: the rank's
-    search and array, and the texts, are left to the exact window, on the candidates' records."""
-    before = F.lag(F.struct("tombstone", "offset_lead")).over(_in_order())
-    lead, earlier = F.col("offset_lead"), F.col("before.offset_lead")
+    (:func:`offsets_went_backwards`). One window over every record, of one column: the lead before a
+    record's, null where that record is a tombstone (a tombstone has no lead; one in between is a reset,
+    not a step back), has no rank's first element, or is not there (the key's first record); a tombstone's
+    own lead is null too. So two leads are a commit after a commit (:func:`_after_a_commit`), with no struct
+    built a record (about 0.5 s of 3 over 10 M records, issue 13). The rank's search and array, and the
+    texts, are left to the exact window, on the candidates' records."""
+    lead, before = F.col("offset_lead"), F.col("lead_before")
     maybe = (
         _valid_records(parts)
-        .withColumn("before", before)
-        .filter(_after_a_commit(F.col("before")) & lead.isNotNull() & earlier.isNotNull() & (lead <= earlier))
+        .withColumn("lead_before", F.lag(lead).over(_in_order()))
+        .filter(lead.isNotNull() & before.isNotNull() & (lead <= before))
     )
     return maybe.select("key_id").distinct()  # kept clustered by key (jvm_decode.clustered): no shuffle
 

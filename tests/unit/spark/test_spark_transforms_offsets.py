@@ -4,10 +4,12 @@ offsets that went backwards, and the restore plan as of a time."""
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from control_plane.codecs import OffsetKey, SourceOffset, Tombstone, encode_offset, partition_for_key
 from spark_jobs.transforms import (
@@ -131,6 +133,39 @@ def test_offsets_that_went_backwards(history_frames: tuple[OffsetParts, DataFram
     assert [(r["connector"], r["partition_json"], r["from_offset"], r["to_offset"], r["at"]) for r in found] == [
         ("src", '{"filename":"/a"}', '{"position":20}', '{"position":15}', 3000)
     ]
+
+
+def test_the_steps_back_candidates_are_the_keys_with_a_commit_led_no_higher_than_the_one_before(
+    spark: SparkSession,
+) -> None:
+    """Generated histories of commits (a first member of an integer or a text) and resets: the candidates
+    are exactly the keys where a commit follows a commit whose first member is an integer no lower."""
+    rng = random.Random(5)
+    h = History()
+    expected: set[str] = set()
+    for n in range(60):
+        partition, before, ts = {"filename": f"/{n}"}, None, 1000
+        for _ in range(rng.randint(1, 8)):
+            ts += 1
+            if rng.random() < 0.15:
+                h.offset_tombstone("src", partition, ts)
+                before = None
+                continue
+            lead = rng.choice([rng.randint(-3, 3), "x", None])
+            offset: dict[str, Any] = {"position": rng.randint(0, 9)}
+            if lead is not None:
+                offset = {"lead": lead, **offset}
+            h.offset("src", partition, offset, ts)
+            lead = next(iter(offset.values()))  # the first member's
+            lead = lead if isinstance(lead, int) else None
+            if lead is not None and before is not None and lead <= before:
+                expected.add(json.dumps(partition, separators=(",", ":")))
+            before = lead
+    parts = decode_offset_parts(h.frame(spark), OFFSET_PARTITIONS)
+    ids = [r["key_id"] for r in step_candidates(parts).collect()]
+    keys = parts.keys.filter(F.col("key_id").isin(ids)).collect()
+    assert {r["partition_json"] for r in keys} == expected
+    assert 5 < len(expected) < 55
 
 
 def _plan(decoded: OffsetParts, connectors: DataFrame, as_of_ms: int) -> dict[tuple[str, str], tuple[Any, ...]]:
