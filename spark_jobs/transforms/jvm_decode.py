@@ -69,8 +69,8 @@ def _few_members(most: int) -> str:
     """The shape of :data:`FLAT_DISTINCT` with at most ``most`` members, as nested optional members: each
     member's name captured, and each later name checked against the earlier ones where it begins (a name
     holds no '"', so an earlier name followed by '"' there is the same name). No scan of the rest a member
-    and no loop: 10 M two-member values searched in 2.3 s against 2.8 s warm, and a 10 M job about 2 s
-    faster (issue 13); each group costs every search a little, so the common counts only."""
+    and no loop: 10 M two-member values searched in 2.3 s against 2.8 s warm (issue 13); each group costs
+    every search a little, so the common counts only."""
     inner = ""
     for i in range(most, 0, -1):
         earlier = "".join(f'(?!\\{j}")' for j in range(1, i))

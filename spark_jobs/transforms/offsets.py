@@ -51,7 +51,8 @@ def key_summary(parts: OffsetParts, as_of_ms: int | None = None) -> DataFrame:
     key and Kafka partition (:data:`BY_KEY`) one row, with its key's columns (:data:`KEY_COLUMNS`),
     ``last`` (the record with the highest offset), the commit and tombstone counts and times, ``now`` and
     ``then`` and ``first_offset``. ``now`` is ``last``, the log's last record: the offset the worker holds
-    (KafkaOffsetBackingStore reads the topic in order, and the last record of a key wins). ``then`` is
+    (Connect's KafkaOffsetBackingStore reads the topic in order into a map: a key's last record wins, a
+    tombstone removes it). ``then`` is
     the last record at or before as-of in the restore plan's order (time, then position), and ``now`` as of
     now. Both carry that order (``o``) for the key's records in other Kafka partitions. The records' own
     columns only: the key's are joined to the few rows."""
