@@ -227,7 +227,7 @@ def _reconcile(
         existing = [r["connector"] for r in connector_rows if r["exists"]]
         asked = {name for name, _ in sidecar.answers}
         answers = sidecar.answers + [(c, "not listed by the sidecar") for c in existing if c not in asked]
-        history_now = T.history_view(T.offsets_as_of(offsets.frame, None), sink_offsets, connectors)
+        history_now = T.history_view(T.offsets_now(summary), sink_offsets, connectors)
         running = T.running_connectors(connectors)
         not_compared = sorted(r["connector"] for r in running.collect() if r["connector"] in {c for c, _ in answers})
         compared = T.sidecar_disagreements(

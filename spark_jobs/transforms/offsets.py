@@ -25,10 +25,6 @@ BY_KEY = ["key_id", "kafka_partition"]
 KEY_COLUMNS = ["connector", "key", "partition_json", "logical_partition", "key_canonical", "expected_kafka_partition"]
 
 
-def _valid(decoded: DataFrame) -> DataFrame:
-    return decoded.filter(F.col("malformed").isNull())
-
-
 def _order() -> Column:
     """The restore plan's order of a key's records: time first (the worker's "then"), then position."""
     return F.struct("timestamp", "kafka_partition", "kafka_offset")
@@ -52,10 +48,10 @@ def key_summary(parts: OffsetParts, as_of_ms: int | None = None) -> DataFrame:
     ``last`` (the record with the highest offset), the commit and tombstone counts and times, ``now`` and
     ``then`` and ``first_offset``. ``now`` is ``last``, the log's last record: the offset the worker holds
     (Connect's KafkaOffsetBackingStore reads the topic in order into a map: a key's last record wins, a
-    tombstone removes it). ``then`` is
-    the last record at or before as-of in the restore plan's order (time, then position), and ``now`` as of
-    now. Both carry that order (``o``) for the key's records in other Kafka partitions. The records' own
-    columns only: the key's are joined to the few rows."""
+    tombstone removes it). ``then`` is the last record at or before as-of in the restore plan's order
+    (time, then position), and ``now`` as of now. Both carry that order (``o``) for the key's records in
+    other Kafka partitions (:func:`source_restore_plan`, :func:`offsets_now`). The records' own columns
+    only: the key's are joined to the few rows."""
     commit = ~F.col("tombstone")
     aggregates = [
         F.max(F.struct("kafka_offset", "tombstone", "offset_json", "offset_normal", "timestamp")).alias("last"),
@@ -249,27 +245,25 @@ def offsets_went_backwards(parts: OffsetParts) -> DataFrame:
     )
 
 
-def offsets_as_of(decoded: DataFrame, as_of_ms: int | None) -> DataFrame:
-    """The live offsets at ``as_of_ms`` of the keys the worker finds (canonical bytes): connector, key,
-    partition_json, logical_partition, offset_json, offset_normal. Per key its latest record at or before
-    as-of (time, then position); None: now, each Kafka partition's last record (the log's order: the
-    worker's, as :func:`key_summary`'s ``now``), then the latest of those."""
-    canonical = _valid(decoded).filter("key_canonical")
-    if as_of_ms is not None:
-        canonical = canonical.filter(F.col("timestamp") <= F.lit(as_of_ms))
-    else:
-        columns = [c for c in canonical.columns if c not in ("key_id", "kafka_partition")]
-        canonical = (
-            canonical.groupBy("key_id", "kafka_partition")
-            .agg(F.max_by(F.struct(*columns), "kafka_offset").alias("record"))
-            .select("key_id", "kafka_partition", "record.*")
-        )
-    last = F.max_by(
-        F.struct("tombstone", "partition_json", "logical_partition", "offset_json", "offset_normal"), _order()
+def offsets_now(summary: DataFrame) -> DataFrame:
+    """The live offsets now of the keys the worker finds (canonical bytes), from :func:`key_summary`'s
+    ``now`` (each Kafka partition's last record, the worker's; across a key's Kafka partitions the latest
+    of those, as :func:`source_restore_plan` reads it): connector, key, partition_json, logical_partition,
+    offset_json, offset_normal. The summary's few rows, not the records again."""
+    latest = F.max_by(
+        F.struct(
+            F.col("now.r.tombstone").alias("tombstone"),
+            "partition_json",
+            "logical_partition",
+            F.col("now.r.offset_json").alias("offset_json"),
+            F.col("last.offset_normal").alias("offset_normal"),
+        ),
+        F.col("now.o"),
     )
     return with_normal(
-        canonical.groupBy("key_id")
-        .agg(F.first("connector").alias("connector"), F.first("key").alias("key"), last.alias("last"))
+        summary.filter("key_canonical")
+        .groupBy("key_id")
+        .agg(F.first("connector").alias("connector"), F.first("key").alias("key"), latest.alias("last"))
         .filter(~F.col("last.tombstone"))
         .select(
             "connector",

@@ -23,7 +23,7 @@ from spark_jobs.transforms import (
     key_summary,
     non_canonical_keys,
     offset_history,
-    offsets_as_of,
+    offsets_now,
     offsets_went_backwards,
     orphaned_offsets,
     orphaned_sink_offsets,
@@ -219,7 +219,7 @@ def test_as_of_now_each_key_has_the_offset_the_worker_holds_whatever_the_clocks(
     assert {(r["partition_json"], r["action"], r["offset_json"]) for r in now.collect()} == {
         ('{"filename":"/a"}', "set", '{"position":30}'),  # B has no offset now: nothing to reset
     }
-    live = {r["partition_json"]: r["offset_json"] for r in offsets_as_of(parts.frame, None).collect()}
+    live = {r["partition_json"]: r["offset_json"] for r in offsets_now(key_summary(parts)).collect()}
     assert live == {'{"filename":"/a"}': '{"position":30}'}
 
     def plan_as_of(as_of_ms: int) -> dict[str, tuple[str, str | None]]:

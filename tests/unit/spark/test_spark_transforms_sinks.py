@@ -10,7 +10,8 @@ from spark_jobs.transforms import (
     decode_config_records,
     decode_offset_parts,
     history_view,
-    offsets_as_of,
+    key_summary,
+    offsets_now,
     orphaned_sink_offsets,
     running_connectors,
     sidecar_disagreements,
@@ -79,7 +80,7 @@ def test_sidecar_disagreements(spark: SparkSession) -> None:
     frame = h.frame(spark)
     connectors = connector_configs(decode_config_records(frame))
     sinks = sink_offsets(spark.createDataFrame(ROWS[:1], SINK_PARTITIONS_SCHEMA))
-    history = history_view(offsets_as_of(decode_offset_parts(frame, OFFSET_PARTITIONS).frame, None), sinks, connectors)
+    history = history_view(offsets_now(key_summary(decode_offset_parts(frame, OFFSET_PARTITIONS))), sinks, connectors)
     sidecar = spark.createDataFrame(
         [
             ("src", '{"filename":"/a","n":1}', '{"position":3}'),  # the same, keys in another order is fine
