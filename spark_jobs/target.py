@@ -22,6 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 STACK_ENV = Path(os.environ.get("STACK_DIR", ROOT / ".stack")) / "env"
 
 
+# records a poll of Spark's Kafka source hands over at most (the consumer's max.poll.records, 500 by
+# default). Spark's InternalKafkaConsumer.fetch follows every poll with the partition's available range
+# (seekToBeginning, position, seekToEnd, position: two ListOffsets requests to the broker), so at 500 a
+# poll the 10 M records of the bench's offsets topic cost 40,000 round trips, and the read's tasks spent
+# more time waiting for them than on the CPU. A poll hands over records already fetched (a fetch brings
+# at most max.partition.fetch.bytes, 1 MiB, of the task's one partition), so a larger count holds about
+# one fetch's records at a time (issue 13)
+KAFKA_POLL_RECORDS = 10_000
+
+
 class TargetError(ValueError):
     """The cluster to look at cannot be determined; the message says what to pass."""
 
@@ -51,6 +61,7 @@ class Target:
             # a batch read knows its end offsets: a fetch need not wait for more (the default 500 ms per
             # fetch makes a sparse, compacted topic crawl)
             "kafka.fetch.max.wait.ms": "20",
+            "kafka.max.poll.records": str(KAFKA_POLL_RECORDS),
         }
         options.update({f"kafka.{k}": v for k, v in self.client_properties.items()})
         return options
