@@ -3,7 +3,9 @@ the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-fi
 
 - Spark's Kafka source comes from Maven Central as ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>``,
   both versions read from the installed PySpark, and only when a job reads Kafka. Ivy keeps the
-  downloads in ``~/.ivy2`` (``SPARK_JOBS_IVY_DIR`` to move it), so a second run downloads nothing.
+  downloads in ``~/.ivy2`` (``SPARK_JOBS_IVY_DIR`` to move it), so a second run downloads nothing; the
+  jars it resolved are listed in the cache directory (:func:`kafka_jars_file`), and a later local start
+  takes them as they are while every one is there, without resolving again (about 1 s of each start).
 - Quiet: the JVM's own output (Ivy's resolution report, Spark's log) goes to a log file, not the
   terminal; the jobs print their own progress. On a failed start the error quotes the log's tail.
 - The Python workers run this interpreter (``PYSPARK_PYTHON``), which has the codecs installed; on a
@@ -20,12 +22,14 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 from pyspark import SparkConf, SparkContext
 from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
-from .class_archive import archive_option
+from .class_archive import archive_option, cache_dir
 
 DEFAULT_MASTER = "local[2]"
 DEFAULT_DRIVER_MEMORY = "1g"
@@ -95,6 +99,40 @@ def kafka_package() -> str:
 
 def ivy_dir() -> str:
     return os.environ.get("SPARK_JOBS_IVY_DIR") or str(Path.home() / ".ivy2")
+
+
+def kafka_jars_file() -> Path:
+    """Where the jars Ivy resolved for :func:`kafka_package` into :func:`ivy_dir` are listed (``spark.jars``
+    as Spark's submit set it: one URL a line), named by the two."""
+    digest = hashlib.sha256(json.dumps([kafka_package(), ivy_dir()]).encode()).hexdigest()[:16]
+    return cache_dir() / f"kafka-jars-{digest}.txt"
+
+
+def resolved_kafka_jars() -> list[str] | None:
+    """The Kafka source's jars as an earlier start resolved them (:func:`remember_kafka_jars`), when every
+    one of them is still there; None otherwise (Ivy resolves the package again)."""
+    try:
+        jars = kafka_jars_file().read_text().split()
+    except OSError:
+        return None
+    if not jars or not all(Path(url2pathname(urlparse(jar).path)).is_file() for jar in jars):
+        return None
+    return jars
+
+
+def remember_kafka_jars(conf: SparkConf) -> None:
+    """List the jars Spark's submit resolved for the Kafka source (its ``spark.jars``), for the next start."""
+    jars = (conf.get("spark.jars") or "").split(",")
+    if not any(jars):
+        return
+    path = kafka_jars_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text("".join(f"{jar}\n" for jar in jars if jar))
+        partial.replace(path)
+    except OSError:
+        pass  # not listed: the next start resolves the package again
 
 
 def is_local(master: str) -> bool:
@@ -183,8 +221,12 @@ def spark_conf(options: SessionOptions) -> SparkConf:
         if not submitted():  # spark-submit started the JVM with its own options
             conf.set("spark.driver.extraJavaOptions", java_options(options.records, options.driver_memory))
     if options.kafka and not submitted():  # spark-submit: its --packages (the JVM is up: too late here)
-        conf.set("spark.jars.packages", kafka_package())
-        conf.set("spark.jars.ivy", ivy_dir())
+        jars = None if "spark.jars" in options.conf else resolved_kafka_jars()  # --conf spark.jars: Ivy adds
+        if jars:
+            conf.set("spark.jars", ",".join(jars))
+        else:
+            conf.set("spark.jars.packages", kafka_package())
+            conf.set("spark.jars.ivy", ivy_dir())
     for key, value in options.conf.items():
         conf.set(key, value)
     return conf
@@ -256,6 +298,8 @@ def build_session(options: SessionOptions) -> SparkSession:
         if log is not None:
             log.close()  # the JVM keeps its own descriptor
     context.setLogLevel("ERROR")
+    if options.kafka and not submitted() and conf.get("spark.jars.packages") == kafka_package():  # Ivy's, now
+        remember_kafka_jars(context.getConf())
     spark = SparkSession(context)
     if not is_local(master):
         _ship_code(spark)

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from pyspark import SparkContext
+from pyspark import SparkConf, SparkContext
 
 from spark_jobs import submit
 from spark_jobs.class_archive import CACHE_ENV
@@ -23,8 +23,11 @@ from spark_jobs.session import (
     SHORT_JOB_RECORDS,
     SessionOptions,
     compiler_directives,
+    ivy_dir,
+    kafka_jars_file,
     kafka_package,
     local_threads,
+    remember_kafka_jars,
     shuffle_partitions,
     spark_conf,
 )
@@ -91,6 +94,40 @@ def test_a_local_jobs_jvm_and_shuffle_are_sized_to_its_input(monkeypatch: pytest
     assert spark_conf(SessionOptions(master="spark://h:7077")).get("spark.driver.extraJavaOptions") is None
     assert [local_threads(m) for m in ("local", "local[3]", "local[3,2]")] == [1, 3, 3]
     assert shuffle_partitions("local") == 2
+
+
+def test_the_kafka_sources_jars_once_resolved_are_taken_as_they_are(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A start that Ivy resolved the Kafka source for lists its jars (``spark.jars`` as Spark's submit set
+    it); a later local start takes them while every one is there, else, or with a ``spark.jars`` of its
+    own, resolves the package again."""
+    monkeypatch.setattr(SparkContext, "_jvm", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+
+    def resolves(conf: SparkConf) -> bool:
+        return conf.get("spark.jars.packages") == kafka_package() and conf.get("spark.jars.ivy") == ivy_dir()
+
+    assert resolves(spark_conf(SessionOptions(kafka=True)))
+    assert not kafka_jars_file().exists()
+    jars = [tmp_path / "a b.jar", tmp_path / "c.jar"]
+    for jar in jars:
+        jar.write_bytes(b"PK")
+    urls = [jar.as_uri() for jar in jars]  # file:///... with %20 for the space
+    remember_kafka_jars(SparkConf(loadDefaults=False).set("spark.jars", ",".join(urls)))
+    assert kafka_jars_file().read_text().split() == urls
+    taken = spark_conf(SessionOptions(kafka=True))
+    assert taken.get("spark.jars") == ",".join(urls) and taken.get("spark.jars.packages") is None
+    assert spark_conf(SessionOptions(kafka=False)).get("spark.jars") is None
+    mine = spark_conf(SessionOptions(kafka=True, conf={"spark.jars": "/opt/x.jar"}))
+    assert resolves(mine) and mine.get("spark.jars") == "/opt/x.jar"  # Spark adds the package's to them
+    listed = kafka_jars_file()
+    monkeypatch.setenv("SPARK_JOBS_IVY_DIR", str(tmp_path / "ivy"))
+    assert kafka_jars_file() != listed and resolves(spark_conf(SessionOptions(kafka=True)))  # another Ivy's
+    monkeypatch.delenv("SPARK_JOBS_IVY_DIR")
+    jars[0].unlink()
+    assert resolves(spark_conf(SessionOptions(kafka=True)))  # one is gone: resolved again
 
 
 def test_the_records_a_job_reads_are_known_before_spark_starts(tmp_path: Path) -> None:
