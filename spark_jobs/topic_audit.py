@@ -138,7 +138,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
         "findings": findings,
         "topics": topics,
         "connector_states": finding(T.state_summary(timeline), limit, ["connector"]),
-        "recent_state_changes": rows(timeline.orderBy(F.desc("timestamp")), 50),
+        "recent_state_changes": rows(T.recent_changes(timeline), 50),
         "skipped_sections": skipped_sections,
         "tables": tables,
         "elapsed_s": round(progress.elapsed_s, 1),

@@ -27,7 +27,7 @@ from .offsets import (
     step_candidates,
 )
 from .sinks import orphaned_sink_offsets, sink_offsets, sink_restore_plan
-from .timeline import state_summary, state_timeline
+from .timeline import recent_changes, state_summary, state_timeline
 from .topics import (
     sink_topic_references,
     sinks_never_active,
@@ -61,6 +61,7 @@ __all__ = [
     "orphaned_sink_offsets",
     "partition_aggregates",
     "partition_stats",
+    "recent_changes",
     "record_counts",
     "running_connectors",
     "sidecar_disagreements",

@@ -1,6 +1,11 @@
 """The timeline of connector and task state changes, from the status topic's history: per key
 (``status-connector-<c>``, ``status-task-<c>-<n>``) the records in offset order, kept where the state
-changed; a tombstone shows as ``DELETED``."""
+changed, each with its position (``kafka_partition``, ``kafka_offset``); a tombstone shows as ``DELETED``.
+
+A connector's state now is its last record in the log, as a worker reads the topic
+(``KafkaStatusBackingStore.readConnectorStatus``: each record read replaces the one before), not the one
+of the latest timestamp: two records of one millisecond, or a later one written by a worker whose clock is
+behind, would otherwise leave the answer to chance or give an older state."""
 
 from __future__ import annotations
 
@@ -23,17 +28,30 @@ def state_timeline(status: DataFrame) -> DataFrame:
         "worker_id",
         "generation",
         F.substring_index(F.col("trace"), "\n", 1).alias("trace_first_line"),
+        "kafka_partition",
+        "kafka_offset",
     )
 
 
+def recent_changes(timeline: DataFrame) -> DataFrame:
+    """The timeline's changes, latest first, without their position; of one millisecond, the later in its
+    partition first (a deterministic order)."""
+    latest_first = [F.desc("timestamp"), F.asc("kafka_partition"), F.desc("kafka_offset")]
+    return timeline.orderBy(*latest_first).drop("kafka_partition", "kafka_offset")
+
+
 def state_summary(timeline: DataFrame) -> DataFrame:
-    """Per connector: changes, current connector state and the time of its last change."""
+    """Per connector: changes, current connector state (its last record in the log) and the time of its
+    last change (the latest timestamp)."""
     connector_rows = timeline.filter(F.col("task").isNull())
     return (
         timeline.groupBy("connector")
         .agg(F.count("*").alias("changes"), F.max("timestamp").alias("last_change"))
         .join(
-            connector_rows.groupBy("connector").agg(F.max_by("state", "timestamp").alias("state")),
+            # the last record in the log (a connector's key is in one partition of the topic)
+            connector_rows.groupBy("connector").agg(
+                F.max_by("state", F.struct("kafka_partition", "kafka_offset")).alias("state")
+            ),
             "connector",
             "left",
         )

@@ -12,6 +12,7 @@ from spark_jobs.transforms import (
     creation_mismatches,
     decode_config_records,
     decode_status_records,
+    recent_changes,
     sink_topic_references,
     sinks_never_active,
     state_summary,
@@ -141,3 +142,27 @@ def test_state_timeline(frames: dict[str, DataFrame]) -> None:
         (200, 0, "FAILED", None, "boom"),
     ]
     assert [tuple(r) for r in state_summary(timeline).collect()] == [("src", 3, 200, "RUNNING")]
+    assert {(r["kafka_partition"], r["kafka_offset"]) for r in timeline.collect()} <= {
+        (r["kafka_partition"], r["kafka_offset"]) for r in frames["status"].collect()
+    }
+
+
+def test_a_connectors_state_is_its_last_record_in_the_log_whatever_the_clocks(spark: SparkSession) -> None:
+    """As a worker reads the status topic (the last record read wins): two changes of one millisecond, and
+    a change written by a worker whose clock is behind; the recent changes in a deterministic order."""
+    h = History()
+    h.state("tie", "RUNNING", 100)
+    h.state("tie", "PAUSED", 100)  # the same millisecond, later in the log
+    h.state("skew", "RUNNING", 200)
+    h.state("skew", "UNASSIGNED", 150)  # later in the log, its worker's clock behind
+    timeline = state_timeline(decode_status_records(h.frame(spark)))
+    got = {r["connector"]: (r["changes"], r["last_change"], r["state"]) for r in state_summary(timeline).collect()}
+    assert got == {"tie": (2, 100, "PAUSED"), "skew": (2, 200, "UNASSIGNED")}
+    recent = [(r["timestamp"], r["connector"], r["state"]) for r in recent_changes(timeline).collect()]
+    assert recent == [
+        (200, "skew", "RUNNING"),
+        (150, "skew", "UNASSIGNED"),
+        (100, "tie", "PAUSED"),
+        (100, "tie", "RUNNING"),
+    ]
+    assert recent_changes(timeline).columns == [c for c in timeline.columns if not c.startswith("kafka_")]
