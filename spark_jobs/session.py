@@ -155,6 +155,18 @@ class SessionOptions:
     records: int | None = None  # the records the job will read, when known before Spark starts
 
 
+def lists_kafka_jars(options: SessionOptions, conf: SparkConf) -> bool:
+    """Whether a start of ``conf`` has Ivy resolve the Kafka source and nothing else into ``spark.jars``, so
+    that its ``spark.jars`` are the source's jars, to list (:func:`remember_kafka_jars`): a start of this
+    process's own (not spark-submit's), with no ``spark.jars`` of the caller's own."""
+    return (
+        options.kafka
+        and not submitted()
+        and "spark.jars" not in options.conf
+        and conf.get("spark.jars.packages") == kafka_package()
+    )
+
+
 def local_threads(master: str) -> int:
     """The worker threads of a local master: ``local`` 1, ``local[N]`` N, ``local[*]`` the machine's CPUs."""
     inside = master.partition("[")[2].partition("]")[0].split(",")[0].strip()
@@ -298,7 +310,7 @@ def build_session(options: SessionOptions) -> SparkSession:
         if log is not None:
             log.close()  # the JVM keeps its own descriptor
     context.setLogLevel("ERROR")
-    if options.kafka and not submitted() and conf.get("spark.jars.packages") == kafka_package():  # Ivy's, now
+    if lists_kafka_jars(options, conf):
         remember_kafka_jars(context.getConf())
     spark = SparkSession(context)
     if not is_local(master):

@@ -26,6 +26,7 @@ from spark_jobs.session import (
     ivy_dir,
     kafka_jars_file,
     kafka_package,
+    lists_kafka_jars,
     local_threads,
     remember_kafka_jars,
     shuffle_partitions,
@@ -109,7 +110,8 @@ def test_the_kafka_sources_jars_once_resolved_are_taken_as_they_are(
     def resolves(conf: SparkConf) -> bool:
         return conf.get("spark.jars.packages") == kafka_package() and conf.get("spark.jars.ivy") == ivy_dir()
 
-    assert resolves(spark_conf(SessionOptions(kafka=True)))
+    first = SessionOptions(kafka=True)
+    assert resolves(spark_conf(first)) and lists_kafka_jars(first, spark_conf(first))
     assert not kafka_jars_file().exists()
     jars = [tmp_path / "a b.jar", tmp_path / "c.jar"]
     for jar in jars:
@@ -122,6 +124,9 @@ def test_the_kafka_sources_jars_once_resolved_are_taken_as_they_are(
     assert spark_conf(SessionOptions(kafka=False)).get("spark.jars") is None
     mine = spark_conf(SessionOptions(kafka=True, conf={"spark.jars": "/opt/x.jar"}))
     assert resolves(mine) and mine.get("spark.jars") == "/opt/x.jar"  # Spark adds the package's to them
+    own = SessionOptions(kafka=True, conf={"spark.jars": "/opt/x.jar"})
+    assert not lists_kafka_jars(own, spark_conf(own))  # its spark.jars are not the source's alone
+    assert not lists_kafka_jars(first, taken)  # taken as listed: nothing resolved
     listed = kafka_jars_file()
     monkeypatch.setenv("SPARK_JOBS_IVY_DIR", str(tmp_path / "ivy"))
     assert kafka_jars_file() != listed and resolves(spark_conf(SessionOptions(kafka=True)))  # another Ivy's
