@@ -290,8 +290,9 @@ def spark_reason(err: BaseException, limit: int = 400) -> str:
     return text.splitlines()[0][:limit]
 
 
-def shuffle_partitions(spark: SparkSession) -> int:
-    """The session's ``spark.sql.shuffle.partitions``."""
+def session_shuffle_partitions(spark: SparkSession) -> int:
+    """The running session's ``spark.sql.shuffle.partitions`` (:func:`.session.shuffle_partitions` gives a
+    local master's default)."""
     return int(spark.conf.get("spark.sql.shuffle.partitions") or 1)
 
 
@@ -299,7 +300,7 @@ def _kept_partitions(spark: SparkSession, records: int | None) -> int | None:
     """The partitions of the kept offset records: the session's shuffle partitions (None), or more when
     that many records would put more than :data:`RECORDS_PER_KEPT_PARTITION` in each."""
     wanted = -(-records // RECORDS_PER_KEPT_PARTITION) if records else 0
-    return wanted if wanted > shuffle_partitions(spark) else None
+    return wanted if wanted > session_shuffle_partitions(spark) else None
 
 
 def _offsets_partitions(ends: dict[str, dict[int, int]] | None, target: Target) -> int | str:

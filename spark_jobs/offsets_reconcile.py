@@ -33,7 +33,7 @@ from .job import (
     prepare,
     resolve,
     run,
-    shuffle_partitions,
+    session_shuffle_partitions,
     start_spark,
 )
 from .kafka_admin import SinkSpec, broker_facts, sink_group
@@ -168,7 +168,7 @@ def _reconcile(
     after_all = as_of_ms >= inputs.latest.get("offsets", as_of_ms)
     # a row a key, in as many partitions as a shuffle makes, not the kept records' (sized for 1 M records
     # each): each small query after it runs that many tasks, not one a kept partition
-    per_key = T.key_summary(offsets, None if after_all else as_of_ms).coalesce(shuffle_partitions(spark))
+    per_key = T.key_summary(offsets, None if after_all else as_of_ms).coalesce(session_shuffle_partitions(spark))
     summary = per_key.persist(StorageLevel.MEMORY_AND_DISK)
     history = T.offset_history(summary).persist(StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
