@@ -42,9 +42,11 @@ async def topics_appear_reset_reappear_and_go(w: Way) -> None:
     await w.call("PUT", w.path(source, "/config"), json={**source_config, "topic": second})
     await w.until_states(source, "RUNNING", ["RUNNING"])
 
+    written = iter(range(1_000_000))
+
     def written_then_asked() -> Awaitable[httpx.Response]:
         with lines.open("a") as f:
-            f.write("b1\n")
+            f.write(f"b1-{next(written)}\n")
         return w.client.get(w.path(source, "/topics"))
 
     expected = sorted([first, second])
@@ -54,6 +56,19 @@ async def topics_appear_reset_reappear_and_go(w: Way) -> None:
     sink_config = {"connector.class": FILE_SINK, "file": str(w.home / "out.txt"), "topics": f"{first},{second}"}
     await w.call("PUT", w.path(sink, "/config"), json=sink_config)
     await shows(w, sink, [first, second])
+    # the reset below must not race a line still unread: the last one written above may be read after it and
+    # make the second topic reappear. The sink has every line once the source has produced them all
+    out = w.home / "out.txt"
+
+    async def sunk() -> set[str]:
+        return set(out.read_text().split()) if out.exists() else set()
+
+    await eventually(
+        sunk,
+        lambda got: got >= set(lines.read_text().split()),
+        timeout_s=90,
+        what=f"{w.label}: every line through the sink",
+    )
     if w.via_sidecar:  # beyond the KIP: the sidecar's own endpoints
         users = await w.client.get(f"/_sidecar/topics/{first}/connectors")
         assert users.json() == {"topic": first, "connectors": sorted([sink, source])}
