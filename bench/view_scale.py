@@ -348,7 +348,9 @@ def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_sam
             None,
             cluster.records / cluster.catch_up_s,
             "records/s",
-            ">= 150,000",
+            # a few thousand records, the view's start included: the 150,000 records/s target is for a
+            # catch-up of 1 M records, measured in section 4 (bench/catchup.py)
+            "(section 4)",
         )
     )
     rows.append(row("sidecar RSS after the reads", None, rss_after, "MiB", "< 300 MiB"))
