@@ -5,6 +5,7 @@ the KIP, through a sidecar: who uses a topic, and per pair the task and when it 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable
 
 import httpx
@@ -42,7 +43,7 @@ async def topics_appear_reset_reappear_and_go(w: Way) -> None:
     await w.call("PUT", w.path(source, "/config"), json={**source_config, "topic": second})
     await w.until_states(source, "RUNNING", ["RUNNING"])
 
-    written = iter(range(1_000_000))
+    written = itertools.count()
 
     def written_then_asked() -> Awaitable[httpx.Response]:
         with lines.open("a") as f:
