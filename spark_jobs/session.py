@@ -39,13 +39,20 @@ DEFAULT_DRIVER_MEMORY = "1g"
 # above, the tasks' own CPU dominates and C2 pays, but not on the code of C1_ONLY (HotSpot's compiler
 # directives, LOCAL_JAVA_OPTIONS' {directives}), and C2 inlines less deep than its defaults (15 levels,
 # 2,500 bytes of compiled callee): its compiling took a third of the job's CPU, and Spark's deep call
-# chains cost it more than their inlining saved; and (HEAP_OPTIONS) its whole heap from the start, with
-# room for Spark's classes' metadata: no collections only to grow them (a full one at 3 s for the
-# metaspace; a short job gains nothing from it and keeps less memory). Measured in README.md ("Spark
-# jobs" -> "Tests and benchmark"); --conf spark.driver.extraJavaOptions=... replaces them.
+# chains cost it more than their inlining saved; C2 takes a method only at three times HotSpot's tier-4
+# thresholds (TIER4_OPTIONS): the per-record code still gets there in the first pass over the records, much
+# of the code a query runs a few thousand times does not (C2's compiling 25.5 -> 18.0 CPU s at 10 M
+# records); and (HEAP_OPTIONS) its whole heap from the start, with room for Spark's classes' metadata: no
+# collections only to grow them (a full one at 3 s for the metaspace; a short job gains nothing from it
+# and keeps less memory). Measured in README.md ("Spark jobs" -> "Tests and benchmark");
+# --conf spark.driver.extraJavaOptions=... replaces them.
+TIER4_OPTIONS = (  # HotSpot's defaults times three: 5,000, 600, 15,000 and 40,000
+    " -XX:Tier4InvocationThreshold=15000 -XX:Tier4MinInvocationThreshold=1800"
+    " -XX:Tier4CompileThreshold=45000 -XX:Tier4BackEdgeThreshold=120000"
+)
 LOCAL_JAVA_OPTIONS = (
     "-XX:+UseParallelGC -XX:MaxInlineLevel=9 -XX:InlineSmallCode=1500"
-    " -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={directives}"
+    " -XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={directives}" + TIER4_OPTIONS
 )
 SHORT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
 HEAP_OPTIONS = " -Xms{memory} -XX:MetaspaceSize=256m"  # {memory}: the driver's, as Spark gives it to -Xmx
