@@ -40,9 +40,9 @@ DEFAULT_DRIVER_MEMORY = "1g"
 # directives, LOCAL_JAVA_OPTIONS' {directives}), and C2 inlines less deep than its defaults (15 levels,
 # 2,500 bytes of compiled callee): its compiling took a third of the job's CPU, and Spark's deep call
 # chains cost it more than their inlining saved; C2 takes a method only at three times HotSpot's tier-4
-# thresholds (TIER4_OPTIONS): the per-record code still gets there in the first pass over the records, much
-# of the code a query runs a few thousand times does not (C2's compiling 25.5 -> 18.0 CPU s at 10 M
-# records); and (HEAP_OPTIONS) its whole heap from the start, with room for Spark's classes' metadata: no
+# thresholds (TIER4_OPTIONS): the per-record code, run millions of times, still gets there; much of the
+# code a query runs a few thousand times does not (C2's compiling 25.5 -> 18.0 CPU s at 10 M records);
+# and (HEAP_OPTIONS) its whole heap from the start, with room for Spark's classes' metadata: no
 # collections only to grow them (a full one at 3 s for the metaspace; a short job gains nothing from it
 # and keeps less memory). Measured in README.md ("Spark jobs" -> "Tests and benchmark");
 # --conf spark.driver.extraJavaOptions=... replaces them.
