@@ -148,14 +148,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def code_of(ref: str) -> Path:
-    """The sidecar's code as of a git ref of this repository (``git archive``), for a before/after run."""
+def code_of(ref: str, packages: tuple[str, ...] = ("control_plane",)) -> Path:
+    """The code of ``packages`` as of a git ref of this repository (``git archive``), for a before/after run:
+    a folder holding them (the sidecar's by default; the Spark jobs need ``spark_jobs`` too)."""
     sha = subprocess.run(["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     target = WORK / f"code-{sha[:12]}"
-    if not (target / "control_plane").exists():
-        target.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "archive", sha, "control_plane"], cwd=ROOT, capture_output=True, check=True)
-        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    for package in packages:
+        if not (target / package).exists():
+            target.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "archive", sha, package], cwd=ROOT, capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target
 
 

@@ -10,7 +10,14 @@ producer), with a reset now and then, a few offsets that go backwards, a tenth o
 Memory is the resident set size of the job's process tree, sampled every 0.2 s: the driver's Python, the
 driver JVM (local mode: the executors too) and the Python workers. Not a timed test.
 
+With ``--before REF`` each job also runs from the code of a git ref (``bench.common.code_of``), alternately
+with this checkout's, ``--rounds`` times each (in the order before, after, then after, before, and so on):
+on a shared machine whose speed drifts, only runs side by side compare. It prints each pair, the means,
+the ratio after / before, and whether both wrote the same outputs (the reports with their times aside,
+``restore-plan.json`` with its as-of aside, and the Parquet tables row for row).
+
     .venv/bin/python bench/spark_jobs.py --records 2000000      # a quick run
+    .venv/bin/python bench/spark_jobs.py --reuse --sources snapshot --jobs offsets-reconcile --before main --rounds 5
     .venv/bin/python bench/spark_jobs.py                        # 10 million offset records, 1,000 connectors
     source /work/stack-shared/env; .venv/bin/python bench/spark_jobs.py --records 1000000 --sources kafka
 """
@@ -36,7 +43,17 @@ import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.common import code_of  # noqa: E402
 from spark_jobs.synthetic import PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
+
+JOBS = {"offsets-reconcile": "spark_jobs.offsets_reconcile", "topic-audit": "spark_jobs.topic_audit"}
+# what differs between two runs of the same code on the same records, per output file: when each ran and
+# how long it took (the reports), the restore plan's as-of (now, when none is given)
+RUN_TIMES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "offsets-report.json": (("generated_at",), ("elapsed_s",), ("restore_plan", "as_of")),
+    "restore-plan.json": (("as_of",),),
+    "topic-audit.json": (("generated_at",), ("elapsed_s",)),
+}
 
 
 def write_kafka(snapshot: Path, bootstrap: str, names: dict[str, str]) -> None:
@@ -80,11 +97,17 @@ async def _topics(bootstrap: str, create: dict[str, int] | None, delete: list[st
         await admin.close()
 
 
-def run_job(module: str, args: list[str]) -> dict[str, float]:
+def run_job(module: str, args: list[str], code: Path | None = None) -> dict[str, float]:
+    """One job in a process of its own, from this checkout or from ``code`` (a folder of another version's
+    packages, :func:`bench.common.code_of`): its wall and CPU time, peak memory and the load around it."""
     started = time.monotonic()
     load_before = os.getloadavg()[0]
     proc = subprocess.Popen(
-        [sys.executable, "-m", module, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        [sys.executable, "-m", module, *args],
+        cwd=code or ROOT,  # -m imports the packages of its working directory first
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     peaks = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0, "tree": 0}
     cpu: dict[int, float] = {}  # per process: its CPU seconds (user + system) when last seen
@@ -138,28 +161,97 @@ def run_job(module: str, args: list[str]) -> dict[str, float]:
     return {"seconds": time.monotonic() - started, **load, **{k: v / 2**20 for k, v in peaks.items()}}
 
 
+def _line(job: str, source: str, label: str, records: int, f: dict[str, float]) -> str:
+    return (
+        f"{job:18} {source:8} {label}{records:>12,} records decoded in {f['seconds']:6.1f}s = "
+        f"{records / f['seconds']:>9,.0f} records/s; "
+        f"peak RSS: driver Python {f['driver_python']:.0f} MiB, driver JVM {f['driver_jvm']:.0f} MiB, "
+        f"Python workers {f['python_workers']:.0f} MiB, all {f['tree']:.0f} MiB; "
+        f"load average {f['load_before']:.1f} -> {f['load_after']:.1f} on {os.cpu_count()} CPUs; "
+        f"{f['cpu_seconds']:.0f} CPU s = {records / max(f['cpu_seconds'], 1e-9):,.0f} records per CPU second"
+    )
+
+
 def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: dict[str, int]) -> dict[str, Any]:
+    """Each job of ``args.jobs`` on ``source``: once, or with ``--before`` ``args.rounds`` pairs of runs, this
+    checkout's and the ref's alternately (:func:`compared`)."""
     common = ["--master", args.master, "--driver-memory", args.driver_memory, "--max-findings", "20", *extra]
+    before = code_of(args.before, ("control_plane", "spark_jobs")) if args.before else None
     results: dict[str, Any] = {}
-    for job, module in (
-        ("offsets-reconcile", "spark_jobs.offsets_reconcile"),
-        ("topic-audit", "spark_jobs.topic_audit"),
-    ):
+    for job in args.jobs:
         own = ["--no-sidecar"] if job == "offsets-reconcile" and source == "kafka" else []
-        figures = run_job(module, [*common, *own, "--out", str(args.out / f"{job}-{source}")])
-        results[job] = figures
-        figures["records"] = decoded[job]
-        print(
-            f"{job:18} {source:8} {decoded[job]:>12,} records decoded in {figures['seconds']:6.1f}s = "
-            f"{decoded[job] / figures['seconds']:>9,.0f} records/s; "
-            f"peak RSS: driver Python {figures['driver_python']:.0f} MiB, driver JVM {figures['driver_jvm']:.0f} MiB, "
-            f"Python workers {figures['python_workers']:.0f} MiB, all {figures['tree']:.0f} MiB; "
-            f"load average {figures['load_before']:.1f} -> {figures['load_after']:.1f} on {os.cpu_count()} CPUs; "
-            f"{figures['cpu_seconds']:.0f} CPU s = {decoded[job] / max(figures['cpu_seconds'], 1e-9):,.0f} records "
-            "per CPU second",
-            flush=True,
-        )
+        out = {"after": args.out / f"{job}-{source}", "before": args.out / f"{job}-{source}-before"}
+        runs: dict[str, list[dict[str, float]]] = {"after": [], "before": []}
+        differences: list[str] = []
+        for round_ in range(args.rounds if before else 1):
+            order = ["after"] if before is None else ["before", "after"][:: 1 if round_ % 2 == 0 else -1]
+            for which in order:
+                figures = run_job(
+                    JOBS[job], [*common, *own, "--out", str(out[which])], before if which == "before" else None
+                )
+                figures["records"] = decoded[job]
+                runs[which].append(figures)
+                label = "" if before is None else f"{which + ' ' + str(round_ + 1):9} "
+                print(_line(job, source, label, decoded[job], figures), flush=True)
+            if before is not None:
+                differences += [f"round {round_ + 1}: {d}" for d in different_outputs(out["before"], out["after"])]
+        results[job] = runs["after"][-1]
+        if before is not None:
+            results[job] = {**runs["after"][-1], **compared(runs, differences, args.before)}
+            print(f"{job:18} {source:8} {results[job]['summary']}", flush=True)
     return results
+
+
+def compared(runs: dict[str, list[dict[str, float]]], differences: list[str], ref: str) -> dict[str, Any]:
+    """The after / before figures of pairs of runs (``runs``: each side's, in the same order)."""
+    n = len(runs["after"])
+
+    def mean(which: str, key: str) -> float:
+        return sum(f[key] for f in runs[which]) / n
+
+    ratio, cpu = (
+        mean("after", "seconds") / mean("before", "seconds"),
+        mean("after", "cpu_seconds") / mean("before", "cpu_seconds"),
+    )
+    faster = sum(a["seconds"] < b["seconds"] for a, b in zip(runs["after"], runs["before"], strict=True))
+    wall = {w: ", ".join(f"{f['seconds']:.1f}" for f in runs[w]) for w in runs}
+    summary = (
+        f"after {mean('after', 'seconds'):.1f} s ({wall['after']}) against before ({ref}) "
+        f"{mean('before', 'seconds'):.1f} s ({wall['before']}): after / before {ratio:.2f}, CPU {cpu:.2f}; "
+        f"after faster in {faster} of {n} pairs; outputs "
+        + ("the same in every round" if not differences else f"DIFFERENT: {'; '.join(differences[:5])}")
+    )
+    return {
+        "before": {"ref": ref, "runs": runs["before"]},
+        "rounds": runs["after"],
+        "ratio": ratio,
+        "cpu_ratio": cpu,
+        "after_faster": faster,
+        "same_outputs": not differences,
+        "summary": summary,
+    }
+
+
+def different_outputs(a: Path, b: Path) -> list[str]:
+    """What differs between two output folders of one job: its JSON files (the times of :data:`RUN_TIMES`
+    aside) and its Parquet tables, row for row in any order."""
+    found = []
+    for path in sorted(a.glob("*.json")):
+        ours, theirs = (json.loads(f.read_text()) if f.exists() else None for f in (path, b / path.name))
+        for data in (ours, theirs):
+            for *parents, key in RUN_TIMES.get(path.name, ()):
+                for parent in parents:
+                    data = data.get(parent) if isinstance(data, dict) else None
+                if isinstance(data, dict):
+                    data.pop(key, None)
+        if ours != theirs:
+            found.append(path.name)
+    for table in sorted(p for p in (a / "tables").glob("*") if p.is_dir()):
+        other = b / "tables" / table.name
+        rows = [sorted(map(repr, pq.read_table(t).to_pylist())) if t.is_dir() else None for t in (table, other)]
+        if rows[0] != rows[1]:
+            found.append(f"tables/{table.name}")
+    return found
 
 
 def main() -> None:
@@ -174,8 +266,17 @@ def main() -> None:
     p.add_argument("--reuse", action="store_true", help="keep an existing snapshot of the same size")
     p.add_argument("--sources", default="snapshot,kafka", help="snapshot, kafka or both (kafka needs a broker)")
     p.add_argument("--kafka-bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP"), help="default: $KAFKA_BOOTSTRAP")
+    p.add_argument("--jobs", default=",".join(JOBS), help=f"which of {', '.join(JOBS)} (default: both)")
+    p.add_argument("--before", help="a git ref whose jobs run beside this checkout's, alternately (--rounds pairs)")
+    p.add_argument("--rounds", type=int, default=3, help="with --before: pairs of runs of each job (default 3)")
     p.add_argument("--write-kafka", nargs=2, metavar=("SNAPSHOT", "NAMES_JSON"), help=argparse.SUPPRESS)
     args = p.parse_args()
+    args.jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
+    unknown = [j for j in args.jobs if j not in JOBS]
+    if unknown or not args.jobs or args.rounds < 1:
+        p.error(
+            f"--jobs takes {', '.join(JOBS)}; --rounds at least 1" + (f" (not {', '.join(unknown)})" if unknown else "")
+        )
     if args.write_kafka:  # the child process that fills the topics
         write_kafka(Path(args.write_kafka[0]), args.kafka_bootstrap, json.loads(args.write_kafka[1]))
         return
