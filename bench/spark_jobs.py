@@ -236,21 +236,22 @@ def different_outputs(a: Path, b: Path) -> list[str]:
     """What differs between two output folders of one job: its JSON files (the times of :data:`RUN_TIMES`
     aside) and its Parquet tables, row for row in any order."""
     found = []
-    for path in sorted(a.glob("*.json")):
-        ours, theirs = (json.loads(f.read_text()) if f.exists() else None for f in (path, b / path.name))
+    for name in sorted({p.name for folder in (a, b) for p in folder.glob("*.json")}):
+        ours, theirs = (json.loads(f.read_text()) if f.is_file() else None for f in (a / name, b / name))
         for data in (ours, theirs):
-            for *parents, key in RUN_TIMES.get(path.name, ()):
+            for *parents, key in RUN_TIMES.get(name, ()):
+                within = data
                 for parent in parents:
-                    data = data.get(parent) if isinstance(data, dict) else None
-                if isinstance(data, dict):
-                    data.pop(key, None)
+                    within = within.get(parent) if isinstance(within, dict) else None
+                if isinstance(within, dict):
+                    within.pop(key, None)
         if ours != theirs:
-            found.append(path.name)
-    for table in sorted(p for p in (a / "tables").glob("*") if p.is_dir()):
-        other = b / "tables" / table.name
-        rows = [sorted(map(repr, pq.read_table(t).to_pylist())) if t.is_dir() else None for t in (table, other)]
+            found.append(name)
+    for name in sorted({p.name for folder in (a, b) for p in (folder / "tables").glob("*") if p.is_dir()}):
+        tables = (a / "tables" / name, b / "tables" / name)
+        rows = [sorted(map(repr, pq.read_table(t).to_pylist())) if t.is_dir() else None for t in tables]
         if rows[0] != rows[1]:
-            found.append(f"tables/{table.name}")
+            found.append(f"tables/{name}")
     return found
 
 
