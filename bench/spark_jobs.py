@@ -195,8 +195,9 @@ def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: d
                 print(_line(job, source, label, decoded[job], figures), flush=True)
             if before is not None:
                 differences += [f"round {round_ + 1}: {d}" for d in different_outputs(out["before"], out["after"])]
-        results[job] = runs["after"][-1]
-        if before is not None:
+        if before is None:
+            results[job] = runs["after"][-1]
+        else:
             results[job] = {**runs["after"][-1], **compared(runs, differences, args.before)}
             print(f"{job:18} {source:8} {results[job]['summary']}", flush=True)
     return results
