@@ -1,4 +1,4 @@
-"""``control-plane serve``: settings, then logging, then the app on uvicorn (httptools, uvloop).
+"""``control-plane serve``: settings, then logging, then the app on the sidecar's server (httptools, uvloop).
 ``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`).
 ``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.openapi`), to stdout or a file."""
 
@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import sys
 from typing import TYPE_CHECKING
 
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
+    from .rest.app import SidecarApp
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,44 +66,31 @@ def main(argv: list[str] | None = None) -> int:
     except CredentialsError as err:
         print(f"control-plane: {err}", file=sys.stderr)
         return 2
-    _serve(settings, create_app(settings))
-    return 0
+    return _serve(settings, create_app(settings))
 
 
-def _serve(settings: Settings, app: Starlette) -> None:
-    """uvicorn (uvloop, httptools) with the sidecar's TLS and graceful shutdown: on SIGTERM or SIGINT it
-    stops accepting, lets the requests under way finish for ``shutdown_grace_s`` (then cancels them), and
-    runs the lifespan's shutdown (the composition root stops in reverse: pending status writes flushed for
-    ``shutdown_flush_timeout_s``) before the process ends."""
-    import ssl
+def _serve(settings: Settings, app: SidecarApp) -> int:
+    """The sidecar's server (``rest.server``) on uvloop, with the sidecar's TLS and graceful shutdown: on
+    SIGTERM or SIGINT it stops accepting, lets the requests under way finish for ``shutdown_grace_s`` (then
+    cancels them), and runs the lifespan's shutdown (the composition root stops in reverse: pending status
+    writes flushed for ``shutdown_flush_timeout_s``) before the process ends."""
+    import structlog
+    import uvloop
 
-    import uvicorn
+    from .listener_tls import CertificateReloader, server_context
+    from .rest.server import serve
 
-    from .listener_tls import CertificateReloader
-    from .rest.server import HEADER_OPTIONS, protocol
-
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop",
-        http=protocol(),  # httptools, with the pass-through served below ASGI (rest.server)
-        access_log=False,
-        log_config=None,
-        log_level=settings.log_level,
-        timeout_graceful_shutdown=settings.shutdown_grace_s,
-        **HEADER_OPTIONS,  # rest.stamp
-        ssl_certfile=settings.tls_certfile,
-        ssl_keyfile=settings.tls_keyfile,
-        ssl_keyfile_password=settings.tls_keyfile_password,
-        ssl_ca_certs=settings.tls_client_ca_file,
-        ssl_cert_reqs=ssl.CERT_REQUIRED if settings.tls_client_ca_file else ssl.CERT_NONE,
-    )
-    config.load()  # the SSL context, made once: the reloader loads new certificates into it
+    context = None
     reloader = None
-    if config.ssl is not None and settings.tls_certfile and settings.tls_keyfile:
+    if settings.tls_certfile and settings.tls_keyfile:
+        context = server_context(
+            settings.tls_certfile,
+            settings.tls_keyfile,
+            password=settings.tls_keyfile_password,
+            client_ca_file=settings.tls_client_ca_file,
+        )
         reloader = CertificateReloader(
-            config.ssl,
+            context,
             settings.tls_certfile,
             settings.tls_keyfile,
             password=settings.tls_keyfile_password,
@@ -112,16 +98,22 @@ def _serve(settings: Settings, app: Starlette) -> None:
             interval_s=settings.tls_reload_interval_s,
         )
 
-    class Server(uvicorn.Server):
-        async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-            watching = asyncio.create_task(reloader.run(), name="tls-reload") if reloader else None
-            try:
-                await super().serve(sockets)
-            finally:
-                if watching is not None:
-                    watching.cancel()
+    async def main() -> None:
+        watching = asyncio.create_task(reloader.run(), name="tls-reload") if reloader else None
+        try:
+            await serve(
+                app, host=settings.host, port=settings.port, grace_s=settings.shutdown_grace_s, ssl_context=context
+            )
+        finally:
+            if watching is not None:
+                watching.cancel()
 
-    Server(config).run()
+    try:
+        uvloop.run(main())
+    except Exception as err:  # noqa: BLE001 - the composition root did not start: said once, with its cause
+        structlog.get_logger(__name__).error("startup failed", error=repr(err), exc_info=err)
+        return 3
+    return 0
 
 
 def _hash_credential(kind: str) -> int:

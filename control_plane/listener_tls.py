@@ -1,6 +1,6 @@
 """TLS on the sidecar's own listener, with the certificate reloaded without a restart.
 
-The server's ``ssl.SSLContext`` is made once (by uvicorn, from the settings' files); every new connection
+The server's ``ssl.SSLContext`` is made once (``server_context``, from the settings' files); every new connection
 gets an ``SSLObject`` of that context, so loading a new certificate chain into the same context serves it
 to every connection made after, while the connections already open keep theirs. ``CertificateReloader``
 checks the files every ``interval_s`` (their inode, size and modification time) and, when they changed,
@@ -38,6 +38,19 @@ def signature(paths: Sequence[str]) -> Signature:
             continue
         marks.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
     return tuple(marks)
+
+
+def server_context(
+    certfile: str, keyfile: str, *, password: str | None = None, client_ca_file: str | None = None
+) -> ssl.SSLContext:
+    """The listener's TLS context: the certificate chain and key; with a client CA file, clients must present
+    a certificate it signed."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certfile, keyfile, password)
+    if client_ca_file:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cafile=client_ca_file)
+    return context
 
 
 class CertificateReloader:
@@ -86,4 +99,4 @@ class CertificateReloader:
             self.check()
 
 
-__all__ = ["CertificateReloader", "signature"]
+__all__ = ["CertificateReloader", "server_context", "signature"]

@@ -59,7 +59,7 @@ def configure(log_format: str = "auto", level: str = "info", secret_patterns: It
         # no caching: a logger bound before a later configure() (tests' capture_logs) follows it
         cache_logger_on_first_use=False,
     )
-    # uvicorn and aiokafka log through the standard library: same stream, same level
+    # aiokafka and asyncio log through the standard library: same stream, same level
     logging.basicConfig(stream=sys.stderr, level=numeric, format="%(levelname)s %(name)s %(message)s")
     # httpx logs every request at info; the proxy writes its own line per request
     logging.getLogger("httpx").setLevel(max(numeric, logging.WARNING))

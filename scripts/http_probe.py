@@ -12,17 +12,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-
-import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from control_plane.rest import create_app  # noqa: E402
+from control_plane.rest.server import HttpServer  # noqa: E402
 from control_plane.settings import load_settings  # noqa: E402
 from tests.http_cases import CASES, Case  # noqa: E402
 from tests.integration.stack import load_stack  # noqa: E402
@@ -47,23 +45,19 @@ def summary(answer: bytes) -> tuple[str, str, bytes]:
 
 @contextlib.asynccontextmanager
 async def sidecar(properties: str) -> AsyncIterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
     app = create_app(load_settings(worker_properties=properties))
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", log_config=None, access_log=False))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:  # noqa: ASYNC110 - uvicorn sets a flag, it has no event to wait on
-            await asyncio.sleep(0.05)
-        port = int(sock.getsockname()[1])
-        for _ in range(600):  # ready: its view read to the end
-            if b" 200 " in (await send(port, b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))[:20]:
-                break
-            await asyncio.sleep(0.1)
-        yield port
-    finally:
-        server.should_exit = True
-        await task
+    async with app.lifespan():
+        server = HttpServer(app)
+        await server.start("127.0.0.1", 0)
+        try:
+            for _ in range(600):  # ready: its view read to the end
+                ready = await send(server.port, b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                if b" 200 " in ready[:20]:
+                    break
+                await asyncio.sleep(0.1)
+            yield server.port
+        finally:
+            await server.stop(grace_s=5)
 
 
 async def main(only: list[str]) -> None:

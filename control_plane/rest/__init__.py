@@ -1,4 +1,6 @@
-"""The HTTP layer (Starlette): thin handlers, one error mapper, the sidecar's own endpoints."""
+"""The HTTP layer: the sidecar's server (``server``), the one request pipeline every request goes through
+(``pipeline``), the one route table (``routes``) and its matcher (``router``), thin handlers, one error mapper
+(``errors``). Only this layer imports Starlette (its ``Request`` and ``Response`` for the handlers)."""
 
 from .app import create_app
 

@@ -1,6 +1,4 @@
-"""The one enforcement point of access control: ``guard`` runs for every HTTP request before the sidecar
-chooses between its short path (the pass-through) and Starlette's routes (``dispatch.SidecarApp.__call__``),
-whatever the method, known or not.
+"""Access control, the third step of every request (``rest.pipeline``), whatever the method, known or not.
 
 In order: the request is classified (``rules.access.classify``, from the raw path as the worker reads it);
 the principal is found (``Authorization``: Bearer or Basic; authentication off: an anonymous admin); probes
@@ -8,128 +6,104 @@ pass; no principal: 401 with ``WWW-Authenticate``; a principal limited to connec
 Connect's 404 for a connector it may not see (403 where the request would create it, or where it reaches
 every connector); a role without the action: 403. Then the request goes on, with its answer rewritten
 where needed: a listing filtered to the connectors the principal sees, configs masked below admin
-(``rules.secrets``). Every mutating request (every method but GET, HEAD and OPTIONS) is audited when its
-answer is sent, refused ones included. Errors are Connect's ``{"error_code", "message"}``.
+(``rules.secrets``). Every mutating request (every method but GET, HEAD and OPTIONS) is audited once its
+answer is known, refused ones included. Errors are Connect's ``{"error_code", "message"}``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive
 
 from ..access import Access
 from ..composition import Runtime
 from ..rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reach, Role, classify, filter_listing
 from .errors import connect_error
-from .jaxrs import raw_path
-from .routes import route_template
+from .exchange import Exchange, HttpReply
 from .state import RuntimeSlot
 
 NOT_AUTHENTICATED = "User cannot access the resource."  # Connect's JaasBasicAuthFilter
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
 _JAVA_TRIM = "".join(map(chr, range(33)))  # String.trim: every char up to U+0020
 
-
-@dataclass(slots=True)
-class Admitted:
-    """What ``admit`` decided about a request that does not simply go on: its refusal, or the rewrite of
-    its answer, or its audit (with the body as the app reads it)."""
-
-    runtime: Runtime
-    classified: Classified
-    principal: Principal | None
-    refusal: tuple[int, str] | None
-    receive: Receive
-    body: _Captured | None
-    started: float
+Next = Callable[[Exchange], Awaitable[HttpReply]]
 
 
-async def admit(slot: RuntimeSlot, scope: Scope, receive: Receive) -> Admitted | None:
-    """The first half of ``guard``: None when the request goes on unchanged (nothing to refuse, rewrite or
-    audit: the servers' short path then forwards it directly), else what ``enforce`` needs."""
-    runtime = slot.runtime
-    if runtime is None:  # outside the lifespan nothing but /healthz answers (500 otherwise)
-        return None
-    access, method = runtime.access, scope["method"]
-    if access.credentials is None and method in _READ_ONLY:  # off: a read is an anonymous admin's, unaudited
-        return None
-    started = time.perf_counter()
-    classified = classify(method, raw_path(scope))
-    audited = method not in _READ_ONLY
-    principal = await _principal(access, scope)
-    body = _Captured(receive) if audited else None
-    going_on = body.receive if body is not None else receive
-    refusal: tuple[int, str] | None = None
-    if classified.action is not Action.PROBE:
-        if principal is None:
-            refusal = (401, NOT_AUTHENTICATED)
-        else:
-            refusal, going_on = await _refusal(principal, classified, method, raw_path(scope), going_on)
-    who = principal or Principal("anonymous", Role.VIEWER)
-    if refusal is None and body is None and going_on is receive and _transform(who, classified, access) is None:
-        return None
-    return Admitted(runtime, classified, principal, refusal, going_on, body, started)
+class AccessControl:
+    def __init__(self, slot: RuntimeSlot) -> None:
+        self._slot = slot
+
+    async def serve(self, exchange: Exchange, then: Next) -> HttpReply:
+        """Admit, refuse or rewrite one request, and audit it (see the module's docstring); ``then`` serves
+        what is admitted."""
+        runtime = self._slot.runtime
+        if runtime is None:  # outside the lifespan nothing but /healthz answers (500 otherwise)
+            return await then(exchange)
+        access, method = runtime.access, exchange.method
+        if access.credentials is None and method in _READ_ONLY:  # off: a read is an anonymous admin's, unaudited
+            return await then(exchange)
+        started = time.perf_counter()
+        classified = classify(method, exchange.raw_path)
+        captured = _Captured(exchange.receive) if method not in _READ_ONLY else None
+        if captured is not None:
+            exchange.receive = captured.receive
+        principal = await _principal(access, exchange)
+        refusal: tuple[int, str] | None = None
+        if classified.action is not Action.PROBE:
+            if principal is None:
+                refusal = (401, NOT_AUTHENTICATED)
+            else:
+                refusal, exchange.receive = await _refusal(principal, classified, exchange, exchange.receive)
+        status = 500
+        try:
+            if refusal is not None:
+                reply = _refused(access, refusal)
+            else:
+                who = principal or Principal("anonymous", Role.VIEWER)
+                reply = await _transformed(exchange, _transform(who, classified, access), then)
+            status = reply.status
+            return reply
+        finally:
+            if captured is not None:
+                _audit(runtime, exchange, principal, classified, status, started, captured, refused=refusal is not None)
 
 
-async def guard(slot: RuntimeSlot, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
-    """Admit, refuse or rewrite one HTTP request, and audit it (see the module's docstring)."""
-    admitted = await admit(slot, scope, receive)
-    if admitted is None:
-        await app(scope, receive, send)
-    else:
-        await enforce(admitted, scope, send, app)
+async def _transformed(exchange: Exchange, transform: Callable[[Any], Any] | None, then: Next) -> HttpReply:
+    """The answer ``then`` gives, a successful JSON one rewritten by ``transform`` (``Content-Length`` set
+    again); an answer the sidecar rewrites must come unencoded."""
+    if transform is None:
+        return await then(exchange)
+    headers = [(n, v) for n, v in exchange.headers if n != b"accept-encoding"]
+    reply = await then(dataclasses.replace(exchange, headers=headers))
+    if reply.status != 200 or exchange.method == "HEAD":
+        return reply
+    body = reply.body
+    with contextlib.suppress(orjson.JSONDecodeError):  # not JSON: no config or listing to read
+        body = orjson.dumps(transform(orjson.loads(body)))
+    headers = [(n, v) for n, v in reply.headers if n.lower() != b"content-length"]
+    headers.append((b"content-length", str(len(body)).encode()))
+    return HttpReply(reply.status, headers, body)
 
 
-async def enforce(admitted: Admitted, scope: Scope, send: Send, app: ASGIApp) -> None:
-    """The second half of ``guard``: the refusal sent, or the request passed on to ``app`` with its answer
-    rewritten where needed; audited when it changes something."""
-    runtime, classified, principal = admitted.runtime, admitted.classified, admitted.principal
-    refusal, receive, started = admitted.refusal, admitted.receive, admitted.started
-    access, method = runtime.access, scope["method"]
-    status = 500
-    try:
-        if refusal is not None:
-            status = refusal[0]
-            await _refuse(access, refusal, scope, receive, send)
-            runtime.metrics.observe(route_template(scope["path"]), method, status, time.perf_counter() - started)
-            return
-        assert principal is not None or classified.action is Action.PROBE
-        who = principal or Principal("anonymous", Role.VIEWER)
-        transform = _transform(who, classified, access)
-        if transform is not None:  # an answer the sidecar rewrites must come unencoded
-            scope = {**scope, "headers": [(n, v) for n, v in scope["headers"] if n.lower() != b"accept-encoding"]}
-            send = _Rewriting(send, transform, method == "HEAD")
-
-        async def observed(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        await app(scope, receive, observed)
-    finally:
-        if admitted.body is not None:
-            _audit(runtime, scope, principal, classified, status, started, admitted.body, refused=refusal is not None)
-
-
-async def _principal(access: Access, scope: Scope) -> Principal | None:
+async def _principal(access: Access, exchange: Exchange) -> Principal | None:
     if access.credentials is None:
         return ANONYMOUS_ADMIN
-    authorization = next((value for name, value in scope["headers"] if name == b"authorization"), None)
+    authorization = next((value for name, value in exchange.headers if name == b"authorization"), None)
     return await access.credentials.authenticate(None if authorization is None else authorization.decode("latin-1"))
 
 
 async def _refusal(
-    principal: Principal, classified: Classified, method: str, raw: bytes, receive: Receive
+    principal: Principal, classified: Classified, exchange: Exchange, receive: Receive
 ) -> tuple[tuple[int, str] | None, Receive]:
     """403 or 404 for what the principal may not do, or None; the receive to go on with (a body read to
     find the name of a connector to create is handed on)."""
+    method, raw = exchange.method, exchange.raw_path
     denied = (403, f"{principal.name} ({principal.role}) may not {method} {raw.decode('latin-1')}")
     if principal.limited:
         if classified.reach is Reach.CLUSTER:
@@ -171,7 +145,7 @@ async def _read_body(receive: Receive) -> tuple[bytes, Receive]:
     return body, replay
 
 
-async def _refuse(access: Access, refusal: tuple[int, str], scope: Scope, receive: Receive, send: Send) -> None:
+def _refused(access: Access, refusal: tuple[int, str]) -> HttpReply:
     status, message = refusal
     headers = None
     if status == 401:
@@ -179,7 +153,7 @@ async def _refuse(access: Access, refusal: tuple[int, str], scope: Scope, receiv
     response = connect_error(status, message, headers)
     if status == 401:
         response.raw_headers.append((b"www-authenticate", f'Basic realm="{access.realm}", charset="UTF-8"'.encode()))
-    await response(scope, receive, send)
+    return HttpReply(status, response.raw_headers, bytes(response.body))
 
 
 def _transform(principal: Principal, classified: Classified, access: Access) -> Callable[[Any], Any] | None:
@@ -194,36 +168,6 @@ def _transform(principal: Principal, classified: Classified, access: Access) -> 
         return access.secrets.mask_deep(data) if masks else data
 
     return transform
-
-
-class _Rewriting:
-    """A ``send`` that holds a successful JSON answer back and sends it rewritten (``Content-Length`` set
-    again); any other answer goes unchanged."""
-
-    def __init__(self, send: Send, transform: Callable[[Any], Any], head: bool) -> None:
-        self._send = send
-        self._transform = transform
-        self._head = head
-        self._start: Message | None = None
-        self._chunks: list[bytes] = []
-
-    async def __call__(self, message: Message) -> None:
-        if message["type"] == "http.response.start" and message["status"] == 200 and not self._head:
-            self._start = message
-            return
-        if message["type"] != "http.response.body" or self._start is None:
-            await self._send(message)
-            return
-        self._chunks.append(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        body = b"".join(self._chunks)
-        with contextlib.suppress(orjson.JSONDecodeError):  # not JSON: no config or listing to read
-            body = orjson.dumps(self._transform(orjson.loads(body)))
-        headers = [(n, v) for n, v in self._start["headers"] if n.lower() != b"content-length"]
-        headers.append((b"content-length", str(len(body)).encode()))
-        await self._send({**self._start, "headers": headers})
-        await self._send({"type": "http.response.body", "body": body})
 
 
 class _Captured:
@@ -246,7 +190,7 @@ class _Captured:
 
 def _audit(
     runtime: Runtime,
-    scope: Scope,
+    exchange: Exchange,
     principal: Principal | None,
     classified: Classified,
     status: int,
@@ -255,7 +199,7 @@ def _audit(
     *,
     refused: bool,
 ) -> None:
-    client = scope.get("client")
+    client = exchange.client
     captured = b"".join(body.chunks) if body is not None and body.size <= 1 << 20 else None
     connector = classified.connector
     if classified.reach is Reach.CREATE and captured:
@@ -268,9 +212,9 @@ def _audit(
         who=principal.name if principal else "unauthenticated",
         role=principal.role.value if principal else None,
         client=client[0] if client else None,
-        method=scope["method"],
-        path=raw_path(scope).decode("latin-1"),
-        query=bytes(scope.get("query_string", b"")).decode("latin-1"),
+        method=exchange.method,
+        path=exchange.raw_path.decode("latin-1"),
+        query=exchange.query.decode("latin-1"),
         connector=connector,
         status=status,
         duration_ms=(time.perf_counter() - started) * 1000,
@@ -279,6 +223,4 @@ def _audit(
     )
 
 
-Guard = Callable[[RuntimeSlot, Scope, Receive, Send, ASGIApp], Awaitable[None]]
-
-__all__ = ["NOT_AUTHENTICATED", "Admitted", "Guard", "admit", "enforce", "guard"]
+__all__ = ["NOT_AUTHENTICATED", "AccessControl"]

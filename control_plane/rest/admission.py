@@ -1,45 +1,26 @@
-"""The admission hook: ONE place that sees every request before the sidecar forwards or routes it.
+"""The admission hook: one place that sees every request before the sidecar forwards or routes it, the
+second step of the request pipeline (``rest.pipeline``), after the request limits.
 
-``Admission.admit(arrival)`` is called exactly once per HTTP request, whichever way the request is then
-served:
-  - by the pass-through below ASGI (``rest.server.SidecarProtocol``: paths no route of the sidecar
-    answers, served on the connection without the ASGI machinery), before the request is forwarded;
-  - by the ASGI app (``rest.dispatch.SidecarApp.__call__``: everything else, and every request under an
-    in-process ASGI transport), before the short path, Starlette's middleware or its routing.
+``Admission.admit(exchange)`` is called exactly once per HTTP request. It sees what the client sent
+(``rest.exchange.Exchange``): the method, the raw path (still percent-encoded, no query), the query, the
+headers (names lower-cased, in order, as the server parsed them), the peer address and the scheme; a check
+must not read the body. It answers None (go on) or a ``Denied`` answer, which goes back as it is (status,
+headers, body), counted in the request metrics like any answer. The checks run in order and the first denial
+wins; with no checks, ``admit`` costs one attribute test. Checks are synchronous and must not block: they run
+on the event loop for every request.
 
-It sees what the client sent: the method, the raw path (still percent-encoded, no query), the query, the
-headers (names lower-cased, in order, as the server parsed them), the peer address and the scheme. It
-answers None (go on) or a ``Denied`` answer, which goes back as it is (status, headers, body), counted in
-the request metrics like any answer. The checks run in order and the first denial wins; with no checks,
-``admit`` costs one attribute test. Checks are synchronous and must not block: they run on the event loop
-for every request.
-
-The checks come from the settings (``checks_for``, called by ``create_app``): authentication and roles
-and request limits (issue 14) are checks of this hook.
+The checks come from the settings (``checks_for``, called by ``create_app``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import orjson
 
 from ..settings import Settings
-
-Headers = Sequence[tuple[bytes, bytes]]
-
-
-@dataclass(frozen=True, slots=True)
-class Arrival:
-    """A request as it arrived, before the sidecar decides anything about it."""
-
-    method: str
-    raw_path: bytes  # percent-encoded as received, without the query
-    query: bytes
-    headers: Headers  # lower-cased names, as received
-    client: tuple[str, int] | None  # the peer (host, port), when the server knows it
-    scheme: str = "http"  # "https" on a TLS listener
+from .exchange import Exchange
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +33,7 @@ class Denied:
     headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
-Check = Callable[[Arrival], Denied | None]
+Check = Callable[[Exchange], Denied | None]
 
 
 def denied_json(status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Denied:
@@ -67,16 +48,16 @@ class Admission:
 
     checks: tuple[Check, ...] = field(default=())
 
-    def admit(self, arrival: Arrival) -> Denied | None:
+    def admit(self, exchange: Exchange) -> Denied | None:
         for check in self.checks:
-            denied = check(arrival)
+            denied = check(exchange)
             if denied is not None:
                 return denied
         return None
 
     @property
     def admits_everything(self) -> bool:
-        """True when there is no check (the servers skip building an ``Arrival``)."""
+        """True when there is no check (the pipeline skips the call)."""
         return not self.checks
 
 
@@ -94,4 +75,4 @@ def framed(denied: Denied) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-__all__ = ["Admission", "Arrival", "Check", "Denied", "checks_for", "denied_json", "framed"]
+__all__ = ["Admission", "Check", "Denied", "checks_for", "denied_json", "framed"]

@@ -51,4 +51,4 @@ async def connector_plugins(request: Request) -> Response:
 
 async def plugin_config(request: Request) -> Response:
     version = request.query_params.get("version")  # KIP-891
-    return await respond(request, await herder(request).plugin_config(request.path_params["plugin"], version))
+    return await respond(request, await herder(request).plugin_config(request.path_params["pluginName"], version))

@@ -78,12 +78,12 @@ class ConnectorStateInfo(BaseModel):
     type: ConnectorType | None = None
 
 
-class ExpandedConnector(BaseModel):
+class ExpandedConnectorInfo(BaseModel):
     status: ConnectorStateInfo | None = None
     info: ConnectorInfo | None = None
 
 
-class ConnectorListing(RootModel[list[str] | dict[str, ExpandedConnector]]):
+class ConnectorListingInfo(RootModel[list[str] | dict[str, ExpandedConnectorInfo]]):
     """``GET /connectors``: the names, or with ``expand=status`` / ``expand=info`` each connector's entries."""
 
 
@@ -148,7 +148,7 @@ class PluginInfo(BaseModel):
     version: str | None = None
 
 
-class PluginList(RootModel[list[PluginInfo]]):
+class PluginListInfo(RootModel[list[PluginInfo]]):
     """``GET /connector-plugins``."""
 
 
@@ -209,7 +209,7 @@ class WorkerStatus(BaseModel):
     worker_status: dict[str, Any] | None = None
 
 
-class ConnectorConfig(RootModel[dict[str, str]]):
+class ConnectorConfigInfo(RootModel[dict[str, str]]):
     """A connector's configuration: the body of ``PUT .../config`` and ``PUT .../validate``."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [EXAMPLE_CONFIG]})

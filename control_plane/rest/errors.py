@@ -6,9 +6,10 @@ Mirrors Connect's ``rest/errors/ConnectExceptionMapper`` and ``rest/entities/Err
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import orjson
 import structlog
-from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.errors import (
@@ -58,44 +59,52 @@ def error_response(err: ControlPlaneError) -> Response:
     return connect_error(status, err.message)
 
 
-async def on_domain_error(_: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ControlPlaneError)
-    return error_response(exc)
-
-
-async def on_no_worker(_: Request, exc: Exception) -> Response:
+def _no_worker(exc: Exception) -> Response:
     return connect_error(503, str(exc))
 
 
-async def on_upstream_timeout(_: Request, exc: Exception) -> Response:
+def _upstream_timeout(exc: Exception) -> Response:
     assert isinstance(exc, UpstreamTimeout)
     return connect_error(504, f"Kafka Connect worker {exc.worker} did not answer in time: {exc.detail}")
 
 
-async def on_upstream_error(_: Request, exc: Exception) -> Response:
+def _upstream_error(exc: Exception) -> Response:
     assert isinstance(exc, UpstreamError)
     return connect_error(502, f"Kafka Connect worker {exc.worker} failed: {exc.detail}")
 
 
-async def on_overloaded(_: Request, exc: Exception) -> Response:
+def _overloaded(exc: Exception) -> Response:
     return connect_error(503, str(exc), headers={"retry-after": "1"})
 
 
-async def on_body_too_large(_: Request, exc: Exception) -> Response:
+def _body_too_large(exc: Exception) -> Response:
     return connect_error(413, str(exc))
 
 
-async def on_unexpected(request: Request, exc: Exception) -> Response:
-    log.error("unexpected error", path=request.url.path, error=repr(exc), exc_info=exc)
+def _domain_error(exc: Exception) -> Response:
+    assert isinstance(exc, ControlPlaneError)
+    return error_response(exc)
+
+
+# The answer of each error the sidecar expects, by class (the most specific class of an error's MRO wins).
+ANSWERS: dict[type[Exception], Callable[[Exception], Response]] = {
+    ControlPlaneError: _domain_error,
+    NoWorkerAvailable: _no_worker,
+    UpstreamOverloaded: _overloaded,
+    BodyTooLarge: _body_too_large,
+    UpstreamTimeout: _upstream_timeout,
+    UpstreamError: _upstream_error,
+}
+
+
+def answer_for(exc: Exception, path: str) -> Response:
+    """The answer to ``exc``, raised while serving a request for ``path``; an error the sidecar does not
+    expect is logged with its trace and answered 500 in Connect's shape."""
+    answer = next((ANSWERS[c] for c in type(exc).__mro__ if c in ANSWERS), None)
+    if answer is not None:
+        return answer(exc)
+    log.error("unexpected error", path=path, error=repr(exc), exc_info=exc)
     return connect_error(500, str(exc) or type(exc).__name__)
 
 
-EXCEPTION_HANDLERS = {
-    ControlPlaneError: on_domain_error,
-    NoWorkerAvailable: on_no_worker,
-    UpstreamOverloaded: on_overloaded,
-    BodyTooLarge: on_body_too_large,
-    UpstreamTimeout: on_upstream_timeout,
-    UpstreamError: on_upstream_error,
-    Exception: on_unexpected,
-}
+__all__ = ["ANSWERS", "DOMAIN_STATUS", "answer_for", "connect_error", "error_response"]

@@ -1,7 +1,7 @@
 """The worker's own HTTP stack, for the routes the sidecar answers itself: what Jetty 12 and Jersey in
 Connect 4.3.1 answer for the same bytes before (or instead of) the resource method.
 
-``JerseyRoute`` matches a path as Jersey does (on the raw path: literal segments compare encoded, so
+``JerseyResource`` matches a path as Jersey does (on the raw path: literal segments compare encoded, so
 ``/stat%75s`` is not ``/status``; matrix parameters ``;x`` are dropped from every segment; path parameters
 are decoded; one trailing slash allowed; an empty segment is not this route) and answers, in the order
 measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/test_http_conformance.py):
@@ -33,19 +33,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping
 from urllib.parse import unquote
 
 import orjson
-from starlette.datastructures import Headers, URLPath
-from starlette.requests import Request
+from starlette.datastructures import Headers
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Match, NoMatchFound, request_response
-from starlette.types import Receive, Scope, Send
 
 from ..codecs.javalang import java_hash_map_order, java_parse_int
 from . import jetty_uri
+from .exchange import Exchange, Handler
 
 JETTY = "12.0.34"  # the Jetty of Connect 4.3.1, named on its error pages
 MAX_REQUEST_LINE = 8200  # measured on 4.3.1: 8201 bytes and more is 414
@@ -145,18 +142,13 @@ def _has_body(headers: Headers) -> bool:
     return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
 
 
-def _head_size(scope: Scope) -> tuple[int, int]:
+def _head_size(exchange: Exchange) -> tuple[int, int]:
     """(request line, whole head) in bytes, as a client writing ``name: value`` sent them."""
-    query = scope.get("query_string", b"")
-    target = len(raw_path(scope)) + (len(query) + 1 if query else 0)
-    line = len(scope["method"]) + 1 + target + len(" HTTP/1.1")
-    head = line + 2 + sum(len(n) + 2 + len(v) + 2 for n, v in scope["headers"]) + 2
+    query = exchange.query
+    target = len(exchange.raw_path) + (len(query) + 1 if query else 0)
+    line = len(exchange.method) + 1 + target + len(" HTTP/1.1")
+    head = line + 2 + sum(len(n) + 2 + len(v) + 2 for n, v in exchange.headers) + 2
     return line, head
-
-
-def raw_path(scope: Scope) -> bytes:
-    raw = scope.get("raw_path")
-    return bytes(raw).split(b"?", 1)[0] if raw else str(scope["path"]).encode()
 
 
 def template_segments(template: str) -> list[bytes]:
@@ -187,69 +179,54 @@ def path_params(template: list[bytes], raw: bytes) -> dict[str, str] | None:
     return params
 
 
-class JerseyRoute(BaseRoute):
-    """A Connect resource path the sidecar answers for ``methods``; ``resource_methods`` are the methods
-    Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those that
-    read a JSON body."""
+class JerseyResource:
+    """A Connect resource path the sidecar answers for the methods of ``handlers``; ``resource_methods`` are the
+    methods Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those
+    that read a JSON body. Built from the route table (``rest.routes``) by ``rest.router``."""
 
     def __init__(
         self,
         path: str,
-        endpoint: Callable[[Request], Awaitable[Response]],
+        handlers: Mapping[str, Handler],
         *,
-        methods: Sequence[str],
-        resource_methods: Sequence[str],
-        reads_entity: Sequence[str] = (),
+        resource_methods: Collection[str],
+        reads_entity: Collection[str] = (),
     ) -> None:
         self.path = path
-        self.endpoint = endpoint
-        self.methods = {*methods, *(("HEAD",) if "GET" in methods else ())}
+        self.handlers = {**handlers, **({"HEAD": handlers["GET"]} if "GET" in handlers else {})}
         self.resource_methods = frozenset(resource_methods)
         self.allowed = frozenset(jersey_allow(self.resource_methods))
         self.reads_entity = frozenset(reads_entity)
-        self.app = request_response(endpoint)
         self._segments = template_segments(path)
         self.int_params = [s[1:-5].decode() for s in self._segments if s.endswith(b":int}")]
 
-    def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] != "http":
-            return Match.NONE, {}
-        params = path_params(self._segments, raw_path(scope))
-        if params is None:
-            return Match.NONE, {}
-        method = scope["method"]
-        if method in self.methods or method not in self.allowed or method == "OPTIONS":
-            return Match.FULL, {"endpoint": self.endpoint, "path_params": {**scope.get("path_params", {}), **params}}
-        return Match.NONE, {}  # Connect has it, the sidecar does not: the worker answers
+    def params(self, raw: bytes) -> dict[str, str] | None:
+        """The path parameters of the raw path when it is this resource's, else None."""
+        return path_params(self._segments, raw)
 
-    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:  # pragma: no cover - never named
-        raise NoMatchFound(name, path_params)
+    def takes(self, method: str) -> bool:
+        """Whether the sidecar answers ``method`` here: a method it serves, one the resource lacks (Jersey's
+        405), or OPTIONS (Jersey's own answer); the resource's other methods are the worker's."""
+        return method in self.handlers or method not in self.allowed or method == "OPTIONS"
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refusal = self.refusal(scope)
-        if refusal is None:
-            await self.app(scope, receive, send)
-        else:
-            await refusal(scope, receive, send)
-
-    def refusal(self, scope: Scope) -> Response | None:
+    def refusal(self, exchange: Exchange, params: Mapping[str, str]) -> Response | None:
         """What the worker's HTTP stack answers before the resource method, or None to call it."""
-        method, headers = scope["method"], Headers(scope=scope)
-        line, head = _head_size(scope)
+        method, headers, raw = exchange.method, Headers(raw=exchange.headers), exchange.raw_path
+        line, head = _head_size(exchange)
         if line > MAX_REQUEST_LINE:
             return jetty_error_page(414, "URI Too Long", "/badMessage")
-        uri = jetty_uri.refusal(raw_path(scope))
+        uri = jetty_uri.refusal(raw)
         if uri is not None and uri.before_method:
             return jetty_error_page(400, uri.message, uri.uri)
         if head > MAX_REQUEST_HEAD:
-            return jetty_error_page(431, "Request Header Fields Too Large", raw_path(scope).decode("latin-1"))
+            return jetty_error_page(431, "Request Header Fields Too Large", raw.decode("latin-1"))
         if uri is not None:
             return _bare_400(method, uri.uri, uri.message)
         types = headers.getlist("content-type")
         content_type = media_type(types[0]) if len(types) == 1 else None
         if types and content_type is None:
             host = headers.get("host", "")
-            return _bare_400(method, f"http://{host}{raw_path(scope).decode('latin-1')}")
+            return _bare_400(method, f"http://{host}{raw.decode('latin-1')}")
         if method == "OPTIONS":
             return self._options(headers)
         if method not in self.allowed:
@@ -266,7 +243,7 @@ class JerseyRoute(BaseRoute):
             if wildcard or (content_type is None and _has_body(headers)):
                 return connect_error(415, "Unsupported Media Type", typed=True)
         # an ``Integer`` @PathParam that Java cannot parse (" 0", "0_0"): Jersey's 404, the method chosen
-        if any(java_parse_int(scope["path_params"][name]) is None for name in self.int_params):
+        if any(java_parse_int(params[name]) is None for name in self.int_params):
             return connect_error(404, "Not Found", typed=True)
         return None
 
@@ -280,13 +257,12 @@ class JerseyRoute(BaseRoute):
 
 
 __all__ = [
-    "JerseyRoute",
+    "JerseyResource",
     "accepts_json",
     "connect_error",
     "jersey_allow",
     "jetty_error_page",
     "media_type",
     "path_params",
-    "raw_path",
     "template_segments",
 ]

@@ -1,36 +1,32 @@
-"""The sidecar's request limits, applied to every HTTP request before it is routed (one call site:
-``dispatch.SidecarApp.__call__``, so the short path of proxied requests and Starlette's routes both get
-them):
+"""The sidecar's request limits, the first step of every request (``rest.pipeline``):
 
 - a request head (request line and headers) over ``max_header_bytes``: 431 in Connect's error shape;
 - a body over ``max_body_bytes``: 413 in Connect's error shape, at once when ``Content-Length`` says so,
   else as soon as the bytes read pass the limit (a chunked body);
-- the request budget: the request's deadline (event-loop time) goes into its scope (``DEADLINE``), and
-  every wait for a worker made for the request ends there (``upstream.ConnectUpstream`` reads it from
+- the request budget: the request's deadline (event-loop time) goes into its ``Exchange``, and every wait
+  for a worker made for the request ends there (``upstream.ConnectUpstream`` reads it from
   ``UpstreamRequest.deadline``, or, for the requests the sidecar composes while serving it, from
   ``upstream.REQUEST_DEADLINE``): the client gets 504 in Connect's shape, or the view's answer where a
   route has one (``outcomes.respond``), instead of waiting for Connect's own 90 s;
 - at shutdown, a request still under way when the grace period ends (the server cancels it) gets 503 in
-  Connect's error shape rather than the server's plain-text 500.
+  Connect's error shape (``SHUTTING_DOWN``) rather than a plain-text 500.
 
-What Connect's Jetty does for each, and why the sidecar differs, is in the README's Hardening section.
-The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192 bytes) are ``jaxrs``'s; a
-``max_header_bytes`` above them only guards the sidecar itself.
+Connect's Jetty has no body limit and a fixed head limit; the sidecar guards itself with both (the docs'
+page on hardening says why). The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192
+bytes) are ``jaxrs``'s; a ``max_header_bytes`` above them only guards the sidecar itself.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from dataclasses import dataclass
 
 import orjson
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Message, Receive
 
-from ..upstream import REQUEST_DEADLINE
+from .exchange import Exchange
 
 SHUTTING_DOWN = "The sidecar is shutting down: the request did not end within its grace period"
-DEADLINE = "sidecar.deadline"  # scope key: the request's deadline on the event loop's clock, or None
 
 
 @dataclass(frozen=True)
@@ -41,36 +37,18 @@ class RequestLimits:
     max_body_bytes: int
     budget_s: float
 
-    def enter(self, scope: Scope, receive: Receive) -> tuple[tuple[int, str] | None, Receive]:
-        """The refusal (status, message) of a request over a limit, else None with the ``receive`` to read
-        its body with (counted) and its deadline put into the scope (``DEADLINE``). No await: the servers'
-        short path (``dispatch.SidecarApp.serve_collected``) and ``__call__`` share it."""
-        size, declared, chunked = _head(scope)
+    def enter(self, exchange: Exchange) -> tuple[int, str] | None:
+        """The refusal (status, message) of a request over a limit, else None, its body read through
+        ``receive`` counted from now on and its deadline set."""
+        size, declared, chunked = _head(exchange)
         if self.max_header_bytes and size > self.max_header_bytes:
-            return (431, f"Request header fields are larger than {self.max_header_bytes} bytes"), receive
+            return 431, f"Request header fields are larger than {self.max_header_bytes} bytes"
         if self.max_body_bytes and (declared or chunked):  # otherwise HTTP/1.1 framing says: no body
             if declared is not None and declared > self.max_body_bytes:
-                return (413, body_message(self.max_body_bytes)), receive
-            receive = _Counted(receive, self.max_body_bytes)
-        scope[DEADLINE] = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
-        return None, receive
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send, app: ASGIApp) -> None:
-        """Refuse what is over a limit, else call ``app`` with the deadline in the scope and the body counted."""
-        refused, receive = self.enter(scope, receive)
-        if refused is not None:
-            await _refuse(send, *refused)
-            return
-        token = REQUEST_DEADLINE.set(scope[DEADLINE])  # for the requests to workers the sidecar composes for it
-        try:
-            await app(scope, receive, send)  # a BodyTooLarge raised by receive: errors.EXCEPTION_HANDLERS' 413
-        except asyncio.CancelledError:  # the server's grace period at shutdown ended (cli._serve)
-            # refused by the server when the answer has begun (nothing else can be sent then)
-            with contextlib.suppress(Exception):
-                await _refuse(send, 503, SHUTTING_DOWN)
-            raise
-        finally:
-            REQUEST_DEADLINE.reset(token)
+                return 413, body_message(self.max_body_bytes)
+            exchange.receive = _Counted(exchange.receive, self.max_body_bytes)
+        exchange.deadline = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
+        return None
 
 
 class BodyTooLarge(Exception):
@@ -100,20 +78,15 @@ def body_message(limit: int) -> str:
     return f"Request body is larger than {limit} bytes"
 
 
-def head_size(scope: Scope) -> int:
-    """The request head in bytes as the client sent it (request line, ``name: value`` lines, CRLFs)."""
-    return _head(scope)[0]
-
-
-def _head(scope: Scope) -> tuple[int, int | None, bool]:
-    """The head's size, the declared ``Content-Length`` (None: none or unreadable), and whether the body
-    is chunked: one pass over the headers (this runs for every request)."""
-    raw = scope.get("raw_path") or str(scope["path"]).encode()
-    query = scope.get("query_string", b"")
-    size = len(scope["method"]) + len(raw) + (len(query) + 1 if query and b"?" not in raw else 0) + 14
+def _head(exchange: Exchange) -> tuple[int, int | None, bool]:
+    """The head's size as the client sent it (request line, ``name: value`` lines, CRLFs), the declared
+    ``Content-Length`` (None: none or unreadable), and whether the body is chunked: one pass over the
+    headers (this runs for every request)."""
+    query = exchange.query
+    size = len(exchange.method) + len(exchange.raw_path) + (len(query) + 1 if query else 0) + 14
     declared: int | None = None
     chunked = False
-    headers = scope["headers"]
+    headers = exchange.headers
     for name, value in headers:
         size += len(name) + len(value)
         if name == b"content-length":
@@ -129,16 +102,4 @@ def refusal(status: int, message: str) -> tuple[list[tuple[bytes, bytes]], bytes
     return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
 
-async def _refuse(send: Send, status: int, message: str) -> None:
-    headers, body = refusal(status, message)
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-def deadline(scope: Scope) -> float | None:
-    """The request's deadline (``DEADLINE``), None without a budget."""
-    value = scope.get(DEADLINE)
-    return value if isinstance(value, float) else None
-
-
-__all__ = ["DEADLINE", "SHUTTING_DOWN", "BodyTooLarge", "RequestLimits", "deadline", "head_size", "refusal"]
+__all__ = ["SHUTTING_DOWN", "BodyTooLarge", "RequestLimits", "refusal"]

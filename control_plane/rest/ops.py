@@ -6,7 +6,6 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .openapi import document_json
 from .outcomes import json_response
 from .state import herder, runtime
 
@@ -40,4 +39,6 @@ async def status_writes(request: Request) -> Response:
 
 async def openapi(_: Request) -> Response:
     """``GET /_sidecar/openapi.json``: the sidecar's OpenAPI document (``rest.openapi``)."""
+    from .openapi import document_json  # the document is rendered from the route table, which names this handler
+
     return Response(document_json(), media_type="application/json")

@@ -1,8 +1,6 @@
-"""The pass-through handler: any Connect REST path and method, forwarded unchanged.
-
-Two ways in, one behaviour: ``PassThrough`` is the catch-all route's endpoint (requests that reach
-Starlette's router), and ``dispatch.SidecarApp`` calls ``forward`` directly for paths no route of the
-sidecar answers. Both build the upstream request, log and frame the answer with the functions here.
+"""The forward to a worker, unchanged: for a path no route of the sidecar answers (``rest.pipeline``), and for
+a route whose outcome is "forward the request" (``rest.outcomes``). Both build the upstream request, log and
+frame the answer with the functions here.
 """
 
 from __future__ import annotations
@@ -10,59 +8,31 @@ from __future__ import annotations
 import time
 
 import structlog
-from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
 
 from ..domain.herder import Herder
 from ..domain.outcomes import Rewrite
 from ..settings import Settings
 from ..upstream import UpstreamRequest, UpstreamResponse
-from .limits import deadline
-from .state import herder, runtime
+from .exchange import Exchange
+from .state import exchange_of, herder, runtime
 
 log = structlog.get_logger("control_plane.proxy")
 
 Headers = list[tuple[bytes, bytes]]
 
 
-class AnyTarget(Convertor[str]):
-    """The catch-all route's parameter: every decoded path, line breaks included. Starlette's own ``path``
-    convertor is ``.*``, which stops at a decoded ``%0A``: such a request matched no route (Starlette's
-    404) or only a sidecar route of another method (405) instead of reaching the worker."""
-
-    regex = "(?s:.*)"
-
-    def convert(self, value: str) -> str:
-        return value
-
-    def to_string(self, value: str) -> str:
-        return value
-
-
-register_url_convertor(ANY_TARGET := "any_target", AnyTarget())
-
-
-class PassThrough:
-    """The catch-all route's endpoint as an ASGI app, so that every method reaches it, including ones
-    neither the sidecar nor Starlette knows (a function endpoint would answer those 405)."""
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await proxy(Request(scope, receive))
-        await response(scope, receive, send)
-
-
-def upstream_request(scope: Scope, body: bytes) -> UpstreamRequest:
-    """The request as the client sent it: its raw target (still percent-encoded), headers and body."""
-    path = scope.get("raw_path", b"").decode("latin-1") or scope["path"]
+def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
+    """The request as the client sent it: its raw target (still percent-encoded), headers and body, with
+    its deadline (the request budget, ``rest.limits``)."""
     return UpstreamRequest(
-        method=scope["method"],
-        path=path.split("?", 1)[0],
-        query=scope.get("query_string", b""),
-        headers=tuple(scope["headers"]),
+        method=exchange.method,
+        path=exchange.raw_path.decode("latin-1"),
+        query=exchange.query,
+        headers=tuple(exchange.headers),
         body=body,
-        deadline=deadline(scope),  # the request budget (rest.limits)
+        deadline=exchange.deadline,
     )
 
 
@@ -104,7 +74,7 @@ async def proxy(request: Request, rewrite: Rewrite | None = None) -> Response:
     """The client's request forwarded unchanged; ``rewrite`` reshapes the worker's answer (a newer release's
     shape of it, ``domain.outcomes``)."""
     level = log_level(runtime(request).settings)
-    answer = await forward(herder(request), upstream_request(request.scope, await request.body()), level)
+    answer = await forward(herder(request), upstream_request(exchange_of(request), await request.body()), level)
     return relayed(await rewrite(answer) if rewrite else answer, request.method)
 
 

@@ -1,76 +1,414 @@
-"""Route templates of Connect's REST API, for metric labels that do not grow with connector names.
+"""The one route table: every endpoint the sidecar serves, Connect's and its own.
 
-Mirrors the paths of Connect's ``rest/resources`` (RootResource, ConnectorsResource,
-ConnectorPluginsResource, LoggingResource, InternalConnectResource).
+Each ``Route`` is one method on one path template, with what the OpenAPI document says of it (summary,
+parameters, request body, answers) and the handler that serves it; a Connect route without a handler is
+forwarded to a worker unchanged. From this table alone come:
+
+- the matching (``rest.router``): Connect's paths as Jersey matches them, with the refusals the worker's
+  HTTP stack gives before a resource method (``rest.jaxrs``): a Connect resource's methods are the methods
+  of its rows here, and the methods that read a JSON entity are the rows with a ``body``;
+- the labels of the request metrics (``rest.router.Router.label``): the template of the route a request
+  matches, and for paths no route has, the bounded fallbacks of ``FALLBACK_LABELS``;
+- the OpenAPI document (``rest.openapi``).
+
+Connect's rows are Connect 4.3's ``rest/resources`` (RootResource, ConnectorsResource,
+ConnectorPluginsResource, LoggingResource), the newest REST API the sidecar provides on every worker version;
+``internal`` rows are InternalConnectResource's, the workers' own calls to each other: forwarded and labelled,
+never documented (as Connect leaves them out of its own document).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from . import compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
+from . import connect_models as cm
+from . import sidecar_models as sm
+from .exchange import Handler
+
 SIDECAR_PREFIX = "/_sidecar"
+OPENAPI_PATH = f"{SIDECAR_PREFIX}/openapi.json"
 
-_CONNECTOR_SUFFIXES = frozenset(
-    {"config", "status", "restart", "pause", "resume", "stop", "topics", "offsets", "tasks", "tasks-config", "fence"}
+NO_BODY = None
+TEXT: Literal["text/plain"] = "text/plain"
+Body = type[BaseModel] | None | Literal["text/plain"]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    where: Literal["path", "query"]
+    schema: Mapping[str, Any]
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Route:
+    """``path``: a template of ``{name}`` segments (``{name:int}``: Java's ``Integer`` path parameter);
+    ``answers``: status -> the answer's model (every other status: Connect's ``ErrorMessage``);
+    ``handler``: None for a Connect route the workers answer (forwarded unchanged)."""
+
+    method: str
+    path: str
+    summary: str
+    answers: Mapping[int, Body] = field(default_factory=dict)
+    handler: Handler | None = None
+    body: type[BaseModel] | None = None
+    params: tuple[Param, ...] = ()
+    tag: Literal["connect", "sidecar"] = "connect"
+    internal: bool = False
+
+
+_STR = {"type": "string"}
+_BOOL_FALSE = {"type": "boolean", "default": False}
+CONNECTOR = Param("connector", "path", _STR, required=True)
+TASK = Param("task", "path", {"type": "integer", "format": "int32"}, required=True)
+PLUGIN = Param("pluginName", "path", _STR, "a plugin's class name or alias", required=True)
+LOGGER = Param("logger", "path", _STR, required=True)
+TOPIC = Param("topic", "path", _STR, required=True)
+_C = "/connectors/{connector}"
+
+CONNECT: tuple[Route, ...] = (
+    Route(
+        "GET",
+        "/",
+        "The Connect version the sidecar provides, with the cluster's commit and id",
+        {200: cm.ServerInfo},
+        newer.server_info,
+    ),
+    Route(
+        "GET",
+        "/health",
+        "The worker's health (KIP-1017)",
+        {200: cm.WorkerStatus, 500: cm.WorkerStatus, 503: cm.WorkerStatus},
+        newer.health,
+    ),
+    Route(
+        "GET",
+        "/connectors",
+        "The connectors' names, or with expand=status / expand=info their status and info",
+        {200: cm.ConnectorListingInfo},
+        reads.list_connectors,
+        params=(Param("expand", "query", {"type": "array", "items": {"type": "string", "enum": ["status", "info"]}}),),
+    ),
+    # configurations go through the sidecar's checks on their way to a worker
+    Route(
+        "POST",
+        "/connectors",
+        "Create a connector",
+        {201: cm.ConnectorInfo},
+        configs.create_connector,
+        body=cm.CreateConnectorRequest,
+    ),
+    Route("GET", _C, "A connector's configuration and tasks", {200: cm.ConnectorInfo}, params=(CONNECTOR,)),
+    Route("DELETE", _C, "Delete a connector", {204: NO_BODY}, params=(CONNECTOR,)),
+    Route(
+        "GET",
+        f"{_C}/config",
+        "A connector's configuration",
+        {200: cm.ConnectorConfigInfo},
+        reads.connector_config,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "PUT",
+        f"{_C}/config",
+        "Create or replace a connector's configuration",
+        {200: cm.ConnectorInfo, 201: cm.ConnectorInfo},
+        configs.put_or_patch_config,
+        body=cm.ConnectorConfigInfo,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "PATCH",
+        f"{_C}/config",
+        "Change some keys of a connector's configuration (KIP-477); null removes a key",
+        {200: cm.ConnectorInfo},
+        configs.put_or_patch_config,
+        body=cm.ConfigPatch,
+        params=(CONNECTOR,),
+    ),
+    # the status must not reach a worker that would answer it otherwise (a connector the sidecar stopped on
+    # a 3.4 worker shows PAUSED there)
+    Route(
+        "GET",
+        f"{_C}/status",
+        "A connector's and its tasks' states",
+        {200: cm.ConnectorStateInfo},
+        reads.connector_status,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "POST",
+        f"{_C}/restart",
+        "Restart a connector, and with includeTasks its tasks (KIP-745)",
+        {202: cm.ConnectorStateInfo, 204: NO_BODY},
+        compat.restart_connector,
+        params=(
+            CONNECTOR,
+            Param("includeTasks", "query", _BOOL_FALSE, "also restart the tasks"),
+            Param("onlyFailed", "query", _BOOL_FALSE, "only what failed"),
+        ),
+    ),
+    Route("PUT", f"{_C}/pause", "Pause a connector", {202: NO_BODY}, params=(CONNECTOR,)),
+    Route("PUT", f"{_C}/resume", "Resume a connector", {202: NO_BODY}, params=(CONNECTOR,)),
+    Route(
+        "PUT", f"{_C}/stop", "Stop a connector (KIP-875)", {204: NO_BODY}, offsets.stop_connector, params=(CONNECTOR,)
+    ),
+    Route(
+        "GET", f"{_C}/tasks", "A connector's tasks and their configurations", {200: cm.TaskConfigs}, params=(CONNECTOR,)
+    ),
+    Route(
+        "GET",
+        f"{_C}/tasks/{{task:int}}/status",
+        "A task's state",
+        {200: cm.TaskState},
+        reads.task_status,
+        params=(CONNECTOR, TASK),
+    ),
+    Route("POST", f"{_C}/tasks/{{task:int}}/restart", "Restart a task", {204: NO_BODY}, params=(CONNECTOR, TASK)),
+    Route(
+        "GET",
+        f"{_C}/topics",
+        "A connector's active topics (KIP-558)",
+        {200: cm.ActiveTopics},
+        reads.connector_topics,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "PUT",
+        f"{_C}/topics/reset",
+        "Forget a connector's active topics (KIP-558)",
+        {202: NO_BODY},
+        reads.reset_connector_topics,
+        params=(CONNECTOR,),
+    ),
+    # KIP-875: forwarded where the workers have them, done by the sidecar where they do not
+    Route(
+        "GET",
+        f"{_C}/offsets",
+        "A connector's offsets (KIP-875)",
+        {200: cm.ConnectorOffsets},
+        offsets.connector_offsets,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "PATCH",
+        f"{_C}/offsets",
+        "Change a stopped connector's offsets (KIP-875)",
+        {200: cm.Message},
+        offsets.connector_offsets,
+        body=cm.ConnectorOffsets,
+        params=(CONNECTOR,),
+    ),
+    Route(
+        "DELETE",
+        f"{_C}/offsets",
+        "Reset a stopped connector's offsets (KIP-875)",
+        {200: cm.Message},
+        offsets.connector_offsets,
+        params=(CONNECTOR,),
+    ),
+    # KIP-769 (3.2) and KIP-891: forwarded where the workers have them, composed where they do not
+    Route(
+        "GET",
+        "/connector-plugins",
+        "The installed plugins (connectors only unless connectorsOnly=false, KIP-769)",
+        {200: cm.PluginListInfo},
+        compat.connector_plugins,
+        params=(Param("connectorsOnly", "query", {"type": "boolean", "default": True}),),
+    ),
+    Route(
+        "GET",
+        "/connector-plugins/{pluginName}/config",
+        "A plugin's configuration definition (KIP-769; version: KIP-891)",
+        {200: cm.ConfigKeyInfos},
+        compat.plugin_config,
+        params=(PLUGIN, Param("version", "query", _STR, "a version or Maven version range")),
+    ),
+    Route(
+        "PUT",
+        "/connector-plugins/{pluginName}/config/validate",
+        "Validate a connector configuration",
+        {200: cm.ConfigInfos},
+        configs.validate_config,
+        body=cm.ConnectorConfigInfo,
+        params=(PLUGIN,),
+    ),
+    # the loggers of newer releases on every version (KIP-495, KIP-976)
+    Route(
+        "GET",
+        "/admin/loggers",
+        "Every logger with a level set (KIP-495, KIP-976)",
+        {200: cm.LoggerLevels},
+        newer.logger_levels,
+    ),
+    Route(
+        "GET",
+        "/admin/loggers/{logger}",
+        "A logger's level",
+        {200: cm.LoggerLevel},
+        newer.logger_level,
+        params=(LOGGER,),
+    ),
+    Route(
+        "PUT",
+        "/admin/loggers/{logger}",
+        "Set a logger's level on this worker, or with scope=cluster on every worker (KIP-976)",
+        {200: cm.ChangedLoggers, 204: NO_BODY},
+        newer.logger_level,
+        body=cm.LevelRequest,
+        params=(LOGGER, Param("scope", "query", _STR, "worker (the default) or cluster")),
+    ),
+    # InternalConnectResource: the workers' calls to each other
+    Route("POST", f"{_C}/tasks", "Task configurations from the leader", params=(CONNECTOR,), internal=True),
+    Route("PUT", f"{_C}/fence", "Fence out a connector's zombie tasks (KIP-618)", params=(CONNECTOR,), internal=True),
+    Route("GET", f"{_C}/tasks-config", "Task configurations (removed in 4.0)", params=(CONNECTOR,), internal=True),
 )
-_TASK_SUFFIXES = frozenset({"status", "restart"})
 
-
-SIDECAR_ROUTES = frozenset(
-    {
-        "/healthz",
+_S = SIDECAR_PREFIX
+SIDECAR: tuple[Route, ...] = (
+    Route("GET", "/healthz", "Liveness: the process answers", {200: sm.Liveness}, ops.healthz, tag="sidecar"),
+    Route(
+        "GET",
         "/readyz",
-        "/metrics",
-        f"{SIDECAR_PREFIX}/capabilities",
-        f"{SIDECAR_PREFIX}/info",
-        f"{SIDECAR_PREFIX}/openapi.json",
-        f"{SIDECAR_PREFIX}/status-writes",
-        f"{SIDECAR_PREFIX}/summary",
-        f"{SIDECAR_PREFIX}/state-changes",
-        f"{SIDECAR_PREFIX}/topic-creation/preview",
-        f"{SIDECAR_PREFIX}/plugin-versions",
-    }
+        "Readiness: the view caught up, or a worker's version known",
+        {200: sm.ReadinessInfo, 503: sm.ReadinessInfo},
+        ops.readyz,
+        tag="sidecar",
+    ),
+    Route("GET", "/metrics", "Prometheus metrics", {200: TEXT}, ops.metrics, tag="sidecar"),
+    Route("GET", OPENAPI_PATH, "This document", {200: sm.Open}, ops.openapi, tag="sidecar"),
+    Route(
+        "GET",
+        f"{_S}/capabilities",
+        "The workers' versions and each feature's mode",
+        {200: sm.CapabilitiesInfo},
+        ops.capabilities,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/info",
+        "Capabilities, workers, settings and the view's progress",
+        {200: sm.SidecarInfo},
+        ops.info,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/status-writes",
+        "The status-topic writes pending and failed",
+        {200: sm.StatusWritesInfo},
+        ops.status_writes,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/summary",
+        "Connectors and tasks by state, the failed ones with their traces, the latest state changes",
+        {200: sm.StateSummaryInfo},
+        states.summary,
+        params=(Param("recent", "query", {"type": "integer", "minimum": 0, "default": 50}),),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/state-changes",
+        "The state timeline read from the status topic",
+        {200: sm.StateChangesInfo},
+        states.state_changes,
+        params=(
+            Param("since", "query", _STR, "epoch milliseconds or ISO-8601"),
+            Param("connector", "query", _STR),
+            Param("limit", "query", {"type": "integer", "minimum": 1}),
+        ),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/topics/{{topic}}/connectors",
+        "The connectors whose active topics include a topic",
+        {200: sm.TopicConnectors},
+        reads.topic_connectors,
+        params=(TOPIC,),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/topics",
+        "Per topic of a connector, the task that reported it and when",
+        {200: sm.ConnectorTopicUsage},
+        reads.connector_topic_usage,
+        params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "POST",
+        f"{_S}/topic-creation/preview",
+        "What Connect does with a configuration's topic.creation.* (KIP-158)",
+        {200: sm.CreationPreviewInfo},
+        topic_creation.preview,
+        body=sm.TopicCreationRequest,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/topic-creation",
+        "KIP-158 preview of a connector's configuration",
+        {200: sm.CreationPreviewInfo},
+        topic_creation.connector_preview,
+        params=(CONNECTOR, Param("topic", "query", {"type": "array", "items": _STR, "minItems": 1}, required=True)),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/plugin-versions",
+        "What a connector's plugin keys resolve to (KIP-891)",
+        {200: sm.PluginVersionReportInfo},
+        plugins.connector_plugin_versions,
+        params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "PUT",
+        f"{_S}/plugin-versions",
+        "What a configuration's plugin keys resolve to (KIP-891)",
+        {200: sm.PluginVersionReportInfo},
+        plugins.config_plugin_versions,
+        body=cm.ConnectorConfigInfo,
+        tag="sidecar",
+    ),
 )
 
+ROUTES: tuple[Route, ...] = CONNECT + SIDECAR
 
-def route_template(path: str) -> str:
-    if path in SIDECAR_ROUTES:
-        return path
-    if path.startswith(f"{SIDECAR_PREFIX}/topics/") and path.endswith("/connectors"):
-        return f"{SIDECAR_PREFIX}/topics/{{topic}}/connectors"
-    if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/topics"):
-        return f"{SIDECAR_PREFIX}/connectors/{{connector}}/topics"
-    if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/topic-creation"):
-        return f"{SIDECAR_PREFIX}/connectors/{{connector}}/topic-creation"
-    if path.startswith(f"{SIDECAR_PREFIX}/connectors/") and path.endswith("/plugin-versions"):
-        return f"{SIDECAR_PREFIX}/connectors/{{connector}}/plugin-versions"
-    if path.startswith(SIDECAR_PREFIX):
-        return f"{SIDECAR_PREFIX}/{{other}}"
-    seg = [s for s in path.split("/") if s]
-    if not seg:
-        return "/"
-    head, rest = seg[0], seg[1:]
-    if head == "connectors":
-        if not rest:
-            return "/connectors"
-        out = ["connectors", "{connector}"]
-        tail = rest[1:]
-        if tail and tail[0] in _CONNECTOR_SUFFIXES:
-            out.append(tail[0])
-            if (tail[0] == "topics" and tail[1:] == ["reset"]) or (tail[0] == "offsets" and tail[1:] == ["reset"]):
-                out.append("reset")
-            elif tail[0] == "tasks" and len(tail) > 1:
-                out.append("{task}")
-                if len(tail) > 2 and tail[2] in _TASK_SUFFIXES:
-                    out.append(tail[2])
-        elif tail:
-            out.append("{other}")
-        return "/" + "/".join(out)
-    if head == "connector-plugins":
-        if not rest:
-            return "/connector-plugins"
-        suffix = "/".join(rest[1:])
-        return "/connector-plugins/{plugin}" + ("/" + suffix if suffix in ("config", "config/validate") else "")
-    if head == "admin" and rest[:1] == ["loggers"]:
-        return "/admin/loggers" + ("/{logger}" if len(rest) > 1 else "")
-    if head == "health" and not rest:
-        return "/health"
-    return "{other}"
+# The metric label of a path no route has: that of the deepest template prefix it starts with that is
+# named here (a name never reaches a label: their number stays bounded), else ``{other}``.
+FALLBACK_LABELS: Mapping[str, str] = {
+    "/connectors/{connector}": "/connectors/{connector}/{other}",
+    "/connectors/{connector}/tasks/{task}": "/connectors/{connector}/tasks/{task}",
+    "/connector-plugins/{pluginName}": "/connector-plugins/{pluginName}",
+    SIDECAR_PREFIX: f"{SIDECAR_PREFIX}/{{other}}",
+}
+OTHER = "{other}"
+
+__all__ = [
+    "CONNECT",
+    "FALLBACK_LABELS",
+    "NO_BODY",
+    "OPENAPI_PATH",
+    "OTHER",
+    "ROUTES",
+    "SIDECAR",
+    "SIDECAR_PREFIX",
+    "TEXT",
+    "Body",
+    "Param",
+    "Route",
+]

@@ -1,139 +1,319 @@
-"""The sidecar's HTTP server protocol: uvicorn's httptools protocol, with the pass-through and the sidecar's
-own Connect routes served below ASGI.
+"""The sidecar's HTTP/1.1 server: an ``asyncio.Protocol`` per connection, the request parsed by ``httptools``
+(the parser uvicorn uses), each request handed to the app's pipeline (``rest.pipeline``) and its answer
+written in one write.
 
-A request no route of the sidecar answers (``SidecarApp.passes_through``), or one for a Connect path the
-sidecar answers itself (``SidecarApp.lean_route``), is served on the connection itself: no ASGI messages,
-no middleware, one write of the answer. Every other request is uvicorn's as
-before (the ASGI app, Starlette's routing and middleware). Both ways share the parsing (httptools), the
-connection's keep-alive, pipelining, flow control, ``Expect: 100-continue``, graceful shutdown (the
-request's task is one of the server's tasks) and TLS (the transport's), and the same code forwards
-(``SidecarApp.pass_through``), so the worker gets the same bytes and the client the same answer bytes
-(framed as uvicorn frames them: ``RequestResponseCycle.send``).
+What a connection does, as uvicorn's httptools protocol does it (a client cannot tell them apart: the tests
+compare the bytes): keep-alive (HTTP/1.1, not 1.0; closed after ``keep_alive_s`` idle), pipelining (one
+request answered at a time, in order; reading paused while later ones wait), ``Expect: 100-continue`` (sent
+when the body is first read), flow control both ways, a 400 for what the parser refuses, the status line and
+framing of an answer (``Content-Length`` or chunked, ``connection: close``), and ``X-Forwarded-For`` and
+``X-Forwarded-Proto`` trusted from a proxy on 127.0.0.1 only (the client and scheme the audit sees).
 
-A request served below ASGI goes through the app's whole chain as any other (``SidecarApp.serve_collected``:
-the request limits, the admission hook, access control, then the forward), with the answer collected
-instead of sent as ASGI messages; each request meets every check once, whichever way it is served.
-
-The fast path stands aside (the request goes through ASGI as any other) when the app is not a
-``SidecarApp`` (behind anything but uvicorn's proxy-headers middleware), with uvicorn's access log on,
-under ``limit_concurrency``'s 503, and for a request with ``X-Forwarded-*`` headers when uvicorn's proxy
-headers are on (the ASGI scope's client and scheme are then the forwarded ones).
-
-It relies on two methods of uvicorn's ``HttpToolsProtocol`` (``_start_asgi_task``) and on the state of its
-``RequestResponseCycle``; ``available()`` says False (and the cli serves with plain ``httptools``) when the
-installed uvicorn lacks them.
+``HttpServer.stop`` is the graceful shutdown: stop accepting, close the idle connections, let the requests
+under way finish for a grace period, then cancel them (each gets the pipeline's 503 in Connect's shape,
+``Pipeline.cut_short``). ``serve`` runs it all for ``control-plane serve``: the app's lifespan (the composition
+root) around the server, until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from typing import Any
+import contextlib
+import http
+import re
+import signal
+import ssl
+from collections import deque
+from typing import Any, cast
 
-from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
-from uvicorn.protocols.http.httptools_impl import (
-    HEADER_RE,
-    HEADER_VALUE_RE,
-    STATUS_LINE,
-    HttpToolsProtocol,
-    RequestResponseCycle,
+import httptools
+import structlog
+from starlette.types import Message
+
+from .app import SidecarApp
+from .exchange import Exchange, HttpReply, decoded_path
+
+log = structlog.get_logger(__name__)
+
+KEEP_ALIVE_S = 5.0  # an idle keep-alive connection is closed after this long (uvicorn's default)
+HIGH_WATER = 64 * 1024  # request body bytes buffered before reading pauses
+ONE_WRITE = 64 * 1024  # an answer up to this size of body goes out in one write with its head
+TRUSTED_PROXIES = frozenset({"127.0.0.1"})  # whose X-Forwarded-* headers are believed
+
+
+def _status_line(code: int) -> bytes:
+    try:
+        phrase = http.HTTPStatus(code).phrase.encode()
+    except ValueError:  # a code Python has no phrase for: none
+        phrase = b""
+    return b"HTTP/1.1 %d %s\r\n" % (code, phrase)
+
+
+STATUS_LINE = {code: _status_line(code) for code in range(100, 600)}
+_HEADER_NAME = re.compile(b'[\x00-\x1f\x7f()<>@,;:\\[\\]={} \t\\\\"]')
+_HEADER_VALUE = re.compile(b"[\x00-\x08\x0a-\x1f\x7f]")
+_INVALID = b"Invalid HTTP request received."
+_FAILED = (
+    b"HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: 21\r\n"
+    b"connection: close\r\n\r\nInternal Server Error"
 )
 
-from .dispatch import Reply, SidecarApp
 
-Headers = list[tuple[bytes, bytes]]
-# uvicorn's own Server and Date headers off: a worker's answer has its own, and the sidecar's own answers get
-# the workers' Server and a Date (rest.stamp), as a worker's Jetty puts them on every answer
-HEADER_OPTIONS: dict[str, Any] = {"server_header": False, "date_header": False}
-ONE_WRITE = 64 * 1024  # an answer up to this size of body goes out in one write; a larger body is written on its own
+class _Request:
+    """A request on a connection: its body as it arrives, and where its answer stands."""
+
+    __slots__ = (
+        "body",
+        "complete",
+        "connection",
+        "delivered",
+        "disconnected",
+        "exchange",
+        "expect_100",
+        "keep_alive",
+        "more_body",
+        "started",
+        "waiter",
+    )
+
+    def __init__(self, connection: Connection, keep_alive: bool, expect_100: bool) -> None:
+        self.connection = connection
+        self.keep_alive = keep_alive
+        self.expect_100 = expect_100
+        self.body = bytearray()
+        self.more_body = True
+        self.delivered = False  # receive gave the whole body
+        self.started = False  # the answer's first byte was written
+        self.complete = False  # the answer was written
+        self.disconnected = False
+        self.waiter: asyncio.Future[None] | None = None
+        self.exchange: Exchange
+
+    def wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def receive(self) -> Message:
+        """ASGI's ``receive`` of the body: what arrived so far; once it was given whole, the next call waits
+        for the end of the request (``http.disconnect``)."""
+        connection = self.connection
+        if self.expect_100 and not connection.closing:
+            connection.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        self.expect_100 = False
+        while not (self.disconnected or self.complete) and (self.delivered or (self.more_body and not self.body)):
+            connection.resume_reading()
+            self.waiter = connection.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        if self.disconnected or self.complete:
+            return {"type": "http.disconnect"}
+        message: Message = {"type": "http.request", "body": bytes(self.body), "more_body": self.more_body}
+        self.body.clear()
+        self.delivered = not self.more_body
+        return message
 
 
-def _noop() -> None:
-    return None
+class Connection(asyncio.Protocol):
+    def __init__(self, server: HttpServer) -> None:
+        self.server = server
+        self.loop = server.loop
+        self.transport: asyncio.Transport = None  # type: ignore[assignment]
+        self._parser = httptools.HttpRequestParser(self)
+        # answer the first of pipelined requests that a client sent after closing its side, as uvicorn does
+        self._parser.set_dangerous_leniencies(lenient_data_after_close=True)
+        self._client: tuple[str, int] | None = None
+        self._scheme = "http"
+        self._url = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._expect_100 = False
+        self._forwarded_headers = False  # the request has X-Forwarded-* headers
+        self._parsing: _Request | None = None  # the request whose body the parser reads
+        self._serving: _Request | None = None  # the request being answered
+        self._waiting: deque[_Request] = deque()  # pipelined requests parsed, in order
+        self._read_paused = False
+        self._writable: asyncio.Future[None] | None = None  # while the transport's buffer is full
+        self._idle: asyncio.TimerHandle | None = None
+        self._upgraded = False
 
+    # -- asyncio.Protocol -----------------------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports are not asyncio's classes
+        self.server.connections.add(self)
+        peer = transport.get_extra_info("peername")
+        self._client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) and len(peer) >= 2 else None
+        self._scheme = "https" if transport.get_extra_info("sslcontext") is not None else "http"
 
-def sidecar_app(app: Any) -> SidecarApp | None:
-    """The ``SidecarApp`` uvicorn serves, seen through its proxy-headers middleware; None for another app."""
-    while isinstance(app, ProxyHeadersMiddleware):
-        app = app.app
-    return app if isinstance(app, SidecarApp) else None
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.lost(self)
+        for request in (self._serving, self._parsing, *self._waiting):
+            if request is not None and not request.complete:
+                request.disconnected = True
+                request.wake()
+        if self._writable is not None and not self._writable.done():
+            self._writable.set_result(None)
+        self._cancel_idle()
 
+    def eof_received(self) -> None:
+        return None
 
-def available() -> bool:
-    return hasattr(HttpToolsProtocol, "_start_asgi_task") and hasattr(RequestResponseCycle, "run_asgi")
+    def pause_writing(self) -> None:
+        if self._writable is None:
+            self._writable = self.loop.create_future()
 
+    def resume_writing(self) -> None:
+        if self._writable is not None:
+            if not self._writable.done():
+                self._writable.set_result(None)
+            self._writable = None
 
-class SidecarProtocol(HttpToolsProtocol):
-    """uvicorn's ``httptools`` protocol; a request that passes through, or for a Connect route of the sidecar,
-    is served here."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.sidecar = None if self.access_log else sidecar_app(self.app)
-        self._forwarded_headers = bool(self.config.proxy_headers)
-
-    def _start_asgi_task(self, cycle: RequestResponseCycle, app: Any) -> None:
-        sidecar = self.sidecar
-        scope: Any = cycle.scope
-        if sidecar is None or app is not self.app or not sidecar.serves_below_asgi(scope) or self._forwarded(cycle):
-            super()._start_asgi_task(cycle, app)
-            return
-        coro = self._serve(sidecar, cycle)
-        if self.config.reset_contextvars:  # as uvicorn does
-            task = self.loop.create_task(coro, context=contextvars.Context())
-        else:
-            task = self.loop.create_task(coro)
-        task.add_done_callback(self.tasks.discard)
-        self.tasks.add(task)
-
-    def _forwarded(self, cycle: RequestResponseCycle) -> bool:
-        return self._forwarded_headers and any(name.startswith(b"x-forwarded-") for name, _ in cycle.scope["headers"])
-
-    async def _serve(self, sidecar: SidecarApp, cycle: RequestResponseCycle) -> None:
-        """``RequestResponseCycle.run_asgi`` of a request served below ASGI: the app's whole chain (limits, the
-        admission hook, access control: ``SidecarApp.serve_collected``), then the answer in one write."""
-        scope: Any = cycle.scope
+    def data_received(self, data: bytes) -> None:
+        self._cancel_idle()
+        if self._upgraded:
+            return  # the parser stopped at an Upgrade: the rest is not HTTP/1.1 it can read
         try:
-            reply, error = await sidecar.serve_collected(scope, cycle.receive)  # type: ignore[arg-type]
-            if reply is not None:
-                await self._answer(cycle, reply)
-            if error is not None:
-                raise error
-            if reply is None:
-                raise RuntimeError("ASGI callable returned without starting response.")
-        except BaseException as exc:  # as run_asgi: logged, a 500 if nothing was sent, else the connection closed
-            self.logger.error("Exception in ASGI application\n", exc_info=exc)
-            if not cycle.response_started:
-                await cycle.send_500_response()
-            else:
-                cycle.transport.close()
-        finally:
-            cycle.on_response = _noop
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._upgraded = True  # no upgrade is served: the request is answered, then the connection closed
+            if self._parsing is not None:
+                self._parsing.keep_alive = False
+        except httptools.HttpParserError:
+            log.warning("invalid HTTP request", client=self._client)
+            self.transport.write(
+                STATUS_LINE[400]
+                + b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+                % len(_INVALID)
+                + _INVALID
+            )
+            self.transport.close()
 
-    async def _answer(self, cycle: RequestResponseCycle, reply: Reply) -> None:
-        """``RequestResponseCycle.send`` of a whole answer (start and body) in one write: the same bytes."""
-        if cycle.flow.write_paused and not cycle.disconnected:
-            await cycle.flow.drain()
-        if cycle.disconnected:
+    # -- httptools' callbacks -------------------------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._headers = []
+        self._expect_100 = False
+        self._forwarded_headers = False
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"expect" and value.lower() == b"100-continue":
+            self._expect_100 = True
+        elif name.startswith(b"x-forwarded-"):
+            self._forwarded_headers = True
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        parser = self._parser
+        version = parser.get_http_version()
+        url = httptools.parse_url(self._url)
+        request = _Request(self, version != "1.0" and parser.should_keep_alive(), self._expect_100)
+        client, scheme = self._client, self._scheme
+        if self._forwarded_headers and client is not None and client[0] in TRUSTED_PROXIES:
+            client, scheme = _forwarded(client, scheme, self._headers)
+        request.exchange = Exchange(
+            method=parser.get_method().decode("ascii"),
+            raw_path=url.path,
+            query=url.query or b"",
+            headers=self._headers,
+            receive=request.receive,
+            path=decoded_path(url.path),
+            client=client,
+            scheme=scheme,
+            http_version=version,
+        )
+        self._parsing = request
+        if self._serving is None:
+            self._start(request)
+        else:
+            self._pause_reading()
+            self._waiting.append(request)
+
+    def on_body(self, body: bytes) -> None:
+        request = self._parsing
+        if request is None or request.complete:
             return
-        cycle.response_started = True
-        cycle.waiting_for_100_continue = False
-        status, body = reply.status, reply.body
-        head_only = cycle.scope["method"] == "HEAD"
+        request.body += body
+        if len(request.body) > HIGH_WATER:
+            self._pause_reading()
+        request.wake()
+
+    def on_message_complete(self) -> None:
+        request = self._parsing
+        if request is None or request.complete:
+            return
+        request.more_body = False
+        request.wake()
+
+    # -- serving --------------------------------------------------------------------------------------------
+    @property
+    def closing(self) -> bool:
+        return self.transport.is_closing()
+
+    def _start(self, request: _Request) -> None:
+        self._serving = request
+        self.server.track(self.loop.create_task(self._serve(request)))
+
+    async def _serve(self, request: _Request) -> None:
+        try:
+            reply = await self.server.pipeline.serve(request.exchange)
+        except asyncio.CancelledError:  # the grace period at shutdown ended
+            if not request.started and not self.closing:
+                request.keep_alive = False
+                self._write(request, self.server.pipeline.cut_short())
+            raise
+        except Exception:  # the pipeline answers every error itself: this is a bug
+            log.exception("a request failed without an answer", path=request.exchange.path)
+            if not request.started and not self.closing:
+                self.transport.write(_FAILED)
+            self.transport.close()
+        else:
+            if self._writable is not None:
+                await self._writable
+            if not request.disconnected:
+                try:
+                    self._write(request, reply)
+                except ValueError:
+                    log.exception("an answer that cannot be written", path=request.exchange.path)
+                    if not request.started:
+                        self.transport.write(_FAILED)
+                    self.transport.close()
+        finally:
+            self._done(request)
+
+    def _done(self, request: _Request) -> None:
+        request.complete = True
+        request.wake()
+        self.server.requests_served += 1
+        if self.closing:
+            return
+        if self._waiting:
+            self._start(self._waiting.popleft())
+        else:
+            self._serving = None
+            self._idle = self.loop.call_later(self.server.keep_alive_s, self._close_idle)
+        self.resume_reading()
+
+    def _write(self, request: _Request, reply: HttpReply) -> None:
+        """The answer, framed as uvicorn frames an ASGI answer (``RequestResponseCycle.send``): the status
+        line, the headers (their names lower-cased), ``connection: close`` where the connection ends,
+        ``transfer-encoding: chunked`` where the answer has no ``Content-Length``; no body for HEAD."""
+        status, headers, body = reply.status, reply.headers, reply.body
+        head_only = request.exchange.method == "HEAD"
+        # a refused byte in a name or value: "!" is allowed in a name, a tab in a value, so joined they hold one
+        # exactly when one of them does
+        if _HEADER_NAME.search(b"!".join([name for name, _ in headers])):
+            raise ValueError("Invalid HTTP header name.")
+        if _HEADER_VALUE.search(b"\t".join([value for _, value in headers])):
+            raise ValueError("Invalid HTTP header value.")
         content = [STATUS_LINE[status]]
-        keep_alive = cycle.keep_alive
+        keep_alive = request.keep_alive
         has_close = False
         chunked: bool | None = None
         length = 0
-        headers = [*cycle.default_headers, *reply.headers] if cycle.default_headers else reply.headers
-        if self.sidecar is not None:  # the worker's Server and a Date where the answer has none (rest.stamp)
-            headers = self.sidecar.stamped(headers)
-        # uvicorn's checks of each name and value, each made once on them all: "!" is allowed in a name,
-        # a tab in a value, so joined they hold a refused byte exactly when one of them does
-        if HEADER_RE.search(b"!".join([name for name, _ in headers])):
-            raise RuntimeError("Invalid HTTP header name.")
-        if HEADER_VALUE_RE.search(b"\t".join([value for _, value in headers])):
-            raise RuntimeError("Invalid HTTP header value.")
         for name, value in headers:
             name = name.lower()
             if name == b"content-length" and chunked is None:
@@ -162,26 +342,162 @@ class SidecarProtocol(HttpToolsProtocol):
             else:
                 content.append(b"0\r\n\r\n")
         elif len(body) != length:
-            raise RuntimeError(f"Response content {'longer' if len(body) > length else 'shorter'} than Content-Length")
+            raise ValueError(f"Response content {'longer' if len(body) > length else 'shorter'} than Content-Length")
         else:
             tail = [body]
-        cycle.keep_alive = keep_alive
+        request.keep_alive = keep_alive
+        request.started = True
+        request.expect_100 = False
         if tail and len(body) > ONE_WRITE:  # a large body is not copied into one buffer with the head
-            cycle.transport.write(b"".join(content))
+            self.transport.write(b"".join(content))
             for part in tail:
-                cycle.transport.write(part)
+                self.transport.write(part)
         else:
-            cycle.transport.write(b"".join(content + tail))
-        cycle.response_complete = True
-        cycle.message_event.set()
+            self.transport.write(b"".join(content + tail))
         if not keep_alive:
-            cycle.transport.close()
-        cycle.on_response()
+            self.transport.close()
+
+    def shutdown(self) -> None:
+        """The server stops: an idle connection closes now, a busy one after its answer."""
+        if self._serving is None:
+            self.transport.close()
+        else:
+            self._serving.keep_alive = False
+
+    # -- flow control and the idle timer ----------------------------------------------------------------------
+    def _pause_reading(self) -> None:
+        if not self._read_paused:
+            self._read_paused = True
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        """Read again, unless pipelined requests wait (they are read once their turn comes)."""
+        if self._read_paused and not self._waiting:
+            self._read_paused = False
+            self.transport.resume_reading()
+
+    def _close_idle(self) -> None:
+        self._idle = None
+        if not self.closing:
+            self.transport.close()
+
+    def _cancel_idle(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
 
 
-def protocol() -> type[asyncio.Protocol] | str:
-    """What the cli gives uvicorn as ``http``: this protocol, or plain ``httptools`` when it is not available."""
-    return SidecarProtocol if available() else "httptools"
+def _forwarded(client: tuple[str, int], scheme: str, headers: list[tuple[bytes, bytes]]) -> tuple[tuple[str, int], str]:
+    """The client and scheme a trusted proxy reports (uvicorn's ``ProxyHeadersMiddleware``): the scheme of
+    ``X-Forwarded-Proto``, the last untrusted host of ``X-Forwarded-For`` (port 0); the last header of each
+    name counts."""
+    named = dict(headers)
+    proto = named.get(b"x-forwarded-proto")
+    if proto is not None and proto.decode("latin-1").strip() in ("http", "https"):
+        scheme = proto.decode("latin-1").strip()
+    hosts = named.get(b"x-forwarded-for")
+    if hosts is not None:
+        listed = [host.strip() for host in hosts.decode("latin-1").split(",")]
+        untrusted = [host for host in listed if host not in TRUSTED_PROXIES]
+        host = untrusted[-1] if untrusted else listed[0]
+        if host:
+            client = (host, 0)
+    return client, scheme
 
 
-__all__ = ["HEADER_OPTIONS", "SidecarProtocol", "available", "protocol", "sidecar_app"]
+class HttpServer:
+    """The sidecar's listener. ``requests_served`` counts the requests answered (or ended)."""
+
+    def __init__(
+        self, app: SidecarApp, *, ssl_context: ssl.SSLContext | None = None, keep_alive_s: float = KEEP_ALIVE_S
+    ) -> None:
+        self.pipeline = app.pipeline
+        self.keep_alive_s = keep_alive_s
+        self.loop = asyncio.get_running_loop()
+        self.connections: set[Connection] = set()
+        self.requests_served = 0
+        self._ssl = ssl_context
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+        self._drained = asyncio.Event()
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0, *, sock: Any = None) -> None:
+        """Listen on ``host:port`` (or on the bound socket ``sock``)."""
+        if sock is not None:
+            self._server = await self.loop.create_server(
+                lambda: Connection(self), sock=sock, ssl=self._ssl, backlog=2048
+            )
+        else:
+            self._server = await self.loop.create_server(
+                lambda: Connection(self), host=host, port=port, ssl=self._ssl, backlog=2048
+            )
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return int(self._server.sockets[0].getsockname()[1])
+
+    def track(self, task: asyncio.Task[None]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def lost(self, connection: Connection) -> None:
+        self.connections.discard(connection)
+        if not self.connections:
+            self._drained.set()
+
+    async def stop(self, grace_s: float) -> None:
+        """Stop accepting; close the idle connections; let the requests under way finish for ``grace_s``,
+        then cancel them (each answered 503 in Connect's shape, ``Pipeline.cut_short``)."""
+        if self._server is not None:
+            self._server.close()
+        for connection in list(self.connections):
+            connection.shutdown()
+        if self.connections:
+            self._drained.clear()
+            log.info("waiting for the requests under way", requests=len(self._tasks), grace_s=grace_s)
+            try:
+                await asyncio.wait_for(self._drained.wait(), grace_s)
+            except TimeoutError:
+                log.warning(
+                    "cancelling the requests still under way: the grace period ended", requests=len(self._tasks)
+                )
+                for task in list(self._tasks):
+                    task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+
+
+async def serve(
+    app: SidecarApp,
+    *,
+    host: str,
+    port: int,
+    grace_s: float,
+    ssl_context: ssl.SSLContext | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """``control-plane serve``: the app's lifespan (the composition root: started in order, stopped in reverse)
+    around the server, until SIGTERM or SIGINT (or ``stop``); then the graceful shutdown (``HttpServer.stop``)
+    before the lifespan stops."""
+    loop = asyncio.get_running_loop()
+    stop = stop or asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        async with app.lifespan():
+            server = HttpServer(app, ssl_context=ssl_context)
+            await server.start(host, port)
+            log.info("serving", url=f"{'https' if ssl_context else 'http'}://{host}:{server.port}")
+            await stop.wait()
+            log.info("Shutting down", grace_s=grace_s)
+            await server.stop(grace_s)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(sig)
+
+
+__all__ = ["KEEP_ALIVE_S", "Connection", "HttpServer", "serve"]

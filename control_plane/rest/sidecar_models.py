@@ -19,7 +19,7 @@ class Liveness(BaseModel):
     status: Literal["ok"]
 
 
-class Readiness(BaseModel):
+class ReadinessInfo(BaseModel):
     ready: bool
     checks: dict[str, bool] = Field(description="view_caught_up (with a view) or worker_version_detected")
 
@@ -33,7 +33,7 @@ class FeatureDecision(Open):
     emulation: str | None
 
 
-class Capabilities(Open):
+class CapabilitiesInfo(Open):
     worker_version: str | None
     worker_versions: dict[str, str | None]
     detected_at: float | None
@@ -42,13 +42,13 @@ class Capabilities(Open):
 
 
 class SidecarInfo(Open):
-    capabilities: Capabilities
+    capabilities: CapabilitiesInfo
     workers: list[str]
     settings: dict[str, Any]
     view: dict[str, Any] | None
 
 
-class StatusWriteState(BaseModel):
+class StatusWriteStateInfo(BaseModel):
     key: str
     kind: str
     state: str = Field(description="queued, sending, waiting-retry or failed")
@@ -58,11 +58,11 @@ class StatusWriteState(BaseModel):
     first_submitted_ms: int
 
 
-class StatusWrites(BaseModel):
+class StatusWritesInfo(BaseModel):
     topic: str | None
     running: bool
-    pending: list[StatusWriteState]
-    failed: list[StatusWriteState]
+    pending: list[StatusWriteStateInfo]
+    failed: list[StatusWriteStateInfo]
 
 
 class TopicConnectors(BaseModel):
@@ -100,7 +100,7 @@ class FailedInstances(BaseModel):
     tasks: list[FailedInstance]
 
 
-class StateChange(BaseModel):
+class StateChangeInfo(BaseModel):
     time: str | None
     timestamp_ms: int | None
     connector: str
@@ -111,24 +111,24 @@ class StateChange(BaseModel):
     generation: int | None
 
 
-class TimelineInfo(BaseModel):
+class StateTimelineInfo(BaseModel):
     capacity: int
     recorded: int
     oldest: str | None
     oldest_ms: int | None
 
 
-class StateSummary(BaseModel):
+class StateSummaryInfo(BaseModel):
     connectors: StateCount
     tasks: StateCount
     failed: FailedInstances
-    recent_changes: list[StateChange]
-    timeline: TimelineInfo
+    recent_changes: list[StateChangeInfo]
+    timeline: StateTimelineInfo
 
 
-class StateChanges(BaseModel):
-    changes: list[StateChange]
-    timeline: TimelineInfo
+class StateChangesInfo(BaseModel):
+    changes: list[StateChangeInfo]
+    timeline: StateTimelineInfo
 
 
 class TopicCreationRequest(BaseModel):
@@ -151,20 +151,20 @@ class TopicCreationRequest(BaseModel):
     topics: list[str] = Field(min_length=1)
 
 
-class TopicShape(BaseModel):
+class TopicShapeInfo(BaseModel):
     partitions: int
     replication_factor: int
     configs: dict[str, str]
 
 
-class TopicPlan(BaseModel):
+class TopicPlanInfo(BaseModel):
     topic: str
     group: str | None
-    requested: TopicShape | None = Field(description="-1: the broker's default")
-    created_with: TopicShape | None
+    requested: TopicShapeInfo | None = Field(description="-1: the broker's default")
+    created_with: TopicShapeInfo | None
     refused: str | None
     exists: bool
-    existing: TopicShape | None
+    existing: TopicShapeInfo | None
     differences: list[dict[str, Any]]
 
 
@@ -177,14 +177,14 @@ class CreationProblem(BaseModel):
     message: str
 
 
-class CreationPreview(BaseModel):
+class CreationPreviewInfo(BaseModel):
     """KIP-158: what Connect does with the topic.creation.* settings of a configuration."""
 
     connector: str | None
     creates_topics: bool
     reason: str | None
     problems: list[CreationProblem]
-    topics: list[TopicPlan]
+    topics: list[TopicPlanInfo]
 
 
 class PluginResolution(BaseModel):
@@ -204,7 +204,7 @@ class PluginResolution(BaseModel):
     reason: str | None
 
 
-class PluginVersionReport(BaseModel):
+class PluginVersionReportInfo(BaseModel):
     """KIP-891: what each plugin key of a connector resolves to, on this cluster."""
 
     connector: str | None

@@ -1,14 +1,16 @@
-"""The typed state the handlers read: the ``Runtime`` of the composition root, put into every request's
-scope by ``RuntimeScope`` (so it reaches handlers the same way under uvicorn and under an in-process ASGI
-transport). ``herder(request)`` is the one place a handler gets it from."""
+"""The typed state the handlers read: the ``Runtime`` of the composition root, put into each routed
+request's scope by the pipeline (``rest.pipeline``), and the request's ``Exchange`` beside it (what a
+handler's forward is built from). ``herder(request)`` is the one place a handler gets the herder from."""
 
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..composition import Runtime
 from ..domain.herder import Herder
+from .exchange import Exchange
+
+EXCHANGE = "sidecar.exchange"  # scope key of the request's Exchange
 
 
 class RuntimeSlot:
@@ -18,25 +20,12 @@ class RuntimeSlot:
         self.runtime: Runtime | None = None
 
 
-class RuntimeScope:
-    """ASGI middleware: ``scope["state"]["runtime"]`` for every request."""
-
-    def __init__(self, app: ASGIApp, slot: RuntimeSlot) -> None:
-        self.app = app
-        self.slot = slot
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope.setdefault("state", {})["runtime"] = self.slot.runtime
-        await self.app(scope, receive, send)
-
-
 def runtime(request: Request) -> Runtime:
     return _running(request.state.runtime)
 
 
 def current(slot: RuntimeSlot) -> Runtime:
-    """The runtime of a slot, for a caller outside Starlette's middleware (``dispatch.SidecarApp``)."""
+    """The runtime of a slot, for a caller outside a handler (``rest.pipeline``)."""
     return _running(slot.runtime)
 
 
@@ -50,4 +39,11 @@ def herder(request: Request) -> Herder:
     return runtime(request).herder
 
 
-__all__ = ["RuntimeScope", "RuntimeSlot", "current", "herder", "runtime"]
+def exchange_of(request: Request) -> Exchange:
+    """The request's ``Exchange`` (the pipeline put it in the scope)."""
+    found = request.scope[EXCHANGE]
+    assert isinstance(found, Exchange)
+    return found
+
+
+__all__ = ["EXCHANGE", "RuntimeSlot", "current", "exchange_of", "herder", "runtime"]

@@ -15,39 +15,39 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from starlette.responses import Response
-from starlette.types import Scope
 
 from ..domain.herder import Herder
 from ..domain.outcomes import Answer, Refusal
 from ..view import ConnectorInfoView, TaskConfigs
 from . import render
-from .jaxrs import path_params, raw_path, template_segments
+from .exchange import Exchange
+from .jaxrs import path_params, template_segments
 from .outcomes import answered
 
 _INFO = template_segments("/connectors/{connector}")
 _TASKS = template_segments("/connectors/{connector}/tasks")
 
 
-def known_better(herder: Herder, scope: Scope) -> Response | None:
+def known_better(herder: Herder, exchange: Exchange) -> Response | None:
     """The view's answer to this request when the sidecar stopped its connector, else None (a worker's)."""
     if not herder.view_may_know_better():  # cheap, before the path is read: the proxied hop's cost
         return None
-    return _view_answer(scope, herder.stopped_info, herder.stopped_task_configs)
+    return _view_answer(exchange, herder.stopped_info, herder.stopped_task_configs)
 
 
-def unanswered(herder: Herder, scope: Scope) -> Response | None:
+def unanswered(herder: Herder, exchange: Exchange) -> Response | None:
     """The view's answer to this request, stale, or None when the view has none (or is not ready)."""
-    return _view_answer(scope, herder.unanswered_info, herder.unanswered_task_configs)
+    return _view_answer(exchange, herder.unanswered_info, herder.unanswered_task_configs)
 
 
 def _view_answer(
-    scope: Scope,
+    exchange: Exchange,
     info: Callable[[str], Answer[ConnectorInfoView] | Refusal | None],
     task_configs: Callable[[str], Answer[TaskConfigs] | Refusal | None],
 ) -> Response | None:
-    if scope["method"] != "GET":
+    if exchange.method != "GET":
         return None
-    raw = raw_path(scope)
+    raw = exchange.raw_path
     params = path_params(_INFO, raw)
     if params is not None:
         found = info(params["connector"])

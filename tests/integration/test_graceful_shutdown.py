@@ -18,7 +18,7 @@ from .sidecar_process import ScriptedWorker, sidecar_process
 from .waiting import eventually
 
 pytestmark = pytest.mark.timeout(120)
-EXITED = (0, -signal.SIGTERM)  # uvicorn raises the signal it caught again once it has shut down
+EXITED = (0, -signal.SIGTERM)  # 0: shut down in order; killed by the signal itself would be the other
 
 
 async def refused(url: str) -> bool:

@@ -32,7 +32,7 @@ async def test_the_sidecar_fixture_is_served_by_this_process(
     runs for the cluster, on the app ``create_app`` of this checkout built."""
     running = await sidecars.of(cluster)
     assert str(sidecar.base_url).rstrip("/") == running.url
-    assert running.server.config.app is running.app
+    assert running.server.pipeline is running.app.pipeline
     before = running.requests_served
     info = await sidecar.get("/_sidecar/info")
     assert running.requests_served == before + 1

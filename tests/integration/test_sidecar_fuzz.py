@@ -12,7 +12,7 @@ and sends them to the session's in-process sidecar (the code under test). Every 
 - a success as documented: a status the document names, a body of the documented schema (schemathesis's
   status-code and response-schema checks);
 - no unhandled exception in the sidecar: nothing logged at error level (structlog and the stdlib's
-  loggers, uvicorn's "Exception in ASGI application" included).
+  loggers, the server's "a request failed without an answer" included).
 
 Bounded and reproducible: seeded and derandomized (the same requests every run), a fixed number of examples
 per operation and mode, and a time budget per cluster (``BUDGET_S``; what the budget cuts is reported).
@@ -49,7 +49,7 @@ from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
 from control_plane.rest import jetty_uri
-from control_plane.rest.openapi import OPENAPI_PATH
+from control_plane.rest.routes import OPENAPI_PATH
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 from .harness import Sidecars, until_states
@@ -268,7 +268,7 @@ def _explore(document: dict[str, Any], names: Names, sidecar_url: str, workers: 
 
 
 class ErrorLogs(logging.Handler):
-    """Every stdlib log record at error level (uvicorn's "Exception in ASGI application", asyncio's)."""
+    """Every stdlib log record at error level (asyncio's "Task exception was never retrieved" included)."""
 
     def __init__(self) -> None:
         super().__init__(logging.ERROR)

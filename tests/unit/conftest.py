@@ -17,10 +17,10 @@ from typing import Any
 import httpx
 import pytest
 import respx
-from starlette.applications import Starlette
 
 from control_plane.composition import Runtime
 from control_plane.rest import create_app
+from control_plane.rest.app import SidecarApp
 from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import ENV_PREFIX, Settings, load_settings
 from control_plane.storage.record_producer import RecordProducer
@@ -104,7 +104,7 @@ def root_answer(version: str) -> dict[str, str]:
 
 @dataclass
 class Running:
-    app: Starlette
+    app: SidecarApp
     client: httpx.AsyncClient
     runtime: Runtime
 
@@ -128,7 +128,7 @@ async def _serve(
     settings = settings.model_copy(update=upstream)
     slot = RuntimeSlot()
     app = create_app(settings, transport=transport or fake_workers(router), status_producer=status_producer, slot=slot)
-    async with app.router.lifespan_context(app):
+    async with app.lifespan():
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://sidecar") as client:
             assert slot.runtime is not None
             yield Running(app, client, slot.runtime)

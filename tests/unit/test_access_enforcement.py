@@ -1,6 +1,6 @@
-"""Access control enforced on every request, on both dispatch paths: the sidecar's own routes (Starlette) and
-the short path to the workers (``dispatch.SidecarApp``), for every method, known or not, and for raw
-targets a client may send (encoded separators and dot segments), sent over a real socket."""
+"""Access control enforced on every request (a step of the pipeline, ``rest.pipeline``), whether a route of the
+sidecar answers it or it is forwarded to the workers, for every method, known or not, and for raw targets a
+client may send (encoded separators and dot segments), sent over a real socket to either server."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from control_plane.access import AuditLog, Credentials, CredentialsError, hash_p
 from control_plane.access.credentials import parse
 from control_plane.rest import create_app
 from control_plane.rest.access import NOT_AUTHENTICATED
-from control_plane.rest.server import SidecarProtocol
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 
@@ -90,7 +89,7 @@ async def test_basic_users_with_hashed_passwords(serve: Any, router: respx.MockR
 async def test_viewer_reads_and_is_refused_every_change(with_auth: Any, router: respx.MockRouter) -> None:
     listing = router.get(path="/connectors").respond(200, json=["c"])
     pause = router.put(path="/connectors/c/pause").respond(202)  # the short path
-    restart = router.post(path="/connectors/c/restart").respond(204)  # a sidecar route (Starlette)
+    restart = router.post(path="/connectors/c/restart").respond(204)  # a route of the sidecar
     delete = router.delete(path="/connectors/c").respond(204)
     async with with_auth() as running:
         client = running.client
@@ -294,20 +293,20 @@ def test_secrets_of_the_settings_are_hidden_in_what_the_sidecar_shows() -> None:
     assert "s3cr3t" not in json.dumps(described)
 
 
-# -- raw targets over a real socket, on both paths ------------------------------------------------------
-# both servers: uvicorn's own protocol, and the cli's (rest.server: the pass-through served below ASGI)
-SERVERS = pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
+# -- raw targets over a real socket, on both servers -----------------------------------------------------
+# the sidecar's own (what the cli serves with), and uvicorn through the app's ASGI side
+SERVERS = pytest.mark.parametrize("server", ["uvicorn", "sidecar"])
 
 
 @contextlib.asynccontextmanager
-async def sidecar_with_auth(worker: RecordingWorker, http: Any = "httptools") -> AsyncIterator[int]:
+async def sidecar_with_auth(worker: RecordingWorker, server: str = "sidecar") -> AsyncIterator[int]:
     settings = load_settings(
         connect_urls=f"http://127.0.0.1:{worker.port}",
         view_enabled=False,
         auth_enabled=True,
         auth_credentials=CREDENTIALS,
     )
-    async with served(create_app(settings), http) as port:
+    async with served(create_app(settings), server) as port:
         yield port
 
 
@@ -341,9 +340,9 @@ async def send_raw(port: int, line: bytes, token: str | None) -> bytes:
 )
 @SERVERS
 async def test_refused_raw_targets_never_reach_the_worker(
-    line: bytes, token: str | None, status: int, http: Any
+    line: bytes, token: str | None, status: int, server: str
 ) -> None:
-    async with RecordingWorker().running() as worker, sidecar_with_auth(worker, http) as port:
+    async with RecordingWorker().running() as worker, sidecar_with_auth(worker, server) as port:
         answer = await send_raw(port, line, token)
     assert answer.startswith(b"HTTP/1.1 %d " % status)
     assert worker.lines == []

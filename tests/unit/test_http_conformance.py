@@ -1,5 +1,5 @@
 """Where the sidecar answers itself, it answers what Connect 4.3.1's Jetty and Jersey answer for the same
-bytes: raw requests to a sidecar on a real uvicorn, the expected answers measured on the real 4.3.1 worker
+bytes: raw requests to a sidecar on its own server, the expected answers measured on the real 4.3.1 worker
 (``tests/http_cases.py``, ``scripts/http_probe.py``); none of these requests reaches the worker."""
 
 from __future__ import annotations
@@ -8,14 +8,12 @@ import pytest
 from starlette.datastructures import Headers
 
 from control_plane.rest.jaxrs import (
-    JerseyRoute,
     accepts_json,
     jersey_allow,
     media_type,
     path_params,
     template_segments,
 )
-from control_plane.rest.reads import connector_status
 from tests.http_cases import CASES, Case
 from tests.unit.test_pass_through_bytes import RecordingWorker, sidecar_in_front_of
 
@@ -47,10 +45,6 @@ async def test_the_sidecar_answers_as_the_4_3_1_worker(case: Case) -> None:
     for name, value in case.extra.items():
         assert headers.get(name) == value
     assert worker.lines == []  # answered by the sidecar, as the worker's HTTP stack would
-
-
-def route(path: str = "/connectors/{connector}/tasks/{task:int}/status") -> JerseyRoute:
-    return JerseyRoute(path, connector_status, methods=["GET"], resource_methods=["GET"])
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from starlette.routing import Route
 
 from control_plane.rest import ops
-from control_plane.rest.app import ROUTES
+from control_plane.rest.routes import ROUTES
 from control_plane.settings import ENV_PREFIX, Settings, load_settings
 from control_plane.worker_properties import parse_properties
 from deploy.kubernetes.kustomize import KustomizeError, merge, render
@@ -181,7 +180,7 @@ def sidecar_settings(sidecar: Object, monkeypatch: pytest.MonkeyPatch, propertie
 def test_the_probes_and_the_service_reach_the_sidecars_own_endpoints(variant: Path) -> None:
     objects = render(variant)
     _, sidecar = sidecar_of(objects)
-    routes = {r.path: r.endpoint for r in ROUTES if isinstance(r, Route) and "GET" in (r.methods or ())}
+    routes = {r.path: r.handler for r in ROUTES if r.method == "GET"}
     probes = {name: sidecar[name]["httpGet"] for name in ("livenessProbe", "readinessProbe")}
     assert routes[probes["livenessProbe"]["path"]] is ops.healthz
     assert routes[probes["readinessProbe"]["path"]] is ops.readyz

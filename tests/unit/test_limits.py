@@ -1,5 +1,5 @@
-"""The request limits (rest.limits) on both ways in, the short path of proxied requests and Starlette's
-routes: 431 and 413 in Connect's error shape, the request budget's 504, the cap on concurrent upstream
+"""The request limits (rest.limits) on every request, forwarded or answered by a route of the sidecar:
+431 and 413 in Connect's error shape, the request budget's 504, the cap on concurrent upstream
 requests (503), and a worker that hangs: the liveness probe's own timeout puts it last."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .conftest import CONNECT_URLS, Running
 
 Serve = Callable[..., contextlib.AbstractAsyncContextManager[Running]]
 
-PROXIED = "/connectors/a"  # a path no route of the sidecar answers: the short path
-OWN = "/connectors"  # a route of the sidecar (JerseyRoute): Starlette's routing
+PROXIED = "/connectors/a"  # a path no route of the sidecar answers: forwarded to a worker
+OWN = "/connectors"  # a route of the sidecar (a Connect resource it answers)
 
 
 def assert_connect_error(response: httpx.Response, status: int) -> str:

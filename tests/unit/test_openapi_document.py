@@ -1,14 +1,13 @@
-"""The sidecar's OpenAPI document (control_plane/rest/openapi.py) against the routes the app serves, both
-ways: every route of rest/app.py (its own ``Route``s and the ``JerseyRoute``s the dispatch answers) is in
-the document with its methods, and every operation of the document reaches the handler the app has for it
-(a sidecar handler, or the pass-through to the workers), with the route template of rest/routes.py. Also:
-the document loads in schemathesis, is served at ``GET /_sidecar/openapi.json``, written by the CLI, and
-(java) names every operation of Connect 4.3.1's own description, built from its jar by deploy/openapi."""
+"""The sidecar's OpenAPI document (control_plane/rest/openapi.py) against the route table it is rendered from
+(control_plane/rest/routes.py), both ways: every route the sidecar serves is in the document with its
+methods, every operation of the document reaches the handler the route table has for it (a sidecar handler,
+or the forward to the workers), under the label of its template. Also: the document loads in schemathesis, is
+served at ``GET /_sidecar/openapi.json``, written by the CLI, and (java) names every operation of Connect
+4.3.1's own description, built from its jar by deploy/openapi."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,76 +15,42 @@ import pytest
 import schemathesis
 from openapi_spec_validator import validate
 from schemathesis.core.result import Err
-from starlette.routing import Match, Route
 
 from control_plane.cli import main as cli_main
-from control_plane.rest.app import ROUTES
-from control_plane.rest.dispatch import own_paths
-from control_plane.rest.jaxrs import JerseyRoute
-from control_plane.rest.openapi import CONNECT, OPENAPI_PATH, OPERATIONS, SIDECAR, document, document_json
-from control_plane.rest.proxy import PassThrough
-from control_plane.rest.routes import SIDECAR_PREFIX, route_template
+from control_plane.rest.exchange import Exchange
+from control_plane.rest.openapi import document, document_json, documented
+from control_plane.rest.router import ROUTER, label_of, route_template
+from control_plane.rest.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PREFIX
 from deploy.openapi import build as openapi_build
 
 # A value per path parameter: the concrete path each operation is tried with
 EXAMPLE = {"connector": "c-1", "task": "0", "pluginName": "FileStreamSource", "logger": "org.x", "topic": "t-1"}
-_PARAM = re.compile(r"\{(\w+)(?::\w+)?\}")
 
 
-def _shape(path: str) -> str:
-    """A path template with its parameters unnamed (the app says {plugin}, Connect {pluginName})."""
-    return _PARAM.sub("{}", path)
+def _example(template: str) -> str:
+    return "/".join(EXAMPLE[s[1:-1]] if s.startswith("{") else s for s in label_of(template).split("/")) or "/"
 
 
-def _served() -> set[tuple[str, str]]:
-    """(method, template) of every route of the app other than the catch-all pass-through."""
-    out: set[tuple[str, str]] = set()
-    for route in ROUTES:
-        if isinstance(route, JerseyRoute):
-            out |= {(m, _shape(route.path)) for m in route.methods - {"HEAD"}}
-        else:
-            assert isinstance(route, Route)
-            if isinstance(route.endpoint, PassThrough):
-                continue
-            assert route.methods is not None
-            out |= {(m, _shape(route.path)) for m in route.methods - {"HEAD"}}
-    return out
+async def _unread() -> Any:
+    raise AssertionError("the body is not read to route a request")
 
 
-def _documented() -> set[tuple[str, str]]:
-    return {(op.method, _shape(op.path)) for op in OPERATIONS}
-
-
-def _handler(method: str, path: str) -> Any:
-    """The endpoint the app's routes give a request (the first full match, as Starlette's router)."""
-    scope = {"type": "http", "method": method, "path": path, "raw_path": path.encode(), "root_path": ""}
-    for route in ROUTES:
-        match, child = route.matches(scope)
-        if match is Match.FULL:
-            return child["endpoint"]
-    raise AssertionError(f"no route for {method} {path}")
-
-
-def test_every_route_the_app_serves_is_documented() -> None:
-    missing = _served() - _documented()
-    assert not missing, f"routes of rest/app.py missing from rest/openapi.py: {sorted(missing)}"
+def test_every_route_the_sidecar_serves_is_documented() -> None:
+    served = {(r.method, r.path) for r in CONNECT + SIDECAR if r.handler is not None}
+    assert served <= {(r.method, r.path) for r in documented()}
+    assert all(r.tag == "connect" and r.handler is None for r in CONNECT + SIDECAR if r.internal)
 
 
 def test_every_documented_operation_reaches_its_handler() -> None:
-    served = _served()
-    pattern = own_paths(ROUTES)
-    assert pattern is not None
-    for op in OPERATIONS:
-        path = _PARAM.sub(lambda m: EXAMPLE.get(m.group(1), "x-1"), op.path)
-        endpoint = _handler(op.method, path)
-        mine = (op.method, _shape(op.path)) in served
-        # the sidecar's own handler, or (Connect's operations it leaves to the workers) the pass-through
-        assert isinstance(endpoint, PassThrough) is not mine, (op.method, op.path)
-        # the dispatch's short path (straight to the workers) leaves the sidecar's own paths to its routes
-        assert not mine or pattern.match(path) is not None, (op.method, op.path)
+    for op in documented():
+        path = _example(op.path)
+        target = ROUTER.target(Exchange(op.method, path.encode(), b"", [], _unread))
+        # the sidecar's own handler, or (Connect's operations it leaves to the workers) the forward
+        assert target.handler is op.handler, (op.method, op.path)
+        assert (target.resource is None) is (op.handler is None), (op.method, op.path)
         if op.tag == "sidecar":
-            assert mine, f"{op.method} {op.path}: a sidecar operation no route of the app serves"
-        assert _shape(route_template(path)) == _shape(op.path), (op.path, route_template(path))
+            assert op.handler is not None, f"{op.method} {op.path}: a sidecar operation without a handler"
+        assert route_template(path) == label_of(op.path), (op.path, route_template(path))
 
 
 def test_the_sidecar_paths_are_no_connect_paths() -> None:
@@ -109,7 +74,7 @@ def test_the_document_loads_whole_in_schemathesis() -> None:
     for result in schema.get_all_operations():
         assert not isinstance(result, Err), result
         operations.append((result.ok().method.upper(), result.ok().path))
-    assert sorted(operations) == sorted((op.method, op.path) for op in OPERATIONS)
+    assert sorted(operations) == sorted((op.method, label_of(op.path)) for op in documented())
     assert json.loads(document_json()) == document()
 
 
@@ -149,7 +114,7 @@ def test_connects_own_operations_are_all_documented() -> None:
         for path, item in connect["paths"].items()
         for method, op in item.items()
     }
-    ours = {(op.method, op.path): sorted(p.name for p in op.params) for op in CONNECT}
+    ours = {(op.method, label_of(op.path)): sorted(p.name for p in op.params) for op in CONNECT if not op.internal}
     # GET /connectors?expand reads UriInfo, which Connect's annotations do not describe
     assert ours.pop(("GET", "/connectors")) == ["expand"]
     theirs.pop(("GET", "/connectors"))

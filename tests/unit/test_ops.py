@@ -7,7 +7,7 @@ import pytest
 import respx
 from prometheus_client.parser import text_string_to_metric_families
 
-from control_plane.rest.routes import route_template
+from control_plane.rest.router import route_template
 
 STALE = (
     "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
@@ -136,14 +136,14 @@ async def test_metrics_show_which_workers_answered(serve) -> None:
         pytest.param("/connectors/status/status", "/connectors/{connector}/status", id="connector-named-status"),
         pytest.param("/connector-plugins", "/connector-plugins", id="plugins"),
         pytest.param(
-            "/connector-plugins/FileStreamSource/config", "/connector-plugins/{plugin}/config", id="plugin-config"
+            "/connector-plugins/FileStreamSource/config", "/connector-plugins/{pluginName}/config", id="plugin-config"
         ),
         pytest.param(
             "/connector-plugins/org.apache.kafka.connect.file.FileStreamSourceConnector/config/validate",
-            "/connector-plugins/{plugin}/config/validate",
+            "/connector-plugins/{pluginName}/config/validate",
             id="plugin-validate",
         ),
-        pytest.param("/connector-plugins/x/unknown", "/connector-plugins/{plugin}", id="plugin-unknown"),
+        pytest.param("/connector-plugins/x/unknown", "/connector-plugins/{pluginName}", id="plugin-unknown"),
         pytest.param("/admin/loggers", "/admin/loggers", id="loggers"),
         pytest.param("/admin/loggers/org.apache.kafka.connect", "/admin/loggers/{logger}", id="logger"),
         pytest.param("/health", "/health", id="health"),

@@ -1,6 +1,7 @@
-"""The pass-through served below ASGI (``rest.server.SidecarProtocol``) answers byte for byte what uvicorn's
-own httptools protocol answered through the ASGI app, sends the worker the same bytes, and passes every
-request through the admission hook (``rest.admission``) exactly once, whichever way it is served."""
+"""The sidecar's own server (``rest.server``) answers byte for byte what uvicorn's httptools protocol answers
+for the same app through its ASGI side, sends the worker the same bytes, and passes every request through
+the pipeline's steps (``rest.pipeline``: the limits, the admission hook, the stamp) exactly once, whichever
+server serves it."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from control_plane.rest import create_app
-from control_plane.rest.admission import Admission, Arrival, Denied, denied_json
-from control_plane.rest.server import HEADER_OPTIONS, SidecarProtocol, available, protocol, sidecar_app
+from control_plane.rest.admission import Admission, Denied, denied_json
+from control_plane.rest.app import SidecarApp
+from control_plane.rest.exchange import Exchange
+from control_plane.rest.server import serve
 from control_plane.settings import load_settings
-from tests.unit.test_pass_through_bytes import served
+from tests.unit.test_pass_through_bytes import free_port, served
 
 ROOT = b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}'
 SERVER = b"Jetty(12.0.34)"
@@ -82,13 +83,17 @@ class ScriptedWorker:
 
 @contextlib.asynccontextmanager
 async def sidecar(
-    worker: ScriptedWorker, http: Any, admission: Admission | None = None, **settings: Any
+    worker: ScriptedWorker, server: str, admission: Admission | None = None, *, detected: bool = False, **settings: Any
 ) -> AsyncIterator[int]:
+    """The sidecar in front of ``worker``; ``detected``: once it has read the worker's version (and Server)."""
     app = create_app(
         load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False, **settings),
         admission=admission,
     )
-    async with served(app, http, **HEADER_OPTIONS) as port:  # as the cli serves
+    async with served(app, server) as port:
+        if detected:
+            assert app.slot.runtime is not None
+            assert await app.slot.runtime.herder.capabilities.wait_detected(10)
         yield port
 
 
@@ -140,61 +145,64 @@ REQUESTS = [
 ]
 
 
+SERVERS = pytest.mark.parametrize("server", ["uvicorn", "sidecar"])
+
+
 @pytest.mark.parametrize("request_bytes", REQUESTS)
-async def test_the_same_bytes_as_uvicorns_own_protocol(request_bytes: bytes) -> None:
+async def test_the_same_bytes_as_uvicorn(request_bytes: bytes) -> None:
     answers: dict[str, tuple[bytes, list[bytes]]] = {}
-    for name, http in (("asgi", "httptools"), ("below-asgi", SidecarProtocol)):
-        async with ScriptedWorker().running() as worker, sidecar(worker, http) as port:
+    for server in ("uvicorn", "sidecar"):
+        async with ScriptedWorker().running() as worker, sidecar(worker, server) as port:
             got = [r.replace(b":%d\r\n" % worker.port, b":PORT\r\n") for r in worker.requests]
-            answers[name] = (DATE.sub(b"\r\ndate: DATE\r\n", await exchange(port, request_bytes)), got)
-    assert answers["below-asgi"] == answers["asgi"]
-    assert answers["asgi"][0].startswith(b"HTTP/1.")
+            answers[server] = (DATE.sub(b"\r\ndate: DATE\r\n", await exchange(port, request_bytes)), got)
+    assert answers["sidecar"] == answers["uvicorn"]
+    assert answers["uvicorn"][0].startswith(b"HTTP/1.")
 
 
 async def test_a_worker_that_refuses_connections_is_the_same_503() -> None:
     answers = []
-    for http in ("httptools", SidecarProtocol):
+    for server in ("uvicorn", "sidecar"):
         worker = ScriptedWorker()
         async with worker.running():
             pass  # its port is closed now
-        async with sidecar(worker, http) as port:
+        async with sidecar(worker, server) as port:
             answer = await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"\r\n")
             answers.append(DATE.sub(b"\r\ndate: DATE\r\n", answer.replace(b"%d" % worker.port, b"PORT")))
     assert answers[0] == answers[1]
     assert answers[0].startswith(b"HTTP/1.1 503 ")
 
 
-async def test_the_pass_through_and_the_connect_routes_do_not_go_through_asgi(monkeypatch: pytest.MonkeyPatch) -> None:
-    """uvicorn's ASGI cycle (``RequestResponseCycle.run_asgi``) is skipped for a pass-through and for a Connect
-    route of the sidecar; the app's own chain (limits, admission, access control) still runs for them
-    (``SidecarApp.serve_collected``). The sidecar's own paths and forwarded requests go through ASGI."""
-    seen: list[str] = []
-    original = RequestResponseCycle.run_asgi
+async def test_the_server_calls_the_pipeline_not_the_asgi_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sidecar's server hands each request to the pipeline directly: the app's ASGI side (for other
+    servers) is never called, whatever the request (a pass-through, a Connect route, the sidecar's own path,
+    a forwarded request)."""
+    called: list[str] = []
+    original = SidecarApp.__call__
 
-    async def spy(self: RequestResponseCycle, app: Any) -> None:
-        seen.append(self.scope["path"])
-        await original(self, app)
+    async def spy(self: SidecarApp, scope: Any, receive: Any, send: Any) -> None:
+        called.append(scope["type"])
+        await original(self, scope, receive, send)
 
-    monkeypatch.setattr(RequestResponseCycle, "run_asgi", spy)
-    async with ScriptedWorker().running() as worker, sidecar(worker, SidecarProtocol) as port:
+    monkeypatch.setattr(SidecarApp, "__call__", spy)
+    async with ScriptedWorker().running() as worker, sidecar(worker, "sidecar") as port:
         await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"\r\n")
         await exchange(port, b"GET /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")
         await exchange(port, b"POST /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")  # the route's 405
         await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
         await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"X-Forwarded-Proto: https\r\n\r\n")
-    assert seen == ["/healthz", "/connectors/c"]  # the sidecar's own path, and a forwarded request
+    assert called == []
     assert len(worker.requests) == 3  # (no view here: the sidecar forwards the status read too)
 
 
-@pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
-async def test_every_request_meets_the_admission_hook_once(http: Any) -> None:
-    arrivals: list[Arrival] = []
+@SERVERS
+async def test_every_request_meets_the_admission_hook_once(server: str) -> None:
+    arrivals: list[Exchange] = []
 
-    def check(arrival: Arrival) -> Denied | None:
-        arrivals.append(arrival)
-        return denied_json(401, "no") if arrival.raw_path.endswith(b"/deny") else None
+    def check(exchange: Exchange) -> Denied | None:
+        arrivals.append(exchange)
+        return denied_json(401, "no") if exchange.raw_path.endswith(b"/deny") else None
 
-    async with ScriptedWorker().running() as worker, sidecar(worker, http, Admission((check,))) as port:
+    async with ScriptedWorker().running() as worker, sidecar(worker, server, Admission((check,))) as port:
         forwarded = await exchange(port, b"GET /connectors/c%2Fx?a=1 HTTP/1.1\r\n" + CLOSE + b"\r\n")
         own = await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
         refused = await exchange(port, b"PUT /connectors/c/deny HTTP/1.1\r\n" + CLOSE + b"Content-Length: 0\r\n\r\n")
@@ -214,20 +222,53 @@ async def test_every_request_meets_the_admission_hook_once(http: Any) -> None:
     assert len(worker.requests) == 1  # the refused ones never reached the worker
 
 
-def test_the_cli_serves_with_it() -> None:
-    assert available()
-    assert protocol() is SidecarProtocol
-    app = create_app(load_settings(connect_urls="http://w:8083", view_enabled=False))
-    assert sidecar_app(app) is app
-    assert sidecar_app(uvicorn.middleware.proxy_headers.ProxyHeadersMiddleware(app)) is app  # type: ignore[attr-defined]
-    assert sidecar_app(object()) is None
+async def test_a_trusted_proxys_forwarded_client_and_scheme_are_the_requests() -> None:
+    """As uvicorn's proxy headers: X-Forwarded-For and X-Forwarded-Proto from a proxy on 127.0.0.1 name the
+    client and the scheme the pipeline sees (what the audit records)."""
+    seen: list[Exchange] = []
+
+    def check(exchange: Exchange) -> Denied | None:
+        seen.append(exchange)
+        return None
+
+    async with ScriptedWorker().running() as worker, sidecar(worker, "sidecar", Admission((check,))) as port:
+        headers = b"X-Forwarded-For: 10.0.0.9, 10.0.0.1, 127.0.0.1\r\nX-Forwarded-Proto: https\r\n"
+        await exchange(port, b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + headers + b"\r\n")
+    assert seen[0].client == ("10.0.0.1", 0)
+    assert seen[0].scheme == "https"
 
 
-@pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
-async def test_the_request_limits_hold_below_asgi_too(http: Any) -> None:
-    """The pass-through below ASGI runs the app's chain: a body over ``max_body_bytes`` is refused with
-    Connect's 413, the same bytes as through ASGI, and never reaches the worker."""
-    async with ScriptedWorker().running() as worker, sidecar(worker, http, max_body_bytes=8) as port:
+async def test_serve_runs_the_lifespan_around_the_server_until_stopped() -> None:
+    """``control-plane serve`` (``rest.server.serve``): the composition root starts, the server answers, and on
+    stop the server ends before the lifespan stops."""
+    stop = asyncio.Event()
+    async with ScriptedWorker().running() as worker:
+        app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
+        port = free_port()
+        serving = asyncio.create_task(serve(app, host="127.0.0.1", port=port, grace_s=5, stop=stop))
+        answer = await eventually_answered(port)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        assert app.slot.runtime is not None
+        stop.set()
+        await asyncio.wait_for(serving, 10)
+    assert app.slot.runtime is None
+
+
+async def eventually_answered(port: int) -> bytes:
+    """``GET /healthz`` answered, once the server listens (connections refused until then)."""
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                return await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
+            except ConnectionRefusedError:
+                await asyncio.sleep(0.01)
+
+
+@SERVERS
+async def test_the_request_limits_hold_on_both_servers(server: str) -> None:
+    """The pipeline's limits, whichever server: a body over ``max_body_bytes`` is refused with Connect's 413,
+    the same bytes either way, and never reaches the worker."""
+    async with ScriptedWorker().running() as worker, sidecar(worker, server, max_body_bytes=8) as port:
         answer = await exchange(
             port, b"PUT /connectors/c/pause HTTP/1.1\r\n" + CLOSE + b"content-length: 9\r\n\r\n123456789"
         )
@@ -236,12 +277,12 @@ async def test_the_request_limits_hold_below_asgi_too(http: Any) -> None:
     assert worker.requests == []
 
 
-@pytest.mark.parametrize("http", ["httptools", SidecarProtocol], ids=["asgi", "below-asgi"])
-async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(http: Any) -> None:
+@SERVERS
+async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(server: str) -> None:
     """A worker's Jetty puts ``Server`` and ``Date`` on every answer; the sidecar's own answers (here a Connect
     route's 405, and its own path) carry the workers' ``Server`` (from their liveness probe) and a ``Date``
-    too, on both ways of serving (``rest.stamp``)."""
-    async with ScriptedWorker().running() as worker, sidecar(worker, http) as port:
+    too, whichever server serves them (``rest.stamp``)."""
+    async with ScriptedWorker().running() as worker, sidecar(worker, server, detected=True) as port:
         refused = await exchange(port, b"POST /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")
         own = await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
         forwarded = await exchange(port, b"GET /s/404 HTTP/1.1\r\n" + CLOSE + b"\r\n")

@@ -10,6 +10,7 @@ import pytest
 
 from control_plane.domain.herder import Herder
 from control_plane.domain.outcomes import Answer, Provenance, Source
+from control_plane.rest.exchange import Exchange
 from control_plane.rest.unanswered import known_better, unanswered
 from control_plane.view import ConnectorInfoView
 
@@ -51,8 +52,13 @@ class StoppedHerder:
         return Answer((), FRESH) if name == self.stopped else None
 
 
-def scope(method: str, raw: bytes) -> dict[str, Any]:
-    return {"type": "http", "method": method, "path": raw.decode(), "raw_path": raw}
+async def _unread() -> Any:
+    raise AssertionError("the body is not read")
+
+
+def scope(method: str, raw: bytes) -> Exchange:
+    """A request for ``raw`` (the name the view's lookups are asked with is read from it)."""
+    return Exchange(method, raw, b"", [], _unread)
 
 
 @pytest.mark.parametrize(
