@@ -15,7 +15,7 @@ the request metrics like any answer. The checks run in order and the first denia
 for every request.
 
 The checks come from the settings (``checks_for``, called by ``create_app``): authentication and roles
-and request limits are checks of this hook.
+and request limits (issue 14) are checks of this hook.
 """
 
 from __future__ import annotations

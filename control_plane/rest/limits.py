@@ -13,7 +13,7 @@ them):
 - at shutdown, a request still under way when the grace period ends (the server cancels it) gets 503 in
   Connect's error shape rather than the server's plain-text 500.
 
-What Connect's Jetty does for each, and why the sidecar differs, is in docs/deploying/hardening.md.
+What Connect's Jetty does for each, and why the sidecar differs, is in the README's Hardening section.
 The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192 bytes) are ``jaxrs``'s; a
 ``max_header_bytes`` above them only guards the sidecar itself.
 """
