@@ -33,10 +33,10 @@ class TopicReads:
     async def reset_connector_topics(self, name: str) -> Forward[None] | Accepted[None]:
         """Workers that have KIP-558 (2.5+) write the reset themselves even where the view serves the
         reads: the parity rule (the sidecar defers to the workers), and measured, a 4.3.1 worker writes
-        10,000 tombstones in about 0.1 to 0.3 s (``make bench``, section 6). The switches the
+        10,000 tombstones in about 0.1 to 0.3 s (README "Benchmarks", section 6). The switches the
         sidecar knows (the worker's own, from its properties) answer their 403 first, as the worker would.
         Elsewhere (an older worker, or emulation forced by setting) the sidecar writes them, pipelined, and
-        answers 202 at once as the worker does (the writes go on in the background, with
+        answers 202 at once as the worker does (issues 3 and 4: the writes go on in the background, with
         retries; the topics leave the view as the tombstones are read back)."""
         tracking = await self._by_sidecar()
         if tracking is None or not self._rule.reads_from_view():
