@@ -87,7 +87,7 @@ bench-view: install
 	@$(call with_stack,$(PY) bench/view_scale.py $(ARGS))
 
 # The Spark jobs against the local stack (started here if none runs, then left running); pass options
-# with ARGS, e.g. `make offsets-report ARGS="--as-of 2026-01-01T00:00:00Z"`. See README.md.
+# with ARGS, e.g. `make offsets-report ARGS="--as-of 2026-01-01T00:00:00Z"`. See docs/spark-jobs/.
 ARGS ?=
 
 offsets-report: install spark-archive

@@ -1,4 +1,4 @@
-"""The backoff of the status-store retry proposal (kips/kip-status-store-retries.txt), as a tenacity wait.
+"""The backoff of the status-store retry proposal (docs/features/status-writes.md), as a tenacity wait.
 
 The proposal's formula, for the ``retry``-th retry (0 is the first retry)::
 

@@ -29,7 +29,7 @@ from .worker_properties import connect_url_from_listeners, read_properties
 ENV_PREFIX = "CONTROL_PLANE_"
 
 # Connect worker property -> settings field. Names and defaults follow Connect's DistributedConfig,
-# WorkerConfig and the status-store retry proposal (kips/kip-status-store-retries.txt).
+# WorkerConfig and the status-store retry proposal.
 WORKER_KEYS: dict[str, str] = {
     "bootstrap.servers": "bootstrap_servers",
     "group.id": "group_id",
@@ -95,148 +95,245 @@ class WorkerPropertiesSource(PydanticBaseSettingsSource):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    """Every setting of the sidecar. Each field's docstring is its description: the settings reference of
+    the documentation is generated from it (docs/reference/settings.md), so it is written here once."""
 
-    # -- the sidecar's HTTP server
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True, use_attribute_docstrings=True)
+
+    # -- The sidecar's HTTP server
     host: str = "127.0.0.1"
+    """The address the sidecar listens on. Beyond loopback without access control, a warning is logged at
+    start."""
     port: int = Field(8084, ge=0, le=65535)
+    """The port the sidecar listens on."""
     log_format: Literal["auto", "json", "console"] = "auto"
+    """``json``, ``console``, or ``auto``: console on a terminal, JSON otherwise."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
-    # one log line per proxied request at info (otherwise at debug: a line costs more than the hop itself)
+    """The lowest level logged."""
     log_requests: bool = False
+    """One log line per proxied request at info (otherwise at debug only: a line costs more than the hop
+    itself)."""
 
-    # -- the upstream Connect cluster
+    # -- The upstream Connect cluster
     worker_properties: str | None = None
+    """The Connect worker's properties file to learn from (the Kubernetes sidecar case): the brokers, the
+    internal topics, every setting that names a worker property (``WORKER_KEYS``), the Kafka client security
+    settings and, when no URL is set, the worker's ``listeners``."""
     connect_urls: Annotated[tuple[str, ...], NoDecode] = (DEFAULT_CONNECT_URL,)
+    """The Connect workers of one cluster, comma-separated ``http://`` or ``https://`` URLs. Default: the
+    worker's ``listeners`` from its properties file (a wildcard host becomes 127.0.0.1), else
+    ``http://127.0.0.1:8083``."""
     upstream_connect_timeout_s: float = Field(5.0, gt=0)
-    # Connect's own REST requests may take up to 90 s (RestServer's request timeout) before it answers.
+    """How long connecting to a worker may take."""
     upstream_read_timeout_s: float = Field(95.0, gt=0)
+    """How long a worker's answer may take. Connect's own REST requests may take up to 90 s (its
+    ``RestServer`` request timeout) before it answers."""
     upstream_pool_timeout_s: float = Field(10.0, gt=0)
+    """How long a request may wait for a free pooled connection, or for a slot under
+    ``upstream_max_concurrent_requests``."""
     upstream_max_connections: int = Field(100, ge=1)
+    """Pooled connections to the workers of the cluster."""
     upstream_keepalive_s: float = Field(15.0, gt=0)
+    """Idle time before a pooled connection is closed (below Jetty's 30 s)."""
     upstream_transport: Literal["aiohttp", "httpx"] = "aiohttp"
-    worker_down_s: float = Field(5.0, ge=0)  # how long a worker that refused a connection is tried last
+    """``aiohttp`` sends the client's request target byte for byte; ``httpx`` (httpx's own pool, for
+    comparison) resolves ``..`` segments, so it is no pass-through."""
+    worker_down_s: float = Field(5.0, ge=0)
+    """How long a worker that refused a connection is tried last."""
     rebalance_retry_max: int = Field(5, ge=0)
+    """Retries of a worker's 409 caused by a rebalance; other 409s are returned at once."""
     rebalance_retry_initial_backoff_ms: int = Field(200, ge=0)
+    """The first wait before a rebalance 409 is retried; it doubles up to the max backoff."""
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
+    """The longest wait between retries of a rebalance 409."""
     capability_refresh_s: float = Field(60.0, gt=0)
-    worker_probe_s: float = Field(2.0, gt=0)  # how often the workers are checked while the view answers
-    # how long one liveness probe of a worker may take: a worker that hangs (accepts connections, never
-    # answers) counts as down after it, the view's answers are marked stale, and requests go elsewhere first
+    """How often the workers' versions are asked again (``GET /``), which decides each feature's mode."""
+    worker_probe_s: float = Field(2.0, gt=0)
+    """How often the workers are probed while the view answers reads (for the stale marks)."""
     worker_probe_timeout_s: float = Field(2.0, gt=0)
-    # after a change of a connector through the sidecar, how long the view may take to read it back
-    # before the answer goes to the client (read-your-writes)
+    """How long one liveness probe of a worker may take: a worker that hangs (accepts connections, never
+    answers) counts as down after it, the view's answers are marked stale, and requests go elsewhere
+    first."""
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
+    """After a change of a connector through the sidecar, how long the view may take to read it back before
+    the answer goes to the client (read-your-writes)."""
 
-    # -- hardening (rest.limits, README "Hardening"); 0 turns a limit off
-    # a request head (request line and headers) over this: 431 in Connect's error shape. Jetty's own limit
-    # (8192 bytes, which the sidecar's Connect routes mirror and the workers apply) comes first below it.
+    # -- Hardening: request limits (0 turns a limit off)
     max_header_bytes: int = Field(65536, ge=0)
-    # a request body over this: 413 in Connect's error shape (Connect has no limit of its own)
+    """A request head (request line and headers) over this is refused with 431 in Connect's error shape.
+    Jetty's own limit (8192 bytes, which the sidecar's Connect routes mirror and the workers apply) comes
+    first below it."""
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=0)
-    # how long a request may wait for the workers: then 504 in Connect's error shape, or the view's answer
-    # where the route has one (Connect's own request timeout is 90 s, then a 500 "Request timed out")
+    """A request body over this is refused with 413 in Connect's error shape (Connect has no limit of its
+    own)."""
     request_budget_s: float = Field(30.0, ge=0)
-    # requests forwarded to the workers at once; more wait for a slot (at most upstream_pool_timeout_s and
-    # the budget), then 503 in Connect's error shape with Retry-After
+    """How long a request may wait for the workers: then 504 in Connect's error shape, or the view's answer
+    where the route has one (Connect's own request timeout is 90 s, then a 500 ``Request timed out``)."""
     upstream_max_concurrent_requests: int = Field(256, ge=0)
-    # SIGTERM: stop accepting, let in-flight requests finish for at most this long, then stop
+    """Requests forwarded to the workers at once; more wait for a slot (at most
+    ``upstream_pool_timeout_s`` and the budget), then get 503 in Connect's error shape with
+    ``Retry-After``."""
     shutdown_grace_s: int = Field(30, ge=0)
-    # then how long pending status writes (with their retries) may take to reach Kafka before they are dropped
+    """On SIGTERM: stop accepting, and let requests under way finish for at most this long (whole
+    seconds); one still running then gets 503."""
     shutdown_flush_timeout_s: float = Field(10.0, ge=0)
-    # TLS on the sidecar's own listener: a PEM certificate (chain) and key; with a CA file, clients must
-    # present a certificate it signed. The files are checked every tls_reload_interval_s and, when changed,
-    # reloaded: new connections get the new certificate without a restart.
+    """Then how long pending status writes (with their retries) may take to reach Kafka before they are
+    dropped."""
+
+    # -- TLS on the sidecar's own listener
     tls_certfile: str | None = None
+    """The listener's certificate (chain), PEM. Set with ``tls_keyfile``; the files are checked every
+    ``tls_reload_interval_s`` and, when changed, loaded again: new connections get the new certificate
+    without a restart."""
     tls_keyfile: str | None = None
+    """The listener's private key, PEM."""
     tls_keyfile_password: str | None = None
+    """The private key's password, if it has one (never shown)."""
     tls_client_ca_file: str | None = None
+    """With TLS: clients must present a certificate this CA (PEM) signed."""
     tls_reload_interval_s: float = Field(10.0, gt=0)
+    """How often the TLS files are checked for a change."""
 
-    # what a check of the sidecar's own (topic-creation rules, ...) does with a create or update it finds a
-    # problem in: refuse it with Connect's 400 (``enforce``), or let it through with Warning headers
-    # (``warn``). Rules of newer Connect releases the workers lack are always enforced, as those refuse.
+    # -- The sidecar's own configuration checks
     config_checks: Literal["enforce", "warn"] = "enforce"
+    """What a check of the sidecar's own (topic-creation rules, plugin pins older workers cannot run) does
+    with a create, update or PATCH it finds a problem in: refuse it with Connect's 400 (``enforce``), or let
+    it through with ``Warning`` headers (``warn``). Rules of newer Connect releases the workers lack are
+    always enforced, as those releases refuse."""
 
-    # -- the materialized view of the cluster (needs bootstrap.servers and the internal topics)
+    # -- The materialized view of the cluster
     view_enabled: bool = True
-    read_from: Literal["view", "upstream"] = "view"  # who answers the read endpoints while a worker answers
-    # how many state changes of connectors and tasks the view keeps (GET /_sidecar/state-changes)
+    """Tail the internal topics into the view (needs the bootstrap servers and the config and status
+    topics)."""
+    read_from: Literal["view", "upstream"] = "view"
+    """Who answers the read endpoints while a worker answers: the view (once ready) or the workers."""
     state_timeline_size: int = Field(5000, ge=1)
+    """How many state changes of connectors and tasks the view keeps (``GET /_sidecar/state-changes``)."""
 
-    # -- per feature: decided from the worker's version, or forced (see capabilities.FEATURES)
+    # -- Per feature: decided from the workers' version, or forced
     feature_topic_tracking: FeatureMode = FeatureMode.AUTO
+    """KIP-558 topic tracking: ``auto`` (from the workers' version), ``native`` or ``emulated``."""
     feature_topic_creation: FeatureMode = FeatureMode.AUTO
+    """KIP-158 topic-creation checks: ``native`` turns the sidecar's checks off (the preview stays)."""
     feature_stop_and_offsets_read: FeatureMode = FeatureMode.AUTO
+    """KIP-875 stop and offsets read: ``auto``, ``native`` or ``emulated``."""
     feature_offsets_alter_reset: FeatureMode = FeatureMode.AUTO
+    """KIP-875 offsets alter and reset: ``auto``, ``native`` or ``emulated``."""
     feature_plugin_versions: FeatureMode = FeatureMode.AUTO
+    """KIP-891 plugin version pins: ``auto``, ``native`` or ``emulated``."""
     feature_status_store_retries: FeatureMode = FeatureMode.AUTO
+    """The status-store retry proposal for the sidecar's own status writes."""
     feature_initial_state: FeatureMode = FeatureMode.AUTO
+    """KIP-980 ``initial_state`` on create (Connect 3.7)."""
     feature_logger_cluster_scope: FeatureMode = FeatureMode.AUTO
+    """KIP-976 cluster-wide logger levels (Connect 3.7)."""
     feature_patch_config: FeatureMode = FeatureMode.AUTO
+    """KIP-477 ``PATCH /connectors/{c}/config`` (Connect 3.8)."""
     feature_health: FeatureMode = FeatureMode.AUTO
-    # ``native`` keeps the workers' own shape of the plugin definitions (``order`` before 4.2)
+    """KIP-1017 ``GET /health`` (Connect 3.9)."""
     feature_order_in_group: FeatureMode = FeatureMode.AUTO
-    # what ``GET /`` says the version is: ``effective``, the newest Connect release whose whole REST API the
-    # sidecar provides on this cluster (domain.api_version); ``worker``, the worker's own answer
+    """``order_in_group`` in plugin definitions (Connect 4.2); ``native`` keeps the workers' own shape
+    (``order`` before 4.2)."""
     advertised_version: Literal["effective", "worker"] = "effective"
-    # GET /health on workers before 3.9: how long their herder may take to answer (Connect's own 10 s)
+    """What ``GET /`` says the version is: ``effective``, the newest Connect release whose whole REST API the
+    sidecar provides on this cluster; ``worker``, the worker's own answer."""
     health_check_timeout_s: float = Field(10.0, gt=0)
+    """``GET /health`` on workers before 3.9: how long their herder may take to answer (Connect's own
+    10 s)."""
     feature_restart_options: FeatureMode = FeatureMode.AUTO
+    """KIP-745 restart with ``includeTasks`` and ``onlyFailed`` (Connect 3.0)."""
     feature_plugin_listing: FeatureMode = FeatureMode.AUTO
+    """KIP-769 ``connectorsOnly=false`` and plugin config definitions (Connect 3.2)."""
     feature_logger_levels: FeatureMode = FeatureMode.AUTO
-    # ``native`` keeps the workers' validate answers, which show values config providers resolved (before 4.4)
+    """Logger level bodies read as log4j 2 reads them (Connect 4.0)."""
     feature_validate_unresolved: FeatureMode = FeatureMode.AUTO
+    """Validate answers show config provider references as given (the 4.4 line); ``native`` keeps the
+    workers' answers, which show the values the providers resolved."""
 
-    # -- learned from the worker properties file (Connect's defaults)
+    # -- Learned from the worker's properties file (Connect's defaults)
     bootstrap_servers: str = "localhost:9092"
+    """The Kafka cluster of the Connect cluster."""
     group_id: str = "connect-cluster"
+    """The Connect cluster's group."""
     config_storage_topic: str | None = None
+    """The Connect cluster's config topic."""
     offset_storage_topic: str | None = None
+    """The Connect cluster's offsets topic."""
     status_storage_topic: str | None = None
+    """The Connect cluster's status topic."""
     consumer_group_id: str | None = None
-    worker_producer_bootstrap_servers: str | None = None  # the worker's producer.bootstrap.servers
-    worker_consumer_bootstrap_servers: str | None = None  # the worker's consumer.bootstrap.servers
-    # the worker's plugin.path, read (if this process can) for the converters workers before 3.2 do not list
+    """A worker-wide sink consumer group override."""
+    worker_producer_bootstrap_servers: str | None = None
+    """Where the worker's connectors produce: emulated offsets of a connector on another Kafka cluster are
+    refused."""
+    worker_consumer_bootstrap_servers: str | None = None
+    """Where the worker's connectors consume: emulated offsets of a connector on another Kafka cluster are
+    refused."""
     plugin_path: str | None = None
-    exactly_once_source_support: str = "disabled"  # the worker's exactly.once.source.support (KIP-618)
-    task_shutdown_graceful_timeout_ms: int = Field(5000, ge=0)  # the worker's (WorkerConfig's default)
+    """The workers' plugin path, read (if this process can) for the converters that workers before 3.2 do
+    not list."""
+    exactly_once_source_support: str = "disabled"
+    """The worker's KIP-618 switch: with ``enabled``, emulated changes of source offsets are refused (they
+    need zombie fencing)."""
+    task_shutdown_graceful_timeout_ms: int = Field(5000, ge=0)
+    """How long after the worker's leader dropped a task an emulated alter or reset waits for the task's
+    last commit."""
     topic_tracking_enable: bool = True
+    """KIP-558's switch. Without the worker's properties file, and unless both tracking switches are set,
+    topic tracking goes to the workers (the sidecar cannot know their switches)."""
     topic_tracking_allow_reset: bool = True
+    """KIP-558's reset switch."""
     topic_creation_enable: bool = True
+    """KIP-158's switch: false makes ``topic.creation.*`` keys on a source connector an error of the
+    checks."""
     kafka_client_properties: dict[str, str] = Field(default_factory=dict)
+    """The Kafka client settings (a JSON object) the sidecar's own clients use to reach the brokers as the
+    worker does: ``security.protocol``, ``sasl.*`` and ``ssl.*``."""
     status_storage_retry_max_retries: int = Field(5, ge=0, le=2147483647)
+    """Retries of a status write before it is given up."""
     status_storage_retry_initial_backoff_ms: int = Field(300, ge=0)
+    """The first wait before a status write is retried; not above the max backoff."""
     status_storage_retry_max_backoff_ms: int = Field(10000, ge=0)
+    """The longest wait between retries of a status write (before the jitter)."""
     status_storage_retry_backoff_multiplier: float = Field(2.0, ge=1.0)
+    """The factor by which the wait grows with each retry."""
     status_storage_retry_jitter_factor: float = Field(0.25, ge=0.0, le=1.0)
-    # the status writer's producer request.timeout.ms (Kafka's default); one attempt is bounded at twice it
-    # (a metadata wait and a delivery), then retried; stop() waits at most about this long for writes
+    """A random share of the wait, up to this factor, added to it."""
     status_write_request_timeout_ms: int = Field(30000, gt=0)
+    """The status writer's producer ``request.timeout.ms`` (Kafka's default). One attempt is bounded at
+    twice it (a metadata wait and a delivery), then retried; a stop waits at most about this long for
+    writes."""
 
-    # -- KIP-875 done by the sidecar itself where the worker cannot (stop; offsets alter and reset)
-    # the Kafka request timeout of the producer and admin client of these writes; one write is
-    # bounded at twice this (a metadata wait and the request) and then fails the request with 500
+    # -- KIP-875 done by the sidecar where the workers cannot (stop; offsets alter and reset)
     emulation_request_timeout_ms: int = Field(30000, gt=0)
-    # how long reading a topic to its end may take: before a change (the herder's refreshed snapshot)
-    # and to read a write back (the config or offsets topic, the group's offsets)
+    """The Kafka request timeout of the producer and admin client of these writes; one write is bounded at
+    twice this and then fails the request with 500."""
     emulation_read_back_timeout_s: float = Field(30.0, gt=0)
-    # how long an emulated alter or reset waits for the status topic to show the connector's tasks stopped
-    # (their last offset commits must not overwrite new offsets): a rebalance and a graceful task shutdown
+    """How long reading a topic to its end may take: before a change (the herder's refreshed snapshot) and
+    to read a write back (the config or offsets topic, the group's offsets); then 500."""
     emulation_task_stop_timeout_s: float = Field(60.0, gt=0)
+    """How long an emulated alter or reset waits for the status topic to show the connector's tasks stopped
+    (their last offset commits must not overwrite new offsets); then 409, and nothing is written."""
 
-    # -- access control and audit (README: "Access control and audit"; control_plane.access)
-    # authentication and roles; off: every request is an anonymous admin (a warning at start when the
-    # sidecar listens beyond loopback)
+    # -- Access control and audit
     auth_enabled: bool = False
-    auth_credentials_file: str | None = None  # token/user entries, hashed; re-read when it changes
-    auth_credentials: SecretStr | None = None  # the same entries (``plain:`` allowed), ``;`` or newline separated
-    auth_file_check_s: float = Field(2.0, gt=0)  # how often the file is checked for a change
+    """Authentication and roles. Off, every request is an anonymous admin (a warning at start when the
+    sidecar listens beyond loopback)."""
+    auth_credentials_file: str | None = None
+    """A file of credential entries (token or user, hashed), re-read when it changes."""
+    auth_credentials: SecretStr | None = None
+    """The same entries (``plain:`` secrets allowed), separated by ``;`` or newlines."""
+    auth_file_check_s: float = Field(2.0, gt=0)
+    """How often the credentials file is checked for a change."""
     auth_realm: str = "control-plane"
-    # connector config keys whose values are secrets (regular expressions searched in the key, any case)
+    """The realm of ``WWW-Authenticate``."""
     secret_key_patterns: Annotated[tuple[str, ...], NoDecode] = DEFAULT_SECRET_PATTERNS
-    audit_topic: str | None = None  # also send the audit log to this Kafka topic
-    audit_queue_max: int = Field(10000, ge=1)  # audit records waiting for Kafka; more are dropped
+    """Connector config keys whose values are secrets: comma-separated regular expressions searched in the
+    key, any case."""
+    audit_topic: str | None = None
+    """Also send the audit log to this Kafka topic."""
+    audit_queue_max: int = Field(10000, ge=1)
+    """Audit records waiting for Kafka; more are dropped (and counted)."""
 
     @field_validator("secret_key_patterns", mode="before")
     @classmethod

@@ -2,7 +2,7 @@
 # Optional, not part of CI: kcctl (github.com/kcctl/kcctl, its JVM build) against a sidecar built from this
 # checkout in front of each cluster of the local stack, and against the newest worker directly; the outputs,
 # normalised for what must differ (the connector's name, worker ids, times, traces), are diffed with the
-# direct one. Issue 11's "real clients no one here wrote".
+# direct one: a real client that nobody here wrote, as a drop-in check.
 #
 #   KCCTL_JAR=/path/to/kcctl/target/quarkus-app/quarkus-run.jar STACK_DIR=/work/stack-shared scripts/kcctl_compare.sh
 #

@@ -1,7 +1,7 @@
 """The local driver JVM's classes parsed and verified ahead of time: a class data sharing archive
 (HotSpot's AppCDS, JDK 17's static archive) that a local job's JVM maps at its start, instead of loading
-some 16,000 classes from Spark's jars and verifying their bytecode each run (issue 13: 3 to 4 s of a job's
-wall time on two cores, at 1 M and at 10 M records alike; README.md, "Spark jobs").
+some 16,000 classes from Spark's jars and verifying their bytecode each run (3 to 4 s of a job's wall time
+on two cores, at 1 M and at 10 M records alike; docs/spark-jobs/index.md).
 
 :mod:`.build_class_archive` (``make spark-archive``) writes it, once per machine: a JVM lists the classes
 the jobs load (``-XX:DumpLoadedClassList``), then ``java -Xshare:dump`` (:func:`dump_command`) archives

@@ -1,5 +1,5 @@
 """The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``, or
-the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-files``; see README.md).
+the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-files``; see docs/spark-jobs/).
 
 - Spark's Kafka source comes from Maven Central as ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>``,
   both versions read from the installed PySpark, and only when a job reads Kafka. Ivy keeps the
@@ -44,7 +44,7 @@ DEFAULT_DRIVER_MEMORY = "1g"
 # code a query runs a few thousand times does not (C2's compiling 25.5 -> 18.0 CPU s at 10 M records);
 # and (HEAP_OPTIONS) its whole heap from the start, with room for Spark's classes' metadata: no
 # collections only to grow them (a full one at 3 s for the metaspace; a short job gains nothing from it
-# and keeps less memory). Measured in README.md ("Spark jobs" -> "Tests and benchmark");
+# and keeps less memory). Measured with `make bench-spark` (docs/benchmarks.md);
 # --conf spark.driver.extraJavaOptions=... replaces them.
 TIER4_OPTIONS = (  # HotSpot's defaults times three: 5,000, 600, 15,000 and 40,000
     " -XX:Tier4InvocationThreshold=15000 -XX:Tier4MinInvocationThreshold=1800"
@@ -59,7 +59,7 @@ HEAP_OPTIONS = " -Xms{memory} -XX:MetaspaceSize=256m"  # {memory}: the driver's,
 SHORT_JOB_RECORDS = 2_000_000
 # code a job runs per query, stage or task, never per record (planning, compiling the generated code,
 # serializing tasks and closures): C1's code only. C2 spent about 10 of its 26 CPU seconds on these in a
-# 10 M record offsets-reconcile, more than their faster code saved (issue 13)
+# 10 M record offsets-reconcile, more than their faster code saved
 C1_ONLY = (
     "org/codehaus/*.*",  # Janino, which compiles the generated code
     "org/apache/xbean/*.*",  # ASM: Spark's closure cleaner
@@ -224,11 +224,11 @@ def spark_conf(options: SessionOptions) -> SparkConf:
     # small input splits: a decoded partition is cached whole, and must fit a small driver's memory
     conf.set("spark.sql.files.maxPartitionBytes", "8m")
     # a kept frame's batches as they are: the jobs keep records on local disk, where encoding each column
-    # of each batch (dictionaries, run lengths) cost more CPU than the smaller files saved (issue 13)
+    # of each batch (dictionaries, run lengths) cost more CPU than the smaller files saved
     conf.set("spark.sql.inMemoryColumnarStorage.compressed", "false")
     # PySpark's DataFrame debugging (on by default) hands the JVM each DataFrame and Column call's Python
     # call site, for the query context of an error message: about five py4j round trips and a walk of the
-    # Python stack a call, half of a job's py4j calls (issue 13). A job reports a failure's root cause
+    # Python stack a call, half of a job's py4j calls. A job reports a failure's root cause
     # (job.spark_reason), never that context
     conf.set(DATAFRAME_DEBUGGING, "false")
     if is_local(master):

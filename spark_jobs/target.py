@@ -28,7 +28,7 @@ STACK_ENV = Path(os.environ.get("STACK_DIR", ROOT / ".stack")) / "env"
 # poll the 10 M records of the bench's offsets topic cost 40,000 round trips, and the read's tasks spent
 # more time waiting for them than on the CPU. A poll hands over records already fetched (a fetch brings
 # at most max.partition.fetch.bytes, 1 MiB, of the task's one partition), so a larger count holds about
-# one fetch's records at a time (issue 13)
+# one fetch's records at a time
 KAFKA_POLL_RECORDS = 10_000
 
 

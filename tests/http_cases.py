@@ -1,5 +1,5 @@
 """Raw HTTP requests to the paths the sidecar answers itself, with what Connect 4.3.1's worker (Jetty
-12.0.34 + Jersey) answered them, measured on the test stack with ``scripts/http_probe.py`` (2026-11-23).
+12.0.34 + Jersey) answered them, recorded on the test stack with ``scripts/http_probe.py``.
 The unit tests send the bytes to a sidecar; the integration test sends them to the sidecar and to the real
 worker and compares; the probe prints all three side by side.
 

@@ -20,7 +20,7 @@ configuration (``ConnectUtils.patchConfig``), checked, and PUT. Connect's leader
 tick loop; the sidecar serializes its own PATCHes per connector, and before the PUT reads the config topic
 to its end (the view): when the configuration there is no longer the one patched, another client changed
 it meanwhile, and the PATCH starts again from the new one (a few times, then a 409). A change written by
-another client between that check and the worker's write is not seen (README).
+another client between that check and the worker's write is not seen (docs/features/newer-api.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ unknown level, the same messages), before any worker has changed. A worker that 
 set on the workers before it: the 500 names them. The sidecar remembers when it set which level on which
 worker (in memory) and adds ``last_modified`` to the workers' answers: null for a level it did not set.
 Not covered: workers the sidecar does not know, and workers that start later, do not get the level (3.7
-keeps it in the config topic for them); a sidecar restart forgets its times (README).
+keeps it in the config topic for them); a sidecar restart forgets its times (docs/features/newer-api.md).
 """
 
 from __future__ import annotations

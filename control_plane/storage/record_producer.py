@@ -61,7 +61,7 @@ class AiokafkaRecordProducer:
         self._producer = AIOKafkaProducer(**self._kwargs)  # needs the running loop: created here
         self._connected = False
         # Connected in the background now, so that the first write does not wait for the bootstrap (about
-        # 0.8 s on the busy 2-core machine, measured before a topics reset); a failure is only logged, and
+        # 0.8 s on a busy 2-core machine, the first topics reset's wait); a failure is only logged, and
         # the first write connects then (a retriable error while the brokers are down).
         self._warm = asyncio.get_running_loop().create_task(self._warm_up(self._producer), name="producer-connect")
 

@@ -13,7 +13,7 @@ writer's ``CacheEntry.canWriteSafely`` rule), or abandoned when the writer is st
 round of retries (how many, the first key, attempt, backoff, error) and one per batch with final failures,
 rather than one per record; the metrics still count every record.
 
-Measured (bench/topics_reset.py, README "Benchmarks"): 10,000 tombstones took about 5 s of CPU through the
+Measured (bench/topics_reset.py, docs/benchmarks.md): 10,000 tombstones took about 5 s of CPU through the
 per-key lanes (a task, a tenacity loop and a delivery wait per record; aiokafka's accumulator woke every
 waiting sender each time a batch filled), and take about 0.3 s this way.
 """

@@ -1,5 +1,5 @@
 """The status writer: every record the sidecar writes to the status topic, with the retries of the
-status-store retry proposal (kips/kip-status-store-retries.txt), in the background.
+status-store retry proposal (docs/features/status-writes.md), in the background.
 
 ``submit(key, value, kind)`` returns a ``WriteTicket`` at once; the write goes on in a task of its own
 key's lane. ``write(...)`` is ``submit`` then ``await ticket.result()``. ``write_all(records)`` writes many

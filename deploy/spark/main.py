@@ -5,7 +5,7 @@ then the job's own options. The packages come from ``--py-files control_plane_jo
         --packages org.apache.spark:spark-sql-kafka-0-10_2.13:4.0.0 \\
         main.py offsets-reconcile --worker-properties connect.properties --out reports/offsets
 
-``python -m spark_jobs.submit`` builds the zip and prints (or runs) this command line; see README.md.
+``python -m spark_jobs.submit`` builds the zip and prints (or runs) this command line; see docs/spark-jobs/.
 """
 
 import sys

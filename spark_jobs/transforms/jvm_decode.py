@@ -69,7 +69,7 @@ def _few_members(most: int) -> str:
     """The shape of :data:`FLAT_DISTINCT` with at most ``most`` members, as nested optional members: each
     member's name captured, and each later name checked against the earlier ones where it begins (a name
     holds no '"', so an earlier name followed by '"' there is the same name). No scan of the rest a member
-    and no loop: 10 M two-member values searched in 2.3 s against 2.8 s warm (issue 13); each group costs
+    and no loop: 10 M two-member values searched in 2.3 s against 2.8 s warm; each group costs
     every search a little, so the common counts only."""
     inner = ""
     for i in range(most, 0, -1):
@@ -204,7 +204,7 @@ def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tu
     job; also returned: what the driver holds, for :func:`_driver_counts`), else in the Python workers
     (None). ``partitions`` :data:`HIGHEST_PARTITION`: the records' highest partition + 1. ``key_counts``
     is kept only on the workers' way, which reads it again (here and in :func:`_counts`): the driver's
-    take reads it once, and kept it would cost a job of its own (issue 13)."""
+    take reads it once, and kept it would cost a job of its own."""
     counted = take(key_counts, limit) if limit > 0 else None
     if counted is not None:
         ranked = _ranked(counted)

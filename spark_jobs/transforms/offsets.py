@@ -199,7 +199,7 @@ def step_candidates(parts: OffsetParts) -> DataFrame:
     record's, null where that record is a tombstone (a tombstone has no lead; one in between is a reset,
     not a step back), has no rank's first element, or is not there (the key's first record); a tombstone's
     own lead is null too. So two leads are a commit after a commit (:func:`_after_a_commit`), with no struct
-    built a record (about 0.5 s of 3 over 10 M records, issue 13). The rank's search and array, and the
+    built a record (about 0.5 s of 3 over 10 M records). The rank's search and array, and the
     texts, are left to the exact window, on the candidates' records."""
     lead, before = F.col("offset_lead"), F.col("lead_before")
     maybe = (

@@ -6,8 +6,7 @@ compares what the routes the sidecar answers itself (status, config, task status
 offsets, emulated on 3.4.1) say for the same bytes. On 3.4.1 an emulated endpoint is compared with what
 Connect 4.3.1 answers directly (the worker there has no such endpoint), and so is every target Jetty 12
 refuses on a route the sidecar answers (it answers Jetty 12's 400 in front of every worker version); a
-passed-through endpoint (pause) gets the worker's own answer, Jetty 9's on 3.4.1 (README, "Where the
-sidecar's answers differ from a worker's").
+passed-through endpoint (pause) gets the worker's own answer, Jetty 9's on 3.4.1 (docs/differences.md).
 """
 
 from __future__ import annotations

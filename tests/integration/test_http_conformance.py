@@ -16,7 +16,7 @@ from tests.http_cases import CASES, Case
 from .stack import Cluster, Stack
 
 # Jackson's messages (with a line and a column) are not reproduced: the status and the shape are Connect's,
-# the message is the sidecar's own, naming the entry and the key (README, "Connect's HTTP stack").
+# the message is the sidecar's own, naming the entry and the key (docs/differences.md).
 JACKSON_MESSAGES = {"body-not-json", "body-array"}
 
 

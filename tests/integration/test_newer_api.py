@@ -1,5 +1,5 @@
 """The REST API of newer Connect releases through the sidecar on both workers, compared with what Connect
-4.3.1 answers directly (issue 11): ``initial_state`` on create (KIP-980), PATCH of a configuration
+4.3.1 answers directly: ``initial_state`` on create (KIP-980), PATCH of a configuration
 (KIP-477), cluster-wide logger levels (KIP-976), ``GET /health`` (KIP-1017), 4.2's ``order_in_group``,
 and the version ``GET /`` advertises. On 4.3.1 the sidecar defers to the worker; on 3.4.1 it emulates."""
 
@@ -110,7 +110,7 @@ async def test_a_connector_created_stopped_takes_offset_changes_as_on_4_3_1(
     assert reset[0].status_code == reset[1].status_code == 200
     if cluster.name == "new":
         assert reset[0].json() == reset[1].json()
-    else:  # the emulation cannot call the connector's own alterOffsets hook: Connect's message for that (README)
+    else:  # the emulation cannot call the connector's own alterOffsets hook: Connect's message for that
         assert reset[0].json()["message"].startswith("The Connect framework-managed offsets for this connector")
     read = [await c.get(f"/connectors/{n}/offsets") for c, n in ((sidecar, via), (newest, direct))]
     assert (read[0].status_code, read[0].json()) == (read[1].status_code, read[1].json()) == (200, {"offsets": []})

@@ -2,7 +2,7 @@
 each cluster runs, sent with schemathesis-generated parameters and bodies both through the sidecar (built
 from the code under test, in process) and directly to the worker; the answers must be the same (status,
 error shape, body; normalised by tests/integration/differential.py) except for the differences in
-ALLOWED, each with its reason (README: "Where the sidecar's answers differ from a worker's"), and the
+ALLOWED, each with its reason (docs/differences.md says the same), and the
 known bugs in PENDING, which must still occur until fixed. A third run sends the operations 4.3.1 has and
 3.4.1 lacks through the sidecar of the 3.4.1 worker and compares with the 4.3.1 worker's own answers.
 
@@ -139,8 +139,7 @@ def _adds_only(*keys: str) -> Callable[[Difference], bool]:
     )
 
 
-# The differences the sidecar makes on purpose: one reason each (the README's "Where the sidecar's answers
-# differ from a worker's" says the same).
+# The differences the sidecar makes on purpose: one reason each (docs/differences.md says the same).
 ALLOWED: list[Allowed] = [
     Allowed(BOTH | EMULATING, "*", "*", _worker_rebalancing, "the worker answered mid-rebalance; the sidecar retries"),
     *(
@@ -179,8 +178,8 @@ ALLOWED: list[Allowed] = [
     Allowed(OLD, "GET", "/admin/loggers", _adds_only("last_modified"), "KIP-976: last_modified in logger levels"),
 ]
 
-# Differences that are not the sidecar's purpose, known and owned by other work (issue 11, "the newest API on
-# every version"). Each must still occur: once fixed, the entry must go.
+# Differences that are not the sidecar's purpose, known bugs of the emulations of the newest API. Each must
+# still occur: once fixed, the entry must go.
 PENDING: list[Allowed] = []
 
 
@@ -337,7 +336,7 @@ def _judge(version: str, findings: Findings, elapsed: float) -> None:
     assert elapsed < BUDGET_S, summary
     assert not unexplained, summary
     fixed = {p.reason for p in PENDING if version in p.versions} - set(explained)
-    assert not fixed, f"no longer found, remove from PENDING (and from the README): {sorted(fixed)}\n{summary}"
+    assert not fixed, f"no longer found, remove from PENDING (and from the docs): {sorted(fixed)}\n{summary}"
 
 
 async def test_the_newest_operations_answer_on_an_old_worker_as_the_newest_worker_does(

@@ -1,4 +1,4 @@
-"""What the proxied hop and the view's tail do once rather than per request (issue 13): the upstream's
+"""What the proxied hop and the view's tail do once rather than per request: the upstream's
 slots without a coroutine, the limits not rebuilt per request, the config writer's kept producer, the
 view's heap frozen out of full garbage collections."""
 

@@ -1,5 +1,5 @@
 """Jetty 12's check of a request path (control_plane/rest/jetty_uri.py), target by target as the Connect
-4.3.1 worker answered each on the test stack (raw sockets, 2026-11-23): the message on its 400 page, and
+4.3.1 worker answered each on the test stack (raw sockets): the message on its 400 page, and
 whether it refused before reading the method (``/badMessage``) or after (``/badURI``)."""
 
 from __future__ import annotations
