@@ -85,7 +85,8 @@ async def _transformed(exchange: Exchange, transform: Callable[[Any], Any] | Non
         return reply
     body = reply.body
     with contextlib.suppress(orjson.JSONDecodeError):  # not JSON: no config or listing to read
-        body = orjson.dumps(transform(orjson.loads(body)))
+        # a view's answer is kept serialized (``outcomes.Serialized``, a bytes subclass orjson refuses as such)
+        body = orjson.dumps(transform(orjson.loads(memoryview(body))))
     headers = [(n, v) for n, v in reply.headers if n.lower() != b"content-length"]
     headers.append((b"content-length", str(len(body)).encode()))
     return HttpReply(reply.status, headers, body)

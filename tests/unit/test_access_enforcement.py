@@ -19,7 +19,9 @@ import respx
 from control_plane.access import AuditLog, Credentials, CredentialsError, hash_password, hash_token
 from control_plane.access.credentials import parse
 from control_plane.rest import create_app
-from control_plane.rest.access import NOT_AUTHENTICATED
+from control_plane.rest.access import NOT_AUTHENTICATED, _transformed
+from control_plane.rest.exchange import Exchange, HttpReply
+from control_plane.rest.outcomes import Serialized
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 
@@ -197,6 +199,23 @@ async def test_config_answers_are_masked_for_viewers_on_both_paths(with_auth: An
         assert (await client.get("/connectors/c/tasks", headers=VIEWER)).json()[0]["config"] == masked
         assert (await client.get("/connectors/c", headers=OPERATOR)).json()["config"] == masked
         assert (await client.get("/connectors/c/config", headers=ADMIN)).json() == CONFIG
+
+
+async def test_an_answer_kept_serialized_is_masked_too() -> None:
+    """The view's answers are kept serialized (``rest.outcomes.Serialized``, a bytes subclass): a viewer's
+    answer is masked from it as from any other (``GET /connectors?expand=info`` from the view)."""
+    listing = Serialized(json.dumps({"c": {"info": {"name": "c", "config": CONFIG}}}).encode())
+
+    async def then(exchange: Exchange) -> HttpReply:
+        return HttpReply(200, [(b"content-length", str(len(listing)).encode())], listing)
+
+    async def unread() -> Any:
+        raise AssertionError("not read")
+
+    exchange = Exchange("GET", b"/connectors", b"expand=info", [], unread)
+    reply = await _transformed(exchange, DEFAULT_SECRET_RULE.mask_deep, then)
+    assert json.loads(reply.body)["c"]["info"]["config"] == {**CONFIG, "connection.password": MASK}
+    assert (b"content-length", str(len(reply.body)).encode()) in reply.headers
 
 
 # -- the audit log ---------------------------------------------------------------------------------------
