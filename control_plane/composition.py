@@ -20,20 +20,20 @@ from typing import Protocol
 from .access import Access, build_access
 from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
-from .domain.connector_configs import ConnectorConfigs
-from .domain.health import HealthCheck
+from .domain.configs.connector_configs import ConnectorConfigs
+from .domain.configs.initial_state import ConnectorCreation
 from .domain.herder import Herder
-from .domain.initial_state import ConnectorCreation
 from .domain.liveness import WorkerProbe
-from .domain.loggers import Loggers
-from .domain.newer_api import NewerApi
-from .domain.offsets import ConnectorOffsets, WorkerKafka
-from .domain.plugin_catalog import PluginCatalog
-from .domain.plugin_versions import PluginVersions
-from .domain.stop import ConnectorStopper
-from .domain.task_shutdown import TaskShutdown
-from .domain.topic_creation import TopicCreation
-from .domain.topics import TopicTracking
+from .domain.newer.feature import NewerApi
+from .domain.newer.health import HealthCheck
+from .domain.newer.loggers import Loggers
+from .domain.offsets.connector_offsets import ConnectorOffsets, WorkerKafka
+from .domain.offsets.stop import ConnectorStopper
+from .domain.offsets.task_shutdown import TaskShutdown
+from .domain.plugins.catalog import PluginCatalog
+from .domain.plugins.versions import PluginVersions
+from .domain.topic_creation.creation import TopicCreation
+from .domain.topics.tracking import TopicTracking
 from .heap import HeapFreezer
 from .kafka_config import client_kwargs
 from .metrics import Metrics

@@ -10,9 +10,9 @@ import structlog
 from ..storage.errors import ReadTimeout
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .errors import OperationFailed
+from .offsets.stop import RESTART_ATTEMPTS, failed_and_stopped, restart_refused, resumed_connector
 from .ports import Workers
 from .read_rule import ReadRule
-from .stop import RESTART_ATTEMPTS, failed_and_stopped, restart_refused, resumed_connector
 
 log = structlog.get_logger(__name__)
 

@@ -30,32 +30,32 @@ from ..storage.status_writes import StatusWrites
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 from .capabilities import Capabilities
-from .composed import ComposedEndpoints
 from .config_infos import ConfigInfos
-from .config_writes import ConfigWrites
-from .connector_configs import Config, ConnectorConfigs
-from .connector_reads import ConnectorListing, ConnectorReads, ExpandedConnector
-from .connector_states import ConnectorStates, StateChanges, StateGauges, StateRules, StateSummary
-from .creation_previews import CreationPreviews
+from .configs.connector_configs import Config, ConnectorConfigs
+from .configs.feature import ConfigWrites
+from .configs.initial_state import InitialState, Unreadable
 from .forwarding import WRITE_METHODS, Forwarding
-from .initial_state import InitialState, Unreadable
 from .liveness import WorkerProbe
-from .newer_api import NewerApi
-from .offsets import ConnectorOffset, ConnectorOffsets
-from .offsets_request import OffsetEntry
+from .newer.feature import NewerApi
+from .newer.restart import RestartRequest
+from .offsets.connector_offsets import ConnectorOffset, ConnectorOffsets
+from .offsets.feature import StopAndOffsets
+from .offsets.request import OffsetEntry
+from .offsets.stop import ConnectorStopper
 from .outcomes import Accepted, Answer, Done, Forward, Read, Refusal, Relay, Reply
-from .plugin_versions import PluginVersions
-from .plugins import PathConverters, PluginInfo
+from .plugins.feature import ComposedEndpoints
+from .plugins.listings import PathConverters, PluginInfo
+from .plugins.version_reports import PluginVersionReport, VersionReports
+from .plugins.versions import PluginVersions
 from .ports import StatusSink, ViewSnapshot, Workers
 from .read_rule import STALE_UNASSIGNED_IGNORED_SINCE, ReadRule
-from .restart import RestartRequest
-from .sidecar_info import Readiness, SidecarInfo
-from .stop import ConnectorStopper
-from .stop_offsets import StopAndOffsets
-from .topic_creation import CreationPreview, TopicCreation
-from .topic_reads import VIEW_NEEDED, TopicReads
-from .topics import TopicTracking
-from .version_reports import PluginVersionReport, VersionReports
+from .reads.feature import ConnectorListing, ConnectorReads, ExpandedConnector
+from .reads.sidecar_info import Readiness, SidecarInfo
+from .reads.states import ConnectorStates, StateChanges, StateGauges, StateRules, StateSummary
+from .topic_creation.creation import CreationPreview, TopicCreation
+from .topic_creation.feature import CreationPreviews
+from .topics.feature import VIEW_NEEDED, TopicReads
+from .topics.tracking import TopicTracking
 
 
 class Herder:

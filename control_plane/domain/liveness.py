@@ -15,7 +15,7 @@ from collections.abc import Callable
 import structlog
 
 from ..background import cancel_and_wait
-from .plugin_catalog import PluginCatalog
+from .plugins.catalog import PluginCatalog
 from .ports import ViewSnapshot, Workers
 
 log = structlog.get_logger(__name__)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.plugins import UNDEFINED_VERSION, PluginInfo
-from ..domain.restart import RestartRequest
+from ..domain.newer.restart import RestartRequest
+from ..domain.plugins.listings import UNDEFINED_VERSION, PluginInfo
 from . import render
 from .outcomes import respond
 from .state import herder

@@ -12,7 +12,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.initial_state import read_initial_state
+from ..domain.configs.initial_state import read_initial_state
 from ..domain.outcomes import Forward
 from .outcomes import respond
 from .state import herder

@@ -9,8 +9,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.offsets import ConnectorOffset
-from ..domain.offsets_request import parse_alter_request
+from ..domain.offsets.connector_offsets import ConnectorOffset
+from ..domain.offsets.request import parse_alter_request
 from .outcomes import respond
 from .state import herder
 

@@ -19,8 +19,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.connector_states import FailedState, StateChanges, StateSummary, TimelineInfo
 from ..domain.errors import BadRequestError
+from ..domain.reads.states import FailedState, StateChanges, StateSummary, TimelineInfo
 from ..view.timeline import StateChange
 from .outcomes import answered
 from .state import herder

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.errors import BadRequestError
-from ..domain.topic_creation import CreationPreview, TopicPlan, TopicShape
+from ..domain.topic_creation.creation import CreationPreview, TopicPlan, TopicShape
 from ..rules.topic_creation import BROKER_DEFAULT
 from .configs import config_map
 from .outcomes import answered

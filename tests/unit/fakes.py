@@ -19,15 +19,15 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.capabilities import Capabilities
-from control_plane.domain.connector_configs import ConnectorConfigs
-from control_plane.domain.health import HealthCheck
-from control_plane.domain.initial_state import ConnectorCreation
-from control_plane.domain.loggers import Loggers
-from control_plane.domain.newer_api import NewerApi
-from control_plane.domain.offsets import ConnectorOffsets, WorkerKafka
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.initial_state import ConnectorCreation
+from control_plane.domain.newer.feature import NewerApi
+from control_plane.domain.newer.health import HealthCheck
+from control_plane.domain.newer.loggers import Loggers
+from control_plane.domain.offsets.connector_offsets import ConnectorOffsets, WorkerKafka
+from control_plane.domain.offsets.stop import ConnectorStopper
+from control_plane.domain.offsets.task_shutdown import TaskShutdown
 from control_plane.domain.ports import TopicPartition
-from control_plane.domain.stop import ConnectorStopper
-from control_plane.domain.task_shutdown import TaskShutdown
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from control_plane.storage.log_reader import LogRecord

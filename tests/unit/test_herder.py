@@ -20,14 +20,14 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Capabilities, Feature
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
-from control_plane.domain.offsets_request import parse_alter_request
+from control_plane.domain.offsets.request import parse_alter_request
+from control_plane.domain.offsets.stop import RESTART_ATTEMPTS
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
-from control_plane.domain.stop import RESTART_ATTEMPTS
-from control_plane.domain.topics import TopicTracking
+from control_plane.domain.topics.tracking import TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
 from control_plane.view import ClusterView

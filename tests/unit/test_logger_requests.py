@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from control_plane.domain.capabilities import Capabilities
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
-from control_plane.domain.logger_requests import level_body, requested_level
+from control_plane.domain.newer.logger_requests import level_body, requested_level
 from control_plane.domain.outcomes import Forward, Refusal, Relay
 
 from .fakes import FakeWorkers, newer_api

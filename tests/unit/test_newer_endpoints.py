@@ -8,8 +8,9 @@ import pytest
 
 from control_plane.codecs import ConnectorStatus, TaskStatus
 from control_plane.domain.errors import NotFoundError, Unsupported, WorkerRefused
+from control_plane.domain.newer.restart import RestartRequest
 from control_plane.domain.outcomes import Accepted, Answer, Forward
-from control_plane.domain.plugins import (
+from control_plane.domain.plugins.listings import (
     KAFKA_CONVERTERS,
     KAFKA_HEADER_CONVERTERS,
     PluginInfo,
@@ -18,7 +19,6 @@ from control_plane.domain.plugins import (
     find,
     plugin_list,
 )
-from control_plane.domain.restart import RestartRequest
 
 from .test_herder import Cluster
 

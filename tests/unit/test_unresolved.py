@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from control_plane.domain.capabilities import Capabilities, Feature
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.unresolved import VARIABLE, shown_as_given
 from control_plane.domain.outcomes import Answer, Forward
-from control_plane.domain.unresolved import VARIABLE, shown_as_given
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamResponse
 

@@ -33,7 +33,7 @@ import httpx
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from control_plane.domain.offsets_messages import framework_managed
+from control_plane.domain.offsets.messages import framework_managed
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 from ..harness import Sidecars, read_to_end, states, topic_configs

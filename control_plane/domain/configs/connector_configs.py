@@ -32,13 +32,13 @@ from urllib.parse import quote
 
 import orjson
 
-from ..storage.errors import ReadTimeout
-from ..upstream import UpstreamError, UpstreamRequest
-from .config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
-from .config_infos import ConfigInfos, add_problems, invalid_config_message
-from .errors import BadRequestError, ConflictError, NotFoundError
-from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay
-from .ports import ViewSnapshot, Workers
+from ...storage.errors import ReadTimeout
+from ...upstream import UpstreamError, UpstreamRequest
+from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
+from ..config_infos import ConfigInfos, add_problems, invalid_config_message
+from ..errors import BadRequestError, ConflictError, NotFoundError
+from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
+from ..ports import ViewSnapshot, Workers
 
 Config = Mapping[str, str | None]
 JSON_HEADERS = ((b"content-type", b"application/json"), (b"accept", b"application/json"))

@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..view import ClusterView
-from ..view.timeline import StateChange
-from .errors import NotFoundError, ViewNotReady
-from .outcomes import Answer, Provenance, Refusal, Source
-from .ports import ViewSnapshot
+from ...view import ClusterView
+from ...view.timeline import StateChange
+from ..errors import NotFoundError, ViewNotReady
+from ..outcomes import Answer, Provenance, Refusal, Source
+from ..ports import ViewSnapshot
 
 FAILED = "FAILED"
 # AbstractStatus.State, less DESTROYED (written as a tombstone, never a current state); STOPPED since 3.5.

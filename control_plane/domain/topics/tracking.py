@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..codecs import Tombstone
-from ..codecs.status import StatusKey, StatusKind
-from ..storage.status_writes import StatusWriteError
-from ..view import ActiveTopic, ClusterView
-from .errors import OperationDisabled, OperationFailed
-from .ports import StatusSink
+from ...codecs import Tombstone
+from ...codecs.status import StatusKey, StatusKind
+from ...storage.status_writes import StatusWriteError
+from ...view import ActiveTopic, ClusterView
+from ..errors import OperationDisabled, OperationFailed
+from ..ports import StatusSink
 
 TRACKING_DISABLED = "Topic tracking is disabled."
 RESET_DISABLED = "Topic tracking reset is disabled."

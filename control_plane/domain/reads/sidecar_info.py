@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..storage.status_writes import StatusWrites
-from .newer_api import NewerApi
-from .ports import StatusSink, Workers
-from .read_rule import ReadRule
+from ...storage.status_writes import StatusWrites
+from ..newer.feature import NewerApi
+from ..ports import StatusSink, Workers
+from ..read_rule import ReadRule
 
 
 @dataclass(frozen=True)

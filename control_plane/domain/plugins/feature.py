@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..view import ConnectorStateView
-from .capabilities import Feature
-from .errors import NotFoundError, ViewNotReady
-from .newer_api import NewerApi
-from .outcomes import Accepted, Answer, Forward, Refusal
-from .plugin_versions import PluginVersions
-from .plugins import PathConverters, PluginCatalog, PluginInfo
-from .ports import Workers
-from .read_rule import ReadRule
-from .restart import ConnectorRestarter, RestartRequest, restart_plan
+from ...view import ConnectorStateView
+from ..capabilities import Feature
+from ..errors import NotFoundError, ViewNotReady
+from ..newer.feature import NewerApi
+from ..newer.restart import ConnectorRestarter, RestartRequest, restart_plan
+from ..outcomes import Accepted, Answer, Forward, Refusal
+from ..ports import Workers
+from ..read_rule import ReadRule
+from .listings import PathConverters, PluginCatalog, PluginInfo
+from .versions import PluginVersions
 
 
 class ComposedEndpoints:

@@ -34,9 +34,9 @@ from urllib.parse import quote
 
 import orjson
 
-from ..upstream import UpstreamRequest
-from .errors import NotFoundError, Unsupported, WorkerRefused
-from .ports import Workers
+from ...upstream import UpstreamRequest
+from ..errors import NotFoundError, Unsupported, WorkerRefused
+from ..ports import Workers
 
 CONNECTOR_TYPES = ("sink", "source")
 # ConnectorConfig, SinkConnectorConfig, SourceConnectorConfig (2.x to 3.1): the framework's groups; the

@@ -34,21 +34,22 @@ from typing import Any
 
 import structlog
 
-from ..codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
-from ..codecs.javalang import canonical_partition as canonical
-from ..codecs.javalang import java_hash_map_order
-from ..rules.connectors import (
+from ...codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
+from ...codecs.javalang import canonical_partition as canonical
+from ...codecs.javalang import java_hash_map_order
+from ...rules.connectors import (
     CONSUMER_BOOTSTRAP_OVERRIDE,
     PRODUCER_BOOTSTRAP_OVERRIDE,
     client_cluster,
     on_another_cluster,
     sink_group_id,
 )
-from ..storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
-from ..storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
-from ..view import ClusterView
-from .errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
-from .offsets_messages import (
+from ...storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
+from ...storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
+from ...view import ClusterView
+from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
+from ..ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
+from .messages import (
     cannot_reach,
     framework_managed,
     needs_fencing,
@@ -56,7 +57,7 @@ from .offsets_messages import (
     not_stopped,
     sink_tasks_running,
 )
-from .offsets_request import (
+from .request import (
     KAFKA_OFFSET_KEY,
     KAFKA_PARTITION_KEY,
     KAFKA_TOPIC_KEY,
@@ -66,7 +67,6 @@ from .offsets_request import (
     check_source_entries,
     parse_sink_entries,
 )
-from .ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
 from .stop import read_failure
 from .task_shutdown import TaskShutdown
 

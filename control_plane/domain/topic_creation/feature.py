@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..upstream import UpstreamError, UpstreamRequest
-from .connector_configs import Config, config_path
-from .errors import ConflictError, ControlPlaneError, NotFoundError
-from .outcomes import SIDECAR, Answer, Refusal
-from .ports import Workers
-from .read_rule import ReadRule
-from .topic_creation import CreationPreview, TopicCreation
+from ...upstream import UpstreamError, UpstreamRequest
+from ..configs.connector_configs import Config, config_path
+from ..errors import ConflictError, ControlPlaneError, NotFoundError
+from ..outcomes import SIDECAR, Answer, Refusal
+from ..ports import Workers
+from ..read_rule import ReadRule
+from .creation import CreationPreview, TopicCreation
 
 
 class CreationPreviews:

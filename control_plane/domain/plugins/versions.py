@@ -25,14 +25,14 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..rules.maven_range import (
+from ...rules.maven_range import (
     InvalidVersionSpecificationError,
     invalid_specification_message,
     no_matching_version_message,
     parse_requirement,
     select_version,
 )
-from ..rules.plugin_versions import (
+from ...rules.plugin_versions import (
     CONNECTOR_TYPES,
     PinOutcome,
     PinResolution,
@@ -41,13 +41,13 @@ from ..rules.plugin_versions import (
     resolve,
     versions_unknown_message,
 )
-from ..view import ConnectorStateView, StateEntry
-from .capabilities import Capabilities, Feature, Mode
-from .config_checks import NOTHING, CheckResult, ConfigSubject, RequestKind
-from .config_infos import ConfigProblem
-from .errors import BadRequestError
-from .outcomes import SIDECAR, Forward, Refusal
-from .plugin_catalog import PluginCatalog, PluginList
+from ...view import ConnectorStateView, StateEntry
+from ..capabilities import Capabilities, Feature, Mode
+from ..config_checks import NOTHING, CheckResult, ConfigSubject, RequestKind
+from ..config_infos import ConfigProblem
+from ..errors import BadRequestError
+from ..outcomes import SIDECAR, Forward, Refusal
+from .catalog import PluginCatalog, PluginList
 
 Config = Mapping[str, str | None]
 ConfigOf = Callable[[str], Awaitable[Config | None]]  # a connector's configuration by name, None if unknown

@@ -45,12 +45,12 @@ from urllib.parse import unquote
 
 import structlog
 
-from ..codecs import TargetState, TaskCommit
-from ..storage.config_writer import ConfigWriteFailed
-from ..storage.errors import ReadTimeout
-from ..view import ClusterView
-from .errors import NotFoundError, OperationFailed, ViewNotReady
-from .ports import ClusterMetadata, ConfigLog, ViewSnapshot
+from ...codecs import TargetState, TaskCommit
+from ...storage.config_writer import ConfigWriteFailed
+from ...storage.errors import ReadTimeout
+from ...view import ClusterView
+from ..errors import NotFoundError, OperationFailed, ViewNotReady
+from ..ports import ClusterMetadata, ConfigLog, ViewSnapshot
 
 log = structlog.get_logger(__name__)
 

@@ -19,9 +19,9 @@ that refuses connections is skipped for the next one; when none answers, Connect
 
 from __future__ import annotations
 
-from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamRequest, UpstreamTimeout
-from .outcomes import Reply
-from .ports import Workers
+from ...upstream import NoWorkerAvailable, UpstreamError, UpstreamRequest, UpstreamTimeout
+from ..outcomes import Reply
+from ..ports import Workers
 
 HEALTHY = {"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}
 STARTING = {"status": "starting", "message": "Worker is still starting up."}

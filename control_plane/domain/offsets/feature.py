@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .capabilities import Feature
-from .offsets import ConnectorOffset, ConnectorOffsets
-from .offsets_request import OffsetEntry
-from .outcomes import Answer, Done, Forward
-from .read_rule import ReadRule
+from ..capabilities import Feature
+from ..outcomes import Answer, Done, Forward
+from ..read_rule import ReadRule
+from .connector_offsets import ConnectorOffset, ConnectorOffsets
+from .request import OffsetEntry
 from .stop import ConnectorStopper
 
 

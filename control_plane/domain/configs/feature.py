@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from .config_infos import ConfigInfos
+from ..config_infos import ConfigInfos
+from ..newer.feature import NewerApi
+from ..outcomes import Answer, Forward, Refusal, Relay
+from ..read_rule import ReadRule
 from .connector_configs import Config, ConnectorConfigs
 from .initial_state import InitialState, Unreadable
-from .newer_api import NewerApi
-from .outcomes import Answer, Forward, Refusal, Relay
-from .read_rule import ReadRule
 
 T = TypeVar("T")
 

@@ -22,20 +22,20 @@ from typing import Any
 
 import orjson
 
-from ..upstream import UpstreamResponse
-from .api_version import effective_version
-from .capabilities import Capabilities, Feature, Mode
-from .config_infos import ConfigInfos
-from .connector_configs import Config, ConnectorConfigs
-from .definitions import newest_plugin_config, newest_validation
-from .errors import ControlPlaneError, OperationFailed
+from ...upstream import UpstreamResponse
+from ..api_version import effective_version
+from ..capabilities import Capabilities, Feature, Mode
+from ..config_infos import ConfigInfos
+from ..configs.connector_configs import Config, ConnectorConfigs
+from ..configs.initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
+from ..configs.unresolved import shown_as_given
+from ..definitions import newest_plugin_config, newest_validation
+from ..errors import ControlPlaneError, OperationFailed
+from ..jackson import string_map_error
+from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, json_reshaped, reshaped
 from .health import HealthCheck
-from .initial_state import FIELD, ConnectorCreation, InitialState, Unreadable
-from .jackson import string_map_error
 from .logger_requests import level_body, requested_level
 from .loggers import Loggers, is_cluster_scope
-from .outcomes import SIDECAR, Answer, Forward, Refusal, Relay, Reply, json_reshaped, reshaped
-from .unresolved import shown_as_given
 
 
 class NewerApi:

@@ -24,10 +24,10 @@ from dataclasses import replace
 import orjson
 import structlog
 
-from ..upstream import UpstreamError, UpstreamRequest, UpstreamResponse
-from .errors import OperationFailed
-from .outcomes import Relay, Reply
-from .ports import Workers
+from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
+from ..errors import OperationFailed
+from ..outcomes import Relay, Reply
+from ..ports import Workers
 
 log = structlog.get_logger(__name__)
 

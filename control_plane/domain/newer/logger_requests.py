@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 
-from .errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
-from .jackson import string_map_error
+from ..errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
+from ..jackson import string_map_error
 
 # log4j 2's standard levels (org.apache.logging.log4j.Level), the same names as log4j 1's
 LEVELS = frozenset({"OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL"})

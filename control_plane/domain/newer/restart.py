@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
-from ..upstream import UpstreamRequest
-from ..view import ConnectorStateView, StateEntry
-from .errors import WorkerRefused
-from .ports import Workers
+from ...upstream import UpstreamRequest
+from ...view import ConnectorStateView, StateEntry
+from ..errors import WorkerRefused
+from ..ports import Workers
 
 RESTARTING = "RESTARTING"
 FAILED = "FAILED"

@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..rules.plugin_versions import PinResolution
-from ..upstream import UpstreamError, UpstreamRequest
-from .capabilities import Feature, Mode
-from .connector_configs import Config, config_path
-from .errors import NotFoundError
-from .outcomes import SIDECAR, Answer, Refusal
-from .plugin_versions import PluginVersions
-from .ports import Workers
-from .read_rule import ReadRule
+from ...rules.plugin_versions import PinResolution
+from ...upstream import UpstreamError, UpstreamRequest
+from ..capabilities import Feature, Mode
+from ..configs.connector_configs import Config, config_path
+from ..errors import NotFoundError
+from ..outcomes import SIDECAR, Answer, Refusal
+from ..ports import Workers
+from ..read_rule import ReadRule
+from .versions import PluginVersions
 
 
 @dataclass(frozen=True)

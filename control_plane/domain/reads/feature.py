@@ -9,11 +9,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from ..view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
-from .errors import NotFoundError
-from .outcomes import Answer, Forward, Read, Refusal, json_amended
-from .read_rule import ReadRule
-from .version_reports import VersionReports
+from ...view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
+from ..errors import NotFoundError
+from ..outcomes import Answer, Forward, Read, Refusal, json_amended
+from ..plugins.version_reports import VersionReports
+from ..read_rule import ReadRule
 
 T = TypeVar("T")
 

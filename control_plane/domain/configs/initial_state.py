@@ -31,16 +31,16 @@ from typing import Any
 import orjson
 import structlog
 
-from ..codecs import TargetState, Tombstone
-from ..codecs.config import ConfigKey, ConfigKind
-from ..storage.config_writer import ConfigWriteFailed
-from ..storage.errors import ReadTimeout
-from ..upstream import UpstreamRequest, UpstreamResponse
+from ...codecs import TargetState, Tombstone
+from ...codecs.config import ConfigKey, ConfigKind
+from ...storage.config_writer import ConfigWriteFailed
+from ...storage.errors import ReadTimeout
+from ...upstream import UpstreamRequest, UpstreamResponse
+from ..errors import OperationFailed, ViewNotReady
+from ..jackson import chain, location, members
+from ..outcomes import Refusal, Relay
+from ..ports import ConfigLog, ViewSnapshot, Workers
 from .connector_configs import JSON_HEADERS, Config, ConnectorConfigs
-from .errors import OperationFailed, ViewNotReady
-from .jackson import chain, location, members
-from .outcomes import Refusal, Relay
-from .ports import ConfigLog, ViewSnapshot, Workers
 
 log = structlog.get_logger(__name__)
 

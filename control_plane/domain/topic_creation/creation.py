@@ -25,9 +25,9 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..rules.connectors import ConnectorType, connector_type
-from ..rules.java_regex import UnsupportedJavaRegex
-from ..rules.topic_creation import (
+from ...rules.connectors import ConnectorType, connector_type
+from ...rules.java_regex import UnsupportedJavaRegex
+from ...rules.topic_creation import (
     BROKER_DEFAULT,
     DEFAULT_GROUP,
     PREFIX,
@@ -39,13 +39,13 @@ from ..rules.topic_creation import (
     topic_configs,
     uses_topic_creation,
 )
-from ..rules.topic_creation_check import Finding, Problem, check
-from ..storage.errors import TopicAdminError
-from ..storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
-from .config_checks import NOTHING, CheckResult, ConfigSubject
-from .config_infos import ConfigProblem
-from .errors import BadRequestError
-from .ports import BrokerTopics
+from ...rules.topic_creation_check import Finding, Problem, check
+from ...storage.errors import TopicAdminError
+from ...storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
+from ..config_checks import NOTHING, CheckResult, ConfigSubject
+from ..config_infos import ConfigProblem
+from ..errors import BadRequestError
+from ..ports import BrokerTopics
 
 Config = Mapping[str, str | None]
 

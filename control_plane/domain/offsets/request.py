@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..codecs import json_wire
-from ..codecs.javalang import INT32_BOUNDS, INT64_BOUNDS, INT64_MAX, INT64_MIN, java_string, java_value_as_int
-from .errors import BadRequestError, UnreadableBody
+from ...codecs import json_wire
+from ...codecs.javalang import INT32_BOUNDS, INT64_BOUNDS, INT64_MAX, INT64_MIN, java_string, java_value_as_int
+from ..errors import BadRequestError, UnreadableBody
 
 # ConnectorsResource.alterConnectorOffsets
 NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets request"

@@ -3,12 +3,12 @@ beyond the KIP, which connectors use a topic and when each task reported it."""
 
 from __future__ import annotations
 
-from ..view import ActiveTopic
-from .capabilities import Feature, Mode
-from .errors import NotFoundError
-from .outcomes import Accepted, Answer, Forward, Read, Refusal
-from .read_rule import ReadRule
-from .topics import TopicTracking
+from ...view import ActiveTopic
+from ..capabilities import Feature, Mode
+from ..errors import NotFoundError
+from ..outcomes import Accepted, Answer, Forward, Read, Refusal
+from ..read_rule import ReadRule
+from .tracking import TopicTracking
 
 VIEW_NEEDED = "Topic tracking needs the view (the worker's internal topics are not configured)."
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from ..rules.connectors import plugin_types
-from ..rules.maven_range import sort_versions
-from ..rules.plugin_versions import connect_aliases
-from ..upstream import UpstreamError, UpstreamRequest
-from .plugins import KAFKA_CONVERTERS, KAFKA_HEADER_CONVERTERS, PathConverters
-from .ports import Workers
+from ...rules.connectors import plugin_types
+from ...rules.maven_range import sort_versions
+from ...rules.plugin_versions import connect_aliases
+from ...upstream import UpstreamError, UpstreamRequest
+from ..ports import Workers
+from .listings import KAFKA_CONVERTERS, KAFKA_HEADER_CONVERTERS, PathConverters
 
 PLUGINS_QUERY = b"connectorsOnly=false"
 CONVERTER_TYPES = ("converter", "header_converter")

@@ -20,10 +20,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from ..storage.errors import ReadTimeout
-from ..view import ClusterView
-from .errors import ConflictError
-from .ports import ViewSnapshot
+from ...storage.errors import ReadTimeout
+from ...view import ClusterView
+from ..errors import ConflictError
+from ..ports import ViewSnapshot
 
 # task states of a task that may still produce records and commit offsets (AbstractStatus.State)
 ACTIVE_TASK_STATES = frozenset({"RUNNING", "PAUSED", "RESTARTING"})

@@ -1,0 +1,1 @@
+"""Connector configurations: validate, create, update, PATCH."""

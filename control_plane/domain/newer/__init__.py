@@ -1,0 +1,1 @@
+"""The REST API of newer Connect releases: health, loggers, restart options."""

@@ -1,0 +1,1 @@
+"""The STOPPED state and connector offsets (KIP-875)."""

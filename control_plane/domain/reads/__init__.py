@@ -1,0 +1,1 @@
+"""Connector and task reads, the dashboards' states, the sidecar's own information."""

@@ -1,0 +1,1 @@
+"""Topic-creation rules (KIP-158): checks and previews."""

@@ -1,0 +1,1 @@
+"""Topic tracking (KIP-558)."""
