@@ -16,7 +16,7 @@ async def healthz(_: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    readiness = herder(request).readiness()
+    readiness = herder(request).reads.readiness()
     return json_response({"ready": readiness.ready, "checks": readiness.checks}, 200 if readiness.ready else 503)
 
 
@@ -26,16 +26,16 @@ async def metrics(request: Request) -> Response:
 
 
 async def capabilities(request: Request) -> Response:
-    return json_response(herder(request).capabilities_info())
+    return json_response(herder(request).reads.capabilities_info())
 
 
 async def info(request: Request) -> Response:
-    return json_response(herder(request).info())
+    return json_response(herder(request).reads.info())
 
 
 async def status_writes(request: Request) -> Response:
     """``GET /_sidecar/status-writes``: the status-topic writes still pending, and those that failed."""
-    return json_response(herder(request).status_writes())
+    return json_response(herder(request).reads.status_writes())
 
 
 async def openapi(_: Request) -> Response:

@@ -238,9 +238,9 @@ async def test_the_herder_applies_its_workers_rules() -> None:
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_config(TargetState("c", "STOPPED", None))
-    gauges = cluster.herder.state_gauges()
+    gauges = cluster.herder.reads.state_gauges()
     assert gauges is not None and gauges.connectors["c"].state == "STOPPED"
-    changes = cluster.herder.state_changes(None, "c", None)
+    changes = cluster.herder.reads.state_changes(None, "c", None)
     assert isinstance(changes, Answer) and [c.state for c in changes.value.changes] == ["RUNNING", "RUNNING"]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from control_plane.domain.herder import Herder
+from control_plane.domain.reads import Reads
 from control_plane.rest import create_app
 from control_plane.rest.dispatch import SidecarApp
 from control_plane.rest.jaxrs import JerseyRoute
@@ -120,10 +120,10 @@ async def test_no_worker_the_same_503(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_an_unexpected_error_the_same_500_and_logged(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def boom(self: Herder, name: str) -> Any:
+    def boom(self: Reads, name: str) -> Any:
         raise RuntimeError(f"boom {name}")
 
-    monkeypatch.setattr(Herder, "connector_status", boom)
+    monkeypatch.setattr(Reads, "connector_status", boom)
     async with ScriptedWorker().running() as worker:
         got = await answers(b"GET /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n", worker, monkeypatch)
     assert got["dispatch"] == got["below-asgi"] == got["starlette"]

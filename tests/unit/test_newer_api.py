@@ -12,8 +12,9 @@ import pytest
 from control_plane.codecs import ConnectorConfig, TargetState, decode_config
 from control_plane.domain.api_version import effective_version
 from control_plane.domain.capabilities import Feature, Version, decide
-from control_plane.domain.configs.connector_configs import ConnectorConfigs, validate_path
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
 from control_plane.domain.configs.initial_state import ConnectorCreation, InitialState, Unreadable, read_initial_state
+from control_plane.domain.connect_api import validate_path
 from control_plane.domain.definitions import newest_definition
 from control_plane.domain.errors import ConflictError, NotFoundError
 from control_plane.domain.jackson import string_map_error

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
-from urllib.parse import quote
 
 import orjson
 
@@ -36,21 +35,12 @@ from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamError, UpstreamRequest
 from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
 from ..config_infos import ConfigInfos, add_problems, invalid_config_message
+from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
 from ..errors import BadRequestError, ConflictError, NotFoundError
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
 from ..ports import ViewSnapshot, Workers
 
-Config = Mapping[str, str | None]
-JSON_HEADERS = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
 PATCH_ATTEMPTS = 3  # an emulated PATCH raced by other changes this often is refused (409)
-
-
-def validate_path(connector_class: str) -> str:
-    return f"/connector-plugins/{quote(connector_class, safe='')}/config/validate"
-
-
-def config_path(name: str) -> str:
-    return f"/connectors/{quote(name, safe='')}/config"
 
 
 def patched(config: Config, patch: Config) -> dict[str, str | None]:
@@ -214,4 +204,4 @@ class ConnectorConfigs:
         return Refusal(BadRequestError(invalid_config_message(merged)), SIDECAR)
 
 
-__all__ = ["ConnectorConfigs", "config_path", "patched", "validate_path"]
+__all__ = ["ConnectorConfigs", "patched"]

@@ -36,11 +36,12 @@ from ...codecs.config import ConfigKey, ConfigKind
 from ...storage.config_writer import ConfigWriteFailed
 from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamRequest, UpstreamResponse
+from ..connect_api import JSON_HEADERS, Config
 from ..errors import OperationFailed, ViewNotReady
 from ..jackson import chain, location, members
 from ..outcomes import Refusal, Relay
 from ..ports import ConfigLog, ViewSnapshot, Workers
-from .connector_configs import JSON_HEADERS, Config, ConnectorConfigs
+from .connector_configs import ConnectorConfigs
 
 log = structlog.get_logger(__name__)
 

@@ -25,13 +25,13 @@ import orjson
 import structlog
 
 from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
+from ..connect_api import JSON_HEADERS
 from ..errors import OperationFailed
 from ..outcomes import Relay, Reply
 from ..ports import Workers
 
 log = structlog.get_logger(__name__)
 
-JSON_HEADERS = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
 CLUSTER_SCOPE = "cluster"
 
 

@@ -9,7 +9,7 @@ What the list says differs by version: 4.1+ lists one entry per installed versio
 ascending; before, connectors are listed per installed version but converters, transformations and
 predicates once and without a version (``DelegatingClassLoader.versionFor`` reads only connectors'
 versions), so their versions are unknown here (None). Before 3.2 the list has connectors only; the
-converters are then Kafka's own and those of the workers' plugin.path (``plugins.PluginCatalog.converters``).
+converters are then Kafka's own and those of the workers' plugin.path (``listings.PluginListings.converters``).
 """
 
 from __future__ import annotations
@@ -106,6 +106,10 @@ class PluginCatalog:
         converters, headers = found or (frozenset(), frozenset())
         listed = (("converter", KAFKA_CONVERTERS | converters), ("header_converter", KAFKA_HEADER_CONVERTERS | headers))
         return [InstalledPlugin(name, kind, None) for kind, names in listed for name in sorted(names)]
+
+    def connector_types(self) -> dict[str, str]:
+        """The last list's connector classes and aliases -> source or sink (``ports.PluginTypes``)."""
+        return self.snapshot.connector_types()
 
     async def current(self) -> PluginList:
         loaded = self.loaded_at

@@ -1,64 +1,56 @@
-"""Newer endpoints composed of older ones where the workers lack them: restart with options (KIP-745),
-the plugin listing and plugin configs (KIP-769), a plugin config by version (KIP-891)."""
+"""``Plugins``: the plugins feature's one entry, where it is decided who answers what the workers have
+installed: ``GET /connector-plugins?connectorsOnly=false`` and ``GET /connector-plugins/{p}/config``
+(KIP-769, native from 3.2: composed of older endpoints before, ``plugins.listings``), a plugin config by
+version (KIP-891's ``?version=``, native from 4.1: ``plugins.versions``) and in 4.2's shape
+(``order_in_group``, ``definitions``); and the sidecar's own report of what each plugin key of a
+configuration resolves to.
+
+The rest of KIP-891 reaches the other features through ports, met by ``plugins.PluginVersions`` and handed
+to them at composition: the version pins checked on the way to a worker (a ``ConfigCheck`` of ``configs``)
+and the versions in statuses (``ports.StatusVersions``, for ``reads``); the workers' plugin list, loaded
+by ``plugins.PluginCatalog``, gives the view its connector types (``ports.PluginTypes``).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ...view import ConnectorStateView
-from ..capabilities import Feature
-from ..errors import NotFoundError, ViewNotReady
-from ..newer.feature import NewerApi
-from ..newer.restart import ConnectorRestarter, RestartRequest, restart_plan
-from ..outcomes import Accepted, Answer, Forward, Refusal
-from ..ports import Workers
+from ...rules.plugin_versions import PinResolution
+from ..capabilities import Feature, Mode
+from ..connect_api import Config
+from ..definitions import newest_plugin_config
+from ..errors import NotFoundError
+from ..outcomes import SIDECAR, Answer, Forward, Refusal, json_reshaped
 from ..read_rule import ReadRule
-from .listings import PathConverters, PluginCatalog, PluginInfo
+from .listings import PathConverters, PluginInfo, PluginListings
 from .versions import PluginVersions
 
 
-class ComposedEndpoints:
+@dataclass(frozen=True)
+class PluginVersionReport:
+    """``/_sidecar/.../plugin-versions``: what each plugin key resolves to on this cluster, and why."""
+
+    connector: str | None
+    worker_version: str
+    mode: Mode
+    plugins: tuple[PinResolution, ...]
+
+
+class Plugins:
     def __init__(
-        self,
-        rule: ReadRule,
-        workers: Workers,
-        newer: NewerApi,
-        plugin_versions: PluginVersions | None,
-        path_converters: PathConverters | None = None,
+        self, rule: ReadRule, versions: PluginVersions | None, path_converters: PathConverters | None = None
     ) -> None:
         self._rule = rule
-        self._newer = newer
-        self._plugin_versions = plugin_versions
-        self._restarter = ConnectorRestarter(workers)
-        self._plugins = PluginCatalog(workers, path_converters)
-
-    async def restart_connector(
-        self, request: RestartRequest
-    ) -> Forward[ConnectorStateView] | Accepted[ConnectorStateView]:
-        """``POST /connectors/{c}/restart``: the pre-3.0 request, or a worker that has the options, goes
-        through; otherwise 202 with the plan (``domain.restart``), once the restarts are sent."""
-        if request.connector_only or not await self._rule.emulates(Feature.RESTART_OPTIONS):
-            return Forward()
-        view = self._rule.view
-        if view is None or not view.ready:
-            raise ViewNotReady("Restart options on this Connect version need the sidecar's view, which is not ready")
-        # a connector just created elsewhere: the config topic read to its end, as the worker's leader has it
-        await self._rule.read_config_back("the view did not reach the config topic's end")
-        state = view.state
-        name = request.connector
-        if state.connector_config(name) is None:
-            raise NotFoundError(f"Unknown connector: {name}")  # DistributedHerder.restartConnectorAndTasks
-        status = state.connector_state(name, stopped_overlay=self._rule.stop_emulated())
-        if status is None:
-            raise NotFoundError(f"Status for connector {name} not found")
-        plan = restart_plan(request, status)
-        await self._restarter.restart(plan)
-        return Accepted(plan.status)
+        self._versions = versions
+        self._listings = PluginListings(rule.workers, path_converters)
 
     async def connector_plugins(self, connectors_only: bool) -> Forward[list[PluginInfo]] | Answer[list[PluginInfo]]:
+        """``GET /connector-plugins``: the workers' own list, or, where they cannot list every plugin
+        (before 3.2), the one composed of what they serve."""
         if connectors_only or not await self._rule.emulates(Feature.PLUGIN_LISTING):
             return Forward()
-        plugins, complete = await self._plugins.plugins()
+        plugins, complete = await self._listings.plugins()
         if complete:
             return Answer(plugins)
         warning = (
@@ -67,19 +59,35 @@ class ComposedEndpoints:
         )
         return Answer(plugins, warnings=(warning,))
 
-    async def plugin_config(
+    async def config(
         self, name: str, version: str | None = None
     ) -> Forward[Any] | Answer[list[dict[str, Any]]] | Refusal:
-        """``?version=`` (KIP-891) answered as 4.1+ does; then composed where the workers cannot describe
-        plugins (already in 4.2's shape); otherwise the worker's answer, in the newest shape
-        (``order_in_group``) unless the operator keeps the worker's."""
-        if self._plugin_versions is not None and version is not None:
-            checked = await self._plugin_versions.plugin_config(name, version)
+        """``GET /connector-plugins/{p}/config``: ``?version=`` (KIP-891) answered as 4.1+ does; then composed
+        where the workers cannot describe plugins (already in 4.2's shape); otherwise the worker's answer, in
+        the newest shape (``order_in_group``) unless the operator keeps the worker's."""
+        if self._versions is not None and version is not None:
+            checked = await self._versions.plugin_config(name, version)
             if isinstance(checked, Refusal):
                 return checked
         if await self._rule.emulates(Feature.PLUGIN_LISTING):
-            return Answer(await self._plugins.config(name))
-        return await self._newer.plugin_config()
+            return Answer(await self._listings.config(name))
+        if await self._rule.emulates(Feature.ORDER_IN_GROUP):
+            return Forward(rewrite=json_reshaped(newest_plugin_config))
+        return Forward()
+
+    async def version_report(self, name: str | None, config: Config | None) -> Answer[PluginVersionReport] | Refusal:
+        """The sidecar's own: what each plugin key of a connector (by name) or a configuration resolves to."""
+        versions = self._versions
+        if versions is None:
+            return Refusal(NotFoundError("Plugin versions are not available"), SIDECAR)
+        if config is None:
+            config = await self._rule.connector_config(name or "")
+            if config is None:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)
+        capabilities = self._rule.capabilities
+        mode = await capabilities.mode(Feature.PLUGIN_VERSIONS)  # the one the check uses
+        resolutions = await versions.resolutions(config, native=mode is not Mode.EMULATED)
+        return Answer(PluginVersionReport(name, str(capabilities.version or ""), mode, tuple(resolutions)))
 
 
-__all__ = ["ComposedEndpoints"]
+__all__ = ["PluginVersionReport", "Plugins"]

@@ -30,11 +30,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import orjson
 
 from ...upstream import UpstreamRequest
+from ..connect_api import JSON_HEADERS, validate_path
+from ..definitions import FIELDS
 from ..errors import NotFoundError, Unsupported, WorkerRefused
 from ..ports import Workers
 
@@ -59,7 +60,6 @@ KAFKA_CONVERTERS = frozenset(
 KAFKA_HEADER_CONVERTERS = KAFKA_CONVERTERS | {"org.apache.kafka.connect.storage.SimpleHeaderConverter"}
 # the converters and header converters of the workers' plugin.path; None: the sidecar does not know it
 PathConverters = Callable[[], Awaitable[tuple[frozenset[str], frozenset[str]] | None]]
-JSON = ((b"content-type", b"application/json"), (b"accept", b"application/json"))
 
 
 @dataclass(frozen=True)
@@ -119,17 +119,11 @@ def _framework(definition: Mapping[str, Any]) -> bool:
     return isinstance(group, str) and (group in FRAMEWORK_GROUPS or group.startswith(FRAMEWORK_GROUP_PREFIXES))
 
 
-# rest/entities/ConfigKeyInfo as 4.2+ writes it (``order`` renamed ``order_in_group``), in its field order
-CONFIG_KEY_FIELDS = (
-    "name", "type", "required", "default_value", "importance", "documentation", "group", "order_in_group",
-    "width", "display_name", "dependents",
-)  # fmt: skip
-
-
 def config_key_info(definition: Mapping[str, Any]) -> dict[str, Any]:
-    """A validate answer's ``definition`` (ConfigKeyInfo with ``order``) in 4.2+'s shape."""
+    """A validate answer's ``definition`` (ConfigKeyInfo with ``order``) in 4.2+'s shape, every field of
+    ``definitions.FIELDS`` present."""
     renamed = {("order_in_group" if key == "order" else key): value for key, value in definition.items()}
-    return {key: renamed.get(key) for key in CONFIG_KEY_FIELDS} | renamed
+    return {key: renamed.get(key) for key in FIELDS} | renamed
 
 
 def connector_config_keys(validated: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -142,8 +136,9 @@ def connector_config_keys(validated: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [config_key_info(d) for d in (*definitions[split:], *definitions[:split])]
 
 
-class PluginCatalog:
-    """Asks the worker what it has; ``list`` and ``config`` answer as 4.3.1 does, where it can."""
+class PluginListings:
+    """KIP-769's answers composed of what an older worker serves: ``plugins`` (the list) and ``config``
+    (a connector's definitions) answer as 4.3.1 does, where they can."""
 
     def __init__(self, workers: Workers, path_converters: PathConverters | None = None) -> None:
         self._workers = workers
@@ -158,7 +153,7 @@ class PluginCatalog:
 
     async def _call(self, method: str, path: str, body: object = None) -> Any:
         raw = b"" if body is None else orjson.dumps(body)
-        answer = await self._workers.forward(UpstreamRequest(method, path, headers=JSON, body=raw))
+        answer = await self._workers.forward(UpstreamRequest(method, path, headers=JSON_HEADERS, body=raw))
         if not 200 <= answer.status < 300:
             raise WorkerRefused.of(answer.status, answer.body)
         return answer.json()
@@ -171,8 +166,7 @@ class PluginCatalog:
         body = {"connector.class": connector.class_name, **config}
         if connector.type == "sink":  # SinkConnectorConfig.validate: one of topics or topics.regex
             body.setdefault("topics", ALIAS)
-        path = f"/connector-plugins/{quote(connector.class_name, safe='')}/config/validate"
-        validated: Mapping[str, Any] = await self._call("PUT", path, body)
+        validated: Mapping[str, Any] = await self._call("PUT", validate_path(connector.class_name), body)
         return validated
 
     async def _classes(self, connectors: Sequence[PluginInfo]) -> tuple[list[str], list[str]]:
@@ -212,8 +206,8 @@ __all__ = [
     "KAFKA_HEADER_CONVERTERS",
     "UNDEFINED_VERSION",
     "PathConverters",
-    "PluginCatalog",
     "PluginInfo",
+    "PluginListings",
     "aliases",
     "config_key_info",
     "connector_config_keys",

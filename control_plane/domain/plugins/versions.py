@@ -22,7 +22,6 @@ sidecar's own check too (``config_checks=warn`` lets both through with a warning
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ...rules.maven_range import (
@@ -45,12 +44,12 @@ from ...view import ConnectorStateView, StateEntry
 from ..capabilities import Capabilities, Feature, Mode
 from ..config_checks import NOTHING, CheckResult, ConfigSubject, RequestKind
 from ..config_infos import ConfigProblem
+from ..connect_api import Config
 from ..errors import BadRequestError
 from ..outcomes import SIDECAR, Forward, Refusal
+from ..ports import Amend, ConfigOf
 from .catalog import PluginCatalog, PluginList
 
-Config = Mapping[str, str | None]
-ConfigOf = Callable[[str], Awaitable[Config | None]]  # a connector's configuration by name, None if unknown
 ALL_TYPES = ("source", "sink", "converter", "header_converter", "transformation", "predicate")
 # a task or connector that is not running has no loaded plugin: 4.1+ reports its version as null
 NO_VERSION_STATES = frozenset({"UNASSIGNED"})
@@ -164,7 +163,7 @@ class PluginVersions:
     def task_with_version(self, entry: StateEntry, config: Config | None) -> StateEntry:
         return _versioned(entry, self.version_of(config))
 
-    def amend_status(self, config_of: Callable[[str], Awaitable[Config | None]]) -> Callable[[Any], Awaitable[Any]]:
+    def amend_status(self, config_of: ConfigOf) -> Amend:
         """For a worker's own ``GET /connectors/{c}/status`` JSON: the versions added as 4.1+ shows them."""
 
         async def amend(body: Any) -> Any:
@@ -175,7 +174,7 @@ class PluginVersions:
 
         return amend
 
-    def amend_task(self, name: str, config_of: ConfigOf) -> Callable[[Any], Awaitable[Any]]:
+    def amend_task(self, name: str, config_of: ConfigOf) -> Amend:
         """For a worker's own ``GET /connectors/{c}/tasks/{t}/status`` JSON."""
 
         async def amend(body: Any) -> Any:
@@ -184,7 +183,7 @@ class PluginVersions:
 
         return amend
 
-    def amend_listing(self, config_of: ConfigOf) -> Callable[[Any], Awaitable[Any]]:
+    def amend_listing(self, config_of: ConfigOf) -> Amend:
         """For a worker's own ``GET /connectors?expand=status`` JSON (with ``expand=info``, its configs)."""
 
         async def amend(body: Any) -> Any:

@@ -37,7 +37,7 @@ VIEW_NOT_READY = "The view has not read the internal topics to their end yet."
 
 @dataclass(frozen=True)
 class StateRules:
-    """The view's rules of the workers at hand (the herder knows them)."""
+    """The view's rules of the workers at hand (the read rule knows them; ``Reads`` hands them on)."""
 
     stopped_overlay: bool
     ignore_stale_unassigned: bool

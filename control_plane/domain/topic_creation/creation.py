@@ -44,10 +44,9 @@ from ...storage.errors import TopicAdminError
 from ...storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
 from ..config_checks import NOTHING, CheckResult, ConfigSubject
 from ..config_infos import ConfigProblem
+from ..connect_api import Config
 from ..errors import BadRequestError
 from ..ports import BrokerTopics
-
-Config = Mapping[str, str | None]
 
 # findings that never refuse a configuration: Connect ignores them with a warning of its own, they are
 # harmless, or the sidecar cannot tell

@@ -1,23 +1,24 @@
-"""KIP-158 previews, the sidecar's own: which group, with which settings, creates a topic, for a
-configuration or for an existing connector (``domain.topic_creation``)."""
+"""``CreationPreviews``: the topic-creation feature's one entry (KIP-158). The sidecar's own on every
+version (no worker previews): which group, with which settings, creates a topic, for a configuration or
+for an existing connector (``topic_creation.creation``). The checks of ``topic.creation.*`` on the way to
+a worker run with the configuration checks (``configs``), as a ``ConfigCheck`` handed to them at
+composition."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from ...upstream import UpstreamError, UpstreamRequest
-from ..configs.connector_configs import Config, config_path
+from ..connect_api import Config, config_path
 from ..errors import ConflictError, ControlPlaneError, NotFoundError
 from ..outcomes import SIDECAR, Answer, Refusal
-from ..ports import Workers
 from ..read_rule import ReadRule
 from .creation import CreationPreview, TopicCreation
 
 
 class CreationPreviews:
-    def __init__(self, rule: ReadRule, workers: Workers, topic_creation: TopicCreation | None) -> None:
+    def __init__(self, rule: ReadRule, topic_creation: TopicCreation | None) -> None:
         self._rule = rule
-        self._workers = workers
         self._topic_creation = topic_creation
 
     async def preview(
@@ -34,7 +35,7 @@ class CreationPreviews:
         """The preview of an existing connector: its configuration as a worker has it (the view's when no
         worker answers)."""
         try:
-            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name)))
+            answer = await self._rule.workers.forward(UpstreamRequest("GET", config_path(name)))
             config = answer.json() if answer.status == 200 else None
             if answer.status == 404:
                 return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)

@@ -64,7 +64,7 @@ class TopicTracking:
     def reset(self, connector: str) -> ResetOutcome:
         """Submits the tombstones, all at once (pipelined: ``StatusSink.submit_all``), and returns at once:
         they go out in the background, as the worker's reset does (its 202 once they are handed to its
-        producer), with the status writer's retries (issue 4: the request answers at once, the sidecar's
+        producer), with the status writer's retries (the request answers at once; the sidecar's
         ``/_sidecar/status-writes`` lists what is pending or failed). Raises ``OperationFailed`` (500,
         Connect's shape) when they cannot even be queued (the writer is not running)."""
         self.check_reset_allowed()
