@@ -38,7 +38,7 @@ from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
-from .storage.log_reader import TopicReader
+from .storage.log_reader import KafkaTopicReader
 from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
 from .storage.status_writer import StatusWriter
@@ -220,7 +220,7 @@ async def running(
             groups,
             groups,
             OffsetsWriter(producer, attempt_s),
-            TopicReader(kafka),
+            KafkaTopicReader(kafka),
             worker=WorkerKafka(
                 bootstrap=settings.bootstrap_servers,
                 offsets_topic=settings.offset_storage_topic,

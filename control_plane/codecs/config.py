@@ -88,7 +88,10 @@ class TargetState:
 
 
 @dataclass(frozen=True)
-class RestartRequest:
+class RestartRecord:
+    """``restart-connector-<c>``: a restart request (KafkaConfigBackingStore's RestartRequest record), which
+    the leader carries out."""
+
     connector: str
     include_tasks: bool = False
     only_failed: bool = False
@@ -122,14 +125,7 @@ class LoggerLevel:
 
 
 ConfigRecord: TypeAlias = (
-    ConnectorConfig
-    | TaskConfig
-    | TaskCommit
-    | TargetState
-    | RestartRequest
-    | TaskCountRecord
-    | SessionKey
-    | LoggerLevel
+    ConnectorConfig | TaskConfig | TaskCommit | TargetState | RestartRecord | TaskCountRecord | SessionKey | LoggerLevel
 )
 ConfigDecoded: TypeAlias = ConfigRecord | Tombstone[ConfigKey] | UnknownKey | Malformed
 
@@ -186,7 +182,7 @@ def _decode_value(key: ConfigKey, value: object) -> ConfigRecord | str:
     if kind is ConfigKind.RESTART:
         # recordToRestartRequest: a field that is not a boolean defaults to false
         tasks, failed = value.get("include-tasks"), value.get("only-failed")
-        return RestartRequest(
+        return RestartRecord(
             name, tasks if isinstance(tasks, bool) else False, failed if isinstance(failed, bool) else False
         )
     if kind is ConfigKind.SESSION_KEY:
@@ -228,7 +224,7 @@ def config_key_of(record: ConfigRecord) -> ConfigKey:
             return ConfigKey(ConfigKind.COMMIT, record.connector)
         case TargetState():
             return ConfigKey(ConfigKind.TARGET_STATE, record.connector)
-        case RestartRequest():
+        case RestartRecord():
             return ConfigKey(ConfigKind.RESTART, record.connector)
         case TaskCountRecord():
             return ConfigKey(ConfigKind.TASK_COUNT, record.connector)
@@ -248,7 +244,7 @@ def _value_of(record: ConfigRecord) -> dict[str, object]:
         case TargetState():
             value: dict[str, object] = {} if record.state is None else {"state": record.state}
             return value if record.state_v2 is None else {**value, "state.v2": record.state_v2}
-        case RestartRequest():
+        case RestartRecord():
             return {"include-tasks": record.include_tasks, "only-failed": record.only_failed}
         case TaskCountRecord():
             return {"task-count": record.task_count}

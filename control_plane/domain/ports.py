@@ -44,7 +44,7 @@ class OffsetsLog(Protocol):
 
 
 class TopicReader(Protocol):
-    """Reads a whole topic once, from its beginning to its end (``storage.log_reader.read_topic``);
+    """Reads a whole topic once, from its beginning to its end (``storage.log_reader.KafkaTopicReader``);
     raises ``ReadTimeout``."""
 
     async def read_all(self, topic: str, timeout_s: float) -> Sequence[LogRecord]: ...

@@ -18,7 +18,7 @@ from control_plane.codecs import (
     ConnectorStatus,
     LoggerLevel,
     Malformed,
-    RestartRequest,
+    RestartRecord,
     SourceOffset,
     TargetState,
     TaskStatus,
@@ -205,7 +205,7 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
     assert {"ConnectorConfig", "TaskConfig", "TaskCommit", "TargetState", "SessionKey", "Tombstone"} <= kinds
     assert any(getattr(r, "properties", {}).get("codec.probe") == PROBE for r in configs)
     if version_at_least(cluster, 3, 0):  # KIP-745's restart requests
-        assert RestartRequest(source, include_tasks=True, only_failed=False) in configs
+        assert RestartRecord(source, include_tasks=True, only_failed=False) in configs
     target_states = [r for r in configs if isinstance(r, TargetState) and r.connector in (source, names["src_b"])]
     expected_paused = TargetState(source, "PAUSED", "PAUSED" if version_at_least(cluster, 3, 5) else None)
     assert expected_paused in target_states

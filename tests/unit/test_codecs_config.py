@@ -10,7 +10,7 @@ from control_plane.codecs import (
     ConnectorConfig,
     LoggerLevel,
     Malformed,
-    RestartRequest,
+    RestartRecord,
     SessionKey,
     TargetState,
     TaskCommit,
@@ -63,7 +63,7 @@ VECTORS = [
     (
         b"restart-connector-source-new-d626fd56",
         b'{"include-tasks":true,"only-failed":false}',
-        RestartRequest("source-new-d626fd56", include_tasks=True, only_failed=False),
+        RestartRecord("source-new-d626fd56", include_tasks=True, only_failed=False),
     ),
     (b"tasks-fencing-a", b'{"task-count":3}', TaskCountRecord("a", 3)),
     (
@@ -191,7 +191,7 @@ def test_target_state_constructors() -> None:
 
 
 def test_restart_request_fields_default_to_false_like_the_worker() -> None:
-    assert decode_config(b"restart-connector-a", b'{"include-tasks":"yes"}') == RestartRequest("a", False, False)
+    assert decode_config(b"restart-connector-a", b'{"include-tasks":"yes"}') == RestartRecord("a", False, False)
 
 
 def test_session_key_bytes() -> None:
