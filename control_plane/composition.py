@@ -3,7 +3,7 @@ started in that order and stopped in reverse, a partial start undone (as Connect
 ``ConnectDistributed.startConnect`` reads top to bottom: stores, herder, REST server).
 
     metrics (given) -> the workers' client -> capabilities -> Kafka: status writer, view, writers,
-    consumer groups -> features -> herder
+    consumer groups -> the features' parts -> the read rule -> one facade per feature -> herder
 
 ``running(settings, metrics)`` is an async context manager yielding the ``Runtime``: the typed state the
 HTTP layer's lifespan hands its handlers. ``transport`` and ``status_producer`` put fakes under the
@@ -20,20 +20,16 @@ from typing import Protocol
 from .access import Access, build_access
 from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
-from .domain.connector_configs import ConnectorConfigs
-from .domain.health import HealthCheck
+from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.herder import Herder
-from .domain.initial_state import ConnectorCreation
 from .domain.liveness import WorkerProbe
-from .domain.loggers import Loggers
-from .domain.newer_api import NewerApi
-from .domain.offsets import ConnectorOffsets, WorkerKafka
-from .domain.plugin_catalog import PluginCatalog
-from .domain.plugin_versions import PluginVersions
-from .domain.stop import ConnectorStopper
-from .domain.task_shutdown import TaskShutdown
-from .domain.topic_creation import TopicCreation
-from .domain.topics import TopicTracking
+from .domain.newer import HealthCheck, Loggers, NewerApi
+from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
+from .domain.plugins import PluginCatalog, Plugins, PluginVersions
+from .domain.read_rule import ReadRule
+from .domain.reads import Reads
+from .domain.topic_creation import CreationPreviews, TopicCreation
+from .domain.topics import Topics, TopicTracking
 from .heap import HeapFreezer
 from .kafka_config import client_kwargs
 from .metrics import Metrics
@@ -42,7 +38,7 @@ from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
-from .storage.log_reader import TopicReader
+from .storage.log_reader import KafkaTopicReader
 from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
 from .storage.status_writer import StatusWriter
@@ -180,9 +176,9 @@ async def running(
             WorkerProbe(
                 upstream,
                 view,
+                catalog,
                 interval_s=settings.worker_probe_s,
                 plugins_refresh_s=settings.capability_refresh_s,
-                catalog=catalog,
             )
             if view
             else None
@@ -210,56 +206,61 @@ async def running(
             view=view,
             read_back_timeout_s=read_back_s,
         )
-        newer = NewerApi(
-            capabilities,
-            configs,
-            ConnectorCreation(upstream, configs, view, config_log, read_back_s),
-            Loggers(upstream, timeout_s=settings.upstream_read_timeout_s),
-            HealthCheck(upstream, settings.health_check_timeout_s),
-            advertise_effective=settings.advertised_version == "effective",
-        )
-        herder = Herder(
+        rule = ReadRule(
             capabilities=capabilities,
             workers=upstream,
             view=view,
             probe=probe,
-            tracking=tracking,
-            stopper=ConnectorStopper(view, config_log, groups, read_back_s),
-            offsets=ConnectorOffsets(
-                view,
-                groups,
-                groups,
-                OffsetsWriter(producer, attempt_s),
-                TopicReader(kafka),
-                worker=WorkerKafka(
-                    bootstrap=settings.bootstrap_servers,
-                    offsets_topic=settings.offset_storage_topic,
-                    consumer_group=settings.consumer_group_id,
-                    producer_bootstrap=settings.worker_producer_bootstrap_servers,
-                    consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
-                    exactly_once_source_support=settings.exactly_once_source_support,
-                ),
-                read_back_timeout_s=read_back_s,
-                shutdown=TaskShutdown(
-                    view,
-                    status_timeout_s=settings.emulation_task_stop_timeout_s,
-                    graceful_shutdown_s=settings.task_shutdown_graceful_timeout_ms / 1000,
-                )
-                if view
-                else None,
-                connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
-            ),
-            configs=configs,
-            newer=newer,
-            status_writes=status_writer,
             reads_from_view=settings.read_from == "view",
-            describe_settings=lambda: describe(settings),
             read_your_writes_s=settings.read_your_writes_timeout_s,
-            topic_creation=topic_creation,
-            plugin_versions=plugin_versions,
-            path_converters=path_converters,
         )
-        metrics.watch_states(herder.state_gauges)
+        advertise_effective = settings.advertised_version == "effective"
+        offsets = EmulatedOffsets(
+            view,
+            groups,
+            groups,
+            OffsetsWriter(producer, attempt_s),
+            KafkaTopicReader(kafka),
+            worker=WorkerKafka(
+                bootstrap=settings.bootstrap_servers,
+                offsets_topic=settings.offset_storage_topic,
+                consumer_group=settings.consumer_group_id,
+                producer_bootstrap=settings.worker_producer_bootstrap_servers,
+                consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
+                exactly_once_source_support=settings.exactly_once_source_support,
+            ),
+            read_back_timeout_s=read_back_s,
+            shutdown=TaskShutdown(
+                view,
+                status_timeout_s=settings.emulation_task_stop_timeout_s,
+                graceful_shutdown_s=settings.task_shutdown_graceful_timeout_ms / 1000,
+            )
+            if view
+            else None,
+            connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
+        )
+        herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
+            rule,
+            reads=Reads(
+                rule,
+                status_writer,
+                plugin_versions,
+                describe_settings=lambda: describe(settings),
+                advertise_effective=advertise_effective,
+            ),
+            offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, groups, read_back_s), offsets),
+            topics=Topics(rule, tracking),
+            topic_creation=CreationPreviews(rule, topic_creation),
+            plugins=Plugins(rule, plugin_versions, path_converters),
+            configs=Configs(rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s)),
+            newer=NewerApi(
+                rule,
+                Loggers(upstream, timeout_s=settings.upstream_read_timeout_s),
+                HealthCheck(upstream, settings.health_check_timeout_s),
+                advertise_effective=advertise_effective,
+            ),
+        )
+        metrics.watch_states(herder.reads.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
         started.push_async_callback(status_writer.stop, settings.shutdown_flush_timeout_s)
         for part in (access.audit.sink, view, probe, capabilities):

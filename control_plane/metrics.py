@@ -95,7 +95,7 @@ class Metrics:
         self.registry.register(_ViewCollector(view))
 
     def watch_states(self, source: Callable[[], StateGaugeSource | None]) -> None:
-        """Per-connector state gauges from the view, at scrape time (``domain.connector_states``; None while
+        """Per-connector state gauges from the view, at scrape time (``domain.reads.states``; None while
         the view is not ready: nothing shown rather than partial counts)."""
         self._states = _StateText(source)
 
@@ -213,7 +213,7 @@ class ConnectorStateGauge(Protocol):
 
 
 class StateGaugeSource(Protocol):
-    """``domain.connector_states.StateGauges``: kept incrementally; ``version`` changes with its contents."""
+    """``domain.reads.StateGauges``: kept incrementally; ``version`` changes with its contents."""
 
     @property
     def connectors(self) -> Mapping[str, ConnectorStateGauge]: ...

@@ -88,7 +88,10 @@ class TargetState:
 
 
 @dataclass(frozen=True)
-class RestartRequest:
+class RestartRecord:
+    """``restart-connector-<c>``: a restart request (KafkaConfigBackingStore's RestartRequest record), which
+    the leader carries out."""
+
     connector: str
     include_tasks: bool = False
     only_failed: bool = False
@@ -114,7 +117,7 @@ class SessionKey:
 
 
 @dataclass(frozen=True)
-class LoggerLevel:
+class LoggerLevelRecord:
     """``logger-cluster-<namespace>``: a cluster-wide log level (3.7+)."""
 
     namespace: str
@@ -126,10 +129,10 @@ ConfigRecord: TypeAlias = (
     | TaskConfig
     | TaskCommit
     | TargetState
-    | RestartRequest
+    | RestartRecord
     | TaskCountRecord
     | SessionKey
-    | LoggerLevel
+    | LoggerLevelRecord
 )
 ConfigDecoded: TypeAlias = ConfigRecord | Tombstone[ConfigKey] | UnknownKey | Malformed
 
@@ -186,7 +189,7 @@ def _decode_value(key: ConfigKey, value: object) -> ConfigRecord | str:
     if kind is ConfigKind.RESTART:
         # recordToRestartRequest: a field that is not a boolean defaults to false
         tasks, failed = value.get("include-tasks"), value.get("only-failed")
-        return RestartRequest(
+        return RestartRecord(
             name, tasks if isinstance(tasks, bool) else False, failed if isinstance(failed, bool) else False
         )
     if kind is ConfigKind.SESSION_KEY:
@@ -201,7 +204,7 @@ def _decode_value(key: ConfigKey, value: object) -> ConfigRecord | str:
     level = value.get("level")
     if not isinstance(level, str):
         return "'level' is not a string"
-    return LoggerLevel(name, level)
+    return LoggerLevelRecord(name, level)
 
 
 def decode_config(key: bytes | None, value: bytes | None) -> ConfigDecoded:
@@ -228,13 +231,13 @@ def config_key_of(record: ConfigRecord) -> ConfigKey:
             return ConfigKey(ConfigKind.COMMIT, record.connector)
         case TargetState():
             return ConfigKey(ConfigKind.TARGET_STATE, record.connector)
-        case RestartRequest():
+        case RestartRecord():
             return ConfigKey(ConfigKind.RESTART, record.connector)
         case TaskCountRecord():
             return ConfigKey(ConfigKind.TASK_COUNT, record.connector)
         case SessionKey():
             return ConfigKey(ConfigKind.SESSION_KEY)
-        case LoggerLevel():
+        case LoggerLevelRecord():
             return ConfigKey(ConfigKind.LOGGER, record.namespace)
     raise TypeError(f"not a config record: {record!r}")
 
@@ -248,13 +251,13 @@ def _value_of(record: ConfigRecord) -> dict[str, object]:
         case TargetState():
             value: dict[str, object] = {} if record.state is None else {"state": record.state}
             return value if record.state_v2 is None else {**value, "state.v2": record.state_v2}
-        case RestartRequest():
+        case RestartRecord():
             return {"include-tasks": record.include_tasks, "only-failed": record.only_failed}
         case TaskCountRecord():
             return {"task-count": record.task_count}
         case SessionKey():
             return {"key": record.key, "algorithm": record.algorithm, "creation-timestamp": record.creation_timestamp}
-        case LoggerLevel():
+        case LoggerLevelRecord():
             return {"level": record.level}
     raise TypeError(f"not a config record: {record!r}")
 

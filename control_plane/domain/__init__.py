@@ -1,2 +1,45 @@
-"""The domain: the herder the HTTP handlers call, the decision native or emulated
-(``capabilities``), the features, their ports and outcomes. Never imports Starlette or the settings."""
+"""The domain: the herder the HTTP handlers call, and the features it holds, each deciding per request
+whether the workers do it natively or the sidecar emulates it. Never imports Starlette or the settings.
+
+The spine, the top-level modules, is what every feature shares:
+
+- ``herder``: ``Herder``, one facade per feature (``herder.offsets.stop(name)``), and its own ``forward``;
+- ``capabilities``: ``Capabilities``, per feature native or emulated, from the workers' versions and the
+  settings;
+- ``read_rule``: ``ReadRule``, who answers a read (the view or a worker) and how fresh its answer is;
+- ``outcomes``: what a feature answers (``Answer``, ``Refusal``, ``Forward``, ``Accepted``, ``Done``, ...);
+- ``ports``: the interfaces the features depend on, met by ``storage``, ``upstream`` and ``view``, and two
+  by the ``plugins`` feature;
+- ``errors``: the domain's exception tree (``rest.errors`` renders it as Connect does);
+- ``liveness``: ``WorkerProbe``, whether any worker answers now; the view's plugin types;
+- ``config_checks``: the seam of the checks a configuration goes through on its way to a worker;
+- ``config_infos``, ``definitions``: Connect's ``ConfigInfos`` and ``ConfigKeyInfo``, with the sidecar's
+  problems added, in 4.2's shape;
+- ``connect_api``: a configuration as Connect's REST API carries it, the paths the features compose;
+- ``jackson``: Jackson's messages for request bodies Connect cannot read;
+- ``api_version``: the version ``GET /`` advertises.
+
+One package per feature, each with one facade (its ``feature`` module), where the feature's decision is:
+
+- ``reads`` (``Reads``): who answers connector and task reads, the view or a worker; statuses with the
+  plugin versions where the workers lack them (KIP-891, 4.1); the dashboards' states; the sidecar's own
+  endpoints (readiness, capabilities, info, status writes);
+- ``offsets`` (``StopAndOffsets``): who stops a connector (KIP-875, 3.5) and who reads (3.5), alters and
+  resets (3.6) its offsets; a resume of a connector stopped after it had failed;
+- ``topics`` (``Topics``): who answers and resets a connector's active topics (KIP-558, 2.5); which
+  connectors use a topic;
+- ``topic_creation`` (``CreationPreviews``): the sidecar's own on every version, which group, with which
+  settings, creates a topic (KIP-158);
+- ``plugins`` (``Plugins``): who lists the plugins and describes their configs (KIP-769, 3.2), by version
+  (KIP-891, 4.1) and in 4.2's shape; what each plugin key of a configuration resolves to;
+- ``configs`` (``Configs``): validate, create, update and PATCH, the sidecar's checks first;
+  ``initial_state`` (KIP-980, 3.7), PATCH (KIP-477, 3.8), validate answers in the newest shape (4.2, 4.4);
+- ``newer`` (``NewerApi``): restart options (KIP-745, 3.0), loggers (KIP-976, 3.7; log4j 2's levels,
+  4.0), ``GET /health`` (KIP-1017, 3.9), the version ``GET /`` shows.
+
+The features import each other only through the spine (the ``domain-features`` import contract); what one
+offers another reaches it through a port, wired in ``control_plane.composition``: the version checks of
+``plugins`` and the rules of ``topic_creation`` are ``ConfigCheck``s that ``configs`` runs, the plugin
+versions in statuses are the ``StatusVersions`` of ``reads``, the plugin list the ``PluginTypes`` of
+``liveness``.
+"""

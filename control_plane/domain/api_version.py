@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .capabilities import Decision, Feature, Mode, Version
+from .capabilities import Capabilities, Decision, Feature, Mode, Version
 
 # Apache Kafka's minor releases, oldest first; the sidecar knows the REST API up to the last one.
 RELEASES: tuple[tuple[int, int], ...] = (
@@ -41,6 +41,15 @@ def provided(decision: Decision, worker: Version) -> bool:
     return decision.mode is Mode.NATIVE and worker >= since
 
 
+def advertised_version(capabilities: Capabilities, *, effective: bool) -> str | None:
+    """The version ``GET /`` shows (and ``/_sidecar/capabilities`` names): None for the workers' own
+    (``advertised_version=worker``, or no worker reported its version yet)."""
+    worker = capabilities.version
+    if not effective or worker is None:
+        return None
+    return str(effective_version(worker, capabilities.decisions))
+
+
 def effective_version(worker: Version, decisions: Mapping[Feature, Decision]) -> Version:
     """The newest release whose whole API this cluster has, through the sidecar."""
     missing = [
@@ -56,4 +65,4 @@ def effective_version(worker: Version, decisions: Mapping[Feature, Decision]) ->
     return Version((newest[0], newest[1], 0))
 
 
-__all__ = ["NEWEST_KNOWN", "REFERENCE", "RELEASES", "effective_version", "provided"]
+__all__ = ["NEWEST_KNOWN", "REFERENCE", "RELEASES", "advertised_version", "effective_version", "provided"]

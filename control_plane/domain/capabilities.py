@@ -40,7 +40,7 @@ class Feature(StrEnum):
     OFFSETS_ALTER_RESET = "offsets_alter_reset"
     PLUGIN_VERSIONS = "plugin_versions"
     STATUS_STORE_RETRIES = "status_store_retries"
-    # the REST API of newer Connect releases (domain.newer_api and friends)
+    # the REST API of newer Connect releases (decided by domain.newer, domain.configs and domain.plugins)
     INITIAL_STATE = "initial_state"
     LOGGER_CLUSTER_SCOPE = "logger_cluster_scope"
     PATCH_CONFIG = "patch_config"

@@ -3,7 +3,8 @@
 A background routine (``WorkerProbe``) asks every worker for its version every ``interval_s``. While no
 worker answers, what the view shows may be out of date: its answers are marked stale. Every
 ``plugins_refresh_s`` (and once a worker answers after start) it reads ``GET /connector-plugins`` into
-the view's plugin types (the shared rule ``rules.connectors.plugin_types``).
+the view's plugin types (the shared rule ``rules.connectors.plugin_types``), through the ``PluginTypes``
+port (``plugins.PluginCatalog``, the one loader of that list).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from collections.abc import Callable
 import structlog
 
 from ..background import cancel_and_wait
-from .plugin_catalog import PluginCatalog
-from .ports import ViewSnapshot, Workers
+from .ports import PluginTypes, ViewSnapshot, Workers
 
 log = structlog.get_logger(__name__)
 
@@ -26,10 +26,10 @@ class WorkerProbe:
         self,
         workers: Workers,
         view: ViewSnapshot,
+        plugins: PluginTypes,
         *,
         interval_s: float,
         plugins_refresh_s: float,
-        catalog: PluginCatalog | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -37,7 +37,7 @@ class WorkerProbe:
         self._view = view
         self._interval_s = interval_s
         self._plugins_refresh_s = plugins_refresh_s
-        self.catalog = catalog or PluginCatalog(workers, refresh_s=plugins_refresh_s, monotonic=monotonic)
+        self._plugins = plugins
         self._clock = clock
         self._monotonic = monotonic
         self.answering: bool | None = None  # None until the probe ran once
@@ -73,8 +73,8 @@ class WorkerProbe:
             await asyncio.sleep(self._interval_s)
 
     async def _load_plugin_types(self) -> None:
-        if await self.catalog.load():
-            self._view.state.plugin_types = self.catalog.snapshot.connector_types()
+        if await self._plugins.load():
+            self._view.state.plugin_types = self._plugins.connector_types()
             self._plugins_loaded_at = self._monotonic()
 
 

@@ -1,4 +1,5 @@
-"""What the herder answers: the domain's own outcomes, never HTTP objects (the REST layer renders them).
+"""What the herder's features answer: the domain's own outcomes, never HTTP objects (the REST layer renders
+them).
 
 - ``Answer[T]``: the sidecar answers itself, with ``value`` and where it came from (``Provenance``);
 - ``Refusal``: the sidecar answers itself with a domain error (a 404 from the view, say), with provenance;

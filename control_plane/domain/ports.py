@@ -1,11 +1,16 @@
 """The small interfaces the domain's features depend on, each implemented by one class of ``storage``,
 ``upstream`` or ``view`` (named below) and by a few-line fake in the unit tests. Built and wired in one
 place, ``control_plane.composition``; the features never see settings or Kafka client arguments.
+
+Two ports are met by a feature of the domain itself, so that the features never import one another
+(the ``domain-features`` import contract): the plugin list the view needs for connector types
+(``PluginTypes``, read by the spine's ``liveness.WorkerProbe``) and the plugin versions the reads add to
+statuses (``StatusVersions``), both ``plugins``' own, handed to the others at composition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ..codecs import ConfigRecord, StatusRecord, Tombstone
@@ -16,9 +21,12 @@ from ..storage.offsets_writer import OffsetRecord
 from ..storage.status_writes import StatusWrites
 from ..storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
 from ..upstream import UpstreamRequest, UpstreamResponse
-from ..view import ClusterView
+from ..view import ClusterView, ConnectorStateView, StateEntry
+from .connect_api import Config
 
 TopicPartition = tuple[str, int]
+ConfigOf = Callable[[str], Awaitable[Config | None]]  # a connector's configuration by name, None if unknown
+Amend = Callable[[Any], Awaitable[Any]]  # a worker's JSON answer, with what the sidecar adds
 
 
 class ConfigLog(Protocol):
@@ -36,7 +44,7 @@ class OffsetsLog(Protocol):
 
 
 class TopicReader(Protocol):
-    """Reads a whole topic once, from its beginning to its end (``storage.log_reader.read_topic``);
+    """Reads a whole topic once, from its beginning to its end (``storage.log_reader.KafkaTopicReader``);
     raises ``ReadTimeout``."""
 
     async def read_all(self, topic: str, timeout_s: float) -> Sequence[LogRecord]: ...
@@ -131,13 +139,44 @@ class Workers(Protocol):
     async def worker_versions(self) -> dict[str, str | None]: ...
 
 
+class PluginTypes(Protocol):
+    """The workers' plugin list, loaded for the view's connector types (``plugins.PluginCatalog``):
+    ``load`` keeps the last list when it fails (False)."""
+
+    async def load(self) -> bool: ...
+
+    def connector_types(self) -> dict[str, str]: ...
+
+
+class StatusVersions(Protocol):
+    """The plugin versions statuses show where the workers do not (KIP-891 before 4.1;
+    ``plugins.PluginVersions``): in the view's answers, and added to a worker's JSON answers, each
+    connector's configuration read with ``config_of``."""
+
+    def emulated(self) -> bool: ...
+
+    def with_versions(self, state: ConnectorStateView, config: Config | None) -> ConnectorStateView: ...
+
+    def task_with_version(self, entry: StateEntry, config: Config | None) -> StateEntry: ...
+
+    def amend_listing(self, config_of: ConfigOf) -> Amend: ...
+
+    def amend_status(self, config_of: ConfigOf) -> Amend: ...
+
+    def amend_task(self, name: str, config_of: ConfigOf) -> Amend: ...
+
+
 __all__ = [
+    "Amend",
     "BrokerTopics",
     "ClusterMetadata",
     "ConfigLog",
+    "ConfigOf",
     "GroupAdmin",
     "OffsetsLog",
+    "PluginTypes",
     "StatusSink",
+    "StatusVersions",
     "TopicPartition",
     "TopicReader",
     "ViewSnapshot",

@@ -6,6 +6,8 @@ workers (``read_from=upstream``); otherwise the request goes to a worker, and wh
 view answers anyway, marked stale with its age. Where the workers cannot stop connectors (before 3.5) the
 view knows better than they do: a connector the sidecar stopped is shown as 3.5+ shows it, STOPPED and
 without tasks, whoever else would answer.
+
+The read rule is built once (``control_plane.composition``) and shared by every feature and the herder.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any, TypeVar
 import structlog
 
 from ..storage.errors import ReadTimeout
+from ..upstream import UpstreamError, UpstreamRequest
 from ..view import ClusterView
 from .capabilities import Capabilities, Feature, Mode, Version
+from .connect_api import Config, config_path
 from .errors import ControlPlaneError
 from .liveness import WorkerProbe
 from .outcomes import Answer, Forward, Provenance, Read, Refusal, Source
-from .ports import ViewSnapshot
+from .ports import ViewSnapshot, Workers
 
 T = TypeVar("T")
 log = structlog.get_logger(__name__)
@@ -36,12 +40,14 @@ class ReadRule:
         self,
         *,
         capabilities: Capabilities,
+        workers: Workers,
         view: ViewSnapshot | None,
         probe: WorkerProbe | None,
         reads_from_view: bool,
-        read_your_writes_s: float,
+        read_your_writes_s: float = 5.0,
     ) -> None:
         self.capabilities = capabilities
+        self.workers = workers
         self.view = view
         self.probe = probe
         self._reads_from_view_setting = reads_from_view
@@ -96,6 +102,18 @@ class ReadRule:
         if not self.stop_emulated() or not self.view_ready or self.view is None:
             return False
         return any(self.view.state.target_state(name) == "STOPPED" for name in names)
+
+    async def connector_config(self, name: str) -> Config | None:
+        """A connector's configuration: the view's once it has caught up, else a worker's (None when
+        neither has it)."""
+        if self.view_ready and self.view is not None:
+            return self.view.state.connector_config(name)
+        try:
+            answer = await self.workers.forward(UpstreamRequest("GET", config_path(name)))
+        except UpstreamError:
+            return None
+        config = answer.json() if answer.status == 200 else None
+        return config if isinstance(config, dict) else None
 
     async def emulates(self, feature: Feature) -> bool:
         return await self.capabilities.mode(feature) is Mode.EMULATED

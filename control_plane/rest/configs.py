@@ -12,7 +12,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.initial_state import read_initial_state
+from ..domain.configs import read_initial_state
 from ..domain.outcomes import Forward
 from .outcomes import respond
 from .state import herder
@@ -59,7 +59,7 @@ async def validate_config(request: Request) -> Response:
     config = config_map(await _json(request))
     if config is None:
         return await respond(request, Forward())
-    return await respond(request, await herder(request).validate_config(raw_path(request), config))
+    return await respond(request, await herder(request).configs.validate(raw_path(request), config))
 
 
 async def create_connector(request: Request) -> Response:
@@ -70,15 +70,15 @@ async def create_connector(request: Request) -> Response:
     if not isinstance(body, dict) or config is None or not (name is None or isinstance(name, str)):
         return await respond(request, Forward())
     initial = read_initial_state(body, raw)  # KIP-980
-    return await respond(request, await herder(request).create_connector(name, config, body, initial))
+    return await respond(request, await herder(request).configs.create(name, config, body, initial))
 
 
 async def put_or_patch_config(request: Request) -> Response:
     config = config_map(await _json(request))
     name = request.path_params["connector"]
     if request.method == "PATCH":
-        outcome = await herder(request).patch_connector_config(name, config, await request.body())
+        outcome = await herder(request).configs.patch(name, config, await request.body())
         return await respond(request, outcome)
     if config is None:
         return await respond(request, Forward())
-    return await respond(request, await herder(request).put_connector_config(name, config))
+    return await respond(request, await herder(request).configs.put(name, config))

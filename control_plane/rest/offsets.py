@@ -9,13 +9,12 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.offsets import ConnectorOffset
-from ..domain.offsets_request import parse_alter_request
+from ..domain.offsets import PartitionOffset, parse_alter_request
 from .outcomes import respond
 from .state import herder
 
 
-def offsets_json(offsets: tuple[ConnectorOffset, ...]) -> dict[str, object]:
+def offsets_json(offsets: tuple[PartitionOffset, ...]) -> dict[str, object]:
     """rest/entities/ConnectorOffsets and ConnectorOffset."""
     return {"offsets": [{"partition": dict(o.partition), "offset": o.offset} for o in offsets]}
 
@@ -26,14 +25,14 @@ def message_json(message: str) -> dict[str, str]:
 
 
 async def stop_connector(request: Request) -> Response:
-    return await respond(request, await herder(request).stop_connector(request.path_params["connector"]))
+    return await respond(request, await herder(request).offsets.stop(request.path_params["connector"]))
 
 
 async def connector_offsets(request: Request) -> Response:
     name = request.path_params["connector"]
     if request.method in ("GET", "HEAD"):
-        return await respond(request, await herder(request).connector_offsets(name), offsets_json)
+        return await respond(request, await herder(request).offsets.read(name), offsets_json)
     if request.method == "DELETE":
-        return await respond(request, await herder(request).reset_offsets(name), message_json)
+        return await respond(request, await herder(request).offsets.reset(name), message_json)
     entries = parse_alter_request(await request.body())  # PATCH
-    return await respond(request, await herder(request).alter_offsets(name, entries), message_json)
+    return await respond(request, await herder(request).offsets.alter(name, entries), message_json)

@@ -14,6 +14,7 @@ with it (tests/integration/test_sidecar_fuzz.py).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -22,15 +23,14 @@ from pydantic.json_schema import models_json_schema
 
 from ..domain.api_version import NEWEST_KNOWN
 from . import connect_models as cm
-from .router import label_of
-from .routes import NO_BODY, ROUTES, TEXT, Body, Route
+from .routes import NO_BODY, ROUTES, TEXT, Body, Route, label_of
 
 _STR = {"type": "string"}
 
 
-def documented() -> tuple[Route, ...]:
+def documented(routes: Sequence[Route] = ROUTES) -> tuple[Route, ...]:
     """The routes the document names: every route but the workers' internal ones."""
-    return tuple(route for route in ROUTES if not route.internal)
+    return tuple(route for route in routes if not route.internal)
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
@@ -79,23 +79,22 @@ def _operation(op: Route) -> dict[str, Any]:
 _DESCRIPTIONS = {200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 500: "Failed", 503: "Not ready"}
 
 
-def _models() -> list[type[BaseModel]]:
+def _models(routes: Sequence[Route]) -> list[type[BaseModel]]:
     seen: dict[str, type[BaseModel]] = {}
-    for op in documented():
+    for op in documented(routes):
         for body in (op.body, *op.answers.values(), cm.ErrorMessage):
             if isinstance(body, type) and seen.setdefault(body.__name__, body) is not body:
                 raise ValueError(f"two models named {body.__name__}")
     return list(seen.values())
 
 
-@cache
-def document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document (built once: a pure function of the code)."""
+def render(routes: Sequence[Route]) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of a route table."""
     _, schemas = models_json_schema(
-        [(m, "serialization") for m in _models()], ref_template="#/components/schemas/{model}"
+        [(m, "serialization") for m in _models(routes)], ref_template="#/components/schemas/{model}"
     )
     paths: dict[str, dict[str, Any]] = {}
-    for op in documented():
+    for op in documented(routes):
         paths.setdefault(label_of(op.path), {})[op.method.lower()] = _operation(op)
     major, minor = NEWEST_KNOWN
     return {
@@ -119,9 +118,20 @@ def document() -> dict[str, Any]:
     }
 
 
+def render_json(routes: Sequence[Route]) -> bytes:
+    return json.dumps(render(routes), indent=2, sort_keys=False).encode() + b"\n"
+
+
+@cache
+def document() -> dict[str, Any]:
+    """The sidecar's OpenAPI document, of its route table (``routes.ROUTES``; built once: a pure function of the
+    code)."""
+    return render(ROUTES)
+
+
 @cache
 def document_json() -> bytes:
-    return json.dumps(document(), indent=2, sort_keys=False).encode() + b"\n"
+    return render_json(ROUTES)
 
 
-__all__ = ["document", "document_json", "documented"]
+__all__ = ["document", "document_json", "documented", "render", "render_json"]

@@ -15,7 +15,7 @@ async def healthz(_: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    readiness = herder(request).readiness()
+    readiness = herder(request).reads.readiness()
     return json_response({"ready": readiness.ready, "checks": readiness.checks}, 200 if readiness.ready else 503)
 
 
@@ -25,20 +25,19 @@ async def metrics(request: Request) -> Response:
 
 
 async def capabilities(request: Request) -> Response:
-    return json_response(herder(request).capabilities_info())
+    return json_response(herder(request).reads.capabilities_info())
 
 
 async def info(request: Request) -> Response:
-    return json_response(herder(request).info())
+    return json_response(herder(request).reads.info())
 
 
 async def status_writes(request: Request) -> Response:
     """``GET /_sidecar/status-writes``: the status-topic writes still pending, and those that failed."""
-    return json_response(herder(request).status_writes())
+    return json_response(herder(request).reads.status_writes())
 
 
-async def openapi(_: Request) -> Response:
-    """``GET /_sidecar/openapi.json``: the sidecar's OpenAPI document (``rest.openapi``)."""
-    from .openapi import document_json  # the document is rendered from the route table, which names this handler
-
-    return Response(document_json(), media_type="application/json")
+async def openapi(request: Request) -> Response:
+    """``GET /_sidecar/openapi.json``: the sidecar's OpenAPI document, of the route table the request was
+    routed by (``rest.router``, in the scope as Starlette's router puts itself there)."""
+    return Response(request.scope["router"].openapi_json(), media_type="application/json")

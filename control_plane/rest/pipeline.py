@@ -30,7 +30,7 @@ from .errors import answer_for
 from .exchange import Exchange, HttpReply
 from .limits import SHUTTING_DOWN, RequestLimits, refusal
 from .proxy import answer_headers, forward, log_level, upstream_request
-from .router import ROUTER, Router, Target
+from .router import ROUTER, Router, RouteTarget
 from .stamp import stamped
 from .state import EXCHANGE, RuntimeSlot, current
 from .unanswered import known_better, unanswered
@@ -71,7 +71,7 @@ class Pipeline:
         runtime = self._slot.runtime
         return stamped(headers, runtime.upstream.server_header if runtime is not None else None)
 
-    async def _limited(self, exchange: Exchange, target: Target) -> HttpReply:
+    async def _limited(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         if self._limits is None:
             return await self._admitted(exchange, target)
         refused = self._limits.enter(exchange)
@@ -83,13 +83,13 @@ class Pipeline:
         finally:
             REQUEST_DEADLINE.reset(token)
 
-    async def _admitted(self, exchange: Exchange, target: Target) -> HttpReply:
+    async def _admitted(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         denied = None if self._admission.admits_everything else self._admission.admit(exchange)
         if denied is not None:
             return HttpReply(denied.status, framed(denied), denied.body)
         return await self._access.serve(exchange, lambda guarded: self._dispatched(guarded, target))
 
-    async def _dispatched(self, exchange: Exchange, target: Target) -> HttpReply:
+    async def _dispatched(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         try:
             if target.resource is None:
                 return await self._forwarded(exchange)
@@ -97,14 +97,16 @@ class Pipeline:
         except Exception as exc:  # noqa: BLE001 - every error has an answer (rest.errors)
             return _reply_of(answer_for(exc, exchange.path))
 
-    async def _routed(self, exchange: Exchange, target: Target) -> HttpReply:
+    async def _routed(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         """The route's refusals (the worker's HTTP stack's, for a Connect route), then its handler."""
         assert target.resource is not None
         params = dict(target.params)  # the target is kept for the next request of the path
         refused = target.resource.refusal(exchange, params)
         if refused is None:
             assert target.handler is not None
-            scope = exchange.scope(path_params=params, state={"runtime": self._slot.runtime}, **{EXCHANGE: exchange})
+            scope = exchange.scope(
+                path_params=params, state={"runtime": self._slot.runtime}, router=self._router, **{EXCHANGE: exchange}
+            )
             refused = await target.handler(Request(scope, exchange.receive))
         return _reply_of(refused)
 

@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.errors import BadRequestError
-from ..domain.herder import PluginVersionReport
 from ..domain.outcomes import SIDECAR, Refusal
+from ..domain.plugins import PluginVersionReport
 from .configs import config_map
 from .outcomes import answered
 from .state import herder
@@ -45,7 +45,7 @@ def report_json(report: PluginVersionReport) -> dict[str, Any]:
 
 
 async def connector_plugin_versions(request: Request) -> Response:
-    outcome = await herder(request).plugin_version_report(request.path_params["connector"], None)
+    outcome = await herder(request).plugins.version_report(request.path_params["connector"], None)
     return answered(outcome, report_json)
 
 
@@ -59,4 +59,4 @@ async def config_plugin_versions(request: Request) -> Response:
             Refusal(BadRequestError("The body must be a connector configuration (a JSON object)"), SIDECAR), report_json
         )
     name = config.get("name")
-    return answered(await herder(request).plugin_version_report(name, config), report_json)
+    return answered(await herder(request).plugins.version_report(name, config), report_json)

@@ -7,7 +7,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.herder import ConnectorListing
+from ..domain.reads import ConnectorListing
 from ..view import ConnectorStateView
 from . import render
 from .outcomes import Serialized, answered, respond
@@ -26,7 +26,7 @@ def _listing_json(listing: ConnectorListing) -> object:
 
 
 # A connector's status rendered, with its JSON, by the status object: the herder gives the same object for
-# the same answer until the view changes (domain.connector_reads); bounded as the connectors are few.
+# the same answer until the view changes (domain.reads); bounded as the connectors are few.
 _states: dict[int, tuple[ConnectorStateView, Serialized]] = {}
 
 
@@ -57,43 +57,43 @@ def _listing_data(listing: ConnectorListing) -> object:
 
 async def list_connectors(request: Request) -> Response:
     expand = request.query_params.getlist("expand") if "expand" in request.query_params else []
-    return await respond(request, herder(request).list_connectors(expand), _listing_json)
+    return await respond(request, herder(request).reads.list_connectors(expand), _listing_json)
 
 
 async def connector_status(request: Request) -> Response:
     name = request.path_params["connector"]
-    return await respond(request, herder(request).connector_status(name), _state_json)
+    return await respond(request, herder(request).reads.connector_status(name), _state_json)
 
 
 async def connector_config(request: Request) -> Response:
     name = request.path_params["connector"]
-    return await respond(request, herder(request).connector_config(name), dict)
+    return await respond(request, herder(request).reads.connector_config(name), dict)
 
 
 async def task_status(request: Request) -> Response:
     name = request.path_params["connector"]
     task = int(request.path_params["task"])  # the route let through only what Integer.valueOf reads
-    return await respond(request, herder(request).task_status(name, task), lambda s: render.state_json(s, task))
+    return await respond(request, herder(request).reads.task_status(name, task), lambda s: render.state_json(s, task))
 
 
 async def connector_topics(request: Request) -> Response:
     name = request.path_params["connector"]
-    outcome = await herder(request).connector_topics(name)
+    outcome = await herder(request).topics.active(name)
     return await respond(request, outcome, lambda topics: render.active_topics_json(name, topics))
 
 
 async def reset_connector_topics(request: Request) -> Response:
-    return await respond(request, await herder(request).reset_connector_topics(request.path_params["connector"]))
+    return await respond(request, await herder(request).topics.reset(request.path_params["connector"]))
 
 
 async def topic_connectors(request: Request) -> Response:
     """Beyond the KIP: the connectors whose active topics include this topic."""
     topic = request.path_params["topic"]
-    outcome = herder(request).topic_connectors(topic)
+    outcome = herder(request).topics.connectors_using(topic)
     return answered(outcome, lambda connectors: {"topic": topic, "connectors": list(connectors)})
 
 
 async def connector_topic_usage(request: Request) -> Response:
     """Beyond the KIP: per topic of the connector, the task that reported it and when."""
     name = request.path_params["connector"]
-    return answered(herder(request).connector_topic_usage(name), lambda usage: render.topic_usage_json(name, usage))
+    return answered(herder(request).topics.usage(name), lambda usage: render.topic_usage_json(name, usage))

@@ -20,14 +20,10 @@ from starlette.responses import Response
 
 from .exchange import Exchange, Handler
 from .jaxrs import JerseyResource
-from .routes import FALLBACK_LABELS, OTHER, ROUTES, Route
+from .openapi import document_json, render_json
+from .routes import FALLBACK_LABELS, OTHER, ROUTES, Route, label_of
 
 _KEPT = 4096  # distinct (method, raw path) pairs kept
-
-
-def label_of(template: str) -> str:
-    """A template as a metric label: parameters by name only (``{task:int}`` is ``{task}``)."""
-    return template.replace(":int}", "}")
 
 
 class SidecarResource:
@@ -64,7 +60,7 @@ Resource = JerseyResource | SidecarResource
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class RouteTarget:
     """Where a request goes: ``resource`` None, to a worker unchanged; else that resource answers it, with
     ``handler`` (None where the resource's own refusal answers: Jersey's 405 or OPTIONS)."""
 
@@ -84,7 +80,8 @@ class _Node:
 
 class Router:
     def __init__(self, routes: Iterable[Route] = ROUTES) -> None:
-        routes = tuple(routes)
+        self.routes = routes = tuple(routes)
+        self._openapi: bytes | None = None
         self._connect = [_jersey(path, rows) for path, rows in _by_path(r for r in routes if r.tag == "connect")]
         self._connect = [resource for resource in self._connect if resource.handlers]
         self._sidecar = [
@@ -96,9 +93,9 @@ class Router:
             self._node(route.path).template = label_of(route.path)
         for prefix, fallback in FALLBACK_LABELS.items():
             self._node(prefix).fallback = fallback
-        self._targets: dict[tuple[str, bytes], Target] = {}
+        self._targets: dict[tuple[str, bytes], RouteTarget] = {}
 
-    def target(self, exchange: Exchange) -> Target:
+    def target(self, exchange: Exchange) -> RouteTarget:
         key = (exchange.method, exchange.raw_path)
         found = self._targets.get(key)
         if found is None:
@@ -107,16 +104,16 @@ class Router:
             found = self._targets[key] = self._find(exchange.method, exchange.raw_path, exchange.path)
         return found
 
-    def _find(self, method: str, raw: bytes, path: str) -> Target:
+    def _find(self, method: str, raw: bytes, path: str) -> RouteTarget:
         for jersey in self._connect:
             params = jersey.params(raw)
             if params is not None and jersey.takes(method):
-                return Target(label_of(jersey.path), jersey, jersey.handlers.get(method), params)
+                return RouteTarget(label_of(jersey.path), jersey, jersey.handlers.get(method), params)
         for own in self._sidecar:
             params = own.params(path)
             if params is not None and own.takes(method):
-                return Target(own.path, own, own.handlers[method], params)
-        return Target(self.label(path))
+                return RouteTarget(own.path, own, own.handlers[method], params)
+        return RouteTarget(self.label(path))
 
     def label(self, path: str) -> str:
         """The metric label of a request for ``path`` (decoded) that no route of the sidecar takes: the route
@@ -142,6 +139,12 @@ class Router:
             else:
                 node = node.children.setdefault(segment, _Node())
         return node
+
+    def openapi_json(self) -> bytes:
+        """The OpenAPI document of this router's table (``rest.openapi``), rendered once."""
+        if self._openapi is None:
+            self._openapi = document_json() if self.routes == ROUTES else render_json(self.routes)
+        return self._openapi
 
     @property
     def resources(self) -> tuple[Resource, ...]:
@@ -173,4 +176,4 @@ def route_template(path: str) -> str:
     return ROUTER.label(path)
 
 
-__all__ = ["ROUTER", "Resource", "Router", "SidecarResource", "Target", "label_of", "route_template"]
+__all__ = ["ROUTER", "Resource", "RouteTarget", "Router", "SidecarResource", "route_template"]

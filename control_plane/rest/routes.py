@@ -388,6 +388,12 @@ SIDECAR: tuple[Route, ...] = (
 
 ROUTES: tuple[Route, ...] = CONNECT + SIDECAR
 
+
+def label_of(template: str) -> str:
+    """A template as a metric label and an OpenAPI path: parameters by name only (``{task:int}`` is ``{task}``)."""
+    return template.replace(":int}", "}")
+
+
 # The metric label of a path no route has: that of the deepest template prefix it starts with that is
 # named here (a name never reaches a label: their number stays bounded), else ``{other}``.
 FALLBACK_LABELS: Mapping[str, str] = {
@@ -411,4 +417,5 @@ __all__ = [
     "Body",
     "Param",
     "Route",
+    "label_of",
 ]

@@ -1,5 +1,5 @@
 """Connector and task states for dashboards, the sidecar's own endpoints (parse, one herder call, render);
-from the view (``domain.connector_states``):
+from the view (``domain.reads.states``):
 
 - ``GET /_sidecar/summary[?recent=N]``: counts of connectors and tasks by state, every failed connector and
   task with its trace and since when, and the ``N`` (default 50) most recent state changes;
@@ -19,8 +19,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.connector_states import FailedState, StateChanges, StateSummary, TimelineInfo
 from ..domain.errors import BadRequestError
+from ..domain.reads import FailedState, StateChanges, StateSummary, TimelineInfo
 from ..view.timeline import StateChange
 from .outcomes import answered
 from .state import herder
@@ -113,7 +113,7 @@ def changes_json(changes: StateChanges) -> dict[str, Any]:
 
 async def summary(request: Request) -> Response:
     recent = _count(request, "recent", 0)
-    return answered(herder(request).state_summary(DEFAULT_RECENT if recent is None else recent), summary_json)
+    return answered(herder(request).reads.state_summary(DEFAULT_RECENT if recent is None else recent), summary_json)
 
 
 async def state_changes(request: Request) -> Response:
@@ -121,7 +121,7 @@ async def state_changes(request: Request) -> Response:
     since_ms = parse_time(since) if since is not None else None
     connector = request.query_params.get("connector")
     limit = _count(request, "limit", 1)
-    return answered(herder(request).state_changes(since_ms, connector, limit), changes_json)
+    return answered(herder(request).reads.state_changes(since_ms, connector, limit), changes_json)
 
 
 __all__ = ["change_json", "changes_json", "iso", "parse_time", "state_changes", "summary", "summary_json"]

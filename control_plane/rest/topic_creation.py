@@ -91,10 +91,10 @@ async def preview(request: Request) -> Response:
     if config is None:
         raise BadRequestError('The body must be {"config": {...}, "topics": ["topic", ...]}')
     topics = _topics(body.get("topics"))
-    return answered(await herder(request).preview_topic_creation(config, topics), preview_json)
+    return answered(await herder(request).topic_creation.preview(config, topics), preview_json)
 
 
 async def connector_preview(request: Request) -> Response:
     topics = _topics(request.query_params.getlist("topic"))
     name = request.path_params["connector"]
-    return answered(await herder(request).connector_topic_creation(name, topics), preview_json)
+    return answered(await herder(request).topic_creation.of_connector(name, topics), preview_json)

@@ -30,14 +30,15 @@ _TASKS = template_segments("/connectors/{connector}/tasks")
 
 def known_better(herder: Herder, exchange: Exchange) -> Response | None:
     """The view's answer to this request when the sidecar stopped its connector, else None (a worker's)."""
-    if not herder.view_may_know_better():  # cheap, before the path is read: the proxied hop's cost
+    reads = herder.reads
+    if not reads.may_know_better():  # cheap, before the path is read: the proxied hop's cost
         return None
-    return _view_answer(exchange, herder.stopped_info, herder.stopped_task_configs)
+    return _view_answer(exchange, reads.stopped_info, reads.stopped_task_configs)
 
 
 def unanswered(herder: Herder, exchange: Exchange) -> Response | None:
     """The view's answer to this request, stale, or None when the view has none (or is not ready)."""
-    return _view_answer(exchange, herder.unanswered_info, herder.unanswered_task_configs)
+    return _view_answer(exchange, herder.reads.unanswered_info, herder.reads.unanswered_task_configs)
 
 
 def _view_answer(

@@ -328,7 +328,7 @@ class TopicTail:
             raise ReadTimeout(f"cannot read {self.topic} to its end: {err!r}") from err
 
 
-class TopicReader:
+class KafkaTopicReader:
     """Reads a whole topic once, from its beginning to the end offsets it finds (a KafkaBasedLog started,
     read to its end and stopped): for a connector's own offsets topic, which no tail follows."""
 

@@ -24,36 +24,58 @@ import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from .errors import AttemptTimeout, is_retriable
 from .record_producer import RecordProducer
-from .status_writes import describe_error, key_text
-
-if TYPE_CHECKING:
-    from .status_writer import StatusWriter, _Write
+from .status_writes import QueuedWrite, StatusWriteObserver, describe_error, key_text
 
 log = structlog.get_logger(__name__)
 
 
+class BatchWriter(Protocol):
+    """What a batch needs of its writer (``status_writer.StatusWriter``): its settings, and the outcome of
+    each write settled in the writer's books (its lanes, its failures, its observer)."""
+
+    max_retries: int
+    attempt_timeout_s: float
+    observer: StatusWriteObserver | None
+
+    @property
+    def closing(self) -> bool: ...
+
+    def succeed(self, write: QueuedWrite, *, quiet: bool = False) -> None: ...
+
+    def fail(self, write: QueuedWrite, exc: BaseException, *, quiet: bool = False) -> None: ...
+
+    def superseded_write(self, write: QueuedWrite) -> bool: ...
+
+    def drop_write(self, write: QueuedWrite) -> None: ...
+
+    def release(self, write: QueuedWrite) -> None: ...
+
+    def abandon(self, write: QueuedWrite) -> None: ...
+
+
 @dataclass
 class BatchRun:
-    """What one batch needs of its writer: the writer itself (outcomes, lanes, settings), its topic and
-    producer, and the event ``stop()`` sets to cut a backoff short."""
+    """What one batch needs: its writer, its topic and producer, the proposal's backoff, and the event
+    ``stop()`` sets to cut a backoff short."""
 
-    writer: StatusWriter
+    writer: BatchWriter
     topic: str
     producer: RecordProducer
+    backoff: Any  # backoff.ProposalBackoff: tenacity's wait
     stopping: asyncio.Event
 
 
 class _Retry(Exception):
     """A round ended with records that failed with a retriable error: ``writes``, to send again."""
 
-    def __init__(self, writes: list[_Write]) -> None:
+    def __init__(self, writes: list[QueuedWrite]) -> None:
         super().__init__(f"{len(writes)} status records to send again")
         self.writes = writes
 
@@ -86,16 +108,16 @@ def proposal_retrying(
     )
 
 
-async def write_batch(run: BatchRun, writes: list[_Write]) -> None:
+async def write_batch(run: BatchRun, writes: list[QueuedWrite]) -> None:
     """Every write of ``writes`` (each the first of its key's lane, which it holds) gets its outcome."""
     writer = run.writer
 
     def may_retry(exc: BaseException) -> bool:
-        return isinstance(exc, _Retry) and not writer._closing
+        return isinstance(exc, _Retry) and not writer.closing
 
     retrying = proposal_retrying(
         writer.max_retries,
-        writer._backoff,
+        run.backoff,
         may_retry,
         lambda state: _on_retry(state, writer.max_retries),
         run.stopping,
@@ -114,12 +136,12 @@ async def write_batch(run: BatchRun, writes: list[_Write]) -> None:
     except _Retry as exc:  # retries exhausted, or the writer is stopping
         failed = 0
         for write in exc.writes:
-            if writer._closing:
-                writer._abandon(write)
+            if writer.closing:
+                writer.abandon(write)
             else:
-                writer._fail(write, _last_error(write), quiet=True)
+                writer.fail(write, _last_error(write), quiet=True)
                 failed += 1
-            writer._release(write)
+            writer.release(write)
         if failed:
             first = exc.writes[0]
             log.error(
@@ -133,16 +155,16 @@ async def write_batch(run: BatchRun, writes: list[_Write]) -> None:
     finally:  # cancelled by stop(), or a bug: no ticket is left unsettled
         for write in writes:
             if not write.ticket.done():
-                writer._abandon(write)
-                writer._release(write)
+                writer.abandon(write)
+                writer.release(write)
 
 
-def _still_due(writer: StatusWriter, writes: list[_Write]) -> list[_Write]:
+def _still_due(writer: BatchWriter, writes: list[QueuedWrite]) -> list[QueuedWrite]:
     due = []
     for write in writes:
-        if writer._closing or writer._superseded_write(write):
-            writer._drop_write(write)
-            writer._release(write)
+        if writer.closing or writer.superseded_write(write):
+            writer.drop_write(write)
+            writer.release(write)
             continue
         if writer.observer:
             writer.observer.status_update_retry(write.kind)
@@ -150,7 +172,7 @@ def _still_due(writer: StatusWriter, writes: list[_Write]) -> list[_Write]:
     return due
 
 
-async def _attempt(run: BatchRun, writes: list[_Write]) -> list[_Write]:
+async def _attempt(run: BatchRun, writes: list[QueuedWrite]) -> list[QueuedWrite]:
     """One attempt of every write: sent together, then every acknowledgement awaited (at most the
     attempt timeout). Settles the written ones and the ones that failed for good; returns the ones that
     failed with a retriable error."""
@@ -171,16 +193,16 @@ async def _attempt(run: BatchRun, writes: list[_Write]) -> list[_Write]:
         error = AttemptTimeout(writer.attempt_timeout_s)
     except Exception as handing:  # noqa: BLE001 - the writes not handed over fail with it (a broker that is gone)
         error = handing
-    retry: list[_Write] = []
+    retry: list[QueuedWrite] = []
     written = 0
-    final: list[_Write] = []
+    final: list[QueuedWrite] = []
     for index, write in enumerate(writes):
         write.sending = False
         future = futures[index] if index < len(futures) else None
         exc = _outcome(future, error, writer.attempt_timeout_s)
         if exc is None:
-            writer._succeed(write, quiet=True)
-            writer._release(write)
+            writer.succeed(write, quiet=True)
+            writer.release(write)
             written += 1
             continue
         write.last_error = describe_error(exc)
@@ -188,8 +210,8 @@ async def _attempt(run: BatchRun, writes: list[_Write]) -> list[_Write]:
         if is_retriable(exc):
             retry.append(write)
         else:
-            writer._fail(write, exc, quiet=True)
-            writer._release(write)
+            writer.fail(write, exc, quiet=True)
+            writer.release(write)
             final.append(write)
     if final:
         log.error(
@@ -235,8 +257,8 @@ def _on_retry(state: RetryCallState, max_retries: int) -> None:
     )
 
 
-def _last_error(write: _Write) -> BaseException:
+def _last_error(write: QueuedWrite) -> BaseException:
     return write.error if write.error is not None else AttemptTimeout(0)
 
 
-__all__ = ["BatchRun", "write_batch"]
+__all__ = ["BatchRun", "BatchWriter", "proposal_retrying", "write_batch"]

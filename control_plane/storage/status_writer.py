@@ -38,6 +38,7 @@ from .status_batch import BatchRun, proposal_retrying, write_batch
 from .status_writes import (
     KINDS,
     Outcome,
+    QueuedWrite,
     StatusBatchFailed,
     StatusStoreNotConfigured,
     StatusWriteError,
@@ -48,7 +49,6 @@ from .status_writes import (
     StatusWriteState,
     WriteTicket,
     describe_error,
-    epoch_ms,
     key_text,
 )
 
@@ -59,35 +59,10 @@ _KIND_NAMES = {StatusKind.CONNECTOR: "connector", StatusKind.TASK: "task", Statu
 
 
 @dataclass(eq=False)
-class _Write:
-    key: bytes
-    value: bytes | None
-    kind: str
-    ticket: WriteTicket
-    submitted_at: float = field(default_factory=time.time)
-    attempts: int = 0
-    sending: bool = False
-    last_error: str | None = None
-    error: BaseException | None = None  # the last attempt's (a batch's record)
-    next_retry_at: float | None = None
-
-    def state(self, name: str) -> StatusWriteState:
-        return StatusWriteState(
-            key_text(self.key),
-            self.kind,
-            name,
-            self.attempts,
-            self.last_error,
-            epoch_ms(self.next_retry_at) if self.next_retry_at is not None else None,
-            epoch_ms(self.submitted_at),
-        )
-
-
-@dataclass(eq=False)
 class _Lane:
     """The writes of one key, oldest first; ``wake`` cuts a backoff short (a newer write, or stop)."""
 
-    queue: deque[_Write] = field(default_factory=deque)
+    queue: deque[QueuedWrite] = field(default_factory=deque)
     sequence: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
@@ -131,6 +106,11 @@ class StatusWriter:
     @property
     def running(self) -> bool:
         return self._running
+
+    @property
+    def closing(self) -> bool:
+        """``stop()`` has begun: retries and queued writes are dropped."""
+        return self._closing
 
     # -- lifecycle
     async def start(self) -> None:
@@ -212,12 +192,12 @@ class StatusWriter:
         if kind not in KINDS:
             raise ValueError(f"unknown status record kind {kind!r}; one of {sorted(KINDS)}")
 
-    def _queue(self, key: bytes, value: bytes | None, kind: str) -> tuple[_Write, _Lane]:
+    def _queue(self, key: bytes, value: bytes | None, kind: str) -> tuple[QueuedWrite, _Lane]:
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = _Lane()
         lane.sequence += 1
-        write = _Write(key, value, kind, WriteTicket(key, kind, lane.sequence))
+        write = QueuedWrite(key, value, kind, WriteTicket(key, kind, lane.sequence))
         lane.queue.append(write)
         lane.wake.set()  # a retry of an older write of this key, if waiting, is dropped now
         return write, lane
@@ -233,7 +213,7 @@ class StatusWriter:
         encoded = [(*encode_status(r), _KIND_NAMES[_status_key(r).kind]) for r in records]
         for _, _, kind in encoded:
             self._check_open(kind)
-        owned: list[_Write] = []
+        owned: list[QueuedWrite] = []
         tickets: list[WriteTicket] = []
         for key, value, kind in encoded:
             write, lane = self._queue(key, value, kind)
@@ -263,7 +243,7 @@ class StatusWriter:
 
     def _batch_run(self) -> BatchRun:
         assert self.topic is not None and self._producer is not None
-        return BatchRun(self, self.topic, self._producer, self._stopping)
+        return BatchRun(self, self.topic, self._producer, self._backoff, self._stopping)
 
     def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> WriteTicket:
         """``submit`` of a codec record: encoded as the worker encodes it, its kind from its key."""
@@ -291,20 +271,20 @@ class StatusWriter:
                 lane.queue.popleft()
         except BaseException:  # cancelled by stop(), or a bug: no ticket is left unsettled
             for write in lane.queue:
-                self._abandon(write)
+                self.abandon(write)
             raise
         finally:
             if self._lanes.get(key) is lane:
                 del self._lanes[key]
 
-    def _superseded(self, lane: _Lane, write: _Write) -> bool:
+    def _superseded(self, lane: _Lane, write: QueuedWrite) -> bool:
         # KafkaStatusBackingStore's send callback drops a retry when !entry.canWriteSafely(status, sequence):
         # a write of this key was made since this one.
         return write.ticket.sequence != lane.sequence
 
-    async def _write_with_retries(self, lane: _Lane, write: _Write) -> None:
+    async def _write_with_retries(self, lane: _Lane, write: QueuedWrite) -> None:
         if self._closing:
-            self._abandon(write)
+            self.abandon(write)
             return
 
         def may_retry(exc: BaseException) -> bool:
@@ -328,11 +308,11 @@ class StatusWriter:
             if is_retriable(exc) and (self._closing or self._superseded(lane, write)):
                 self._drop(lane, write)
             else:
-                self._fail(write, exc)
+                self.fail(write, exc)
         else:
-            self._succeed(write)
+            self.succeed(write)
 
-    async def _attempt(self, write: _Write) -> None:
+    async def _attempt(self, write: QueuedWrite) -> None:
         assert self.topic is not None and self._producer is not None
         write.attempts += 1
         write.sending, write.next_retry_at = True, None
@@ -350,7 +330,7 @@ class StatusWriter:
             write.sending = False
 
     # -- outcomes
-    def _on_retry(self, write: _Write, state: RetryCallState) -> None:
+    def _on_retry(self, write: QueuedWrite, state: RetryCallState) -> None:
         backoff_s = state.next_action.sleep if state.next_action else 0.0
         write.next_retry_at = time.time() + backoff_s
         log.warning(
@@ -363,7 +343,7 @@ class StatusWriter:
             error=write.last_error,
         )
 
-    def _succeed(self, write: _Write, *, quiet: bool = False) -> None:
+    def succeed(self, write: QueuedWrite, *, quiet: bool = False) -> None:
         self._failed.pop(write.key, None)
         if self.observer:
             self.observer.status_update_success(write.kind)
@@ -371,7 +351,7 @@ class StatusWriter:
             log.debug("status written", key=key_text(write.key), kind=write.kind, attempts=write.attempts)
         write.ticket._settle(Outcome.WRITTEN)
 
-    def _fail(self, write: _Write, exc: BaseException, *, quiet: bool = False) -> None:
+    def fail(self, write: QueuedWrite, exc: BaseException, *, quiet: bool = False) -> None:
         error = StatusWriteFailed(write.key, write.kind, write.attempts, exc)
         write.last_error = write.last_error or describe_error(exc)
         write.next_retry_at = None
@@ -394,26 +374,26 @@ class StatusWriter:
         )
         write.ticket._settle(Outcome.FAILED, error)
 
-    def _drop(self, lane: _Lane, write: _Write) -> None:
+    def _drop(self, lane: _Lane, write: QueuedWrite) -> None:
         if self._closing:
-            self._abandon(write)
+            self.abandon(write)
             return
         log.info("status write superseded by a newer one; retry dropped", key=key_text(write.key), kind=write.kind)
         write.ticket._settle(Outcome.SUPERSEDED)
 
-    # -- what a batch of ``write_all`` uses (status_batch)
-    def _superseded_write(self, write: _Write) -> bool:
+    # -- what a batch of ``write_all`` uses (``status_batch.BatchWriter``)
+    def superseded_write(self, write: QueuedWrite) -> bool:
         lane = self._lanes.get(write.key)
         return lane is None or self._superseded(lane, write)
 
-    def _drop_write(self, write: _Write) -> None:
+    def drop_write(self, write: QueuedWrite) -> None:
         lane = self._lanes.get(write.key)
         if lane is None or self._closing:
-            self._abandon(write)
+            self.abandon(write)
         else:
             self._drop(lane, write)
 
-    def _release(self, write: _Write) -> None:
+    def release(self, write: QueuedWrite) -> None:
         """A batch's write has its outcome: its lane goes on with the writes queued behind it, if any."""
         lane = self._lanes.get(write.key)
         if lane is None or not lane.queue or lane.queue[0] is not write:
@@ -424,14 +404,14 @@ class StatusWriter:
             del self._lanes[write.key]
         elif self._closing:
             for queued in lane.queue:
-                self._abandon(queued)
+                self.abandon(queued)
             del self._lanes[write.key]
         else:
             lane.task = asyncio.get_running_loop().create_task(
                 self._drain(write.key, lane), name=f"status-write {write.key!r}"
             )
 
-    def _abandon(self, write: _Write) -> None:
+    def abandon(self, write: QueuedWrite) -> None:
         if write.ticket.done():
             return
         log.error("status write abandoned: the writer stopped", key=key_text(write.key), kind=write.kind)

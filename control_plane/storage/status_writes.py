@@ -1,10 +1,13 @@
 """What the status writer hands out and reports: tickets and outcomes, the states its endpoint lists,
-its observer, and its errors (``StatusWriteError`` and below, in the tree of ``storage.errors``)."""
+its observer, and its errors (``StatusWriteError`` and below, in the tree of ``storage.errors``); and the
+writes it queues (``QueuedWrite``), which its lanes (``status_writer``) and batches (``status_batch``) share,
+so that the two modules import one way: the writer the batch, never back."""
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -117,6 +120,33 @@ class StatusWrites:
     failed: list[StatusWriteState]
 
 
+@dataclass(eq=False)
+class QueuedWrite:
+    """A record on its way to the status topic: what the writer's lanes and batches hold of it."""
+
+    key: bytes
+    value: bytes | None
+    kind: str
+    ticket: WriteTicket
+    submitted_at: float = field(default_factory=time.time)
+    attempts: int = 0
+    sending: bool = False
+    last_error: str | None = None
+    error: BaseException | None = None  # the last attempt's (a batch's record)
+    next_retry_at: float | None = None
+
+    def state(self, name: str) -> StatusWriteState:
+        return StatusWriteState(
+            key_text(self.key),
+            self.kind,
+            name,
+            self.attempts,
+            self.last_error,
+            epoch_ms(self.next_retry_at) if self.next_retry_at is not None else None,
+            epoch_ms(self.submitted_at),
+        )
+
+
 def key_text(key: bytes) -> str:
     return key.decode("utf-8", errors="replace")
 
@@ -135,6 +165,7 @@ def epoch_ms(seconds: float) -> int:
 __all__ = [
     "KINDS",
     "Outcome",
+    "QueuedWrite",
     "StatusBatchFailed",
     "StatusStoreNotConfigured",
     "StatusWriteError",

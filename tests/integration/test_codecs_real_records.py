@@ -16,9 +16,9 @@ import httpx
 
 from control_plane.codecs import (
     ConnectorStatus,
-    LoggerLevel,
+    LoggerLevelRecord,
     Malformed,
-    RestartRequest,
+    RestartRecord,
     SourceOffset,
     TargetState,
     TaskStatus,
@@ -205,14 +205,14 @@ async def test_every_internal_record_decodes_and_re_encodes_byte_for_byte(
     assert {"ConnectorConfig", "TaskConfig", "TaskCommit", "TargetState", "SessionKey", "Tombstone"} <= kinds
     assert any(getattr(r, "properties", {}).get("codec.probe") == PROBE for r in configs)
     if version_at_least(cluster, 3, 0):  # KIP-745's restart requests
-        assert RestartRequest(source, include_tasks=True, only_failed=False) in configs
+        assert RestartRecord(source, include_tasks=True, only_failed=False) in configs
     target_states = [r for r in configs if isinstance(r, TargetState) and r.connector in (source, names["src_b"])]
     expected_paused = TargetState(source, "PAUSED", "PAUSED" if version_at_least(cluster, 3, 5) else None)
     assert expected_paused in target_states
     if version_at_least(cluster, 3, 5):
         assert TargetState(names["src_b"], "PAUSED", "STOPPED") in target_states
     if version_at_least(cluster, 3, 7):
-        assert LoggerLevel(f"codec.probe.{unique}", "DEBUG") in configs
+        assert LoggerLevelRecord(f"codec.probe.{unique}", "DEBUG") in configs
 
     tracked = {(r.topic, r.connector) for r in statuses if isinstance(r, TopicStatus)}
     assert {(names["topic_a"], source), (names["topic_a"], sink), (names["topic_b"], sink)} <= tracked

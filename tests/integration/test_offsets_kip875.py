@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
-from control_plane.domain.offsets_request import NO_OFFSETS
+from control_plane.domain.offsets.request import NO_OFFSETS
 
 from .harness import Sidecars, produce
 from .stack import Cluster, Stack

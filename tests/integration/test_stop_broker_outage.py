@@ -25,7 +25,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from control_plane.codecs import ConnectorConfig, encode_config
 from control_plane.composition import Runtime
-from control_plane.domain.offsets_messages import framework_managed
+from control_plane.domain.offsets.messages import framework_managed
 from control_plane.rest import create_app
 from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings

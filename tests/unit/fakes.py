@@ -19,15 +19,12 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.capabilities import Capabilities
-from control_plane.domain.connector_configs import ConnectorConfigs
-from control_plane.domain.health import HealthCheck
-from control_plane.domain.initial_state import ConnectorCreation
-from control_plane.domain.loggers import Loggers
-from control_plane.domain.newer_api import NewerApi
-from control_plane.domain.offsets import ConnectorOffsets, WorkerKafka
+from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
+from control_plane.domain.liveness import WorkerProbe
+from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
+from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
 from control_plane.domain.ports import TopicPartition
-from control_plane.domain.stop import ConnectorStopper
-from control_plane.domain.task_shutdown import TaskShutdown
+from control_plane.domain.read_rule import ReadRule
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from control_plane.storage.log_reader import LogRecord
@@ -177,10 +174,10 @@ class Kafka:
     def producer(self) -> FakeProducer:
         return FakeProducer(self.log, lambda key: self.failing(key))
 
-    def connector_offsets(self, worker_group: str | None = None, **worker: Any) -> ConnectorOffsets:
+    def connector_offsets(self, worker_group: str | None = None, **worker: Any) -> EmulatedOffsets:
         """``own_topics=False``: workers before 3.3 (no KIP-618); the rest is ``WorkerKafka``'s."""
         own_topics = bool(worker.pop("own_topics", True))
-        return ConnectorOffsets(
+        return EmulatedOffsets(
             self.view,
             self.groups,
             self.groups,
@@ -239,19 +236,28 @@ class FakeWorkers:
         return dict(self.versions)
 
 
-def newer_api(
-    capabilities: Capabilities, workers: FakeWorkers, configs: ConnectorConfigs, kafka: Kafka | None = None
-) -> NewerApi:
-    """The newer releases' API over the fakes (``kafka``: its view and config log; else none)."""
-    view = kafka.view if kafka else None
+def read_rule(
+    capabilities: Capabilities,
+    workers: FakeWorkers,
+    view: FakeView | None = None,
+    probe: WorkerProbe | None = None,
+    *,
+    reads_from_view: bool = False,
+) -> ReadRule:
+    """The read rule over the fakes (no view: every read goes to the workers)."""
+    return ReadRule(capabilities=capabilities, workers=workers, view=view, probe=probe, reads_from_view=reads_from_view)
+
+
+def newer_api(rule: ReadRule) -> NewerApi:
+    """The newer releases' API (loggers, health, restart options) over the fakes."""
+    workers = rule.workers
+    return NewerApi(rule, Loggers(workers, timeout_s=1.0, clock=lambda: 1_700_000_000.0), HealthCheck(workers, 1.0))
+
+
+def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | None = None) -> Configs:
+    """The configurations feature over the fakes (``kafka``: its config log; else none)."""
     writer = ConfigWriter(CONFIG, kafka.producer, 1.0) if kafka else None
-    return NewerApi(
-        capabilities,
-        configs,
-        ConnectorCreation(workers, configs, view, writer, 1.0),
-        Loggers(workers, timeout_s=1.0, clock=lambda: 1_700_000_000.0),
-        HealthCheck(workers, 1.0),
-    )
+    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, writer, 1.0))
 
 
 class FakeStatusSink:

@@ -8,9 +8,9 @@ from control_plane.codecs import (
     ConfigKey,
     ConfigKind,
     ConnectorConfig,
-    LoggerLevel,
+    LoggerLevelRecord,
     Malformed,
-    RestartRequest,
+    RestartRecord,
     SessionKey,
     TargetState,
     TaskCommit,
@@ -63,13 +63,13 @@ VECTORS = [
     (
         b"restart-connector-source-new-d626fd56",
         b'{"include-tasks":true,"only-failed":false}',
-        RestartRequest("source-new-d626fd56", include_tasks=True, only_failed=False),
+        RestartRecord("source-new-d626fd56", include_tasks=True, only_failed=False),
     ),
     (b"tasks-fencing-a", b'{"task-count":3}', TaskCountRecord("a", 3)),
     (
         b"logger-cluster-org.apache.kafka.connect",
         b'{"level":"DEBUG"}',
-        LoggerLevel("org.apache.kafka.connect", "DEBUG"),
+        LoggerLevelRecord("org.apache.kafka.connect", "DEBUG"),
     ),
     # names with '-' and ':' (and a trailing '-<digits>' that is part of the name)
     (b"connector-my:conn-1", b'{"properties":{"k":null}}', ConnectorConfig("my:conn-1", {"k": None})),
@@ -191,7 +191,7 @@ def test_target_state_constructors() -> None:
 
 
 def test_restart_request_fields_default_to_false_like_the_worker() -> None:
-    assert decode_config(b"restart-connector-a", b'{"include-tasks":"yes"}') == RestartRequest("a", False, False)
+    assert decode_config(b"restart-connector-a", b'{"include-tasks":"yes"}') == RestartRecord("a", False, False)
 
 
 def test_session_key_bytes() -> None:

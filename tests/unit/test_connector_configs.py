@@ -8,7 +8,8 @@ import pytest
 
 from control_plane.domain.config_checks import CheckResult, ConfigSubject, RequestKind
 from control_plane.domain.config_infos import ConfigProblem, add_problems, error_count, invalid_config_message
-from control_plane.domain.connector_configs import ConnectorConfigs, patched, validate_path
+from control_plane.domain.configs.connector_configs import ConnectorConfigs, patched
+from control_plane.domain.connect_api import validate_path
 from control_plane.domain.errors import BadRequestError
 from control_plane.domain.outcomes import Answer, Forward, Refusal, Relay
 

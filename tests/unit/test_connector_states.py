@@ -10,9 +10,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TargetState, TaskCommit, TaskStatus, Tombstone
 from control_plane.codecs.config import ConfigKey, ConfigKind
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
-from control_plane.domain.connector_states import ConnectorStates, StateRules
 from control_plane.domain.errors import BadRequestError, NotFoundError, ViewNotReady
 from control_plane.domain.outcomes import Answer, Refusal
+from control_plane.domain.reads.states import ConnectorStates, StateRules
 from control_plane.metrics import Metrics
 from control_plane.rest.states import iso, parse_time, summary_json
 from control_plane.view import ClusterView
@@ -238,9 +238,9 @@ async def test_the_herder_applies_its_workers_rules() -> None:
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_config(TargetState("c", "STOPPED", None))
-    gauges = cluster.herder.state_gauges()
+    gauges = cluster.herder.reads.state_gauges()
     assert gauges is not None and gauges.connectors["c"].state == "STOPPED"
-    changes = cluster.herder.state_changes(None, "c", None)
+    changes = cluster.herder.reads.state_changes(None, "c", None)
     assert isinstance(changes, Answer) and [c.state for c in changes.value.changes] == ["RUNNING", "RUNNING"]
 
 

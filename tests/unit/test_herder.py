@@ -20,19 +20,22 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Capabilities, Feature
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
-from control_plane.domain.offsets_request import parse_alter_request
+from control_plane.domain.offsets import StopAndOffsets, parse_alter_request
+from control_plane.domain.offsets.stop import RESTART_ATTEMPTS
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
-from control_plane.domain.stop import RESTART_ATTEMPTS
-from control_plane.domain.topics import TopicTracking
+from control_plane.domain.plugins import PluginCatalog, Plugins
+from control_plane.domain.reads import Reads
+from control_plane.domain.topic_creation import CreationPreviews
+from control_plane.domain.topics import Topics, TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
 from control_plane.view import ClusterView
 
-from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka, newer_api
+from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka, configs_feature, newer_api, read_rule
 
 T = TypeVar("T")
 
@@ -57,20 +60,19 @@ class Cluster:
             first_detection_wait_s=0.05,
             view_answers=read_from_view,
         )
-        self.probe = WorkerProbe(self.workers, self.kafka.view, interval_s=60, plugins_refresh_s=60)
+        catalog = PluginCatalog(self.workers, refresh_s=60)
+        self.probe = WorkerProbe(self.workers, self.kafka.view, catalog, interval_s=60, plugins_refresh_s=60)
+        view = self.kafka.view
+        rule = read_rule(self.capabilities, self.workers, view, self.probe, reads_from_view=read_from_view)
         self.herder = Herder(
-            capabilities=self.capabilities,
-            workers=self.workers,
-            view=self.kafka.view,
-            probe=self.probe,
-            tracking=TopicTracking(self.kafka.view.state, self.sink, enabled=True, allow_reset=True),
-            stopper=self.kafka.stopper,
-            offsets=self.kafka.offsets,
-            configs=(configs := ConnectorConfigs(self.workers, checks=(), view=self.kafka.view)),
-            newer=newer_api(self.capabilities, self.workers, configs, self.kafka),
-            status_writes=self.sink,
-            reads_from_view=read_from_view,
-            describe_settings=dict,
+            rule,
+            reads=Reads(rule, self.sink, describe_settings=dict),
+            offsets=StopAndOffsets(rule, self.kafka.stopper, self.kafka.offsets),
+            topics=Topics(rule, TopicTracking(view.state, self.sink, enabled=True, allow_reset=True)),
+            topic_creation=CreationPreviews(rule, None),
+            plugins=Plugins(rule, None),
+            configs=configs_feature(rule, ConnectorConfigs(self.workers, checks=(), view=view), self.kafka),
+            newer=newer_api(rule),
         )
 
     async def detect(self) -> None:
@@ -96,10 +98,13 @@ async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> 
     cluster = Cluster(version)
     await cluster.detect()
     cluster.running("c")
-    state = view_answer(cluster.herder.connector_status("c"))
+    state = view_answer(cluster.herder.reads.connector_status("c"))
     assert state.connector.state == "RUNNING" and state.type == "source"
-    assert view_answer(cluster.herder.connector_config("c")) == {"connector.class": "FileStreamSource", "name": "c"}
-    listing = view_answer(cluster.herder.list_connectors([]))
+    assert view_answer(cluster.herder.reads.connector_config("c")) == {
+        "connector.class": "FileStreamSource",
+        "name": "c",
+    }
+    listing = view_answer(cluster.herder.reads.list_connectors([]))
     assert listing.names == ("c",) and listing.expanded is None
 
 
@@ -107,15 +112,15 @@ async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
     cluster = Cluster("4.3.1")
     await cluster.detect()
     cluster.running("a")
-    first = view_answer(cluster.herder.list_connectors(["status"]))
-    assert view_answer(cluster.herder.list_connectors(["status"])) is first  # nothing changed: the same one
-    assert view_answer(cluster.herder.list_connectors(["info"])) is not first  # another expansion
+    first = view_answer(cluster.herder.reads.list_connectors(["status"]))
+    assert view_answer(cluster.herder.reads.list_connectors(["status"])) is first  # nothing changed: the same one
+    assert view_answer(cluster.herder.reads.list_connectors(["info"])) is not first  # another expansion
     cluster.kafka.view.state.apply_status(ConnectorStatus("a", "PAUSED", None, "w1", 2))
-    paused = view_answer(cluster.herder.list_connectors(["status"]))
+    paused = view_answer(cluster.herder.reads.list_connectors(["status"]))
     assert paused is not first and paused.expanded is not None
     assert paused.expanded["a"].status is not None and paused.expanded["a"].status.connector.state == "PAUSED"
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
-    retyped = view_answer(cluster.herder.list_connectors(["status"]))
+    retyped = view_answer(cluster.herder.reads.list_connectors(["status"]))
     assert retyped.expanded is not None and retyped.expanded["a"].status is not None
     assert retyped.expanded["a"].status.type == "sink"
 
@@ -126,23 +131,23 @@ async def test_a_status_is_built_once_per_change_of_the_view(version: str) -> No
     await cluster.detect()
     cluster.running("a")
     cluster.running("b")
-    first = view_answer(cluster.herder.connector_status("a"))
-    assert view_answer(cluster.herder.connector_status("a")) is first  # nothing changed: the same one
-    assert view_answer(cluster.herder.connector_status("b")).name == "b"
+    first = view_answer(cluster.herder.reads.connector_status("a"))
+    assert view_answer(cluster.herder.reads.connector_status("a")) is first  # nothing changed: the same one
+    assert view_answer(cluster.herder.reads.connector_status("b")).name == "b"
     cluster.kafka.view.state.apply_status(TaskStatus("a", 0, "FAILED", "trace", "w1", 2))
-    failed = view_answer(cluster.herder.connector_status("a"))
+    failed = view_answer(cluster.herder.reads.connector_status("a"))
     assert failed is not first and [e.state for _, e in failed.tasks] == ["FAILED"]
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
-    assert view_answer(cluster.herder.connector_status("a")).type == "sink"
-    assert isinstance(cluster.herder.connector_status("nope"), Refusal)  # a missing one is asked again
+    assert view_answer(cluster.herder.reads.connector_status("a")).type == "sink"
+    assert isinstance(cluster.herder.reads.connector_status("nope"), Refusal)  # a missing one is asked again
     cluster.running("nope")
-    assert view_answer(cluster.herder.connector_status("nope")).connector.state == "RUNNING"
+    assert view_answer(cluster.herder.reads.connector_status("nope")).connector.state == "RUNNING"
 
 
 async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
     cluster = Cluster("4.3.1")
     await cluster.detect()
-    refusal = cluster.herder.connector_status("nope")
+    refusal = cluster.herder.reads.connector_status("nope")
     assert isinstance(refusal, Refusal) and isinstance(refusal.error, NotFoundError)
     assert refusal.error.message == "No status found for connector nope"
     assert refusal.provenance.source is Source.VIEW
@@ -152,7 +157,7 @@ async def test_with_read_from_upstream_reads_go_to_the_workers_and_fall_back_to_
     cluster = Cluster("4.3.1", read_from_view=False)
     await cluster.detect()
     cluster.running("c")
-    outcome = cluster.herder.connector_config("c")
+    outcome = cluster.herder.reads.connector_config("c")
     assert isinstance(outcome, Forward) and outcome.fallback is not None
     fallback = outcome.fallback()
     assert isinstance(fallback, Answer) and fallback.provenance.stale
@@ -169,18 +174,18 @@ async def test_a_connectors_info_and_task_configs_come_from_the_view_only_when_n
     cluster.running("c")
     state.apply_config(TaskConfig("c", 0, {"task.class": "T", "n": "0"}))
     state.apply_config(TaskCommit("c", 1))
-    info = cluster.herder.unanswered_info("c")
+    info = cluster.herder.reads.unanswered_info("c")
     assert isinstance(info, Answer) and info.provenance.source is Source.VIEW and info.provenance.stale
     assert info.value.tasks == (0,) and info.value.type == "source" and info.value.config["name"] == "c"
-    configs = cluster.herder.unanswered_task_configs("c")
+    configs = cluster.herder.reads.unanswered_task_configs("c")
     assert isinstance(configs, Answer) and configs.provenance.stale
     assert configs.value == ((0, {"task.class": "T", "n": "0"}),)
     state.apply_config(TaskCommit("c", 2))  # no config for task 1: inconsistent
-    info = cluster.herder.unanswered_info("c")
-    configs = cluster.herder.unanswered_task_configs("c")
+    info = cluster.herder.reads.unanswered_info("c")
+    configs = cluster.herder.reads.unanswered_task_configs("c")
     assert isinstance(info, Answer) and info.value.tasks == ()
     assert isinstance(configs, Answer) and configs.value == ((0, {"task.class": "T", "n": "0"}), (1, None))
-    for missing in (cluster.herder.unanswered_info("nope"), cluster.herder.unanswered_task_configs("nope")):
+    for missing in (cluster.herder.reads.unanswered_info("nope"), cluster.herder.reads.unanswered_task_configs("nope")):
         assert isinstance(missing, Refusal) and isinstance(missing.error, NotFoundError)
         assert missing.error.message == "Connector nope not found" and missing.provenance.stale
 
@@ -196,26 +201,28 @@ async def test_a_connector_the_sidecar_stopped_has_its_info_and_task_configs_fro
     cluster = Cluster(version)
     await cluster.detect()
     cluster.running("c")
-    assert cluster.herder.stopped_info("c") is None and cluster.herder.stopped_task_configs("c") is None
+    assert cluster.herder.reads.stopped_info("c") is None and cluster.herder.reads.stopped_task_configs("c") is None
     state = cluster.kafka.view.state
     state.apply_config(TaskCommit("c", 0))
     state.apply_config(TargetState.of("c", "STOPPED"))
-    assert cluster.herder.view_may_know_better() is answered_by_view
-    info, configs = cluster.herder.stopped_info("c"), cluster.herder.stopped_task_configs("c")
+    assert cluster.herder.reads.may_know_better() is answered_by_view
+    info, configs = cluster.herder.reads.stopped_info("c"), cluster.herder.reads.stopped_task_configs("c")
     if not answered_by_view:
         assert info is None and configs is None
         return
     assert info is not None and configs is not None
     assert view_answer(info).tasks == () and view_answer(info).config["name"] == "c"
     assert view_answer(configs) == ()
-    assert cluster.herder.stopped_info("nope") is None  # not stopped by the sidecar: the worker's 404
+    assert cluster.herder.reads.stopped_info("nope") is None  # not stopped by the sidecar: the worker's 404
 
 
 async def test_without_a_ready_view_an_unanswered_read_has_no_view_answer() -> None:
     cluster = Cluster("3.4.1")
     await cluster.detect()
     cluster.kafka.view.ready = False
-    assert cluster.herder.unanswered_info("c") is None and cluster.herder.unanswered_task_configs("c") is None
+    assert (
+        cluster.herder.reads.unanswered_info("c") is None and cluster.herder.reads.unanswered_task_configs("c") is None
+    )
 
 
 async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_age() -> None:
@@ -225,7 +232,7 @@ async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_
     cluster.kafka.view.state.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 2), timestamp_ms=1)
     cluster.workers.versions = {"http://w1:8083": None}
     await cluster.probe.probe()
-    outcome = cluster.herder.connector_status("c")
+    outcome = cluster.herder.reads.connector_status("c")
     assert isinstance(outcome, Answer) and outcome.provenance.stale
     assert outcome.provenance.age_s is not None and outcome.provenance.age_s > 0
 
@@ -235,19 +242,19 @@ async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar
     for cluster in (new, old):
         await cluster.detect()
         cluster.running("c")
-    assert isinstance(await new.herder.stop_connector("c"), Forward)
+    assert isinstance(await new.herder.offsets.stop("c"), Forward)
     assert new.kafka.written(CONFIG) == []
-    assert isinstance(await old.herder.stop_connector("c"), Done)
+    assert isinstance(await old.herder.offsets.stop("c"), Done)
     assert [k for k, _ in old.kafka.written(CONFIG)] == [b"commit-c", b"target-state-c"]
     # the old worker would show PAUSED: the view knows better, even with reads from the workers
-    state = view_answer(old.herder.connector_status("c"))
+    state = view_answer(old.herder.reads.connector_status("c"))
     assert state.connector.state == "STOPPED" and state.tasks == ()
 
 
 async def test_before_any_worker_answered_a_request_waits_a_bounded_moment_then_goes_to_the_workers() -> None:
     cluster = Cluster(None)
     cluster.running("c")
-    assert isinstance(await cluster.herder.stop_connector("c"), Forward)
+    assert isinstance(await cluster.herder.offsets.stop("c"), Forward)
     assert cluster.kafka.written(CONFIG) == []
 
 
@@ -255,7 +262,7 @@ async def test_a_feature_forced_emulated_is_done_by_the_sidecar_on_a_new_worker(
     cluster = Cluster("4.3.1", modes={Feature.STOP_AND_OFFSETS_READ: FeatureMode.EMULATED})
     await cluster.detect()
     cluster.running("c")
-    assert isinstance(await cluster.herder.stop_connector("c"), Done)
+    assert isinstance(await cluster.herder.offsets.stop("c"), Done)
 
 
 async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_status_sink() -> None:
@@ -263,8 +270,8 @@ async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_stat
     for cluster in (Cluster("2.4.1"), Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.EMULATED})):
         await cluster.detect()
         cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
-        assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
-        assert isinstance(await cluster.herder.reset_connector_topics("c"), Accepted)
+        assert view_answer(await cluster.herder.topics.active("c")) == ("orders",)
+        assert isinstance(await cluster.herder.topics.reset("c"), Accepted)
         assert cluster.sink.submitted == [Tombstone(StatusKey(StatusKind.TOPIC, "c", topic="orders"))]
 
 
@@ -272,16 +279,16 @@ async def test_a_worker_with_kip_558_writes_the_reset_itself_while_the_view_serv
     cluster = Cluster("2.5.0")
     await cluster.detect()
     cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
-    assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
-    assert isinstance(await cluster.herder.reset_connector_topics("c"), Forward)
+    assert view_answer(await cluster.herder.topics.active("c")) == ("orders",)
+    assert isinstance(await cluster.herder.topics.reset("c"), Forward)
     assert cluster.sink.submitted == []
 
 
 async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:
     cluster = Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.NATIVE})
     await cluster.detect()
-    assert isinstance(await cluster.herder.connector_topics("c"), Forward)
-    assert isinstance(await cluster.herder.reset_connector_topics("c"), Forward)
+    assert isinstance(await cluster.herder.topics.active("c"), Forward)
+    assert isinstance(await cluster.herder.topics.reset("c"), Forward)
     assert cluster.sink.submitted == []
 
 
@@ -292,11 +299,11 @@ async def test_an_alter_for_a_native_worker_is_checked_before_it_is_forwarded() 
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
     bad = parse_alter_request(b'{"offsets":[{"partition":{"kafka_topic":"t"},"offset":{"kafka_offset":1}}]}')
     with pytest.raises(BadRequestError):
-        await cluster.herder.alter_offsets("s", bad)
+        await cluster.herder.offsets.alter("s", bad)
     good = parse_alter_request(
         b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
     )
-    assert isinstance(await cluster.herder.alter_offsets("s", good), Forward)
+    assert isinstance(await cluster.herder.offsets.alter("s", good), Forward)
 
 
 async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
@@ -307,23 +314,23 @@ async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
     )
     await cluster.detect()
     cluster.running("c", **{"connector.class": "Thing"})
-    state = view_answer(cluster.herder.connector_status("c"))
+    state = view_answer(cluster.herder.reads.connector_status("c"))
     assert state.type == "sink"
 
 
 async def test_readiness_follows_the_view() -> None:
     cluster = Cluster("4.3.1")
     cluster.kafka.view.ready = False
-    assert not cluster.herder.readiness().ready
+    assert not cluster.herder.reads.readiness().ready
     cluster.kafka.view.ready = True
-    assert cluster.herder.readiness().checks == {"view_caught_up": True}
+    assert cluster.herder.reads.readiness().checks == {"view_caught_up": True}
 
 
 async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_404() -> None:
     cluster = Cluster("3.4.1")
     await cluster.detect()
     with pytest.raises(NotFoundError, match="Unknown connector ghost"):
-        await cluster.herder.stop_connector("ghost")
+        await cluster.herder.offsets.stop("ghost")
     cluster.kafka.view.state.apply_config(TargetState.of("ghost", "STOPPED"))
     assert cluster.kafka.written(CONFIG) == []
 
@@ -335,9 +342,9 @@ async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_clust
     body = b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
     cluster.running("here", topics="elsewhere")
     with pytest.raises(BadRequestError, match="the topic 'elsewhere' does not exist"):
-        await cluster.herder.alter_offsets("here", parse_alter_request(body))
+        await cluster.herder.offsets.alter("here", parse_alter_request(body))
     cluster.running("there", topics="elsewhere", **{"consumer.override.bootstrap.servers": "other:9092"})
-    assert isinstance(await cluster.herder.alter_offsets("there", parse_alter_request(body)), Forward)
+    assert isinstance(await cluster.herder.offsets.alter("there", parse_alter_request(body)), Forward)
 
 
 async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> None:
@@ -346,7 +353,7 @@ async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> N
     cluster.running("c")
     cluster.kafka.offset(OFFSETS, "c", {"f": "x"}, {"p": 1})
     cluster.kafka.log.append((OFFSETS, b'["c", {"f": "x"}]', b'{"p":2}'))
-    answer = await cluster.herder.connector_offsets("c")
+    answer = await cluster.herder.offsets.read("c")
     assert isinstance(answer, Answer)
     assert [o.offset for o in answer.value] == [{"p": 1}]
     assert answer.warnings == (
@@ -377,9 +384,9 @@ async def test_task_statuses_follow_the_status_rule_of_the_workers_version(versi
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 1))  # stale on 3.6+
-    assert [e.state for _, e in view_answer(cluster.herder.connector_status("c")).tasks] == [shown]
-    assert view_answer(cluster.herder.task_status("c", 0)).state == shown
-    listing = view_answer(cluster.herder.list_connectors(["status"]))
+    assert [e.state for _, e in view_answer(cluster.herder.reads.connector_status("c")).tasks] == [shown]
+    assert view_answer(cluster.herder.reads.task_status("c", 0)).state == shown
+    listing = view_answer(cluster.herder.reads.list_connectors(["status"]))
     assert listing.expanded is not None
     status = listing.expanded["c"].status
     assert status is not None and [e.state for _, e in status.tasks] == [shown]
@@ -422,7 +429,7 @@ async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_
 
 async def test_on_a_new_worker_a_resume_of_a_failed_connector_waits_until_the_worker_shows_it_stopped() -> None:
     """4.3.1 loses a resume whose STARTED its herder reads before it applied the STOPPED of a FAILED connector
-    (DistributedHerder.processTargetStateChanges applies the latest only; domain.stop): held until then."""
+    (DistributedHerder.processTargetStateChanges applies the latest only; domain.offsets.stop): held until then."""
     cluster = Cluster("4.3.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")
@@ -444,7 +451,7 @@ async def test_on_a_new_worker_a_resume_of_a_failed_connector_waits_until_the_wo
 
 async def test_a_restart_pre_empted_by_the_stops_paused_record_is_sent_again_before_the_resume() -> None:
     # a 3.4 herder that has not applied the stop's PAUSED yet starts the new connector STARTED; the PAUSED
-    # pre-empts it and the restart answers 500, leaving a new connector, PAUSED (domain.stop)
+    # pre-empts it and the restart answers 500, leaving a new connector, PAUSED (domain.offsets.stop)
     cluster = Cluster("3.4.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")

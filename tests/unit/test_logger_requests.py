@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 
 from control_plane.domain.capabilities import Capabilities
-from control_plane.domain.connector_configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
-from control_plane.domain.logger_requests import level_body, requested_level
+from control_plane.domain.newer.logger_requests import level_body, requested_level
 from control_plane.domain.outcomes import Forward, Refusal, Relay
 
-from .fakes import FakeWorkers, newer_api
+from .fakes import FakeWorkers, newer_api, read_rule
 
 
 @pytest.mark.parametrize(
@@ -57,7 +56,7 @@ async def test_old_workers_get_the_level_log4j_2_resolves(version: str) -> None:
     workers = FakeWorkers(version)
     capabilities = Capabilities(workers, {}, refresh_s=60, first_detection_wait_s=0.1)
     assert await capabilities.refresh()
-    newer = newer_api(capabilities, workers, ConnectorConfigs(workers, checks=()))
+    newer = newer_api(read_rule(capabilities, workers))
     workers.answers[("PUT", "/admin/loggers/a.b?scope=worker")] = (200, b'["a.b"]')
     outcome = await newer.set_logger_level("/admin/loggers/a.b", b'{"level":" debug "}', "worker", "scope=worker")
     assert isinstance(outcome, Relay) and outcome.response.body == b'["a.b"]'
@@ -70,5 +69,5 @@ async def test_4_0_workers_read_the_body_themselves() -> None:
     workers = FakeWorkers("4.0.0")
     capabilities = Capabilities(workers, {}, refresh_s=60, first_detection_wait_s=0.1)
     assert await capabilities.refresh()
-    newer = newer_api(capabilities, workers, ConnectorConfigs(workers, checks=()))
+    newer = newer_api(read_rule(capabilities, workers))
     assert isinstance(await newer.set_logger_level("/admin/loggers/a", b'{"level":""}', None), Forward)

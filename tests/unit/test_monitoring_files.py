@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit
-from control_plane.domain.connector_states import ConnectorStates, StateRules
+from control_plane.domain.reads.states import ConnectorStates, StateRules
 from control_plane.metrics import Metrics
 
 from ..monitoring import (

@@ -12,13 +12,14 @@ import pytest
 from control_plane.codecs import ConnectorConfig, TargetState, decode_config
 from control_plane.domain.api_version import effective_version
 from control_plane.domain.capabilities import Feature, Version, decide
-from control_plane.domain.connector_configs import ConnectorConfigs, validate_path
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
+from control_plane.domain.configs.initial_state import ConnectorCreation, InitialState, Unreadable, read_initial_state
+from control_plane.domain.connect_api import validate_path
 from control_plane.domain.definitions import newest_definition
 from control_plane.domain.errors import ConflictError, NotFoundError
-from control_plane.domain.health import HEALTHY, STARTING, UNHEALTHY, HealthCheck
-from control_plane.domain.initial_state import ConnectorCreation, InitialState, Unreadable, read_initial_state
 from control_plane.domain.jackson import string_map_error
-from control_plane.domain.loggers import Loggers
+from control_plane.domain.newer.health import HEALTHY, STARTING, UNHEALTHY, HealthCheck
+from control_plane.domain.newer.loggers import Loggers
 from control_plane.domain.outcomes import Refusal, Relay, Reply
 from control_plane.modes import FeatureMode
 from control_plane.storage.config_writer import ConfigWriter

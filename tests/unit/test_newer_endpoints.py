@@ -8,17 +8,17 @@ import pytest
 
 from control_plane.codecs import ConnectorStatus, TaskStatus
 from control_plane.domain.errors import NotFoundError, Unsupported, WorkerRefused
+from control_plane.domain.newer.restart import RestartRequest
 from control_plane.domain.outcomes import Accepted, Answer, Forward
-from control_plane.domain.plugins import (
+from control_plane.domain.plugins.listings import (
     KAFKA_CONVERTERS,
     KAFKA_HEADER_CONVERTERS,
-    PluginInfo,
+    ListedPlugin,
     aliases,
     connector_config_keys,
     find,
     plugin_list,
 )
-from control_plane.domain.restart import RestartRequest
 
 from .test_herder import Cluster
 
@@ -53,8 +53,8 @@ def sent(cluster: Cluster) -> list[str]:
 async def test_restart_without_options_is_the_old_request_on_every_version() -> None:
     for version in ("2.8.2", "4.3.1"):
         cluster = await old_cluster(version)
-        assert isinstance(await cluster.herder.restart_connector(restart()), Forward)
-        assert isinstance(await cluster.herder.restart_connector(restart(include_tasks=True)), Forward) is (
+        assert isinstance(await cluster.herder.newer.restart(restart()), Forward)
+        assert isinstance(await cluster.herder.newer.restart(restart(include_tasks=True)), Forward) is (
             version == "4.3.1"
         )
 
@@ -71,7 +71,7 @@ async def test_restart_options_on_an_old_worker_answer_the_plan_and_restart_what
     only_failed: bool, include_tasks: bool, connector: str, tasks: list[str], posts: list[str]
 ) -> None:
     cluster = await old_cluster()
-    outcome = await cluster.herder.restart_connector(restart(only_failed=only_failed, include_tasks=include_tasks))
+    outcome = await cluster.herder.newer.restart(restart(only_failed=only_failed, include_tasks=include_tasks))
     assert isinstance(outcome, Accepted) and outcome.value is not None
     assert outcome.value.connector.state == connector
     assert [entry.state for _, entry in outcome.value.tasks] == tasks
@@ -81,16 +81,16 @@ async def test_restart_options_on_an_old_worker_answer_the_plan_and_restart_what
 async def test_restart_options_refusals_are_connects() -> None:
     cluster = await old_cluster()
     with pytest.raises(NotFoundError, match=r"^Unknown connector: nope$"):
-        await cluster.herder.restart_connector(restart("nope", include_tasks=True))
+        await cluster.herder.newer.restart(restart("nope", include_tasks=True))
     cluster.running("quiet")
     state = cluster.kafka.view.state
     state.connector_statuses.pop("quiet")
     with pytest.raises(NotFoundError, match=r"^Status for connector quiet not found$"):
-        await cluster.herder.restart_connector(restart("quiet", include_tasks=True))
+        await cluster.herder.newer.restart(restart("quiet", include_tasks=True))
     # the worker refuses a step: its own answer, and nothing after it is sent
     cluster.workers.answers[("POST", "/connectors/c/restart")] = (409, b'{"error_code":409,"message":"busy"}')
     with pytest.raises(WorkerRefused) as refused:
-        await cluster.herder.restart_connector(restart(include_tasks=True))
+        await cluster.herder.newer.restart(restart(include_tasks=True))
     assert (refused.value.status, refused.value.message) == (409, "busy")
     assert sent(cluster)[-1] == "POST /connectors/c/restart"
 
@@ -99,7 +99,7 @@ async def test_a_stopped_connector_restarts_as_3_5_shows_it() -> None:
     cluster = await old_cluster()
     cluster.kafka.view.state.connector_statuses["c"] = ConnectorStatus("c", "RUNNING", None, "w1", 2)
     await cluster.kafka.stopper.stop("c")
-    outcome = await cluster.herder.restart_connector(restart(include_tasks=True))
+    outcome = await cluster.herder.newer.restart(restart(include_tasks=True))
     assert isinstance(outcome, Accepted) and outcome.value is not None
     assert (outcome.value.connector.state, outcome.value.tasks) == ("RESTARTING", ())
 
@@ -107,14 +107,14 @@ async def test_a_stopped_connector_restarts_as_3_5_shows_it() -> None:
 # -- KIP-769 ----------------------------------------------------------------------------------------
 def test_aliases_and_lookup_as_plugin_utils() -> None:
     assert aliases(SINK) == ("SqlSinkConnector", "SqlSink")
-    plugins = [PluginInfo(SINK, "sink", "1"), PluginInfo("a.SqlSinkConnector", "sink", "1")]
+    plugins = [ListedPlugin(SINK, "sink", "1"), ListedPlugin("a.SqlSinkConnector", "sink", "1")]
     assert find(SINK, plugins) == plugins[0]
     assert find("SqlSink", plugins) is None  # ambiguous
     assert find("SqlSink", plugins[:1]) == plugins[0]
 
 
 def test_the_list_in_connects_order_without_internal_classes() -> None:
-    connectors = [PluginInfo(SOURCE, "source", "1"), PluginInfo(SINK, "sink", "2")]
+    connectors = [ListedPlugin(SOURCE, "source", "1"), ListedPlugin(SINK, "sink", "2")]
     listed = plugin_list(
         connectors, ["x.B", "x.A", "org.apache.kafka.connect.runtime.PredicatedTransformation"], ["p.P"]
     )
@@ -171,8 +171,8 @@ async def plugin_cluster() -> Cluster:
 
 async def test_plugin_listing_on_an_old_worker() -> None:
     cluster = await plugin_cluster()
-    assert isinstance(await cluster.herder.connector_plugins(connectors_only=True), Forward)
-    outcome = await cluster.herder.connector_plugins(connectors_only=False)
+    assert isinstance(await cluster.herder.plugins.connector_plugins(connectors_only=True), Forward)
+    outcome = await cluster.herder.plugins.connector_plugins(connectors_only=False)
     assert isinstance(outcome, Answer) and outcome.warnings
     assert [(p.class_name, p.type) for p in outcome.value] == [
         (SINK, "sink"),
@@ -196,21 +196,21 @@ async def test_plugin_config_on_an_old_worker() -> None:
         200,
         validate_answer({}, ["path"]),
     )
-    outcome = await cluster.herder.plugin_config("SqlSink")
+    outcome = await cluster.herder.plugins.config("SqlSink")
     assert isinstance(outcome, Answer)
     assert [k["name"] for k in outcome.value] == ["path", "name"]
     validate = [r for r in cluster.workers.forwarded if r.method == "PUT"][-1]
     assert orjson.loads(validate.body) == {"connector.class": SINK, "topics": "sidecar"}  # a sink needs topics
     with pytest.raises(NotFoundError, match=r"^Unknown plugin org.example.NoConverter\.$"):
-        await cluster.herder.plugin_config("org.example.NoConverter")
+        await cluster.herder.plugins.config("org.example.NoConverter")
     with pytest.raises(Unsupported, match="converter plugins"):  # listed, not describable before 3.2
-        await cluster.herder.plugin_config("JsonConverter")
+        await cluster.herder.plugins.config("JsonConverter")
     with pytest.raises(Unsupported, match="transformation plugins"):
-        await cluster.herder.plugin_config("t.T")
+        await cluster.herder.plugins.config("t.T")
 
 
 async def test_plugin_endpoints_go_through_from_3_2() -> None:
     cluster = Cluster("3.2.0")
     await cluster.detect()
-    assert isinstance(await cluster.herder.connector_plugins(connectors_only=False), Forward)
-    assert isinstance(await cluster.herder.plugin_config("x"), Forward)
+    assert isinstance(await cluster.herder.plugins.connector_plugins(connectors_only=False), Forward)
+    assert isinstance(await cluster.herder.plugins.config("x"), Forward)

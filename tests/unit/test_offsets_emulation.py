@@ -16,8 +16,8 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
-from control_plane.domain.offsets_messages import framework_managed, not_stopped, sink_tasks_running
-from control_plane.domain.offsets_request import parse_alter_request
+from control_plane.domain.offsets.messages import framework_managed, not_stopped, sink_tasks_running
+from control_plane.domain.offsets.request import parse_alter_request
 from control_plane.settings import SettingsError, load_settings
 from control_plane.view import ClusterView
 

@@ -8,7 +8,7 @@ from control_plane.codecs import OffsetKey, json_wire, partition_for_key
 from control_plane.codecs.javalang import canonical_partition as canonical
 from control_plane.codecs.javalang import java_hash_map_order, java_string_hash
 from control_plane.domain.errors import BadRequestError, UnreadableBody
-from control_plane.domain.offsets_request import (
+from control_plane.domain.offsets.request import (
     NO_ENTITY,
     NO_OFFSETS,
     NULL_ENTRY,

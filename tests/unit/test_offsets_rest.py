@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import respx
 
-from control_plane.domain.offsets_request import NO_OFFSETS
+from control_plane.domain.offsets.request import NO_OFFSETS
 from control_plane.settings import load_settings
 
 from .conftest import CONNECT_URLS

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from control_plane.domain.herder import Herder
+from control_plane.domain.reads import Reads
 from control_plane.rest import create_app
 from control_plane.rest.pipeline import Pipeline
 from control_plane.settings import load_settings
@@ -101,10 +101,10 @@ async def test_no_worker_the_same_503(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_an_unexpected_error_the_same_500_and_logged_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def boom(self: Herder, name: str) -> Any:
+    def boom(self: Reads, name: str) -> Any:
         raise RuntimeError(f"boom {name}")
 
-    monkeypatch.setattr(Herder, "connector_status", boom)
+    monkeypatch.setattr(Reads, "connector_status", boom)
     async with ScriptedWorker().running() as worker:
         got = await answers(b"GET /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n", worker, monkeypatch)
     assert got["sidecar"] == got["uvicorn"]

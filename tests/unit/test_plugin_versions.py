@@ -10,11 +10,12 @@ import pytest
 
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.config_checks import ConfigSubject, RequestKind
-from control_plane.domain.connector_configs import ConnectorConfigs, validate_path
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
+from control_plane.domain.connect_api import validate_path
 from control_plane.domain.errors import BadRequestError
 from control_plane.domain.outcomes import Answer, Forward, Refusal
-from control_plane.domain.plugin_catalog import PluginCatalog
-from control_plane.domain.plugin_versions import PluginVersions, add_versions_json
+from control_plane.domain.plugins.catalog import PluginCatalog
+from control_plane.domain.plugins.versions import PluginVersions, add_versions_json
 from control_plane.rules.plugin_versions import PinOutcome, connect_aliases, plugin_keys, resolve
 
 from .fakes import FakeWorkers

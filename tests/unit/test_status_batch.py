@@ -15,7 +15,7 @@ from aiokafka.errors import KafkaConnectionError, NotLeaderForPartitionError, To
 from control_plane.codecs import Tombstone, TopicStatus, encode_status
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.errors import OperationFailed
-from control_plane.domain.topics import TopicTracking
+from control_plane.domain.topics.tracking import TopicTracking
 from control_plane.storage.status_writes import Outcome, StatusBatchFailed, StatusWriteFailed, StatusWriterClosed
 from control_plane.view import ClusterView
 

@@ -10,10 +10,11 @@ import orjson
 import pytest
 
 from control_plane.domain.config_checks import ConfigSubject, RequestKind
-from control_plane.domain.connector_configs import ConnectorConfigs, validate_path
+from control_plane.domain.configs.connector_configs import ConnectorConfigs
+from control_plane.domain.connect_api import validate_path
 from control_plane.domain.errors import BadRequestError
 from control_plane.domain.outcomes import Forward, Refusal
-from control_plane.domain.topic_creation import PROBE_PREFIX, Difference, TopicCreation
+from control_plane.domain.topic_creation.creation import PROBE_PREFIX, Difference, TopicCreation
 from control_plane.storage.errors import TopicAdminError
 from control_plane.storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
 

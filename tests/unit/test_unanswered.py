@@ -24,6 +24,10 @@ class ViewHerder:
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
 
+    @property
+    def reads(self) -> ViewHerder:  # the herder's reads feature: these calls are its own
+        return self
+
     def unanswered_info(self, name: str) -> Answer[ConnectorInfoView]:
         self.asked.append(("info", name))
         return Answer(ConnectorInfoView(name, {"name": name}, (0,), "source"), STALE)
@@ -40,7 +44,11 @@ class StoppedHerder:
         self.may, self.stopped = may, stopped
         self.asked: list[tuple[str, str]] = []
 
-    def view_may_know_better(self) -> bool:
+    @property
+    def reads(self) -> StoppedHerder:  # the herder's reads feature: these calls are its own
+        return self
+
+    def may_know_better(self) -> bool:
         return self.may
 
     def stopped_info(self, name: str) -> Answer[ConnectorInfoView] | None:

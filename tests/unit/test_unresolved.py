@@ -8,13 +8,13 @@ import orjson
 import pytest
 
 from control_plane.domain.capabilities import Capabilities, Feature
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.configs import Configs, ConnectorConfigs
+from control_plane.domain.configs.unresolved import VARIABLE, shown_as_given
 from control_plane.domain.outcomes import Answer, Forward
-from control_plane.domain.unresolved import VARIABLE, shown_as_given
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamResponse
 
-from .fakes import FakeWorkers, newer_api
+from .fakes import FakeWorkers, configs_feature, read_rule
 
 SECRET_REF = "${file:/etc/secrets.properties:password}"
 
@@ -54,32 +54,32 @@ def test_resolved_values_shown_as_given() -> None:
     assert shown_as_given(answer, {"topic": "t"}) is answer  # nothing given as a reference: unchanged
 
 
-async def newer_for(version: str, modes: dict[Feature, FeatureMode] | None = None) -> Any:
+async def configs_for(version: str, modes: dict[Feature, FeatureMode] | None = None) -> Configs:
     workers = FakeWorkers(version)
     capabilities = Capabilities(workers, modes or {}, refresh_s=60, first_detection_wait_s=0.1)
     assert await capabilities.refresh()
-    return newer_api(capabilities, workers, ConnectorConfigs(workers, checks=()))
+    return configs_feature(read_rule(capabilities, workers), ConnectorConfigs(workers, checks=()))
 
 
 @pytest.mark.parametrize("version", ["4.3.1", "3.4.1", "2.8.2"])
 async def test_every_worker_before_4_4_answers_in_the_newest_shape(version: str) -> None:
-    newer = await newer_for(version)
+    configs = await configs_for(version)
     config = {"password": SECRET_REF}
-    forwarded = await newer.validate_config(Forward(), config)
+    forwarded = await configs.in_newest_shape(Forward(), config)
     assert isinstance(forwarded, Forward) and forwarded.rewrite is not None
     worker = UpstreamResponse(200, [], orjson.dumps(infos(password="hunter2")), "http://w1:8083")
     shown = orjson.loads((await forwarded.rewrite(worker)).body)
     assert shown["configs"][0]["value"]["value"] == SECRET_REF
-    answered = await newer.validate_config(Answer(infos(password="hunter2")), config)
+    answered = await configs.in_newest_shape(Answer(infos(password="hunter2")), config)
     assert isinstance(answered, Answer) and answered.value["configs"][0]["value"]["value"] == SECRET_REF
 
 
 async def test_native_keeps_the_workers_answer() -> None:
-    newer = await newer_for("4.3.1", {Feature.VALIDATE_UNRESOLVED: FeatureMode.NATIVE})
-    outcome = await newer.validate_config(Forward(), {"password": SECRET_REF})
+    configs = await configs_for("4.3.1", {Feature.VALIDATE_UNRESOLVED: FeatureMode.NATIVE})
+    outcome = await configs.in_newest_shape(Forward(), {"password": SECRET_REF})
     assert outcome == Forward()
 
 
 async def test_a_4_4_worker_does_it_itself() -> None:
-    newer = await newer_for("4.4.0")
-    assert await newer.validate_config(Forward(), {"password": SECRET_REF}) == Forward()
+    configs = await configs_for("4.4.0")
+    assert await configs.in_newest_shape(Forward(), {"password": SECRET_REF}) == Forward()

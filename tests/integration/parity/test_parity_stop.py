@@ -89,7 +89,7 @@ async def failed_stopped_resumed(w: Way, at_once: bool = False) -> None:
     cleanup.policy must be compact), on every version; the topic is fixed, the connector stopped and
     resumed: it runs and reads its (busy) file from the start. ``at_once``: through the sidecar, the resume
     follows the stop's answer without a read in between; the worker often has not applied the stop yet
-    (domain.stop). A 3.4 worker then pre-empts the restart the sidecar sends first, and 4.3.1 loses the
+    (domain.offsets.stop). A 3.4 worker then pre-empts the restart the sidecar sends first, and 4.3.1 loses the
     resume: when its herder has not applied the STOPPED before the resume's STARTED is read, it applies only
     the latest target state (DistributedHerder.processTargetStateChanges), and a FAILED WorkerConnector goes
     to STOPPED only, never to STARTED, so the connector stays FAILED (seen in CI). The sidecar gives KIP-875's

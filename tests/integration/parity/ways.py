@@ -14,7 +14,7 @@ the ``version`` field of statuses (4.1+ writes it); a task's config but its ``ta
 plugin's own output, which the FileStream plugins shipped with each release word differently); and the
 two wordings of a successful offsets change
 (an old worker's connector is never asked to alter its offsets, so the sidecar gives the message Connect
-gives for a connector that manages none: ``offsets_messages.framework_managed``). The waits of a scenario
+gives for a connector that manages none: ``offsets.messages.framework_managed``). The waits of a scenario
 (``eventually``, ``Way.until``) are not recorded: they are how long state takes to move, which may differ.
 """
 
@@ -33,7 +33,7 @@ import httpx
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
-from control_plane.domain.offsets_messages import framework_managed
+from control_plane.domain.offsets.messages import framework_managed
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 from ..harness import Sidecars, read_to_end, states, topic_configs

@@ -1,0 +1,207 @@
+"""Connector configurations on their way to the workers: validate, create, update and PATCH.
+
+Every configuration a client sends goes through the checks of the sidecar (``config_checks``) first.
+When none finds anything, the client's request goes to a worker unchanged, so the worker answers as it
+always does. When a check finds a problem, the sidecar asks a worker to validate the configuration
+(``PUT /connector-plugins/{class}/config/validate``, as ``AbstractHerder.validateConnectorConfig`` does
+before every write) and adds its problems to the worker's own answer:
+
+- validate answers that merged validation (200), as a worker that knew the rule would;
+- create, update and PATCH are refused with the 400 a worker gives for an invalid configuration
+  (``AbstractHerder.maybeAddConfigErrors``: every error, the worker's and the sidecar's, in order), unless
+  every problem is a check of the sidecar's own and the operator chose ``config_checks=warn``: then the
+  request goes through, with the problems as warnings.
+
+Whatever the sidecar cannot judge (a body a worker would refuse, a worker whose validation does not answer
+200) goes to the worker unchanged, so a bad request gets the worker's own answer.
+
+PATCH on workers without it (before 3.8, KIP-477) is done here: the patch applied to the worker's current
+configuration (``ConnectUtils.patchConfig``), checked, and PUT. Connect's leader does this atomically in its
+tick loop; the sidecar serializes its own PATCHes per connector, and before the PUT reads the config topic
+to its end (the view): when the configuration there is no longer the one patched, another client changed
+it meanwhile, and the PATCH starts again from the new one (a few times, then a 409). A change written by
+another client between that check and the worker's write is not seen (docs/features/newer-api.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping, Sequence
+
+import orjson
+
+from ...storage.errors import ReadTimeout
+from ...upstream import UpstreamError, UpstreamRequest
+from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
+from ..config_infos import ConfigInfos, add_problems, invalid_config_message
+from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
+from ..errors import BadRequestError, ConflictError, NotFoundError
+from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
+from ..ports import ViewSnapshot, Workers
+
+PATCH_ATTEMPTS = 3  # an emulated PATCH raced by other changes this often is refused (409)
+
+
+def patched(config: Config, patch: Config) -> dict[str, str | None]:
+    """ConnectUtils.patchConfig: a null value removes the key, any other sets it."""
+    result = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    return result
+
+
+class ConnectorConfigs:
+    def __init__(
+        self,
+        workers: Workers,
+        checks: Sequence[ConfigCheck],
+        *,
+        enforce: bool = True,
+        view: ViewSnapshot | None = None,
+        read_back_timeout_s: float = 30.0,
+    ) -> None:
+        self._workers = workers
+        self._checks = tuple(checks)
+        self._enforce = enforce
+        self._view = view
+        self._read_back_s = read_back_timeout_s
+        self._patching: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
+
+    async def _run_checks(self, subject: ConfigSubject) -> CheckResult:
+        if not self._checks:
+            return CheckResult()
+        return combine(list(await asyncio.gather(*(c.check(subject) for c in self._checks))))
+
+    async def _worker_validation(self, path: str, config: Config, hidden: frozenset[str]) -> ConfigInfos | None:
+        """The worker's validation of ``config`` without the ``hidden`` keys; None unless it answers 200."""
+        body = orjson.dumps({k: v for k, v in config.items() if k not in hidden})
+        try:
+            answer = await self._workers.forward(UpstreamRequest("PUT", path, headers=JSON_HEADERS, body=body))
+        except UpstreamError:
+            return None
+        if answer.status != 200:
+            return None
+        infos = answer.json()
+        return infos if isinstance(infos, dict) else None
+
+    # -- PUT /connector-plugins/{p}/config/validate ------------------------------------------------
+    async def validate(self, path: str, config: Config) -> Answer[ConfigInfos] | Refusal | Forward[ConfigInfos]:
+        """``path``: the validate path as the client sent it."""
+        name = config.get("name")
+        found = await self._run_checks(ConfigSubject(RequestKind.VALIDATE, name, config))
+        if found.refusal is not None:
+            return Refusal(found.refusal, SIDECAR)
+        if not found.problems and not found.hidden_from_worker:
+            return Forward(warnings=found.warnings)
+        infos = await self._worker_validation(path, config, found.hidden_from_worker)
+        if infos is None:
+            return Forward(warnings=found.warnings)
+        merged = add_problems(infos, found.problems, config, shown=found.hidden_from_worker)
+        return Answer(merged, warnings=found.warnings)
+
+    # -- POST /connectors, PUT and PATCH /connectors/{c}/config -----------------------------------
+    async def create(self, name: str | None, config: Config) -> Refusal | Forward[None]:
+        """ConnectorsResource.createConnector: the name trimmed, an absent one empty."""
+        return await self._write(RequestKind.CREATE, (name or "").strip(), config)
+
+    async def update(self, name: str, config: Config) -> Refusal | Forward[None]:
+        return await self._write(RequestKind.UPDATE, name, config)
+
+    async def worker_accepts(self, name: str, config: Config) -> bool:
+        """Whether the worker's validation finds no error in ``config`` (named ``name``)."""
+        connector_class = config.get("connector.class")
+        if not connector_class:
+            return False
+        infos = await self._worker_validation(validate_path(connector_class), {**config, "name": name}, frozenset())
+        return infos is not None and infos.get("error_count") == 0
+
+    async def patch(self, name: str, patch: Config, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
+        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now;
+        ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
+        if emulate:
+            async with self._one_patch_at_a_time(name):
+                return await self._patch_here(name, patch)
+        if not self._checks or not patch:
+            return Forward()  # an empty patch changes nothing there is to check
+        try:
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
+        except UpstreamError:
+            return Forward()
+        current = answer.json() if answer.status == 200 else None
+        if not isinstance(current, dict):
+            return Forward()  # the worker answers the PATCH itself (a 404, say)
+        return await self._write(RequestKind.PATCH, name, patched(current, patch))
+
+    async def _patch_here(self, name: str, patch: Config) -> Refusal | Relay:
+        for _ in range(PATCH_ATTEMPTS):
+            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
+            if answer.status == 404:
+                return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)  # patchConnectorConfig
+            current = answer.json() if answer.status == 200 else None
+            if not isinstance(current, dict):
+                return Relay(answer)
+            config = patched(current, patch)
+            checked = await self._write(RequestKind.PATCH, name, config)
+            if isinstance(checked, Refusal):
+                return checked
+            if not await self._unchanged(name, current):
+                continue
+            put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
+            return Relay(await self._workers.forward(put), checked.warnings)
+        return Refusal(
+            ConflictError(
+                f"Connector {name}'s configuration was changed by other requests while it was being patched "
+                f"({PATCH_ATTEMPTS} times); it was not patched"
+            ),
+            SIDECAR,
+        )
+
+    async def _unchanged(self, name: str, current: Mapping[str, object]) -> bool:
+        """Whether the config topic, read to its end, still holds ``current`` (no view: not known, True)."""
+        if self._view is None or not self._view.ready:
+            return True
+        try:
+            await self._view.read_to_end("config", self._read_back_s)
+        except ReadTimeout:
+            return True  # not known; the PUT goes ahead as Connect's own PUT would
+        return self._view.state.connector_config(name) == current
+
+    @contextlib.asynccontextmanager
+    async def _one_patch_at_a_time(self, name: str) -> AsyncIterator[None]:
+        lock, users = self._patching.get(name, (asyncio.Lock(), 0))
+        self._patching[name] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._patching[name]
+            if users == 1:
+                del self._patching[name]
+            else:
+                self._patching[name] = (lock, users - 1)
+
+    async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
+        included = config.get("name")
+        if included is not None and included != name:
+            return Forward()  # ConnectorsResource.checkAndPutConnectorConfigName: the worker's 400
+        config = {**config, "name": name}
+        found = await self._run_checks(ConfigSubject(kind, name, config))
+        if found.refusal is not None:
+            return Refusal(found.refusal, SIDECAR)
+        refusing = [p for p in found.problems if p.connect_rule or self._enforce]
+        warned = tuple(f"{p.key}: {p.message}" for p in found.problems if p not in refusing)
+        connector_class = config.get("connector.class")
+        if not refusing or not connector_class:
+            return Forward(warnings=found.warnings + warned)
+        infos = await self._worker_validation(validate_path(connector_class), config, found.hidden_from_worker)
+        if infos is None:
+            return Forward(warnings=found.warnings + warned)
+        merged = add_problems(infos, refusing, config, shown=found.hidden_from_worker)
+        return Refusal(BadRequestError(invalid_config_message(merged)), SIDECAR)
+
+
+__all__ = ["ConnectorConfigs", "patched"]

@@ -1,0 +1,36 @@
+"""Reads: connector and task reads by the read rule, the dashboards' states, the sidecar's own endpoints.
+
+- ``feature``: ``Reads``, the one entry: who answers each read (the view or a worker), statuses with the
+  plugin versions where the workers lack KIP-891, the view's answer for a connector the sidecar stopped
+  or when no worker answers;
+- ``states``: ``ConnectorStates``, connector and task states for dashboards and alerts, kept incrementally.
+"""
+
+from .feature import ConnectorListing, ExpandedConnector, Readiness, Reads
+from .states import (
+    KNOWN_STATES,
+    ConnectorGauge,
+    ConnectorStates,
+    FailedState,
+    StateChanges,
+    StateGauges,
+    StateRules,
+    StateSummary,
+    TimelineInfo,
+)
+
+__all__ = [
+    "KNOWN_STATES",
+    "ConnectorGauge",
+    "ConnectorListing",
+    "ConnectorStates",
+    "ExpandedConnector",
+    "FailedState",
+    "Readiness",
+    "Reads",
+    "StateChanges",
+    "StateGauges",
+    "StateRules",
+    "StateSummary",
+    "TimelineInfo",
+]
