@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import Sidecar, code_of, http_get, print_table, row, save, start_sidecar, wrk  # noqa: E402
-from tests.integration.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
+from tests.support.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
 
 
 def run(

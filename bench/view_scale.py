@@ -47,8 +47,8 @@ from control_plane.codecs import (  # noqa: E402
     encode_status,
 )
 from control_plane.view import MaterializedView  # noqa: E402
-from tests.integration.broker import local_stack  # noqa: E402
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+from tests.support.deploy_local import local_stack  # noqa: E402
+from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
 
@@ -140,8 +140,8 @@ def bench_cluster(
     topics_per_connector: int = 25,
     before_code: Path | None = None,
 ) -> Iterator[BenchCluster]:
-    stack = local_stack()
-    vars(stack)["STACK"] = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
+    stack = local_stack
+    stack.STACK = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
     group = f"bench-{uuid.uuid4().hex[:6]}"
     t = time.perf_counter()
     config, status = generate(connectors, tasks_per_connector, topics_per_connector)

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .differential import Answer, normalise_raw
-from .harness import Sidecars
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.differential import Answer, normalise_raw
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 # {p}: this test's own prefix, so that a name the worker reads differently (a;b as a) is still nobody's
 TARGETS = [

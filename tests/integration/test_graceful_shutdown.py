@@ -13,9 +13,8 @@ import httpx
 import pytest
 
 from control_plane.rest.limits import SHUTTING_DOWN
-
-from .sidecar_process import ScriptedWorker, sidecar_process
-from .waiting import eventually
+from tests.support.sidecar_process import ScriptedWorker, sidecar_process
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(120)
 EXITED = (0, -signal.SIGTERM)  # uvicorn raises the signal it caught again once it has shut down

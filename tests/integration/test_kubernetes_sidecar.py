@@ -19,9 +19,9 @@ import pytest
 
 from control_plane.settings import ENV_PREFIX
 from deploy.kubernetes.kustomize import render
-
-from .stack import ROOT, Stack
-from .waiting import eventually
+from tests.support.paths import ROOT
+from tests.support.stack import Stack
+from tests.support.waiting import eventually
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 """Property-based differential check: every operation of Connect's own OpenAPI description, for the version
 each cluster runs, sent with schemathesis-generated parameters and bodies both through the sidecar (built
 from the code under test, in process) and directly to the worker; the answers must be the same (status,
-error shape, body; normalised by tests/integration/differential.py) except for the differences in
+error shape, body; normalised by tests/support/differential.py) except for the differences in
 ALLOWED, each with its reason (README: "Where the sidecar's answers differ from a worker's"), and the
 known bugs in PENDING, which must still occur until fixed. A third run sends the operations 4.3.1 has and
 3.4.1 lacks through the sidecar of the 3.4.1 worker and compares with the 4.3.1 worker's own answers.
@@ -40,10 +40,10 @@ from schemathesis.generation import GenerationMode
 from control_plane.rest import jetty_uri
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from deploy.openapi import build as openapi_build
-
-from .differential import Allowed, Answer, Difference, Findings, Request, classify, normalise, report
-from .harness import Sidecars, same_answer, until_states
-from .stack import Cluster, Stack
+from tests.support.connect_answers import same_answer, until_states
+from tests.support.differential import Allowed, Answer, Difference, Findings, Request, classify, normalise, report
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(900)]
 

@@ -51,9 +51,9 @@ from schemathesis.generation import GenerationMode
 from control_plane.rest import jetty_uri
 from control_plane.rest.openapi import OPENAPI_PATH
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
-
-from .harness import Sidecars, until_states
-from .stack import Cluster, Stack
+from tests.support.connect_answers import until_states
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -34,12 +34,11 @@ from pyspark.sql import SparkSession
 
 from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
-from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
-
-from .harness import Sidecars, closed_port
-from .spark_cluster import standalone_cluster
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import Sidecars, closed_port
+from tests.support.spark_cluster import standalone_cluster
+from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 pytestmark = SPARK_MARKS
 

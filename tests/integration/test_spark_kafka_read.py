@@ -23,9 +23,8 @@ from pyspark.sql import SparkSession
 from spark_jobs.class_archive import CACHE_ENV
 from spark_jobs.read import read_kafka
 from spark_jobs.target import KAFKA_POLL_RECORDS, Target
-from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
-
-from .stack import Stack
+from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.stack import Stack
 
 pytestmark = [*SPARK_MARKS, pytest.mark.timeout(180)]
 

@@ -23,9 +23,8 @@ from control_plane.rest.access import NOT_AUTHENTICATED
 from control_plane.rest.server import SidecarProtocol
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
-
-from .conftest import CONNECT_URLS, Running
-from .test_pass_through_bytes import RecordingWorker, free_port, served
+from tests.support.asgi_app import CONNECT_URLS, Running
+from tests.unit.test_pass_through_bytes import RecordingWorker, free_port, served
 
 CREDENTIALS = (
     "token view viewer plain:view-token; token op operator plain:op-token; token adm admin plain:adm-token;"

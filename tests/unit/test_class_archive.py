@@ -32,7 +32,7 @@ from spark_jobs.session import (
     java_options,
     spark_conf,
 )
-from tests.spark_fixtures import PYSPARK_SOCKETS
+from tests.support.spark_fixtures import PYSPARK_SOCKETS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,8 +11,7 @@ from control_plane.domain.config_infos import ConfigProblem, add_problems, error
 from control_plane.domain.connector_configs import ConnectorConfigs, patched, validate_path
 from control_plane.domain.errors import BadRequestError
 from control_plane.domain.outcomes import Answer, Forward, Refusal, Relay
-
-from .fakes import FakeWorkers
+from tests.support.fakes import FakeWorkers
 
 CLASS = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 

@@ -17,10 +17,9 @@ from control_plane.metrics import Metrics
 from control_plane.rest.states import iso, parse_time, summary_json
 from control_plane.view import ClusterView
 from control_plane.view.timeline import StateTimeline, TouchLog
-
-from .conftest import Running
-from .fakes import FakeView, Kafka
-from .test_herder import Cluster
+from tests.support.asgi_app import Running
+from tests.support.fake_cluster import FakeCluster
+from tests.support.fakes import FakeView, Kafka
 
 RULES = StateRules(stopped_overlay=False, ignore_stale_unassigned=True)
 
@@ -234,7 +233,7 @@ def test_without_a_ready_view_no_gauges_and_a_refusal() -> None:
 
 
 async def test_the_herder_applies_its_workers_rules() -> None:
-    cluster = Cluster("3.4.1")  # before 3.5: the sidecar stops connectors, the view shows them STOPPED
+    cluster = FakeCluster("3.4.1")  # before 3.5: the sidecar stops connectors, the view shows them STOPPED
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_config(TargetState("c", "STOPPED", None))

@@ -3,13 +3,12 @@ does a feature (the workers or the sidecar) on an old and a new worker, and what
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
 
 from control_plane.codecs import (
-    ConnectorConfig,
     ConnectorStatus,
     TargetState,
     TaskCommit,
@@ -19,70 +18,18 @@ from control_plane.codecs import (
     encode_config,
 )
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
-from control_plane.domain.capabilities import Capabilities, Feature
-from control_plane.domain.connector_configs import ConnectorConfigs
+from control_plane.domain.capabilities import Feature
 from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
-from control_plane.domain.herder import Herder
-from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.offsets_request import parse_alter_request
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
 from control_plane.domain.stop import RESTART_ATTEMPTS
-from control_plane.domain.topics import TopicTracking
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
 from control_plane.view import ClusterView
-
-from .fakes import CONFIG, OFFSETS, FakeStatusSink, FakeWorkers, Kafka, newer_api
+from tests.support.fake_cluster import FakeCluster
+from tests.support.fakes import CONFIG, OFFSETS
 
 T = TypeVar("T")
-
-
-class Cluster:
-    """A herder on the fakes: ``version`` is what the workers report (None: no worker answers)."""
-
-    def __init__(
-        self,
-        version: str | None,
-        *,
-        read_from_view: bool = True,
-        modes: Mapping[Feature, FeatureMode] | None = None,
-    ) -> None:
-        self.kafka = Kafka()
-        self.workers = FakeWorkers(version)
-        self.sink = FakeStatusSink()
-        self.capabilities = Capabilities(
-            self.workers,
-            modes or {},
-            refresh_s=60,
-            first_detection_wait_s=0.05,
-            view_answers=read_from_view,
-        )
-        self.probe = WorkerProbe(self.workers, self.kafka.view, interval_s=60, plugins_refresh_s=60)
-        self.herder = Herder(
-            capabilities=self.capabilities,
-            workers=self.workers,
-            view=self.kafka.view,
-            probe=self.probe,
-            tracking=TopicTracking(self.kafka.view.state, self.sink, enabled=True, allow_reset=True),
-            stopper=self.kafka.stopper,
-            offsets=self.kafka.offsets,
-            configs=(configs := ConnectorConfigs(self.workers, checks=(), view=self.kafka.view)),
-            newer=newer_api(self.capabilities, self.workers, configs, self.kafka),
-            status_writes=self.sink,
-            reads_from_view=read_from_view,
-            describe_settings=dict,
-        )
-
-    async def detect(self) -> None:
-        assert await self.capabilities.refresh()
-        await self.probe.probe()
-
-    def running(self, name: str, **config: str) -> None:
-        state = self.kafka.view.state
-        state.apply_config(ConnectorConfig(name, {"connector.class": "FileStreamSource", "name": name, **config}))
-        state.apply_config(TaskCommit(name, 1))
-        state.apply_status(ConnectorStatus(name, "RUNNING", None, "w1", 1))
-        state.apply_status(TaskStatus(name, 0, "RUNNING", None, "w1", 1))
 
 
 def view_answer(outcome: Answer[T] | Refusal | Forward[T]) -> T:
@@ -93,7 +40,7 @@ def view_answer(outcome: Answer[T] | Refusal | Forward[T]) -> T:
 
 @pytest.mark.parametrize("version", ["3.4.1", "4.3.1"])
 async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> None:
-    cluster = Cluster(version)
+    cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("c")
     state = view_answer(cluster.herder.connector_status("c"))
@@ -104,7 +51,7 @@ async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> 
 
 
 async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("a")
     first = view_answer(cluster.herder.list_connectors(["status"]))
@@ -122,7 +69,7 @@ async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
 
 @pytest.mark.parametrize("version", ["3.4.1", "4.3.1"])
 async def test_a_status_is_built_once_per_change_of_the_view(version: str) -> None:
-    cluster = Cluster(version)
+    cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("a")
     cluster.running("b")
@@ -140,7 +87,7 @@ async def test_a_status_is_built_once_per_change_of_the_view(version: str) -> No
 
 
 async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     refusal = cluster.herder.connector_status("nope")
     assert isinstance(refusal, Refusal) and isinstance(refusal.error, NotFoundError)
@@ -149,7 +96,7 @@ async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> N
 
 
 async def test_with_read_from_upstream_reads_go_to_the_workers_and_fall_back_to_the_stale_view() -> None:
-    cluster = Cluster("4.3.1", read_from_view=False)
+    cluster = FakeCluster("4.3.1", read_from_view=False)
     await cluster.detect()
     cluster.running("c")
     outcome = cluster.herder.connector_config("c")
@@ -163,7 +110,7 @@ async def test_a_connectors_info_and_task_configs_come_from_the_view_only_when_n
     """GET /connectors/{c} and .../tasks pass through; their view answers (DistributedHerder.connectorInfo,
     taskConfigs) are stale fallbacks, and a connector whose task set is inconsistent lists its committed count
     with no config where the topic holds none (ClusterConfigState.taskCount, rawTaskConfig)."""
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     state = cluster.kafka.view.state
     cluster.running("c")
@@ -193,7 +140,7 @@ async def test_a_connector_the_sidecar_stopped_has_its_info_and_task_configs_fro
     stop after the stop's answer (seconds later with hundreds of tasks) and lists the old tasks meanwhile,
     so the view, which read the stop back, answers GET /connectors/{c} and .../tasks as 3.5+ does: no
     tasks. A running connector's, and every connector's on a worker that stops them itself, pass through."""
-    cluster = Cluster(version)
+    cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("c")
     assert cluster.herder.stopped_info("c") is None and cluster.herder.stopped_task_configs("c") is None
@@ -212,14 +159,14 @@ async def test_a_connector_the_sidecar_stopped_has_its_info_and_task_configs_fro
 
 
 async def test_without_a_ready_view_an_unanswered_read_has_no_view_answer() -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     cluster.kafka.view.ready = False
     assert cluster.herder.unanswered_info("c") is None and cluster.herder.unanswered_task_configs("c") is None
 
 
 async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_age() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 2), timestamp_ms=1)
@@ -231,7 +178,7 @@ async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_
 
 
 async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar_before_3_5() -> None:
-    new, old = Cluster("4.3.1"), Cluster("3.4.1")
+    new, old = FakeCluster("4.3.1"), FakeCluster("3.4.1")
     for cluster in (new, old):
         await cluster.detect()
         cluster.running("c")
@@ -245,14 +192,14 @@ async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar
 
 
 async def test_before_any_worker_answered_a_request_waits_a_bounded_moment_then_goes_to_the_workers() -> None:
-    cluster = Cluster(None)
+    cluster = FakeCluster(None)
     cluster.running("c")
     assert isinstance(await cluster.herder.stop_connector("c"), Forward)
     assert cluster.kafka.written(CONFIG) == []
 
 
 async def test_a_feature_forced_emulated_is_done_by_the_sidecar_on_a_new_worker() -> None:
-    cluster = Cluster("4.3.1", modes={Feature.STOP_AND_OFFSETS_READ: FeatureMode.EMULATED})
+    cluster = FakeCluster("4.3.1", modes={Feature.STOP_AND_OFFSETS_READ: FeatureMode.EMULATED})
     await cluster.detect()
     cluster.running("c")
     assert isinstance(await cluster.herder.stop_connector("c"), Done)
@@ -260,7 +207,7 @@ async def test_a_feature_forced_emulated_is_done_by_the_sidecar_on_a_new_worker(
 
 async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_status_sink() -> None:
     """On a worker without KIP-558 (before 2.5), or with emulation forced by setting."""
-    for cluster in (Cluster("2.4.1"), Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.EMULATED})):
+    for cluster in (FakeCluster("2.4.1"), FakeCluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.EMULATED})):
         await cluster.detect()
         cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
         assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
@@ -269,7 +216,7 @@ async def test_topic_tracking_is_served_from_the_view_and_reset_through_the_stat
 
 
 async def test_a_worker_with_kip_558_writes_the_reset_itself_while_the_view_serves_the_reads() -> None:
-    cluster = Cluster("2.5.0")
+    cluster = FakeCluster("2.5.0")
     await cluster.detect()
     cluster.kafka.view.state.apply_status(TopicStatus("orders", "c", 0, 1000))
     assert view_answer(await cluster.herder.connector_topics("c")) == ("orders",)
@@ -278,7 +225,7 @@ async def test_a_worker_with_kip_558_writes_the_reset_itself_while_the_view_serv
 
 
 async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:
-    cluster = Cluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.NATIVE})
+    cluster = FakeCluster("4.3.1", modes={Feature.TOPIC_TRACKING: FeatureMode.NATIVE})
     await cluster.detect()
     assert isinstance(await cluster.herder.connector_topics("c"), Forward)
     assert isinstance(await cluster.herder.reset_connector_topics("c"), Forward)
@@ -286,7 +233,7 @@ async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:
 
 
 async def test_an_alter_for_a_native_worker_is_checked_before_it_is_forwarded() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("s", topics="t")
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
@@ -300,7 +247,7 @@ async def test_an_alter_for_a_native_worker_is_checked_before_it_is_forwarded() 
 
 
 async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     cluster.workers.answers[("GET", "/connector-plugins")] = (
         200,
         b'[{"class":"org.example.ThingConnector","type":"sink","version":"1"}]',
@@ -312,7 +259,7 @@ async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
 
 
 async def test_readiness_follows_the_view() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     cluster.kafka.view.ready = False
     assert not cluster.herder.readiness().ready
     cluster.kafka.view.ready = True
@@ -320,7 +267,7 @@ async def test_readiness_follows_the_view() -> None:
 
 
 async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_404() -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     with pytest.raises(NotFoundError, match="Unknown connector ghost"):
         await cluster.herder.stop_connector("ghost")
@@ -329,7 +276,7 @@ async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_4
 
 
 async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_cluster_unchecked() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
     body = b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
@@ -341,7 +288,7 @@ async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_clust
 
 
 async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.offset(OFFSETS, "c", {"f": "x"}, {"p": 1})
@@ -355,7 +302,7 @@ async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> N
 
 
 async def test_a_change_through_the_sidecar_is_in_the_view_when_the_answer_comes_back() -> None:
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("c")
 
@@ -373,7 +320,7 @@ async def test_a_change_through_the_sidecar_is_in_the_view_when_the_answer_comes
 
 @pytest.mark.parametrize(("version", "shown"), [("3.5.2", "UNASSIGNED"), ("3.6.0", "RUNNING"), ("4.3.1", "RUNNING")])
 async def test_task_statuses_follow_the_status_rule_of_the_workers_version(version: str, shown: str) -> None:
-    cluster = Cluster(version)
+    cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 1))  # stale on 3.6+
@@ -385,7 +332,7 @@ async def test_task_statuses_follow_the_status_rule_of_the_workers_version(versi
     assert status is not None and [e.state for _, e in status.tasks] == [shown]
 
 
-def stopped_after(cluster: Cluster, name: str, state: str) -> None:
+def stopped_after(cluster: FakeCluster, name: str, state: str) -> None:
     cluster.running(name)
     view = cluster.kafka.view.state
     view.apply_status(ConnectorStatus(name, state, "trace" if state == "FAILED" else None, "w1", 1))
@@ -395,7 +342,7 @@ def stopped_after(cluster: Cluster, name: str, state: str) -> None:
 
 @pytest.mark.parametrize("segment", ["c", "with%20space"])
 async def test_resuming_a_connector_stopped_after_it_failed_restarts_it_on_an_old_worker(segment: str) -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     name = segment.replace("%20", " ")
     stopped_after(cluster, name, "FAILED")
@@ -412,7 +359,7 @@ async def test_resuming_a_connector_stopped_after_it_failed_restarts_it_on_an_ol
 
 @pytest.mark.parametrize(("version", "state"), [("3.4.1", "PAUSED"), ("4.3.1", "FAILED"), ("4.3.1", "STOPPED")])
 async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_back(version: str, state: str) -> None:
-    cluster = Cluster(version)
+    cluster = FakeCluster(version)
     await cluster.detect()
     stopped_after(cluster, "c", state)
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
@@ -423,7 +370,7 @@ async def test_a_resume_is_only_forwarded_where_the_worker_brings_the_connector_
 async def test_on_a_new_worker_a_resume_of_a_failed_connector_waits_until_the_worker_shows_it_stopped() -> None:
     """4.3.1 loses a resume whose STARTED its herder reads before it applied the STOPPED of a FAILED connector
     (DistributedHerder.processTargetStateChanges applies the latest only; domain.stop): held until then."""
-    cluster = Cluster("4.3.1")
+    cluster = FakeCluster("4.3.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
@@ -445,7 +392,7 @@ async def test_on_a_new_worker_a_resume_of_a_failed_connector_waits_until_the_wo
 async def test_a_restart_pre_empted_by_the_stops_paused_record_is_sent_again_before_the_resume() -> None:
     # a 3.4 herder that has not applied the stop's PAUSED yet starts the new connector STARTED; the PAUSED
     # pre-empts it and the restart answers 500, leaving a new connector, PAUSED (domain.stop)
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")
     restart = ("POST", "/connectors/c/restart")
@@ -466,7 +413,7 @@ async def test_a_restart_pre_empted_by_the_stops_paused_record_is_sent_again_bef
 
 
 async def test_a_restart_that_keeps_failing_is_sent_three_times_and_the_connector_is_not_resumed() -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")
@@ -480,7 +427,7 @@ async def test_a_restart_that_keeps_failing_is_sent_three_times_and_the_connecto
 
 
 async def test_a_restart_the_old_worker_refuses_is_a_500_saying_the_connector_was_not_resumed() -> None:
-    cluster = Cluster("3.4.1")
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     stopped_after(cluster, "c", "FAILED")
     cluster.workers.answers[("PUT", "/connectors/c/resume")] = (202, b"")

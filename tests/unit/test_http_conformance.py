@@ -1,6 +1,6 @@
 """Where the sidecar answers itself, it answers what Connect 4.3.1's Jetty and Jersey answer for the same
 bytes: raw requests to a sidecar on a real uvicorn, the expected answers measured on the real 4.3.1 worker
-(``tests/http_cases.py``, ``scripts/http_probe.py``); none of these requests reaches the worker."""
+(``tests/support/http_cases.py``, ``scripts/http_probe.py``); none of these requests reaches the worker."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from control_plane.rest.jaxrs import (
     template_segments,
 )
 from control_plane.rest.reads import connector_status
-from tests.http_cases import CASES, Case
+from tests.support.http_cases import CASES, Case
 from tests.unit.test_pass_through_bytes import RecordingWorker, sidecar_in_front_of
 
 
@@ -65,7 +65,7 @@ def route(path: str = "/connectors/{connector}/tasks/{task:int}/status") -> Jers
         pytest.param(b"/connectors/c/tasks/0/stat%75s", None, id="encoded-literal"),
         pytest.param(b"/connectors/c/tasks/0//status", None, id="empty-segment"),
         pytest.param(b"/connectors/c/tasks/0/status//", None, id="two-trailing-slashes"),
-        # an empty name is this route, for Jetty 12 to refuse (tests/http_cases.py, uri-empty-name)
+        # an empty name is this route, for Jetty 12 to refuse (tests/support/http_cases.py, uri-empty-name)
         pytest.param(b"/connectors//tasks/0/status", {"connector": "", "task": "0"}, id="empty-name"),
         pytest.param(b"/connectors/;x/tasks/0/status", {"connector": "", "task": "0"}, id="name-only-matrix"),
         pytest.param(b"/connectors/c/tasks/0/status/x", None, id="deeper"),

@@ -16,8 +16,7 @@ import respx
 
 from control_plane.settings import load_settings
 from control_plane.upstream import BudgetExhausted, ConnectUpstream, UpstreamRequest, UpstreamTimeout
-
-from .conftest import CONNECT_URLS, Running
+from tests.support.asgi_app import CONNECT_URLS, Running
 
 Serve = Callable[..., contextlib.AbstractAsyncContextManager[Running]]
 

@@ -10,8 +10,7 @@ from control_plane.domain.connector_configs import ConnectorConfigs
 from control_plane.domain.errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
 from control_plane.domain.logger_requests import level_body, requested_level
 from control_plane.domain.outcomes import Forward, Refusal, Relay
-
-from .fakes import FakeWorkers, newer_api
+from tests.support.fakes import FakeWorkers, newer_api
 
 
 @pytest.mark.parametrize(

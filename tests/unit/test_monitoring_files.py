@@ -13,8 +13,8 @@ import yaml
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit
 from control_plane.domain.connector_states import ConnectorStates, StateRules
 from control_plane.metrics import Metrics
-
-from ..monitoring import (
+from tests.support.fakes import Kafka
+from tests.support.monitoring import (
     ALERT_TESTS,
     ALERTS,
     alert_queries,
@@ -24,7 +24,6 @@ from ..monitoring import (
     metric_names,
     promtool,
 )
-from .fakes import Kafka
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -23,8 +23,7 @@ from control_plane.domain.outcomes import Refusal, Relay, Reply
 from control_plane.modes import FeatureMode
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.upstream import UpstreamRequest, UpstreamResponse, UpstreamTimeout
-
-from .fakes import CONFIG, FakeWorkers, Kafka
+from tests.support.fakes import CONFIG, FakeWorkers, Kafka
 
 CLASS = "org.example.Source"
 

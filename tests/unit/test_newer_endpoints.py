@@ -19,8 +19,7 @@ from control_plane.domain.plugins import (
     plugin_list,
 )
 from control_plane.domain.restart import RestartRequest
-
-from .test_herder import Cluster
+from tests.support.fake_cluster import FakeCluster
 
 SINK = "org.example.SqlSinkConnector"
 SOURCE = "org.example.FileSourceConnector"
@@ -34,8 +33,8 @@ def restart(name: str = "c", *, only_failed: bool = False, include_tasks: bool =
     return RestartRequest(name, only_failed=only_failed, include_tasks=include_tasks)
 
 
-async def old_cluster(version: str = "2.8.2") -> Cluster:
-    cluster = Cluster(version)
+async def old_cluster(version: str = "2.8.2") -> FakeCluster:
+    cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("c")
     state = cluster.kafka.view.state
@@ -45,7 +44,7 @@ async def old_cluster(version: str = "2.8.2") -> Cluster:
     return cluster
 
 
-def sent(cluster: Cluster) -> list[str]:
+def sent(cluster: FakeCluster) -> list[str]:
     return [f"{r.method} {r.path}" for r in cluster.workers.forwarded if r.method == "POST"]
 
 
@@ -159,8 +158,8 @@ def validate_answer(recommended: dict[str, list[str]], own: list[str]) -> bytes:
     return orjson.dumps({"name": "x", "error_count": 1, "groups": [], "configs": configs})
 
 
-async def plugin_cluster() -> Cluster:
-    cluster = Cluster("2.8.2")
+async def plugin_cluster() -> FakeCluster:
+    cluster = FakeCluster("2.8.2")
     await cluster.detect()
     cluster.workers.answers[("GET", "/connector-plugins")] = (200, orjson.dumps(CONNECTORS))
     answer = validate_answer({"transforms.sidecar.type": ["t.T"], "predicates.sidecar.type": ["p.P"]}, ["path"])
@@ -210,7 +209,7 @@ async def test_plugin_config_on_an_old_worker() -> None:
 
 
 async def test_plugin_endpoints_go_through_from_3_2() -> None:
-    cluster = Cluster("3.2.0")
+    cluster = FakeCluster("3.2.0")
     await cluster.detect()
     assert isinstance(await cluster.herder.connector_plugins(connectors_only=False), Forward)
     assert isinstance(await cluster.herder.plugin_config("x"), Forward)

@@ -20,8 +20,7 @@ from control_plane.domain.offsets_messages import framework_managed, not_stopped
 from control_plane.domain.offsets_request import parse_alter_request
 from control_plane.settings import SettingsError, load_settings
 from control_plane.view import ClusterView
-
-from .fakes import CONFIG, OFFSETS, OWN, Kafka
+from tests.support.fakes import CONFIG, OFFSETS, OWN, Kafka
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ import respx
 
 from control_plane.domain.offsets_request import NO_OFFSETS
 from control_plane.settings import load_settings
-
-from .conftest import CONNECT_URLS
+from tests.support.asgi_app import CONNECT_URLS
 
 JSON = {"content-type": "application/json"}
 GOOD = b'{"offsets":[{"partition":{"filename":"/f"},"offset":{"position":0}}]}'

@@ -16,8 +16,7 @@ from control_plane.domain.outcomes import Answer, Forward, Refusal
 from control_plane.domain.plugin_catalog import PluginCatalog
 from control_plane.domain.plugin_versions import PluginVersions, add_versions_json
 from control_plane.rules.plugin_versions import PinOutcome, connect_aliases, plugin_keys, resolve
-
-from .fakes import FakeWorkers
+from tests.support.fakes import FakeWorkers
 
 CONNECTOR = "org.example.versioned.VersionedSourceConnector"
 CONVERTER = "org.example.versioned.VersionedConverter"

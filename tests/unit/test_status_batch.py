@@ -18,8 +18,7 @@ from control_plane.domain.errors import OperationFailed
 from control_plane.domain.topics import TopicTracking
 from control_plane.storage.status_writes import Outcome, StatusBatchFailed, StatusWriteFailed, StatusWriterClosed
 from control_plane.view import ClusterView
-
-from .test_status_writer import CountingObserver, FakeProducer, Gate, make_writer, until
+from tests.support.scripted_producer import CountingObserver, Gate, ScriptedProducer, make_writer, until
 
 CONNECTOR = "sink"
 
@@ -33,7 +32,7 @@ def key_of(record: Tombstone[StatusKey]) -> bytes:
 
 
 async def test_every_record_is_handed_over_before_any_acknowledgement_is_awaited() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     records = tombstones(200)
     acknowledge = asyncio.Event()
     for record in records:
@@ -52,7 +51,7 @@ async def test_every_record_is_handed_over_before_any_acknowledgement_is_awaited
 
 
 async def test_a_broker_error_mid_batch_raises_and_the_others_are_written() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     records = tombstones(50)
     refused = key_of(records[20])
     producer.script(refused, TopicAuthorizationFailedError())
@@ -74,7 +73,7 @@ async def test_a_broker_error_mid_batch_raises_and_the_others_are_written() -> N
 
 
 async def test_retriable_errors_are_sent_again_together_with_the_proposals_backoff() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     records = tombstones(30)
     flaky = [key_of(r) for r in records[:10]]
     for key in flaky:
@@ -96,7 +95,7 @@ async def test_retriable_errors_are_sent_again_together_with_the_proposals_backo
 
 
 async def test_retries_run_out_and_the_batch_fails_naming_how_many() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     records = tombstones(10)
     for record in records[:4]:
         producer.script(key_of(record), *([KafkaConnectionError()] * 3))
@@ -110,7 +109,7 @@ async def test_retries_run_out_and_the_batch_fails_naming_how_many() -> None:
 
 
 async def test_an_attempt_that_hangs_times_out_and_is_sent_again() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     records = tombstones(5)
     producer.script(key_of(records[2]), Gate())  # never opened: a broker that does not answer
     async with make_writer(producer, attempt_timeout_s=0.05) as writer:
@@ -119,7 +118,7 @@ async def test_an_attempt_that_hangs_times_out_and_is_sent_again() -> None:
 
 
 async def test_a_record_whose_key_has_a_write_under_way_goes_behind_it() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     records = tombstones(3)
     key = key_of(records[1])
     gate = Gate()
@@ -137,7 +136,7 @@ async def test_a_record_whose_key_has_a_write_under_way_goes_behind_it() -> None
 
 
 async def test_a_newer_write_of_a_key_drops_the_batchs_retry_and_lands_last() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     records = tombstones(3)
     key = key_of(records[0])
     producer.script(key, KafkaConnectionError())
@@ -153,7 +152,7 @@ async def test_a_newer_write_of_a_key_drops_the_batchs_retry_and_lands_last() ->
 
 
 async def test_stop_during_a_batchs_backoff_abandons_it_and_the_caller_gets_an_error() -> None:
-    producer = FakeProducer(default=KafkaConnectionError())
+    producer = ScriptedProducer(default=KafkaConnectionError())
     writer = make_writer(producer, initial_ms=10_000, max_ms=10_000)
     await writer.start()
     writing = asyncio.create_task(writer.write_all(tombstones(5)))
@@ -168,7 +167,7 @@ async def test_stop_during_a_batchs_backoff_abandons_it_and_the_caller_gets_an_e
 
 async def test_many_records_take_a_few_attempts_not_one_round_trip_each() -> None:
     """10,000 tombstones: one attempt each, and quickly (the lanes took about 0.5 ms of CPU a record)."""
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     records = tombstones(10_000)
     async with make_writer(producer) as writer:
         started = time.process_time()
@@ -191,7 +190,7 @@ def tracking_of(writer: object, topics: int) -> TopicTracking:
 async def test_a_reset_answers_at_once_and_its_tombstones_are_written_in_the_background() -> None:
     """Issues 3 and 4: the reset answers as the worker does (its 202 once the tombstones are handed to
     the producer); they are pending until acknowledged, then written, all pipelined."""
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     acknowledge = asyncio.Event()
     for record in tombstones(100):
         producer.script(key_of(record), Gate(opened=acknowledge))
@@ -206,7 +205,7 @@ async def test_a_reset_answers_at_once_and_its_tombstones_are_written_in_the_bac
 
 
 async def test_a_broker_error_mid_reset_is_listed_as_failed() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(key_of(tombstones(100)[57]), TopicAuthorizationFailedError())
     async with make_writer(producer) as writer:
         tracking_of(writer, 100).reset(CONNECTOR)
@@ -218,7 +217,7 @@ async def test_a_broker_error_mid_reset_is_listed_as_failed() -> None:
 
 
 async def test_a_reset_with_the_writer_stopped_is_an_error_in_connects_shape() -> None:
-    async with make_writer(FakeProducer()) as writer:
+    async with make_writer(ScriptedProducer()) as writer:
         pass
     with pytest.raises(OperationFailed) as caught:
         tracking_of(writer, 3).reset(CONNECTOR)

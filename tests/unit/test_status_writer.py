@@ -7,9 +7,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections import Counter, defaultdict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import orjson
 import pytest
@@ -24,119 +22,21 @@ from aiokafka.errors import (
     UnknownTopicOrPartitionError,
 )
 
-from control_plane.backoff import ProposalBackoff
 from control_plane.composition import build_status_writer
 from control_plane.metrics import Metrics
 from control_plane.settings import load_settings
 from control_plane.storage.errors import AttemptTimeout, StorageError, is_retriable
-from control_plane.storage.status_writer import StatusWriter
 from control_plane.storage.status_writes import (
     Outcome,
     StatusStoreNotConfigured,
     StatusWriteFailed,
     StatusWriterClosed,
 )
+from tests.support.asgi_app import CONNECT_URLS, Running
+from tests.support.scripted_producer import SEED, TOPIC, CountingObserver, Gate, ScriptedProducer, make_writer, until
 
-from .conftest import CONNECT_URLS, Running
-
-TOPIC = "connect-status"
-SEED = 99
 K1 = b"status-topic-orders:connector-sink"
 K2 = b"status-task-sink-0"
-
-
-@dataclass
-class Gate:
-    """A step that waits until ``opened`` is set, then acknowledges or raises ``then``."""
-
-    opened: asyncio.Event = field(default_factory=asyncio.Event)
-    then: BaseException | None = None
-    entered: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-Step = BaseException | Gate | None
-
-
-class FakeProducer:
-    """The writer's three-method producer. Each ``send`` of a key takes that key's next scripted step
-    (None acknowledges, an exception is raised, a ``Gate`` waits); past the script, ``default``."""
-
-    def __init__(self, default: Step = None) -> None:
-        self.default = default
-        self.scripts: dict[bytes, deque[Step]] = defaultdict(deque)
-        self.attempts: list[tuple[bytes, bytes | None, float]] = []  # key, value, monotonic time
-        self.written: list[tuple[bytes, bytes | None]] = []
-        self.started = self.stopped = False
-
-    def script(self, key: bytes, *steps: Step) -> None:
-        self.scripts[key].extend(steps)
-
-    async def start(self) -> None:
-        self.started = True
-
-    async def stop(self) -> None:
-        self.stopped = True
-
-    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
-        assert topic == TOPIC
-        self.attempts.append((key, value, time.monotonic()))
-        step = self.scripts[key].popleft() if self.scripts[key] else self.default
-        if isinstance(step, Gate):
-            step.entered.set()
-            await step.opened.wait()
-            step = step.then
-        if step is not None:
-            raise step
-        self.written.append((key, value))
-
-    async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
-        """As aiokafka's: the record is taken now (its attempt counted), acknowledged later."""
-        return asyncio.ensure_future(self.send(topic, key, value))
-
-    def values_sent(self, key: bytes) -> list[bytes | None]:
-        return [value for k, value, _ in self.attempts if k == key]
-
-
-class CountingObserver:
-    def __init__(self) -> None:
-        self.counts: Counter[tuple[str, str]] = Counter()
-
-    def status_update_success(self, kind: str) -> None:
-        self.counts["success", kind] += 1
-
-    def status_update_retry(self, kind: str) -> None:
-        self.counts["retry", kind] += 1
-
-    def status_update_failure(self, kind: str) -> None:
-        self.counts["failure", kind] += 1
-
-
-def make_writer(
-    producer: FakeProducer,
-    *,
-    max_retries: int = 3,
-    initial_ms: float = 1,
-    max_ms: float = 4,
-    multiplier: float = 2.0,
-    jitter: float = 0.0,
-    attempt_timeout_s: float = 2.0,
-    observer: object | None = None,
-) -> StatusWriter:
-    backoff = ProposalBackoff(initial_ms, max_ms, multiplier, jitter, random.Random(SEED))
-    return StatusWriter(
-        TOPIC,
-        producer,
-        backoff,
-        max_retries=max_retries,
-        attempt_timeout_s=attempt_timeout_s,
-        observer=observer,  # type: ignore[arg-type]
-    )
-
-
-async def until(condition: Callable[[], bool], timeout_s: float = 2.0) -> None:
-    async with asyncio.timeout(timeout_s):
-        while not condition():  # noqa: ASYNC110 - the writer's internal state has no event to wait on
-            await asyncio.sleep(0.001)
 
 
 # -- which errors are retried
@@ -161,7 +61,7 @@ def test_retriable_is_read_from_the_error_class(error: BaseException, retriable:
 
 
 async def test_a_write_that_succeeds_first_time_makes_no_retry() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     async with make_writer(producer, observer=observer) as writer:
         assert await writer.write(K1, b'{"topic":{}}', "topic") is Outcome.WRITTEN
     assert producer.written == [(K1, b'{"topic":{}}')]
@@ -170,7 +70,7 @@ async def test_a_write_that_succeeds_first_time_makes_no_retry() -> None:
 
 
 async def test_retriable_errors_are_retried_with_backoff_then_succeed() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     producer.script(K2, KafkaConnectionError(), NotLeaderForPartitionError(), None)
     async with make_writer(producer, observer=observer, initial_ms=20, max_ms=1000, multiplier=2.0) as writer:
         with structlog.testing.capture_logs() as logs:
@@ -189,7 +89,7 @@ async def test_retriable_errors_are_retried_with_backoff_then_succeed() -> None:
 
 
 async def test_an_error_that_is_not_retriable_fails_at_once() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     producer.script(K1, TopicAuthorizationFailedError())
     async with make_writer(producer, observer=observer) as writer:
         with structlog.testing.capture_logs() as logs:
@@ -203,7 +103,7 @@ async def test_an_error_that_is_not_retriable_fails_at_once() -> None:
 
 
 async def test_retries_stop_after_max_retries_and_the_failure_is_listed() -> None:
-    producer, observer = FakeProducer(default=KafkaConnectionError()), CountingObserver()
+    producer, observer = ScriptedProducer(default=KafkaConnectionError()), CountingObserver()
     async with make_writer(producer, observer=observer, max_retries=3) as writer:
         ticket = writer.submit(K1, b"old", "topic")
         with pytest.raises(StatusWriteFailed) as caught:
@@ -223,7 +123,7 @@ async def test_retries_stop_after_max_retries_and_the_failure_is_listed() -> Non
 
 
 async def test_zero_max_retries_means_one_attempt() -> None:
-    producer = FakeProducer(default=KafkaConnectionError())
+    producer = ScriptedProducer(default=KafkaConnectionError())
     async with make_writer(producer, max_retries=0) as writer:
         with pytest.raises(StatusWriteFailed):
             await writer.write(K1, b"v", "topic")
@@ -231,7 +131,7 @@ async def test_zero_max_retries_means_one_attempt() -> None:
 
 
 async def test_an_attempt_that_hangs_times_out_and_is_retried() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(K1, Gate())  # never opened: a broker that does not answer
     async with make_writer(producer, attempt_timeout_s=0.05) as writer:
         assert await writer.write(K1, b"v", "topic") is Outcome.WRITTEN
@@ -239,7 +139,7 @@ async def test_an_attempt_that_hangs_times_out_and_is_retried() -> None:
 
 
 async def test_submit_returns_at_once_while_the_write_goes_on_in_the_background() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     gate = Gate()
     producer.script(K1, gate)
     async with make_writer(producer) as writer:
@@ -256,7 +156,7 @@ async def test_submit_returns_at_once_while_the_write_goes_on_in_the_background(
 
 
 async def test_writes_of_one_key_are_made_in_the_order_submitted() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     async with make_writer(producer) as writer:
         tickets = [writer.submit(K1, f"v{i}".encode(), "topic") for i in range(5)]
         tickets += [writer.submit(K2, f"t{i}".encode(), "task") for i in range(3)]
@@ -267,7 +167,7 @@ async def test_writes_of_one_key_are_made_in_the_order_submitted() -> None:
 
 
 async def test_a_retry_waiting_its_backoff_is_dropped_when_a_newer_write_of_the_key_comes() -> None:
-    producer, observer = FakeProducer(), CountingObserver()
+    producer, observer = ScriptedProducer(), CountingObserver()
     producer.script(K1, KafkaConnectionError())  # "old" fails once, then would wait 10 s
     async with make_writer(producer, observer=observer, initial_ms=10_000, max_ms=10_000) as writer:
         old = writer.submit(K1, b"old", "topic")
@@ -285,7 +185,7 @@ async def test_a_retry_waiting_its_backoff_is_dropped_when_a_newer_write_of_the_
 
 
 async def test_an_attempt_under_way_finishes_before_the_newer_write_and_is_not_retried() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     gate = Gate(then=NotLeaderForPartitionError())
     producer.script(K1, gate)
     async with make_writer(producer) as writer:
@@ -302,7 +202,7 @@ async def test_an_attempt_under_way_finishes_before_the_newer_write_and_is_not_r
 
 async def test_an_old_value_never_lands_after_a_new_one() -> None:
     """Many writes of one key through a flaky producer: the last value written is the last submitted."""
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     rng = random.Random(SEED)
     for _ in range(200):
         producer.script(K1, KafkaConnectionError() if rng.random() < 0.5 else None)
@@ -332,7 +232,7 @@ async def test_without_a_status_topic_the_writer_does_not_start_and_submit_says_
 
 
 async def test_submit_outside_start_and_stop_is_refused() -> None:
-    writer = make_writer(FakeProducer())
+    writer = make_writer(ScriptedProducer())
     with pytest.raises(StatusWriterClosed):
         writer.submit(K1, b"v", "topic")
     async with writer:
@@ -343,7 +243,7 @@ async def test_submit_outside_start_and_stop_is_refused() -> None:
 
 
 async def test_stop_does_not_hang_on_a_producer_that_never_answers() -> None:
-    producer = FakeProducer(default=Gate())
+    producer = ScriptedProducer(default=Gate())
     writer = make_writer(producer, attempt_timeout_s=0.2, initial_ms=5000, max_ms=5000)
     await writer.start()
     sending = writer.submit(K1, b"a", "topic")
@@ -364,7 +264,7 @@ async def test_stop_does_not_hang_on_a_producer_that_never_answers() -> None:
 async def test_stop_with_a_flush_lets_pending_writes_and_retries_finish() -> None:
     """Graceful shutdown: queued writes and a retry under way reach Kafka before the writer stops."""
     gate = Gate()
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(K1, gate)
     producer.script(K2, KafkaConnectionError())  # retried after its backoff
     writer = make_writer(producer, initial_ms=50, max_ms=50)
@@ -381,7 +281,7 @@ async def test_stop_with_a_flush_lets_pending_writes_and_retries_finish() -> Non
 
 
 async def test_a_flush_is_bounded() -> None:
-    producer = FakeProducer(default=Gate())
+    producer = ScriptedProducer(default=Gate())
     writer = make_writer(producer, attempt_timeout_s=0.2, initial_ms=5000, max_ms=5000)
     await writer.start()
     ticket = writer.submit(K1, b"a", "topic")
@@ -417,7 +317,7 @@ def sample(metrics: Metrics, name: str, kind: str) -> float:
 
 async def test_metrics_count_successes_retries_and_failures_per_kind() -> None:
     metrics = Metrics()
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(K2, KafkaConnectionError(), None)
     producer.script(K1, MessageSizeTooLargeError())
     async with make_writer(producer, observer=metrics) as writer:
@@ -443,7 +343,7 @@ async def test_the_sidecar_lists_pending_and_failed_writes_and_shows_the_counter
         status_storage_retry_jitter_factor=0.0,
     )
     # the real writer's producer would need a broker: the fake goes under the sidecar's own writer
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(K1, TopicAuthorizationFailedError())
     producer.script(K2, KafkaConnectionError())
     async with serve(settings=settings, status_producer=producer) as running:
@@ -480,7 +380,7 @@ async def test_without_a_status_topic_the_endpoint_says_the_writer_is_not_runnin
 
 
 async def test_a_writer_stopped_and_started_again_writes_again() -> None:
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     writer = make_writer(producer)
     async with writer:
         await writer.write(K1, b"a", "topic")
@@ -514,7 +414,7 @@ async def test_the_lifespan_flushes_pending_writes_at_shutdown(
     """Graceful shutdown through the composition root: the app's lifespan ends, the write under way
     reaches Kafka (``shutdown_flush_timeout_s``) before the writer stops."""
     gate = Gate()
-    producer = FakeProducer()
+    producer = ScriptedProducer()
     producer.script(K1, gate)
     settings = load_settings(connect_urls=CONNECT_URLS, status_storage_topic=TOPIC, shutdown_flush_timeout_s=5)
     async with serve(settings=settings, status_producer=producer) as running:

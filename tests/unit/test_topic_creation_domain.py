@@ -16,8 +16,7 @@ from control_plane.domain.outcomes import Forward, Refusal
 from control_plane.domain.topic_creation import PROBE_PREFIX, Difference, TopicCreation
 from control_plane.storage.errors import TopicAdminError
 from control_plane.storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
-
-from .fakes import FakeWorkers
+from tests.support.fakes import FakeWorkers
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -2,7 +2,7 @@
 java_regex) against Connect's own code, on seeded generated configs and topic names.
 
 tests/java/topic_creation/TopicCreationOracle.java is compiled here with javac against the Connect 4.3.1
-jars of the stack cache (found by ``tests/stack_cache.py``) and run once (JSON lines in and out); it builds
+jars of the stack cache (found by ``tests/support/stack_cache.py``) and run once (JSON lines in and out); it builds
 ``SourceConnectorConfig`` and ``TopicCreationGroup.configuredGroups`` and resolves topics as
 ``TopicCreation.findFirstGroup``. Every case must agree: the claiming group and NewTopic settings, or both
 refuse the config; a pattern the sidecar does not translate must be one it refuses as unsupported (never a
@@ -23,8 +23,7 @@ import pytest
 
 from control_plane.rules.java_regex import JavaPatternSyntaxError, UnsupportedJavaRegex, translate
 from control_plane.rules.topic_creation import TopicCreationConfigError, configured_groups
-
-from ..stack_cache import kafka_lib
+from tests.support.stack_cache import kafka_lib
 
 pytestmark = pytest.mark.java
 

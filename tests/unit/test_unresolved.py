@@ -13,8 +13,7 @@ from control_plane.domain.outcomes import Answer, Forward
 from control_plane.domain.unresolved import VARIABLE, shown_as_given
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamResponse
-
-from .fakes import FakeWorkers, newer_api
+from tests.support.fakes import FakeWorkers, newer_api
 
 SECRET_REF = "${file:/etc/secrets.properties:password}"
 

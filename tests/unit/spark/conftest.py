@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

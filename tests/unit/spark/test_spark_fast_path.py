@@ -23,9 +23,8 @@ from spark_jobs.transforms import (
     decode_status_records,
     decode_status_records_per_record,
 )
-
-from .records import OFFSET_PARTITIONS, History, without_key_id
-from .test_spark_jvm_decode import STATUS_KEYS, STATUS_VALUES, TRICKY_KEYS, TRICKY_VALUES
+from tests.support.spark_records import OFFSET_PARTITIONS, History, without_key_id
+from tests.support.tricky_records import STATUS_KEYS, STATUS_VALUES, TRICKY_KEYS, TRICKY_VALUES
 
 ORDER = ["kafka_partition", "kafka_offset"]
 TRACES = [

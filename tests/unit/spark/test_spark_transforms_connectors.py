@@ -11,8 +11,7 @@ from spark_jobs.transforms import (
     decode_offset_parts,
     sink_topic_references,
 )
-
-from .records import OFFSET_PARTITIONS, SINK, History, restore_plan
+from tests.support.spark_records import OFFSET_PARTITIONS, SINK, History, restore_plan
 
 MIRROR = {"connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector", "topics": "orders"}
 

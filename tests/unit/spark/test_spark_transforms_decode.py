@@ -9,8 +9,7 @@ from pyspark.sql import SparkSession
 
 from control_plane.codecs import partition_for_key
 from spark_jobs.transforms import decode_config_records, decode_offset_parts, decode_status_records, skipped
-
-from .records import OFFSET_PARTITIONS, SINK, History
+from tests.support.spark_records import OFFSET_PARTITIONS, SINK, History
 
 
 def test_offsets_rows_carry_the_codec_outcome(spark: SparkSession) -> None:

@@ -34,8 +34,7 @@ from spark_jobs.transforms import (
 )
 from spark_jobs.transforms.driver_codec import local_frame
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
-
-from .records import OFFSET_PARTITIONS, SOURCE, History, restore_plan
+from tests.support.spark_records import OFFSET_PARTITIONS, SOURCE, History, restore_plan
 
 A = {"filename": "/a"}
 B = {"filename": "/b"}

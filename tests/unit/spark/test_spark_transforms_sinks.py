@@ -20,8 +20,7 @@ from spark_jobs.transforms import (
 )
 from spark_jobs.transforms.compare import SIDECAR_ANSWERS_SCHEMA, SIDECAR_OFFSETS_SCHEMA
 from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
-
-from .records import OFFSET_PARTITIONS, SINK, SOURCE, History
+from tests.support.spark_records import OFFSET_PARTITIONS, SINK, SOURCE, History
 
 ROWS = [
     # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of, its basis

@@ -23,8 +23,7 @@ from spark_jobs.transforms import (
     topics_without_connector,
 )
 from spark_jobs.transforms.topics import BROKER_TOPICS_SCHEMA
-
-from .records import SINK, SOURCE, History
+from tests.support.spark_records import SINK, SOURCE, History
 
 CREATING = {
     **SOURCE,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from control_plane.worker_properties import read_properties
 
-ROOT = Path(__file__).resolve().parents[1]
+from .paths import ROOT
 
 
 def cache_dirs() -> list[Path]:

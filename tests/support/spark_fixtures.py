@@ -1,6 +1,6 @@
 """The one local SparkSession of a test process (``local[2]``, with Spark's Kafka source so that the
 integration tests can run the jobs in it too), as the session-scoped fixture ``spark``. Test modules
-that need it import it (``from tests.spark_fixtures import spark``) or sit under a conftest that does;
+that need it import it (``from tests.support.spark_fixtures import spark``) or sit under a conftest that does;
 ``build_session`` hands every importer the same session. The JVM's output goes to a file."""
 
 from __future__ import annotations

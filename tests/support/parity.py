@@ -36,9 +36,11 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from control_plane.domain.offsets_messages import framework_managed
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
-from ..harness import Sidecars, read_to_end, states, topic_configs
-from ..stack import Cluster, Stack, version_key
-from ..waiting import eventually
+from .connect_answers import states
+from .harness import Sidecars
+from .kafka_topics import read_to_end, topic_configs
+from .stack import Cluster, Stack, version_key
+from .waiting import eventually
 
 # what 4.3.1 says when a FileStream connector's own alterOffsets said yes, and what the sidecar says on
 # workers without KIP-875 (it cannot ask the connector): the same success, in two wordings

@@ -17,9 +17,8 @@ import httpx
 import orjson
 
 from .harness import closed_port
+from .paths import ROOT
 from .waiting import eventually
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class ScriptedWorker:

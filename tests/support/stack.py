@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import ROOT
+
 STACK_DIR = Path(os.environ.get("STACK_DIR", ROOT / ".stack"))
 ENV_FILE = STACK_DIR / "env"
 STACK_SCRIPT = ROOT / "deploy" / "local" / "stack.py"
@@ -95,9 +96,9 @@ def cluster_ids() -> dict[str, str]:
     from ``.stack/env`` when there is one, else from the clusters ``deploy/local/stack.py`` starts."""
     if ENV_FILE.exists():
         return {name: f"connect-{c.version}" for name, c in clusters_of(read_env()).items()}
-    from .broker import local_stack  # the script as a module, registered once (dataclasses need that)
+    from .deploy_local import local_stack
 
-    return {c.name: f"connect-{c.version}" for c in local_stack().CLUSTERS}
+    return {c.name: f"connect-{c.version}" for c in local_stack.CLUSTERS}
 
 
 def load_stack() -> Stack:

@@ -8,29 +8,14 @@ on the same address with the same data (``format_storage=False``).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import os
 import select
 import signal
-import sys
 import time
 import warnings
-from functools import cache
 from pathlib import Path
-from types import ModuleType
 
-from .stack import STACK_SCRIPT
-
-
-@cache
-def local_stack() -> ModuleType:
-    """deploy/local/stack.py as a module (it is a script, not a package)."""
-    spec = importlib.util.spec_from_file_location("local_stack", STACK_SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["local_stack"] = module
-    spec.loader.exec_module(module)
-    return module
+from .deploy_local import local_stack
 
 
 def exited(pid: int, timeout_s: float) -> bool:
@@ -49,9 +34,8 @@ def exited(pid: int, timeout_s: float) -> bool:
 
 class DedicatedBroker:
     def __init__(self, home: Path) -> None:
-        stack = local_stack()
         self.home = home
-        self.port, self.controller_port = stack.free_port(), stack.free_port()
+        self.port, self.controller_port = local_stack.free_port(), local_stack.free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.pid: int | None = None
         self._formatted = False
@@ -62,37 +46,39 @@ class DedicatedBroker:
 
     def start(self) -> None:
         """Spawn the broker (returns at once; see ``wait_ready``). Formats its storage the first time only."""
-        stack = local_stack()
-        assert self.pid is None or not stack.alive(self.pid), "the broker is running"
+        assert self.pid is None or not local_stack.alive(self.pid), "the broker is running"
         # start_broker lets go of its Popen while the child runs, on purpose (the stack outlives the
         # script that started it): here that is expected, not a leak.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)
-            proc = stack.start_broker(self.home, self.port, self.controller_port, format_storage=not self._formatted)
+            proc = local_stack.start_broker(
+                self.home, self.port, self.controller_port, format_storage=not self._formatted
+            )
         self._formatted = True
         self.pid = proc.pid
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:
         """Until the broker answers a metadata request (a real round trip through the admin API)."""
-        stack = local_stack()
-        proc = stack.Proc("test-broker", self.pid, str(self.log))
-        stack.wait_until(proc, lambda: stack.broker_answers(self.bootstrap), "answer metadata requests", timeout_s)
+        assert self.pid is not None, "the broker was not started"
+        proc = local_stack.Proc("test-broker", self.pid, str(self.log))
+        local_stack.wait_until(
+            proc, lambda: local_stack.broker_answers(self.bootstrap), "answer metadata requests", timeout_s
+        )
 
     def kill(self, sig: signal.Signals, timeout_s: float = 30.0) -> float:
         """Send ``sig`` to the broker, wait until it exited (SIGKILL after ``timeout_s``), reap it;
         returns how long it took to go."""
-        stack = local_stack()
         assert self.pid is not None
         started = time.monotonic()
         os.killpg(self.pid, sig)
-        if not exited(self.pid, timeout_s) and stack.alive(self.pid):
+        if not exited(self.pid, timeout_s) and local_stack.alive(self.pid):
             os.killpg(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
         return time.monotonic() - started
 
     def running(self) -> bool:
-        return self.pid is not None and local_stack().alive(self.pid)
+        return self.pid is not None and local_stack.alive(self.pid)
 
     def stop(self) -> None:
         if self.running():

@@ -9,13 +9,14 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-MONITORING = Path(__file__).resolve().parents[1] / "deploy" / "monitoring"
+from .paths import ROOT
+
+MONITORING = ROOT / "deploy" / "monitoring"
 DASHBOARD = MONITORING / "grafana-dashboard.json"
 ALERTS = MONITORING / "alerts.yml"
 ALERT_TESTS = MONITORING / "alerts.test.yml"
