@@ -7,7 +7,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.harness import InProcess, closed_url, sidecar_with
+from tests.support.harness import InProcess, sidecar_with
+from tests.support.ports import closed_url
 from tests.support.stack import Cluster
 from tests.support.waiting import eventually
 

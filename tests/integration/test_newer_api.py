@@ -244,7 +244,7 @@ async def test_health_as_4_3_1(sidecar: httpx.AsyncClient, newest: httpx.AsyncCl
 
 
 async def test_health_of_a_worker_that_does_not_answer(cluster: Cluster, in_process: InProcess) -> None:
-    from tests.support.harness import closed_url
+    from tests.support.ports import closed_url
 
     client = await in_process(connect_urls=closed_url(), wait_ready=False, view_enabled=False)
     answer = await client.get("/health")

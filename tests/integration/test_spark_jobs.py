@@ -34,7 +34,8 @@ from pyspark.sql import SparkSession
 
 from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
-from tests.support.harness import Sidecars, closed_port
+from tests.support.harness import Sidecars
+from tests.support.ports import free_port
 from tests.support.spark_cluster import standalone_cluster
 from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
 from tests.support.stack import Cluster, Stack
@@ -283,7 +284,7 @@ async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
     """spark-submit with --master spark://... and --py-files (python -m spark_jobs.submit run), against the
     stack's broker and the same sidecar: the same findings and restore plan for this scenario's connectors
     as the local[2] run. Before any test alters them (file order)."""
-    ports = (closed_port(), closed_port(), closed_port())  # free loopback ports
+    ports = (free_port(), free_port(), free_port())  # free loopback ports
     async with standalone_cluster(tmp_path / "spark", ports) as cluster:
         command = [
             *(sys.executable, "-m", "spark_jobs.submit", "run", "--master", cluster.master_url),

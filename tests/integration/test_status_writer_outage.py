@@ -37,8 +37,9 @@ from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
 from tests.support.broker import DedicatedBroker
-from tests.support.harness import closed_url, serve
+from tests.support.harness import serve
 from tests.support.kafka_topics import read_to_end
+from tests.support.ports import closed_url
 from tests.support.waiting import answered_in_time, eventually
 
 pytestmark = pytest.mark.timeout(120)

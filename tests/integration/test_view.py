@@ -12,7 +12,8 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from tests.support.connect_answers import same_answer
-from tests.support.harness import InProcess, closed_url
+from tests.support.harness import InProcess
+from tests.support.ports import closed_url
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 

@@ -1,5 +1,5 @@
 """The one test harness of the integration tests: a sidecar built from the code under test, served in this
-process over real HTTP on loopback, and a closed port for a worker that refuses every connection.
+process over real HTTP on loopback.
 
 A sidecar is ``create_app(load_settings(...))`` of the ``control_plane`` this checkout imports, served by
 a ``uvicorn.Server`` as a task on the test session's event loop, on a port of its own (a socket bound to
@@ -29,19 +29,6 @@ from .stack import Cluster
 from .waiting import eventually
 
 READY_TIMEOUT_S = 90.0
-
-
-# -- a closed port ------------------------------------------------------------------------------------
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound and released at once): connections to it are refused."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def closed_url() -> str:
-    """``http://`` on a closed loopback port: a Connect worker that refuses every connection."""
-    return f"http://127.0.0.1:{closed_port()}"
 
 
 # -- a sidecar served in this process -----------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""A real sidecar process (``python -m control_plane serve``) for the tests of its lifecycle (signals,
-TLS), and a scripted Connect worker to put behind it: a small HTTP/1.1 server that answers ``GET /`` as
-Connect 4.3.1 and holds ``GET /connectors/slow`` until the test releases it."""
+"""A real sidecar process (``python -m control_plane ...``), as the tests of its lifecycle (signals, TLS, the
+Kubernetes container) and the benchmarks start one, and a scripted Connect worker to put behind it: a small
+HTTP/1.1 server that answers ``GET /`` as Connect 4.3.1 and holds ``GET /connectors/slow`` until the test
+releases it."""
 
 from __future__ import annotations
 
@@ -10,18 +11,21 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import orjson
 
-from .harness import closed_port
 from .paths import ROOT
+from .ports import free_port
 from .waiting import eventually
 
 
-class ScriptedWorker:
+class SlowWorker:
     """``url`` answers ``GET /`` (Connect's RootResource), ``GET /connectors/slow`` once ``release`` is
     set (``received`` is set when it arrives), and 404 in Connect's shape otherwise."""
 
@@ -31,7 +35,7 @@ class ScriptedWorker:
         self._server: asyncio.Server | None = None
         self.url = ""
 
-    async def __aenter__(self) -> ScriptedWorker:
+    async def __aenter__(self) -> SlowWorker:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
         return self
@@ -76,60 +80,135 @@ class ScriptedWorker:
             writer.close()
 
 
+class SidecarNotAnswering(AssertionError):
+    """The sidecar process exited, or did not answer in time; the message holds the end of its log."""
+
+
+@dataclass
 class SidecarProcess:
-    def __init__(self, proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-        self.proc = proc
-        self.url = url
-        self.log = log
+    """A sidecar process listening on ``url``, its output in ``log``."""
+
+    name: str
+    proc: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
 
     def terminate(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
 
+    def stop(self, timeout_s: float = 30) -> None:
+        """SIGTERM, then SIGKILL if it still runs after ``timeout_s``; reaped either way."""
+        if self.proc.poll() is None:
+            self.terminate()
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.proc.wait()
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def wait_answering(self, path: str, timeout_s: float, *, verify: object = True) -> None:
+        """Until ``GET path`` answers 200 (``/healthz``: listening; ``/readyz``: its view read); raises
+        ``SidecarNotAnswering`` if the process exits first or ``timeout_s`` passes."""
+        deadline = time.monotonic() + timeout_s
+        with httpx.Client(verify=verify, timeout=5) as client:  # type: ignore[arg-type]
+            while self.proc.poll() is None:
+                try:
+                    if client.get(self.url + path).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise SidecarNotAnswering(f"{self.name}: no 200 on {path} within {timeout_s:g}s{self._log_tail()}")
+                time.sleep(0.2)
+        raise SidecarNotAnswering(f"{self.name} exited ({self.proc.returncode}){self._log_tail()}")
+
     async def exited(self, timeout_s: float) -> int:
         """The exit status, once the process ended within ``timeout_s``."""
         code = await eventually(
-            lambda: _returncode(self.proc), lambda c: c is not None, timeout_s=timeout_s, what="the sidecar exited"
+            lambda: _returncode(self.proc), lambda c: c is not None, timeout_s=timeout_s, what=f"{self.name} exited"
         )
         assert code is not None
         return code
+
+    def _log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        return f"; the end of its log, {self.log}:\n" + "\n".join(text[-lines:])
 
 
 async def _returncode(proc: subprocess.Popen[bytes]) -> int | None:
     return proc.poll()
 
 
+def start(
+    args: Sequence[str],
+    log: Path,
+    port: int,
+    *,
+    name: str = "sidecar",
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    code: Path | None = None,
+    scheme: str = "http",
+) -> SidecarProcess:
+    """``python -m control_plane ARGS`` with the environment and ``env``, listening on ``port`` (as ``args``
+    or ``env`` tell it), its output appended to ``log``. ``code``: a folder holding another version's
+    ``control_plane`` (a git ref's, for a before/after benchmark), run instead of this checkout's."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    other_code = {"PYTHONPATH": str(code)} if code else {}
+    with open(log, "ab") as out:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "control_plane", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd or code or ROOT,
+            env={**os.environ, **other_code, **(env or {})},
+        )
+    return SidecarProcess(name, proc, f"{scheme}://127.0.0.1:{port}", log)
+
+
+def serve(
+    args: Sequence[str],
+    log: Path,
+    *,
+    name: str = "sidecar",
+    env: Mapping[str, str] | None = None,
+    code: Path | None = None,
+    scheme: str = "http",
+) -> SidecarProcess:
+    """``control-plane serve`` on a free loopback port with ``args`` (``--connect-url URL`` or
+    ``--worker-properties FILE``), logging JSON lines."""
+    port = free_port()
+    return start(
+        ["serve", "--host", "127.0.0.1", "--port", str(port), *args],
+        log,
+        port,
+        name=name,
+        env={"CONTROL_PLANE_LOG_FORMAT": "json", **(env or {})},
+        code=code,
+        scheme=scheme,
+    )
+
+
 @contextlib.asynccontextmanager
 async def sidecar_process(
     tmp: Path, connect_url: str, env: Mapping[str, str], *, scheme: str = "http", verify: object = True
 ) -> AsyncIterator[SidecarProcess]:
-    """``python -m control_plane serve`` on a free loopback port, once ``GET /healthz`` answers; killed
-    after the block if it still runs."""
-    port = closed_port()
-    log = tmp / f"sidecar-{port}.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(  # noqa: ASYNC220 - the process runs on its own; only its start blocks
-            [sys.executable, "-m", "control_plane", "serve", "--port", str(port), "--connect-url", connect_url],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=ROOT,
-            env={**os.environ, "CONTROL_PLANE_LOG_FORMAT": "json", **env},
-        )
-    running = SidecarProcess(proc, f"{scheme}://127.0.0.1:{port}", log)
+    """``control-plane serve`` in front of ``connect_url``, once ``GET /healthz`` answers; killed after the
+    block if it still runs."""
+    log = tmp / f"sidecar-{uuid.uuid4().hex[:8]}.log"
+    sidecar = serve(["--connect-url", connect_url], log, env=env, scheme=scheme)
     try:
-
-        async def healthy() -> bool:
-            if proc.poll() is not None:
-                raise AssertionError(f"the sidecar exited ({proc.returncode}):\n{log.read_text()}")
-            try:
-                async with httpx.AsyncClient(verify=verify, timeout=5) as client:  # type: ignore[arg-type]
-                    return (await client.get(running.url + "/healthz")).status_code == 200
-            except httpx.TransportError:
-                return False
-
-        await eventually(healthy, bool, timeout_s=60, what="the sidecar process answering")
-        yield running
+        await asyncio.to_thread(sidecar.wait_answering, "/healthz", 60, verify=verify)
+        yield sidecar
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
+        sidecar.kill()

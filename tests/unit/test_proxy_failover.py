@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import socket
 from typing import Any
 
 import aiohttp
@@ -18,17 +17,12 @@ from aiohttp.client_reqrep import ConnectionKey
 
 from control_plane.upstream.client import build_transport
 from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, WorkerUnreachable, classify
+from tests.support.ports import free_port
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
 
 JSON = {"content-type": "application/json"}
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class RefusingWorkers(httpx.AsyncBaseTransport):
@@ -44,7 +38,7 @@ class RefusingWorkers(httpx.AsyncBaseTransport):
         self.kind = kind
         self.fake = fake
         self.refused = refused
-        self.port = closed_port()
+        self.port = free_port()
         self.real = None if kind == "respx" else build_transport(kind.removesuffix("-transport"), 4, 1.0)
         self.attempts: collections.Counter[str] = collections.Counter()
         self.order: list[str] = []

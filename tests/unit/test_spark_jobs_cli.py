@@ -12,6 +12,7 @@ import pytest
 
 from spark_jobs import offsets_reconcile, topic_audit
 from spark_jobs.job import parse_duration, parse_time
+from tests.support.ports import free_port
 
 Main = Callable[[list[str] | None], int]
 JOBS = [pytest.param(offsets_reconcile.main, id="offsets-reconcile"), pytest.param(topic_audit.main, id="topic-audit")]
@@ -28,9 +29,7 @@ def properties(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture

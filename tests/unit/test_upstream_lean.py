@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
@@ -17,6 +16,7 @@ from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.upstream.client import ConnectUpstream
 from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
 from control_plane.upstream.transport import PassThroughTransport
+from tests.support.ports import free_port
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -143,14 +143,8 @@ async def test_the_lean_path_sends_and_answers_what_the_httpx_path_does() -> Non
     assert len(lean_connections) == 3
 
 
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 async def test_a_refused_connection_is_unreachable() -> None:
-    upstream = ConnectUpstream([f"http://127.0.0.1:{closed_port()}"], worker_down_s=0)
+    upstream = ConnectUpstream([f"http://127.0.0.1:{free_port()}"], worker_down_s=0)
     try:
         with pytest.raises(WorkerUnreachable):
             await upstream._send_once(upstream.workers[0], UpstreamRequest("GET", "/"))
