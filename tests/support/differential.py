@@ -24,7 +24,7 @@ _MASKED_KEYS = {"worker_id": "<worker>", "last_modified": "<time>"}
 
 
 @dataclass(frozen=True)
-class Answer:
+class NormalisedAnswer:
     status: int
     body: Any  # normalised JSON, or ("html", title), or ("text", text)
 
@@ -47,22 +47,22 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def normalise(response: requests.Response) -> Answer:
+def normalise(response: requests.Response) -> NormalisedAnswer:
     return normalise_raw(response.status_code, response.content)
 
 
-def normalise_raw(status: int, content: bytes) -> Answer:
+def normalise_raw(status: int, content: bytes) -> NormalisedAnswer:
     text = content.decode("utf-8", "replace")
     if not text:
-        return Answer(status, None)
+        return NormalisedAnswer(status, None)
     try:
-        return Answer(status, _canonical(json.loads(text)))
+        return NormalisedAnswer(status, _canonical(json.loads(text)))
     except ValueError:
         pass
     title = _HTML_TITLE.search(text)
     if title is not None:
-        return Answer(status, ("html", (title.group(1) or title.group(2) or "").strip()))
-    return Answer(status, ("text", _IDENTITY.sub("@<id>", text.strip())[:300]))
+        return NormalisedAnswer(status, ("html", (title.group(1) or title.group(2) or "").strip()))
+    return NormalisedAnswer(status, ("text", _IDENTITY.sub("@<id>", text.strip())[:300]))
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,10 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Difference:
+class AnswerDifference:
     request: Request
-    sidecar: Answer
-    worker: Answer
+    sidecar: NormalisedAnswer
+    worker: NormalisedAnswer
 
     def key(self) -> tuple[str, str, int, str, int, str]:
         """The class of a difference: the operation and both answers' status and kind."""
@@ -98,36 +98,36 @@ class Allowed:
     versions: frozenset[str]
     method: str  # or "*"
     template: str  # or "*"
-    matches: Callable[[Difference], bool]
+    matches: Callable[[AnswerDifference], bool]
     reason: str
 
 
 @dataclass
-class Findings:
+class Comparisons:
     """Every request compared, how many per operation, and the differences."""
 
     sent: list[Request] = field(default_factory=list)
     by_operation: dict[str, int] = field(default_factory=dict)
-    differences: list[Difference] = field(default_factory=list)
+    differences: list[AnswerDifference] = field(default_factory=list)
 
     @property
     def compared(self) -> int:
         return len(self.sent)
 
-    def add(self, request: Request, sidecar: Answer, worker: Answer) -> None:
+    def add(self, request: Request, sidecar: NormalisedAnswer, worker: NormalisedAnswer) -> None:
         self.sent.append(request)
         name = f"{request.method} {request.template}"
         self.by_operation[name] = self.by_operation.get(name, 0) + 1
         if sidecar != worker:
-            self.differences.append(Difference(request, sidecar, worker))
+            self.differences.append(AnswerDifference(request, sidecar, worker))
 
 
 def classify(
-    version: str, differences: list[Difference], allowed: list[Allowed]
-) -> tuple[dict[str, list[Difference]], dict[tuple[str, str, int, str, int, str], list[Difference]]]:
+    version: str, differences: list[AnswerDifference], allowed: list[Allowed]
+) -> tuple[dict[str, list[AnswerDifference]], dict[tuple[str, str, int, str, int, str], list[AnswerDifference]]]:
     """(allowed differences by reason, the others by class)."""
-    explained: dict[str, list[Difference]] = {}
-    unexplained: dict[tuple[str, str, int, str, int, str], list[Difference]] = {}
+    explained: dict[str, list[AnswerDifference]] = {}
+    unexplained: dict[tuple[str, str, int, str, int, str], list[AnswerDifference]] = {}
     for diff in differences:
         rule = next(
             (
@@ -148,8 +148,8 @@ def classify(
 
 
 def report(
-    explained: dict[str, list[Difference]],
-    unexplained: dict[tuple[str, str, int, str, int, str], list[Difference]],
+    explained: dict[str, list[AnswerDifference]],
+    unexplained: dict[tuple[str, str, int, str, int, str], list[AnswerDifference]],
 ) -> str:
     lines = []
     for reason, diffs in explained.items():

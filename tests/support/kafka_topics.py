@@ -14,7 +14,7 @@ from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 from .waiting import eventually
 
 
-class Record(NamedTuple):
+class TopicRecord(NamedTuple):
     partition: int
     offset: int
     key: bytes | None
@@ -26,7 +26,7 @@ class TopicLog:
     """What a topic held when it was read: its partition count and its records, partition by partition."""
 
     partitions: int
-    records: list[Record]
+    records: list[TopicRecord]
 
     def with_key(self, key: bytes) -> list[tuple[int, bytes | None]]:
         """(partition, value) of every record with ``key``, in log order."""
@@ -50,7 +50,7 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
     finally:
         await admin.close()
     partitions = [TopicPartition(topic, p["partition"]) for p in description["partitions"]]
-    records: list[Record] = []
+    records: list[TopicRecord] = []
     if not partitions:
         return TopicLog(0, records)
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
@@ -63,7 +63,7 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
         while pending:
             batch = await consumer.getmany(*pending, timeout_ms=5_000)
             for tp, batch_records in batch.items():
-                records += [Record(tp.partition, r.offset, r.key, r.value) for r in batch_records]
+                records += [TopicRecord(tp.partition, r.offset, r.key, r.value) for r in batch_records]
             for tp in list(pending):
                 if await consumer.position(tp) >= end[tp]:
                     pending.discard(tp)
