@@ -65,7 +65,7 @@ check: install
 # The local Spark driver JVM's class archive (spark_jobs/class_archive.py): built once per JDK and PySpark,
 # in ~/.cache/spark-jobs (SPARK_JOBS_CACHE_DIR); a local job's JVM maps it instead of loading Spark's
 # classes from its jars. A no-op when it is there. Not built (it says why): the jobs run without it, and
-# the targets that ask for it go on (tests/unit/test_class_archive.py builds one and fails then).
+# the targets that ask for it go on (tests/unit/spark_jobs/test_class_archive.py builds one and fails then).
 spark-archive: install
 	@$(PY) -m spark_jobs.build_class_archive || echo "spark-archive: not built; the Spark jobs run without it"
 

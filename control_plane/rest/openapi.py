@@ -6,7 +6,7 @@ by ``control-plane openapi`` (``make api-doc``).
 Two parts: Connect's REST API as the newest release the sidecar provides on every worker version (the
 operations of Connect 4.3's ``rest/resources``, tag ``connect``; forwarded to a worker, answered from the
 view, or emulated where the workers lack them), and the sidecar's own endpoints (tag ``sidecar``). The
-tests check it against the app's routes both ways (tests/unit/test_openapi_document.py), against Connect's
+tests check it against the app's routes both ways (tests/unit/rest/test_openapi.py), against Connect's
 own description built from its jar, and fuzz the sidecar with it (tests/integration/test_sidecar_fuzz.py).
 """
 

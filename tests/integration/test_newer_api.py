@@ -277,7 +277,7 @@ async def test_definitions_in_the_workers_shape_by_setting(
 # -- 4.4: validate shows values given as config provider references as given ---------------------------
 async def test_provider_references_shown_as_given(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
     """The stack's workers have no config providers, so none resolves the reference and 4.3.1 shows it as
-    given too; the rewrite of resolved values is in tests/unit/test_unresolved.py."""
+    given too; the rewrite of resolved values is in tests/unit/domain/test_unresolved.py."""
     body = {"connector.class": SOURCE, "topic": "${file:/nonexistent/secrets.properties:topic}", "file": "/tmp/x"}
     validate = f"/connector-plugins/{SOURCE}/config/validate"
     via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()

@@ -35,6 +35,7 @@ from pyspark.sql import SparkSession
 from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
 from tests.support.harness import Sidecars
+from tests.support.paths import ROOT
 from tests.support.ports import free_port
 from tests.support.spark_cluster import standalone_cluster
 from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
@@ -43,7 +44,6 @@ from tests.support.waiting import eventually
 
 pytestmark = SPARK_MARKS
 
-ROOT = Path(__file__).resolve().parents[2]
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 

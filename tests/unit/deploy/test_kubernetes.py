@@ -22,8 +22,8 @@ from control_plane.rest.app import ROUTES
 from control_plane.settings import ENV_PREFIX, Settings, load_settings
 from control_plane.worker_properties import parse_properties
 from deploy.kubernetes.kustomize import KustomizeError, merge, render
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 BASE, STANDALONE = KUBERNETES / "base", KUBERNETES / "overlays" / "standalone"
 VARIANTS = [pytest.param(BASE, id="sidecar-in-worker-pod"), pytest.param(STANDALONE, id="standalone")]

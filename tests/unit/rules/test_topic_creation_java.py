@@ -23,11 +23,11 @@ import pytest
 
 from control_plane.rules.java_regex import JavaPatternSyntaxError, UnsupportedJavaRegex, translate
 from control_plane.rules.topic_creation import TopicCreationConfigError, configured_groups
+from tests.support.paths import ROOT
 from tests.support.stack_cache import kafka_lib
 
 pytestmark = pytest.mark.java
 
-ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "tests" / "java" / "topic_creation" / "TopicCreationOracle.java"
 KAFKA = "4.3.1"
 SEED = 158

@@ -28,10 +28,10 @@ import pytest
 
 from control_plane.rules.maven_range import InvalidVersionSpecificationError, VersionRange, parse_requirement
 from control_plane.rules.maven_version import ComparableVersion
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.java
 
-ROOT = Path(__file__).resolve().parents[2]
 ORACLE = ROOT / "tests" / "java" / "maven_version"
 CACHE = Path(os.environ.get("STACK_CACHE_DIR", ROOT / ".stack" / "cache")) / "maven-version-oracle"
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"  # as deploy/local/jars.py

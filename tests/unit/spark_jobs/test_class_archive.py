@@ -32,9 +32,8 @@ from spark_jobs.session import (
     java_options,
     spark_conf,
 )
+from tests.support.paths import ROOT
 from tests.support.spark_fixtures import PYSPARK_SOCKETS
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
