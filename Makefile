@@ -102,11 +102,12 @@ topic-audit: install spark-archive
 bench-spark: install spark-archive
 	$(PY) bench/spark_jobs.py $(ARGS)
 
-# The Kubernetes manifests as kustomize renders them (deploy/kubernetes/): the sidecar in each worker pod,
-# or VARIANT=overlays/standalone for the sidecar as its own Deployment.
+# The Kubernetes manifests (deploy/kubernetes/) as `kubectl kustomize` renders them: the sidecar in each
+# worker pod, or VARIANT=overlays/standalone for the sidecar as its own Deployment.
 VARIANT ?= base
-manifests: install
-	@$(PY) deploy/kubernetes/kustomize.py deploy/kubernetes/$(VARIANT)
+manifests:
+	@command -v kubectl >/dev/null || { echo "make manifests: kubectl is missing (its kustomize renders them)" >&2; exit 2; }
+	@kubectl kustomize deploy/kubernetes/$(VARIANT)
 
 # The jobs on a Spark cluster with spark-submit: the zip of the two packages (--py-files) and the entry
 # file under dist/spark, then the command, e.g.
