@@ -1,5 +1,5 @@
 # The two commands: `make run` (a broker, a Connect worker and the sidecar, in the foreground) and
-# `make test` (the whole suite against a real stack it starts and stops). See README.md.
+# `make test` (the whole suite, both lanes, against a real stack it starts and stops). See README.md.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests spark-archive spark-package spark-submit clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration bench bench-view manifests spark-archive spark-package spark-submit clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -69,12 +69,25 @@ check: install
 spark-archive: install
 	@$(PY) -m spark_jobs.build_class_archive || echo "spark-archive: not built; the Spark jobs run without it"
 
-test: install spark-archive
-	@$(call with_stack,$(PY) -m pytest $(PYTEST_ARGS))
+# The tests run in two lanes, split by what a test starts (its markers, pyproject.toml):
+# - the unit lane, `make unit`: everything that runs in the test process (no JVM, no stack), in minutes;
+# - the integration lane, `make integration`: everything that starts a JVM: the tests against the stack
+#   (integration), the Spark jobs' tests on a local SparkSession (spark) and the Java oracles (java).
+#   It starts the stack as `make test` does when none runs.
+# One marker expression and its negation: every test runs in exactly one lane. `make test` runs both,
+# the unit lane first (a failure there stops it); PYTEST_ARGS goes to both.
+INTEGRATION_LANE := integration or spark or java
+UNIT_LANE := not ($(INTEGRATION_LANE))
 
-# Unit tests only: no stack needed.
+test: install
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
 unit: install
-	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "$(UNIT_LANE)" $(PYTEST_ARGS)
+
+integration: install spark-archive
+	@$(call with_stack,$(PY) -m pytest -m "$(INTEGRATION_LANE)" $(PYTEST_ARGS))
 
 # The benchmark suite (bench/suite.py): a table on stdout, JSON under bench/results/. Options with ARGS,
 # e.g. `make bench ARGS=--quick` or `make bench ARGS=--full` (2,000 connectors).
