@@ -1,6 +1,11 @@
 """The monitoring files of deploy/monitoring/ as the tests read them: every PromQL query of the Grafana
-dashboard and of the alert rules, the metric names a query reads, the names a /metrics text exports, and
-promtool (Debian's package ``prometheus``, installed by ``make install``: deploy/monitoring/ensure-promtool.sh)."""
+dashboard and of the alert rules, the metric names a query reads (promql-parser), the names a /metrics text
+exports, and promtool (Debian's package ``prometheus``, installed by ``make install``:
+deploy/monitoring/ensure-promtool.sh).
+
+``exported_names`` reads the ``# TYPE`` lines itself: prometheus_client's parser names a counter's family
+without its ``_total`` and lists no sample of a family not yet written, so it cannot tell the names a
+query must use."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import shutil
 from collections.abc import Iterator
 from typing import Any
 
+import promql_parser
 import pytest
 import yaml
 
@@ -23,15 +29,7 @@ ALERT_TESTS = MONITORING / "alerts.test.yml"
 
 # Grafana's variables, as a query is sent with them filled in
 GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$__interval": "1m", "$job": ".*", "$connector": ".*"}
-
-_KEYWORDS = frozenset(
-    {"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or", "unless", "offset", "inf"}
-)
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
-_MATCHERS = re.compile(r"\{[^}]*\}")
-_RANGE = re.compile(r"\[[^\]]*\]")
-_LABEL_LIST = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
-_IDENT = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_EQUAL = promql_parser.MatchOp.Equal
 
 
 def promtool() -> str:
@@ -86,17 +84,17 @@ def alert_queries() -> list[tuple[str, str]]:
 
 
 def metric_names(expr: str) -> set[str]:
-    """The metric names a PromQL query reads: identifiers that are neither functions, keywords, label names
-    (inside matchers and label lists) nor parts of strings or durations."""
-    text = _STRING.sub('""', filled(expr))
-    text = _LABEL_LIST.sub(" ", _RANGE.sub(" ", _MATCHERS.sub(" ", text)))
-    names = set()
-    for match in _IDENT.finditer(text):
-        rest = text[match.end() :].lstrip()
-        word = match.group(0)
-        if rest.startswith("(") or word.lower() in _KEYWORDS or text[match.start() - 1 : match.start()].isdigit():
-            continue
-        names.add(word)
+    """The metric names a PromQL query reads: the names of its selectors, as promql-parser (a port of
+    Prometheus's own parser) reads the query with Grafana's variables filled in; a selector by
+    ``{__name__="..."}`` names its metric too."""
+    names: set[str] = set()
+
+    def selector(node: promql_parser.Expr) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            by_label = {m.value for m in node.matchers.matchers if m.name == "__name__" and m.op == _EQUAL}
+            names.update({node.name} if node.name else by_label)
+
+    promql_parser.walk(promql_parser.parse(filled(expr)), selector)
     return names
 
 
