@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import dockerfile
 import kubernetes_validate
 import pytest
 from starlette.routing import Route
@@ -219,24 +220,23 @@ def test_the_sidecar_runs_as_non_root_on_a_read_only_root_with_resource_requests
 
 
 def test_the_image_definition_is_multi_stage_non_root_and_installs_the_package() -> None:
-    lines = [
-        line.strip()
-        for line in (KUBERNETES / "Containerfile").read_text().replace("\\\n", " ").splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    stages = [line for line in lines if line.startswith("FROM ")]
-    assert len(stages) == 2 and stages[0].endswith(" AS build")
-    final = lines[lines.index(stages[1]) :]
+    # read by the parser docker's own build uses (moby's buildkit), through the `dockerfile` package
+    commands = dockerfile.parse_file(str(KUBERNETES / "Containerfile"))
+    stages = [i for i, c in enumerate(commands) if c.cmd == "FROM"]
+    assert len(stages) == 2 and commands[stages[0]].value[1:] == ("AS", "build")
+    final = [(c.cmd, c.value) for c in commands[stages[1] :]]
     _, sidecar = sidecar_of(render(BASE))
     user = sidecar["securityContext"]
-    assert f"USER {user['runAsUser']}:{user['runAsGroup']}" in final
-    assert f"EXPOSE {port_number(sidecar, 'http')}" in final
+    assert ("USER", (f"{user['runAsUser']}:{user['runAsGroup']}",)) in final
+    assert ("EXPOSE", (str(port_number(sidecar, "http")),)) in final
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert f'ENTRYPOINT ["{next(iter(scripts))}"]' in final and sidecar["args"][0] == "serve"
+    (entrypoint,) = [c for c in commands[stages[1] :] if c.cmd == "ENTRYPOINT"]
+    assert entrypoint.json and entrypoint.value == (next(iter(scripts)),) and sidecar["args"][0] == "serve"
     assert any(
-        re.fullmatch(r"RUN pip install --no-index --find-links /wheels control-plane .*", line) for line in final
+        cmd == "RUN" and re.fullmatch(r"pip install --no-index --find-links /wheels control-plane .*", value[0])
+        for cmd, value in final
     )
-    copied = [line.split()[1:-1] for line in lines if line.startswith("COPY ") and "--from" not in line]
+    copied = [c.value[:-1] for c in commands if c.cmd == "COPY" and not any(f.startswith("--from") for f in c.flags)]
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     for path in (p for paths in copied for p in paths):  # what the build copies is in its context
         assert (ROOT / path).exists()
