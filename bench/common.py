@@ -1,5 +1,5 @@
-"""What the benchmarks share: wrk as the load generator (its own process), the CPU time of a process
-from ``/proc``, percentiles, a sidecar process of the code under test (``tests.support.sidecar_process``,
+"""What the benchmarks share: wrk as the load generator (its own process), the CPU time and memory of a
+process (psutil), percentiles, a sidecar process of the code under test (``tests.support.sidecar_process``,
 as the tests start one), and the results file.
 
 Every figure is measured side by side with its reference in the same run and reported as a ratio too:
@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from tests.support import sidecar_process
 from tests.support.paths import ROOT
 from tests.support.sidecar_process import SidecarNotAnswering, SidecarProcess
 
 RESULTS = ROOT / "bench" / "results"
 WORK = RESULTS / "work"  # logs and properties of what the benchmarks start (git-ignored)
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -35,16 +36,13 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    """User plus system CPU seconds a process used so far (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """User plus system CPU seconds a process used so far."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return float(psutil.Process(pid).memory_info().rss) / 2**20
 
 
 def wrk_path() -> str:
