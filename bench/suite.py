@@ -1,11 +1,11 @@
 """``make bench``: the benchmark suite, each figure beside its reference measured in the same run, and
 their ratio; a table on stdout and JSON under bench/results/ (``bench-<time>.json``, ``bench-latest.json``).
 
-Sections (issue 13):
+Sections:
   1. the proxy hop (bench/proxy_hop.py) and 2-4. view reads, freshness, catch-up (bench/view_scale.py),
      on a Connect 4.3.1 worker of its own (``--connectors``, 200 by default; 2,000 with ``--full``) with a
      sidecar process of this checkout in front;
-  4. (also) the catch-up at the issue's size: 1 M records (bench/catchup.py; 2,000 connectors, 480 topic
+  4. (also) the catch-up at its target size: 1 M records (bench/catchup.py; 2,000 connectors, 480 topic
      records each; ``--quick``: 100 each), this checkout beside ``--before``, records/s (wall and CPU), RSS;
   5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers;
   6. a topics reset of a connector with 10,000 active topics (bench/topics_reset.py), on the cluster of 1-4.
@@ -31,7 +31,7 @@ from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="short runs (2 s each, fewer samples)")
-    parser.add_argument("--full", action="store_true", help="the issue's sizes: 2,000 connectors")
+    parser.add_argument("--full", action="store_true", help="the target sizes: 2,000 connectors")
     parser.add_argument("--connectors", type=int, help="connectors of the view sections (default 200)")
     parser.add_argument("--seconds", type=float, help="each wrk run (default 5, --quick 2)")
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")

@@ -1,5 +1,5 @@
 """kafka-connect-py (PyPI; a Connect REST client nobody here wrote) pointed at the sidecar on both workers,
-and at Connect 4.3.1 directly: the same operations give the same results (issue 11). Its client is
+and at Connect 4.3.1 directly: the same operations give the same results (the sidecar as a drop-in). Its client is
 synchronous (requests): each call runs in a thread, so that the in-process sidecar keeps serving."""
 
 from __future__ import annotations

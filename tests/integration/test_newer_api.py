@@ -1,5 +1,5 @@
 """The REST API of newer Connect releases through the sidecar on both workers, compared with what Connect
-4.3.1 answers directly (issue 11): ``initial_state`` on create (KIP-980), PATCH of a configuration
+4.3.1 answers directly: ``initial_state`` on create (KIP-980), PATCH of a configuration
 (KIP-477), cluster-wide logger levels (KIP-976), ``GET /health`` (KIP-1017), 4.2's ``order_in_group``,
 and the version ``GET /`` advertises. On 4.3.1 the sidecar defers to the worker; on 3.4.1 it emulates."""
 

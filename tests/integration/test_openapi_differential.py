@@ -188,8 +188,8 @@ ALLOWED: list[Allowed] = [
     Allowed(OLD, "GET", "/admin/loggers", _adds_only("last_modified"), "KIP-976: last_modified in logger levels"),
 ]
 
-# Differences that are not the sidecar's purpose, known and owned by other work (issue 11, "the newest API on
-# every version"). Each must still occur: once fixed, the entry must go.
+# Differences that are not the sidecar's purpose, known and owned by other work (the newest API on every
+# version). Each must still occur: once fixed, the entry must go.
 PENDING: list[Allowed] = []
 
 

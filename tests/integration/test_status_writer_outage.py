@@ -247,7 +247,7 @@ async def test_defaults_write_at_the_first_attempt_without_retries(
 async def test_topics_reset_during_an_outage_answers_202_and_lands_when_the_broker_returns(
     live_broker: DedicatedBroker, status_topic: str
 ) -> None:
-    """The issue's scenario end to end: a KIP-558 reset through HTTP while the broker is down."""
+    """The outage end to end: a KIP-558 reset through HTTP while the broker is down."""
     config_topic = f"configs-outage-{uuid.uuid4().hex[:8]}"
     admin = AIOKafkaAdminClient(bootstrap_servers=live_broker.bootstrap)
     await admin.start()

@@ -94,7 +94,7 @@ def test_every_query_names_a_metric_the_sidecar_exports() -> None:
     unknown = {where: sorted(metric_names(expr) - exported) for where, expr in queries if metric_names(expr) - exported}
     assert not unknown
     read = set().union(*(metric_names(expr) for _, expr in queries))
-    # what the issue asks the dashboard and the rules to show
+    # what the dashboard and the rules are there to show
     for name in (
         "connector_state",
         "connector_tasks",
