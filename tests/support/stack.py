@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from spark_jobs.target import read_stack_env
 
 from .paths import ROOT
 
@@ -55,13 +56,8 @@ class Stack:
 
 
 def read_env(path: Path = ENV_FILE) -> dict[str, str]:
-    env: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        line = line.removeprefix("export ").strip()
-        if "=" in line:
-            key, _, value = line.partition("=")
-            env[key] = " ".join(shlex.split(value))
-    return env
+    """``.stack/env`` as the Spark jobs read it when no worker properties file is given."""
+    return read_stack_env(path)
 
 
 def stack_running() -> bool:
