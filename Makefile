@@ -1,5 +1,5 @@
 # The two commands: `make run` (a broker, a Connect worker and the sidecar, in the foreground) and
-# `make test` (the whole suite against a real stack it starts and stops). See README.md.
+# `make test` (the whole suite, both lanes, against a real stack it starts and stops). See README.md.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit bench bench-view manifests spark-archive spark-package spark-submit clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration bench bench-view manifests spark-archive spark-package spark-submit clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -65,16 +65,32 @@ check: install
 # The local Spark driver JVM's class archive (spark_jobs/class_archive.py): built once per JDK and PySpark,
 # in ~/.cache/spark-jobs (SPARK_JOBS_CACHE_DIR); a local job's JVM maps it instead of loading Spark's
 # classes from its jars. A no-op when it is there. Not built (it says why): the jobs run without it, and
-# the targets that ask for it go on (tests/unit/test_class_archive.py builds one and fails then).
+# the targets that ask for it go on (tests/unit/spark_jobs/test_class_archive.py builds one and fails then).
 spark-archive: install
 	@$(PY) -m spark_jobs.build_class_archive || echo "spark-archive: not built; the Spark jobs run without it"
 
-test: install spark-archive
-	@$(call with_stack,$(PY) -m pytest $(PYTEST_ARGS))
+# The tests run in two lanes, split by what a test starts (its markers, pyproject.toml):
+# - the unit lane, `make unit`: everything that runs in the test process (no JVM, no stack), in minutes;
+# - the integration lane, `make integration`: everything that starts a JVM: the tests against the stack
+#   (integration), the Spark jobs' tests on a local SparkSession (spark) and the Java oracles (java).
+#   It starts the stack as `make test` does when none runs.
+# One marker expression and its negation: every test runs in exactly one lane. `make test` runs both,
+# the unit lane first (a failure there stops it); PYTEST_ARGS goes to both.
+INTEGRATION_LANE := integration or spark or java
+UNIT_LANE := not ($(INTEGRATION_LANE))
+# $(call lane,MARKERS): pytest on the tests with MARKERS. When PYTEST_ARGS narrows the run (a path, -k), a
+# lane may hold none of the tests it chose: pytest's "no tests ran" (exit 5) is then not a failure.
+lane = $(PY) -m pytest -m "$(1)" $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ] || exit $$rc; }
 
-# Unit tests only: no stack needed.
+test: install
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
 unit: install
-	$(PY) -m pytest -m "not integration" $(PYTEST_ARGS)
+	@$(call lane,$(UNIT_LANE))
+
+integration: install spark-archive
+	@$(call with_stack,$(call lane,$(INTEGRATION_LANE)))
 
 # The benchmark suite (bench/suite.py): a table on stdout, JSON under bench/results/. Options with ARGS,
 # e.g. `make bench ARGS=--quick` or `make bench ARGS=--full` (2,000 connectors).
@@ -102,11 +118,12 @@ topic-audit: install spark-archive
 bench-spark: install spark-archive
 	$(PY) bench/spark_jobs.py $(ARGS)
 
-# The Kubernetes manifests as kustomize renders them (deploy/kubernetes/): the sidecar in each worker pod,
-# or VARIANT=overlays/standalone for the sidecar as its own Deployment.
+# The Kubernetes manifests (deploy/kubernetes/) as `kubectl kustomize` renders them: the sidecar in each
+# worker pod, or VARIANT=overlays/standalone for the sidecar as its own Deployment.
 VARIANT ?= base
-manifests: install
-	@$(PY) deploy/kubernetes/kustomize.py deploy/kubernetes/$(VARIANT)
+manifests:
+	@command -v kubectl >/dev/null || { echo "make manifests: kubectl is missing (its kustomize renders them)" >&2; exit 2; }
+	@kubectl kustomize deploy/kubernetes/$(VARIANT)
 
 # The jobs on a Spark cluster with spark-submit: the zip of the two packages (--py-files) and the entry
 # file under dist/spark, then the command, e.g.

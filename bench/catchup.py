@@ -192,7 +192,7 @@ def main() -> int:
         profile = sys.argv[6] if len(sys.argv) > 6 and sys.argv[5] == "--profile" else None
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]), profile)
         return 0
-    from tests.integration.stack import ENV_FILE, read_env
+    from tests.support.stack import ENV_FILE, read_env
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=2000)

@@ -1,5 +1,6 @@
-"""What the benchmarks share: wrk as the load generator (its own process), the CPU time of a process
-from ``/proc``, percentiles, a sidecar process of the code under test, and the results file.
+"""What the benchmarks share: wrk as the load generator (its own process), the CPU time and memory of a
+process (psutil), percentiles, a sidecar process of the code under test (``tests.support.sidecar_process``,
+as the tests start one), and the results file.
 
 Every figure is measured side by side with its reference in the same run and reported as a ratio too:
 the machine is usually shared, so absolute figures vary from run to run more than ratios do.
@@ -12,17 +13,20 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+import psutil
+
+from tests.support import sidecar_process
+from tests.support.paths import ROOT
+from tests.support.sidecar_process import SidecarNotAnswering, SidecarProcess
+
 RESULTS = ROOT / "bench" / "results"
 WORK = RESULTS / "work"  # logs and properties of what the benchmarks start (git-ignored)
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -32,16 +36,13 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    """User plus system CPU seconds a process used so far (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """User plus system CPU seconds a process used so far."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
 def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    return float(psutil.Process(pid).memory_info().rss) / 2**20
 
 
 def wrk_path() -> str:
@@ -117,37 +118,6 @@ def http_get(url: str, timeout_s: float = 3.0) -> tuple[int, bytes]:
         return err.code, err.read()
 
 
-@dataclass
-class Sidecar:
-    """A sidecar process of the code under test (this checkout), as ``make stack-up`` starts one."""
-
-    name: str
-    proc: subprocess.Popen[bytes]
-    url: str
-    log: Path
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def code_of(ref: str, packages: tuple[str, ...] = ("control_plane",)) -> Path:
     """The code of ``packages`` as of a git ref of this repository (``git archive``), for a before/after run:
     a folder holding them (the sidecar's by default; the Spark jobs need ``spark_jobs`` too)."""
@@ -163,46 +133,18 @@ def code_of(ref: str, packages: tuple[str, ...] = ("control_plane",)) -> Path:
 
 def start_sidecar(
     name: str, properties: str, env: dict[str, str] | None = None, timeout_s: float = 300, code: Path | None = None
-) -> Sidecar:
-    """``python -m control_plane serve`` in front of the worker of ``properties``; waits for /readyz.
-    ``code``: a folder with another version's ``control_plane`` to run instead of this checkout's."""
-    WORK.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = WORK / f"{name}.log"
-    extra = {"PYTHONPATH": str(code)} if code else {}
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "control_plane",
-                "serve",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--worker-properties",
-                properties,
-            ],
-            cwd=code or ROOT,
-            env={**os.environ, "CONTROL_PLANE_LOG_FORMAT": "json", **extra, **(env or {})},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    sidecar = Sidecar(name, proc, f"http://127.0.0.1:{port}", log)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"{name} exited ({proc.returncode}); see {log}")
-        try:
-            if http_get(sidecar.url + "/readyz", 1)[0] == 200:
-                return sidecar
-        except OSError:
-            pass
-        time.sleep(0.2)
-    sidecar.stop()
-    raise SystemExit(f"{name} did not become ready in {timeout_s:.0f}s; see {log}")
+) -> SidecarProcess:
+    """``control-plane serve`` in front of the worker of ``properties``, its log under ``WORK``; waits for
+    /readyz. ``code``: a folder with another version's ``control_plane`` to run instead of this checkout's."""
+    sidecar = sidecar_process.serve(
+        ["--worker-properties", properties], WORK / f"{name}.log", name=name, env=env, code=code
+    )
+    try:
+        sidecar.wait_answering("/readyz", timeout_s)
+    except SidecarNotAnswering as failed:
+        sidecar.stop(20)
+        raise SystemExit(str(failed)) from None
+    return sidecar
 
 
 def ratio(value: float, reference: float) -> float | None:

@@ -21,7 +21,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import WORK, code_of, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 # Connect's 409 while its cluster rebalances (HerderRequestHandler): the call did not run

@@ -17,12 +17,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import Sidecar, code_of, http_get, print_table, row, save, start_sidecar, wrk  # noqa: E402
-from tests.integration.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
+from bench.common import code_of, http_get, print_table, row, save, start_sidecar, wrk  # noqa: E402
+from tests.support.sidecar_process import SidecarProcess  # noqa: E402
+from tests.support.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
 
 
 def run(
-    worker_url: str, worker_pid: int | None, sidecar: Sidecar, path: str, seconds: float, before: Sidecar | None = None
+    worker_url: str,
+    worker_pid: int | None,
+    sidecar: SidecarProcess,
+    path: str,
+    seconds: float,
+    before: SidecarProcess | None = None,
 ) -> dict[str, Any]:
     """Section 1 of the suite. Each wrk run watches the CPU of the process it loads. ``before``: a sidecar
     of the code before a change, measured the same way in the same run."""

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench import catchup, kip875, proxy_hop, spark_jobs, topics_reset, view_scale  # noqa: E402
 from bench.common import code_of, print_table, save  # noqa: E402
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 
 def main() -> int:

@@ -33,7 +33,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, Sidecar, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
+from bench.common import WORK, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
 from control_plane.codecs import (  # noqa: E402
     ConfigRecord,
     ConnectorConfig,
@@ -47,8 +47,9 @@ from control_plane.codecs import (  # noqa: E402
     encode_status,
 )
 from control_plane.view import MaterializedView  # noqa: E402
-from tests.integration.broker import local_stack  # noqa: E402
-from tests.integration.stack import ENV_FILE, read_env  # noqa: E402
+from tests.support.deploy_local import local_stack  # noqa: E402
+from tests.support.sidecar_process import SidecarProcess  # noqa: E402
+from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
 
@@ -126,10 +127,10 @@ class BenchCluster:
     catch_up_s: float
     worker: Any  # deploy/local/stack.py's Proc
     worker_ready_s: float
-    sidecar: Sidecar
+    sidecar: SidecarProcess
     sidecar_ready_s: float
     sidecar_rss_mib: float
-    before: Sidecar | None = None  # a sidecar of the code before a change (--before), for before/after
+    before: SidecarProcess | None = None  # a sidecar of the code before a change (--before), for before/after
 
 
 @contextlib.contextmanager
@@ -140,8 +141,8 @@ def bench_cluster(
     topics_per_connector: int = 25,
     before_code: Path | None = None,
 ) -> Iterator[BenchCluster]:
-    stack = local_stack()
-    vars(stack)["STACK"] = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
+    stack = local_stack
+    stack.STACK = WORK  # the worker's properties and log go under bench/results/work, not the stack's folder
     group = f"bench-{uuid.uuid4().hex[:6]}"
     t = time.perf_counter()
     config, status = generate(connectors, tasks_per_connector, topics_per_connector)
@@ -151,8 +152,8 @@ def bench_cluster(
     catch_up_s, _counts = asyncio.run(catch_up(bootstrap, topics, total))
     t = time.perf_counter()
     worker = stack.start_connect(group, stack.NEW_VERSION, bootstrap)
-    sidecar: Sidecar | None = None
-    before: Sidecar | None = None
+    sidecar: SidecarProcess | None = None
+    before: SidecarProcess | None = None
     try:
         stack.wait_until(worker, lambda: stack.connect_ready(worker.url), "answer GET /connectors", 600)
         worker_ready = time.perf_counter() - t

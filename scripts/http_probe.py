@@ -1,4 +1,4 @@
-"""Send the raw requests of ``tests/http_cases.py`` to the real workers of a running stack and to a sidecar
+"""Send the raw requests of ``tests/support/http_cases.py`` to the real workers of a running stack and to a sidecar
 built from this checkout in front of each (served in this process), and print what each answered:
 
     STACK_DIR=/work/stack-shared .venv/bin/python scripts/http_probe.py [--only ID ...]
@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 from control_plane.rest import create_app  # noqa: E402
 from control_plane.rest.server import HttpServer  # noqa: E402
 from control_plane.settings import load_settings  # noqa: E402
-from tests.http_cases import CASES, Case  # noqa: E402
-from tests.integration.stack import load_stack  # noqa: E402
+from tests.support.http_cases import CASES, Case  # noqa: E402
+from tests.support.stack import load_stack  # noqa: E402
 
 
 async def send(port: int, data: bytes) -> bytes:

@@ -177,7 +177,7 @@ def loads_fast(data: bytes) -> tuple[JsonValue, None] | tuple[None, str]:
     invalid UTF-8: those are read again by ``loads``, which accepts them or says why not), and differs
     in what those decoders ignore: a float is a plain ``float`` (no ``JsonFloat`` source text), an
     integer beyond 64 bits becomes a float. To a decoder that wants an ``int`` within a ``long`` or a
-    string, both are "not an integer" or "not a string", as they were. tests/unit/test_codecs_fast.py
+    string, both are "not an integer" or "not a string", as they were. tests/unit/codecs/test_fast_paths.py
     compares the two over odd values."""
     try:
         return orjson_loads(data), None

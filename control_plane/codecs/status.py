@@ -188,7 +188,7 @@ def decode_topic_status(key: bytes | None, value: bytes | None) -> TopicParts | 
     does not read, a malformed topic status record: ``decode_status`` says what it is).
 
     The rules of ``_split_topic_key`` and ``_topic_parts`` inlined (a function call costs as much as a
-    check here); tests/unit/test_codecs_fast.py proves it gives what ``decode_status`` gives."""
+    check here); tests/unit/codecs/test_fast_paths.py proves it gives what ``decode_status`` gives."""
     if key is None or not key.startswith(_TOPIC_PREFIX_BYTES):
         return None
     try:

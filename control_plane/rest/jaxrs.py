@@ -4,7 +4,7 @@ Connect 4.3.1 answer for the same bytes before (or instead of) the resource meth
 ``JerseyResource`` matches a path as Jersey does (on the raw path: literal segments compare encoded, so
 ``/stat%75s`` is not ``/status``; matrix parameters ``;x`` are dropped from every segment; path parameters
 are decoded; one trailing slash allowed; an empty segment is not this route) and answers, in the order
-measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/test_http_conformance.py):
+measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/rest/test_http_conformance.py):
 
 1. Jetty's limits (``HttpConfiguration`` defaults, as Connect's ``RestServer`` keeps them): a request
    line over 8200 bytes is 414, a request head over 8192 bytes is 431, with Jetty's HTML error page; and

@@ -3,7 +3,7 @@ any resource: ``HttpURI`` (jetty-http 12.0.34) parses an origin-form target from
 its violations, ``UriCompliance.DEFAULT`` (= ``RFC3986``, which Connect's ``RestServer`` keeps) allows none
 of them, and ``HttpConnection`` refuses the request with a 400 whose message names them.
 
-Two kinds of refusal, measured on the 4.3.1 worker (scripts/http_probe.py, tests/http_cases.py):
+Two kinds of refusal, measured on the 4.3.1 worker (scripts/http_probe.py, tests/support/http_cases.py):
 
 - the target cannot be parsed at all (an encoded NUL, a ``%`` not followed by two hex digits, dot segments
   that climb above the root, the character U+0080): Jetty answers before it knows the method, with its

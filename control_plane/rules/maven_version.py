@@ -19,7 +19,7 @@ Connect's own rules on top of Maven's (connect-runtime 4.3.1), in :mod:`.maven_r
 * the messages Connect answers with: :func:`invalid_specification_message`,
   :func:`no_matching_version_message`, :func:`classpath_version_mismatch_message`.
 
-Pure: no I/O. Checked against the real jars by ``tests/unit/test_maven_version_java.py``. Known differences, all
+Pure: no I/O. Checked against the real jars by ``tests/unit/rules/test_maven_version_java.py``. Known differences, all
 outside ASCII: Java lower-cases a capital sigma by a word-boundary rule of its own (``Σ`` -> ``ς`` or ``σ``),
 Python by Unicode's Final_Sigma context, so a version holding ``Σ`` may parse differently; and the two runtimes'
 Unicode tables (digits, case mappings) may differ by a version.

@@ -14,7 +14,7 @@ every record:
   reads it as a ``dict`` of the same scalars, and ``json.dumps`` writes each scalar as it is written
   there, so both ways give the same strings. Every other value (floats, escapes, non-ASCII, nesting,
   white space, not JSON at all) goes to the codec, each *distinct* such value once
-  (:func:`~control_plane.codecs.parse_offset_value`), joined back. The test ``test_spark_jvm_decode``
+  (:func:`~control_plane.codecs.parse_offset_value`), joined back. tests/unit/spark_jobs/transforms/test_jvm_decode.py
   runs both ways on tricky records.
 
 The codec runs in the driver when the distinct keys (or unusual values) are few, else in the Python

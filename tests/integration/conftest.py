@@ -3,25 +3,22 @@ starts it before pytest; a bare ``pytest`` starts it here (the same script) and 
 
 The sidecar under test is never the stack's sidecar process: ``sidecar`` is the session's sidecar of
 the cluster, ``in_process(**overrides)`` one with given settings, both built from the code under test and
-served in this process over loopback HTTP (``harness``)."""
+served in this process over loopback HTTP (``tests.support.harness``)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
 
 from control_plane.settings import ENV_PREFIX
-
-from .broker import DedicatedBroker
-from .harness import Sidecars, sidecar_with
-from .stack import Cluster, Stack, cluster_ids, load_stack, stack_command, stack_running
-
-InProcess = Callable[..., Awaitable[httpx.AsyncClient]]
+from tests.support.broker import DedicatedBroker
+from tests.support.harness import InProcess, Sidecars, sidecar_with
+from tests.support.stack import Cluster, Stack, cluster_ids, load_stack, stack_command, stack_running
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

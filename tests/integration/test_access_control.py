@@ -16,11 +16,10 @@ import pytest
 from control_plane.cli import main as control_plane
 from control_plane.codecs.config import ConnectorConfig, decode_config
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
-
-from .conftest import InProcess
-from .harness import read_to_end, sidecar_with
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import InProcess, sidecar_with
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 CREDENTIALS = (

@@ -32,10 +32,10 @@ from control_plane.codecs import (
     encode_status,
     partition_for_key,
 )
-
-from .harness import TopicLog, read_to_end, states, until_states
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import states, until_states
+from tests.support.kafka_topics import TopicLog, read_to_end
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

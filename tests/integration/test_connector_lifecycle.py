@@ -7,9 +7,8 @@ from __future__ import annotations
 import httpx
 
 from control_plane.domain.definitions import newest_validation
-
-from .harness import same_answer
-from .stack import Cluster
+from tests.support.connect_answers import same_answer
+from tests.support.stack import Cluster
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -16,10 +16,10 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..monitoring import alert_queries, dashboard_queries, exported_names, metric_names
-from .harness import until_states
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import until_states
+from tests.support.monitoring import alert_queries, dashboard_queries, exported_names, metric_names
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 JSON = "org.apache.kafka.connect.json.JsonConverter"

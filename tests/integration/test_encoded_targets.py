@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .differential import Answer, normalise_raw
-from .harness import Sidecars
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.differential import NormalisedAnswer, normalise_raw
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 # {p}: this test's own prefix, so that a name the worker reads differently (a;b as a) is still nobody's
 TARGETS = [
@@ -40,7 +40,7 @@ EMULATED = [("GET", "offsets"), ("PUT", "stop"), ("DELETE", "offsets")]  # nativ
 ENDPOINTS = [*(("GET", r) for r in READS), *EMULATED, ("PUT", "pause")]  # pause: always passed through
 
 
-async def raw(url: str, method: str, target: str) -> Answer:
+async def raw(url: str, method: str, target: str) -> NormalisedAnswer:
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     writer.write(
@@ -73,7 +73,7 @@ def _answered_by_sidecar(cluster: Cluster, method: str, endpoint: str) -> bool:
     return endpoint in READS or (not cluster.newest and (method, endpoint) in EMULATED)
 
 
-def _refused_by_jetty(answer: Answer) -> bool:
+def _refused_by_jetty(answer: NormalisedAnswer) -> bool:
     """Jetty's own 400 for the target (its HTML page, or no body), before any resource ran."""
     return answer.status == 400 and (answer.body is None or answer.kind() == "html")
 
@@ -108,4 +108,4 @@ async def test_the_worker_reads_a_literal_semicolon_as_a_path_parameter(cluster:
     path = f"/connectors/enc-{unique};b/config"
     # the shared cluster may be rebalancing (409 from the worker itself): ask again until it answers
     answer = await eventually(lambda: raw(cluster.connect_url, "GET", path), lambda a: a.status != 409, what=path)
-    assert answer == Answer(404, {"error_code": 404, "message": f"Connector enc-{unique} not found"})
+    assert answer == NormalisedAnswer(404, {"error_code": 404, "message": f"Connector enc-{unique} not found"})

@@ -7,10 +7,10 @@ from typing import Any
 import httpx
 import pytest
 
-from .conftest import InProcess
-from .harness import closed_url, sidecar_with
-from .stack import Cluster
-from .waiting import eventually
+from tests.support.harness import InProcess, sidecar_with
+from tests.support.ports import closed_url
+from tests.support.stack import Cluster
+from tests.support.waiting import eventually
 
 
 # The sidecars with given workers have no worker properties file (worker_properties=None): no internal

@@ -13,9 +13,8 @@ import httpx
 import pytest
 
 from control_plane.rest.limits import SHUTTING_DOWN
-
-from .sidecar_process import ScriptedWorker, sidecar_process
-from .waiting import eventually
+from tests.support.sidecar_process import SlowWorker, sidecar_process
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(120)
 EXITED = (0, -signal.SIGTERM)  # 0: shut down in order; killed by the signal itself would be the other
@@ -32,7 +31,7 @@ async def refused(url: str) -> bool:
 
 async def test_sigterm_finishes_the_request_under_way(tmp_path: Path) -> None:
     async with (
-        ScriptedWorker() as worker,
+        SlowWorker() as worker,
         sidecar_process(tmp_path, worker.url, {"CONTROL_PLANE_SHUTDOWN_GRACE_S": "30"}) as sidecar,
         httpx.AsyncClient(timeout=60) as client,
     ):
@@ -52,7 +51,7 @@ async def test_sigterm_finishes_the_request_under_way(tmp_path: Path) -> None:
 
 async def test_the_wait_for_requests_under_way_is_bounded(tmp_path: Path) -> None:
     async with (
-        ScriptedWorker() as worker,
+        SlowWorker() as worker,
         sidecar_process(tmp_path, worker.url, {"CONTROL_PLANE_SHUTDOWN_GRACE_S": "1"}) as sidecar,
         httpx.AsyncClient(timeout=60) as client,
     ):

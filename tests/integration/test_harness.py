@@ -8,8 +8,9 @@ from pathlib import Path
 
 import httpx
 
-from .harness import Sidecars
-from .stack import ROOT, Cluster, clusters_of
+from tests.support.harness import Sidecars
+from tests.support.paths import ROOT
+from tests.support.stack import Cluster, clusters_of
 
 
 def test_control_plane_is_imported_from_this_checkout() -> None:

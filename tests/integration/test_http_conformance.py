@@ -1,4 +1,4 @@
-"""The raw requests of ``tests/http_cases.py`` sent to the sidecar in front of each worker version and to the
+"""The raw requests of ``tests/support/http_cases.py`` sent to the sidecar in front of each worker version and to the
 Connect 4.3.1 worker directly: the same status, Content-Type and body (``Allow`` too), so that through the
 sidecar a 3.4.1 worker's Jetty and Jersey answer as 4.3.1's do where the sidecar answers itself."""
 
@@ -11,9 +11,8 @@ from email.utils import parsedate_to_datetime
 import httpx
 import pytest
 
-from tests.http_cases import CASES, Case
-
-from .stack import Cluster, Stack
+from tests.support.http_cases import CASES, Case
+from tests.support.stack import Cluster, Stack
 
 # Jackson's messages (with a line and a column) are not reproduced: the status and the shape are Connect's,
 # the message is the sidecar's own, naming the entry and the key (docs/differences.md).

@@ -24,10 +24,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .broker import local_stack
-from .harness import sidecar_with
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.deploy_local import files_under, local_stack
+from tests.support.harness import sidecar_with
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 BUDGET_S = 3.0
@@ -43,23 +43,19 @@ class OwnWorker:
 @pytest.fixture(scope="module")
 def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnWorker]:
     """A Connect worker (the stack's newest release) of this module's own cluster."""
-    local = local_stack()
     home: Path = tmp_path_factory.mktemp("hung-worker")
-    saved = local.__dict__["STACK"]
-    local.__dict__["STACK"] = home  # its config and log under ``home``, not the shared stack's
+    name = f"hung-{uuid.uuid4().hex[:8]}"
+    # its config and log under ``home``, not the shared stack's; the Popen object goes, the worker runs on
+    # (stopped below)
+    with files_under(home), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        proc = local_stack.start_connect(name, local_stack.NEW_VERSION, stack.bootstrap)
     try:
-        name = f"hung-{uuid.uuid4().hex[:8]}"
-        with warnings.catch_warnings():  # the Popen object goes; the worker runs on (stopped below)
-            warnings.simplefilter("ignore", ResourceWarning)
-            proc = local.start_connect(name, local.NEW_VERSION, stack.bootstrap)
-    finally:
-        local.__dict__["STACK"] = saved
-    try:
-        local.wait_until(proc, lambda: local.connect_ready(proc.url), "answer on its REST port")
-        yield OwnWorker(Cluster(name, local.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
+        local_stack.wait_until(proc, lambda: local_stack.connect_ready(proc.url), "answer on its REST port")
+        yield OwnWorker(Cluster(name, local_stack.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
     finally:
         os.kill(proc.pid, signal.SIGCONT)
-        local.stop([proc])
+        local_stack.stop([proc])
 
 
 async def timed(client: httpx.AsyncClient, path: str) -> tuple[httpx.Response, float]:

@@ -12,9 +12,9 @@ import pytest
 from kafka_connect import KafkaConnect
 from requests import HTTPError
 
-from .harness import RunningSidecar, Sidecars
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import RunningSidecar, Sidecars
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 Steps = list[tuple[str, Any]]

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from aiokafka import AIOKafkaProducer
@@ -33,27 +30,14 @@ from control_plane.kafka_config import client_kwargs
 from control_plane.settings import Settings, SettingsError, load_settings
 from control_plane.storage.consumer_groups import ConsumerGroups
 from control_plane.storage.errors import GroupOperationError
-from tests.tls_material import keytool
-
-from .stack import STACK_SCRIPT
+from tests.support.deploy_local import local_stack
+from tests.support.tls_material import keytool
 
 USER, PASSWORD = "connect", "connect-scram-secret"
 STORE_PASSWORD = "broker-store-secret"
 TRUST_PASSWORD = "client-trust-secret"
 CONFIG_TOPIC, STATUS_TOPIC = "secure-connect-configs", "secure-connect-status"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
-
-
-def _stack() -> ModuleType:
-    """deploy/local/stack.py as a module (a script, not a package)."""
-    if "local_stack" in sys.modules:
-        return sys.modules["local_stack"]
-    spec = importlib.util.spec_from_file_location("local_stack", STACK_SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["local_stack"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass
@@ -83,11 +67,10 @@ def _tls_stores(home: Path) -> None:
 
 
 def start_secure_broker(home: Path) -> SecureBroker:
-    stack = _stack()
     _tls_stores(home)
-    plain, secure, controller = stack.free_port(), stack.free_port(), stack.free_port()
+    plain, secure, controller = local_stack.free_port(), local_stack.free_port(), local_stack.free_port()
     log = home / "logs" / "broker.log"
-    props = stack.write_props(
+    props = local_stack.write_props(
         home / "config" / "broker.properties",
         {
             "process.roles": "broker,controller",
@@ -115,26 +98,29 @@ def start_secure_broker(home: Path) -> SecureBroker:
         },
     )
     scram = f"SCRAM-SHA-512=[name={USER},password={PASSWORD}]"
-    args = ["format", "-t", stack.random_cluster_id(), "-c", str(props), "--add-scram", scram]
+    args = ["format", "-t", local_stack.random_cluster_id(), "-c", str(props), "--add-scram", scram]
     fmt = subprocess.run(
-        stack.java_cmd(stack.NEW_VERSION, "kafka.tools.StorageTool", args, log), capture_output=True, text=True
+        local_stack.java_cmd(local_stack.NEW_VERSION, "kafka.tools.StorageTool", args, log),
+        capture_output=True,
+        text=True,
     )
     assert fmt.returncode == 0, f"formatting failed:\n{fmt.stdout}\n{fmt.stderr}"
     with warnings.catch_warnings():  # start_broker's way: the broker outlives its Popen object
         warnings.simplefilter("ignore", ResourceWarning)
-        proc = stack.spawn("secure-broker", stack.java_cmd(stack.NEW_VERSION, "kafka.Kafka", [str(props)], log), log)
+        proc = local_stack.spawn(
+            "secure-broker", local_stack.java_cmd(local_stack.NEW_VERSION, "kafka.Kafka", [str(props)], log), log
+        )
     broker = SecureBroker(home, f"127.0.0.1:{plain}", f"127.0.0.1:{secure}", proc.pid)
-    stack.wait_until(proc, lambda: stack.broker_answers(broker.plaintext), "answer metadata requests", 90)
+    local_stack.wait_until(proc, lambda: local_stack.broker_answers(broker.plaintext), "answer metadata requests", 90)
     return broker
 
 
 def stop_secure_broker(broker: SecureBroker) -> None:
-    stack = _stack()
     os.killpg(broker.pid, signal.SIGTERM)
     deadline = time.monotonic() + 30
-    while stack.alive(broker.pid) and time.monotonic() < deadline:
+    while local_stack.alive(broker.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if stack.alive(broker.pid):
+    if local_stack.alive(broker.pid):
         os.killpg(broker.pid, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(broker.pid, 0)

@@ -5,11 +5,6 @@ answer on the container's port, and the port the Service targets answers the Con
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,43 +13,30 @@ import httpx
 import pytest
 
 from control_plane.settings import ENV_PREFIX
-from deploy.kubernetes.kustomize import render
-
-from .stack import ROOT, Stack
-from .waiting import eventually
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.support import sidecar_process
+from tests.support.kubernetes import BASE, render
+from tests.support.ports import free_port
+from tests.support.stack import Stack
+from tests.support.waiting import eventually
 
 
 @pytest.fixture
 def pod_sidecar(stack: Stack, tmp_path: Path) -> Iterator[tuple[dict[str, Any], str]]:
-    objects = render(ROOT / "deploy" / "kubernetes" / "base")
+    objects = render(BASE)
     (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
     (container,) = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "control-plane"]
     properties = tmp_path / "connect-distributed.properties"
     properties.write_text(Path(stack.newest.properties).read_text() + "\nrest.advertised.host.name=127.0.0.1\n")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
-    env |= {e["name"]: e["value"] for e in container["env"]}
+    # the container's environment over the test's (which holds no CONTROL_PLANE_* variable: conftest.py)
+    env = {e["name"]: e["value"] for e in container["env"]}
     env |= {f"{ENV_PREFIX}WORKER_PROPERTIES": str(properties), f"{ENV_PREFIX}PORT": str(port)}
-    with (tmp_path / "sidecar.log").open("wb") as log:
-        # the image's entry point (deploy/kubernetes/Containerfile) with the container's args
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "control_plane", *container["args"]], env=env, stdout=log, stderr=log, cwd=tmp_path
-        )
-        try:
-            yield container, f"http://127.0.0.1:{port}"
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    # the image's entry point (deploy/kubernetes/Containerfile) with the container's args
+    sidecar = sidecar_process.start(container["args"], tmp_path / "sidecar.log", port, env=env, cwd=tmp_path)
+    try:
+        yield container, sidecar.url
+    finally:
+        sidecar.stop()
 
 
 async def test_the_pod_sidecar_serves_its_probes_and_the_connect_api(

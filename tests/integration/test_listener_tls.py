@@ -20,9 +20,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from .sidecar_process import sidecar_process
-from .stack import Stack
-from .waiting import eventually
+from tests.support.sidecar_process import sidecar_process
+from tests.support.stack import Stack
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
 

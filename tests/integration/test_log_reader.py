@@ -11,8 +11,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from control_plane.storage.log_reader import FetchedRecord, Record, TopicTail
-
-from .stack import Stack
+from tests.support.stack import Stack
 
 Fields = tuple[str, int, int, int, bytes | None, bytes | None]
 

@@ -12,10 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from .conftest import InProcess
-from .harness import read_to_end, same_answer, until_states
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import same_answer, until_states
+from tests.support.harness import InProcess
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
@@ -243,7 +244,7 @@ async def test_health_as_4_3_1(sidecar: httpx.AsyncClient, newest: httpx.AsyncCl
 
 
 async def test_health_of_a_worker_that_does_not_answer(cluster: Cluster, in_process: InProcess) -> None:
-    from .harness import closed_url
+    from tests.support.ports import closed_url
 
     client = await in_process(connect_urls=closed_url(), wait_ready=False, view_enabled=False)
     answer = await client.get("/health")
@@ -276,7 +277,7 @@ async def test_definitions_in_the_workers_shape_by_setting(
 # -- 4.4: validate shows values given as config provider references as given ---------------------------
 async def test_provider_references_shown_as_given(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
     """The stack's workers have no config providers, so none resolves the reference and 4.3.1 shows it as
-    given too; the rewrite of resolved values is in tests/unit/test_unresolved.py."""
+    given too; the rewrite of resolved values is in tests/unit/domain/test_unresolved.py."""
     body = {"connector.class": SOURCE, "topic": "${file:/nonexistent/secrets.properties:topic}", "file": "/tmp/x"}
     validate = f"/connector-plugins/{SOURCE}/config/validate"
     via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()

@@ -13,9 +13,8 @@ import httpx
 import pytest
 
 from control_plane.domain.definitions import newest_plugin_config
-
-from .harness import until_states
-from .stack import NEWEST, Cluster, Stack
+from tests.support.connect_answers import until_states
+from tests.support.stack import NEWEST, Cluster, Stack
 
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 BOOLEAN = "org.apache.kafka.connect.converters.BooleanConverter"

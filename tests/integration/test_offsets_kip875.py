@@ -12,10 +12,10 @@ import httpx
 import pytest
 
 from control_plane.domain.offsets.request import NO_OFFSETS
-
-from .harness import Sidecars, produce
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import Sidecars
+from tests.support.kafka_topics import produce
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

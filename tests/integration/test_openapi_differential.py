@@ -1,7 +1,7 @@
 """Property-based differential check: every operation of Connect's own OpenAPI description, for the version
 each cluster runs, sent with schemathesis-generated parameters and bodies both through the sidecar (built
 from the code under test, in process) and directly to the worker; the answers must be the same (status,
-error shape, body; normalised by tests/integration/differential.py) except for the differences in
+error shape, body; normalised by tests/support/differential.py) except for the differences in
 ALLOWED, each with its reason (docs/differences.md says the same), and the
 known bugs in PENDING, which must still occur until fixed. A third run sends the operations 4.3.1 has and
 3.4.1 lacks through the sidecar of the 3.4.1 worker and compares with the 4.3.1 worker's own answers.
@@ -40,10 +40,19 @@ from schemathesis.generation import GenerationMode
 from control_plane.rest import jetty_uri
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from deploy.openapi import build as openapi_build
-
-from .differential import Allowed, Answer, Difference, Findings, Request, classify, normalise, report
-from .harness import Sidecars, same_answer, until_states
-from .stack import Cluster, Stack
+from tests.support.connect_answers import same_answer, until_states
+from tests.support.differential import (
+    Allowed,
+    AnswerDifference,
+    Comparisons,
+    NormalisedAnswer,
+    Request,
+    classify,
+    normalise,
+    report,
+)
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
 
 pytestmark = [pytest.mark.java, pytest.mark.timeout(900)]
 
@@ -62,12 +71,12 @@ EMULATING = frozenset({OLD_AS_NEW})
 OWN_READS = ("/connectors/{connector}/status", "/connectors/{connector}/config", "/connectors/{connector}/topics")
 
 
-def _worker_rebalancing(diff: Difference) -> bool:
+def _worker_rebalancing(diff: AnswerDifference) -> bool:
     body = diff.worker.body
     return isinstance(body, dict) and str(body.get("message", "")).startswith(REBALANCE_409_PREFIXES)
 
 
-def _jetty12_refusal(diff: Difference) -> bool:
+def _jetty12_refusal(diff: AnswerDifference) -> bool:
     """The sidecar answered Jetty 12's own 400 for the target, as the 4.3.1 worker would (the page naming the
     violations for GET, POST and HEAD, no body otherwise; ``jetty_uri``, measured on 4.3.1), where 3.4.1's
     Jetty 9 took the target (an encoded ``%``, ``\\`` or control character, ...)."""
@@ -75,10 +84,10 @@ def _jetty12_refusal(diff: Difference) -> bool:
     if refused is None or diff.worker == diff.sidecar:
         return False
     paged = refused.before_method or diff.request.method in ("GET", "POST", "HEAD")
-    return diff.sidecar == Answer(400, ("html", f"Error 400 {refused.message}") if paged else None)
+    return diff.sidecar == NormalisedAnswer(400, ("html", f"Error 400 {refused.message}") if paged else None)
 
 
-def _not_emulated(diff: Difference) -> bool:
+def _not_emulated(diff: AnswerDifference) -> bool:
     """The 3.4.1 worker's own answer for an endpoint it lacks, passed through (Jersey's 404 or 405)."""
     return diff.sidecar.body in (
         {"error_code": 404, "message": "HTTP 404 Not Found"},
@@ -86,7 +95,7 @@ def _not_emulated(diff: Difference) -> bool:
     )
 
 
-def _jackson_message(diff: Difference) -> bool:
+def _jackson_message(diff: AnswerDifference) -> bool:
     """Both refuse the alter body with Connect's 500; the worker's message is Jackson's (with its location in
     the body), the sidecar's names the entry and the key."""
     worker, sidecar = diff.worker.body, diff.sidecar.body
@@ -131,7 +140,7 @@ def _without(body: Any, keys: frozenset[str]) -> Any:
     return body
 
 
-def _adds_only(*keys: str) -> Callable[[Difference], bool]:
+def _adds_only(*keys: str) -> Callable[[AnswerDifference], bool]:
     """The sidecar's answer is the worker's with ``keys`` added (or changed) in the newest release's shape."""
     dropped = frozenset(keys)
     return lambda d: (
@@ -194,7 +203,7 @@ def _description(cache: dict[str, dict[str, Any]], version: str) -> dict[str, An
     return cache[version]
 
 
-class Names:
+class DifferentialNames:
     """The connector and logger names this test may write to."""
 
     def __init__(self, cluster: Cluster, unique: str, *, live: bool = True) -> None:
@@ -228,16 +237,16 @@ def _operations(description: dict[str, Any]) -> set[tuple[str, str]]:
 
 def _explore(
     description: dict[str, Any],
-    names: Names,
+    names: DifferentialNames,
     sidecar_url: str,
     worker_url: str,
     deadline: float,
     only: set[tuple[str, str]] | None = None,
-) -> Findings:
+) -> Comparisons:
     """Runs in a thread (the sidecar is served on the test's event loop): every operation (or those in
     ``only``), every mode."""
     schema = schemathesis.openapi.from_dict(description)
-    findings = Findings()
+    findings = Comparisons()
     session = requests.Session()
     for result in schema.get_all_operations():
         if isinstance(result, Err):
@@ -298,7 +307,7 @@ async def test_every_operation_answers_as_the_worker_does(
     if not openapi_build.has_description(cluster.version):
         pytest.skip(f"no OpenAPI build of Connect {cluster.version} (deploy/openapi has a pom per version)")
     description = await asyncio.to_thread(_description, descriptions, cluster.version)
-    names = Names(cluster, unique)
+    names = DifferentialNames(cluster, unique)
     assert names.live is not None
     source = tmp_path / "in.txt"
     source.write_text("one\ntwo\n")
@@ -320,7 +329,7 @@ async def test_every_operation_answers_as_the_worker_does(
     _judge(cluster.version, findings, elapsed)
 
 
-def _judge(version: str, findings: Findings, elapsed: float) -> None:
+def _judge(version: str, findings: Comparisons, elapsed: float) -> None:
     explained, unexplained = classify(version, findings.differences, ALLOWED + PENDING)
     summary = (
         f"Connect {version}: {findings.compared} requests compared in {elapsed:.1f}s over "
@@ -348,7 +357,7 @@ async def test_the_newest_operations_answer_on_an_old_worker_as_the_newest_worke
     old, new = stack.clusters["old"], stack.clusters["new"]
     newest = await asyncio.to_thread(_description, descriptions, new.version)
     added = _operations(newest) - _operations(await asyncio.to_thread(_description, descriptions, old.version))
-    names = Names(old, unique, live=False)
+    names = DifferentialNames(old, unique, live=False)
     running = await sidecars.of(old)
     started = time.monotonic()
     try:

@@ -16,9 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from .harness import read_to_end, until_states
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import until_states
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 PACKAGE = "org.example.versioned"
 CONNECTOR = f"{PACKAGE}.VersionedSourceConnector"

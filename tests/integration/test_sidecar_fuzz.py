@@ -51,9 +51,9 @@ from schemathesis.generation import GenerationMode
 from control_plane.rest import jetty_uri
 from control_plane.rest.routes import OPENAPI_PATH
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
-
-from .harness import Sidecars, until_states
-from .stack import Cluster, Stack
+from tests.support.connect_answers import until_states
+from tests.support.harness import Sidecars
+from tests.support.stack import Cluster, Stack
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -94,7 +94,7 @@ NOT_CONNECT_SHAPED: list[tuple[str, Callable[[Exchange], bool]]] = [
 
 
 @dataclass
-class Findings:
+class FuzzFindings:
     sent: int = 0
     by_operation: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # per operation: generation and requests
@@ -115,7 +115,7 @@ class Findings:
         ]
 
 
-class Names:
+class FuzzNames:
     """The connector and logger names this test may write to."""
 
     def __init__(self, cluster: Cluster, unique: str) -> None:
@@ -181,7 +181,7 @@ def _rebalancing(x: Exchange) -> bool:
     return isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
 
 
-def _judge(findings: Findings, case: Any, response: requests.Response, replay: Callable[[], list[int]]) -> None:
+def _judge(findings: FuzzFindings, case: Any, response: requests.Response, replay: Callable[[], list[int]]) -> None:
     x = _exchange(case, response)
     findings.statuses[x.status] = findings.statuses.get(x.status, 0) + 1
     if x.status >= 500 and _rebalancing(x):
@@ -216,10 +216,12 @@ def _negatable(document: dict[str, Any], method: str, path: str) -> bool:
     return "requestBody" in operation or any(p["schema"] != {"type": "string"} for p in params)
 
 
-def _explore(document: dict[str, Any], names: Names, sidecar_url: str, workers: list[str], deadline: float) -> Findings:
+def _explore(
+    document: dict[str, Any], names: FuzzNames, sidecar_url: str, workers: list[str], deadline: float
+) -> FuzzFindings:
     """Runs in a thread (the sidecar is served on the test's event loop)."""
     schema = schemathesis.openapi.from_dict(document)
-    findings = Findings()
+    findings = FuzzFindings()
     session = requests.Session()
     for result in schema.get_all_operations():
         if isinstance(result, Err):
@@ -309,7 +311,7 @@ async def test_fuzzing_the_sidecar_with_its_own_document(
     served = await running.client.get(OPENAPI_PATH)
     assert served.status_code == 200
     document = served.json()
-    names = Names(cluster, unique)
+    names = FuzzNames(cluster, unique)
     source = tmp_path / "in.txt"
     source.write_text("one\ntwo\n")
     config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source), "topic": f"{names.prefix}t"}

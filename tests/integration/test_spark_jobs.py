@@ -34,16 +34,16 @@ from pyspark.sql import SparkSession
 
 from control_plane.cli import main as control_plane
 from spark_jobs import offsets_reconcile, topic_audit
-from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
-
-from .harness import Sidecars, closed_port
-from .spark_cluster import standalone_cluster
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import Sidecars
+from tests.support.paths import ROOT
+from tests.support.ports import free_port
+from tests.support.spark_cluster import standalone_cluster
+from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 pytestmark = SPARK_MARKS
 
-ROOT = Path(__file__).resolve().parents[2]
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 
@@ -284,7 +284,7 @@ async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
     """spark-submit with --master spark://... and --py-files (python -m spark_jobs.submit run), against the
     stack's broker and the same sidecar: the same findings and restore plan for this scenario's connectors
     as the local[2] run. Before any test alters them (file order)."""
-    ports = (closed_port(), closed_port(), closed_port())  # free loopback ports
+    ports = (free_port(), free_port(), free_port())  # free loopback ports
     async with standalone_cluster(tmp_path / "spark", ports) as cluster:
         command = [
             *(sys.executable, "-m", "spark_jobs.submit", "run", "--master", cluster.master_url),

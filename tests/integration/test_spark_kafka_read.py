@@ -23,16 +23,15 @@ from pyspark.sql import SparkSession
 from spark_jobs.class_archive import CACHE_ENV
 from spark_jobs.read import read_kafka
 from spark_jobs.target import KAFKA_POLL_RECORDS, Target
-from tests.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
-
-from .stack import Stack
+from tests.support.paths import ROOT
+from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.stack import Stack
 
 pytestmark = [*SPARK_MARKS, pytest.mark.timeout(180)]
 
 LONG = 2 * KAFKA_POLL_RECORDS + KAFKA_POLL_RECORDS // 2  # partition 0: two polls and a half
 SHORT = 10  # partition 1
 BEYOND = 7  # records of partition 0 past the end offset the read is given
-ROOT = Path(__file__).resolve().parents[2]
 # a job's start in a process of its own: the session (with the Kafka source), then the topic's records
 READER = """
 import sys

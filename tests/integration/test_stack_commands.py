@@ -12,7 +12,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from .stack import ENV_FILE, ROOT, STACK_SCRIPT, Stack
+from tests.support.paths import ROOT
+from tests.support.stack import ENV_FILE, STACK_SCRIPT, Stack
 
 
 def test_second_stack_up_changes_nothing(stack: Stack) -> None:

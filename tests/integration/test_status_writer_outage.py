@@ -36,10 +36,11 @@ from control_plane.rest import create_app
 from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
-
-from .broker import DedicatedBroker
-from .harness import closed_url, read_to_end, serve
-from .waiting import answered_in_time, eventually
+from tests.support.broker import DedicatedBroker
+from tests.support.harness import serve
+from tests.support.kafka_topics import read_to_end
+from tests.support.ports import closed_url
+from tests.support.waiting import answered_in_time, eventually
 
 pytestmark = pytest.mark.timeout(120)
 

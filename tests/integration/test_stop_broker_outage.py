@@ -31,10 +31,10 @@ from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import load_settings
 from control_plane.storage import record_producer
 from control_plane.storage.errors import ReadTimeout
-
-from .broker import DedicatedBroker
-from .harness import closed_url, serve
-from .waiting import eventually
+from tests.support.broker import DedicatedBroker
+from tests.support.harness import serve
+from tests.support.ports import closed_url
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(180)
 

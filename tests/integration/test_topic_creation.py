@@ -12,10 +12,11 @@ import httpx
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient
 
-from .conftest import InProcess
-from .harness import read_values, states, topic_configs
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import states
+from tests.support.harness import InProcess
+from tests.support.kafka_topics import read_values, topic_configs
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

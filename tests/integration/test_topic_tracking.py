@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from .conftest import InProcess
+from tests.support.harness import InProcess
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -17,10 +17,9 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import TopicStatus, encode_status
-
-from .conftest import InProcess
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.harness import InProcess
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -11,10 +11,11 @@ import httpx
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from .conftest import InProcess
-from .harness import closed_url, same_answer
-from .stack import Cluster, Stack
-from .waiting import eventually
+from tests.support.connect_answers import same_answer
+from tests.support.harness import InProcess
+from tests.support.ports import closed_url
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -10,10 +10,10 @@ from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import ConnectorConfig, TaskStatus, encode_config, encode_status
 from control_plane.codecs.status import StatusKey, StatusKind, decode_status
-
-from .harness import read_to_end, same_answer, until_states
-from .stack import Cluster, Stack, version_key
-from .waiting import eventually
+from tests.support.connect_answers import same_answer, until_states
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster, Stack, version_key
+from tests.support.waiting import eventually
 
 
 async def write_config(stack: Stack, cluster: Cluster, name: str, config: dict[str, str]) -> None:

@@ -21,7 +21,7 @@ from control_plane.kafka_config import client_kwargs
 from control_plane.kafka_security.jaas import JaasError, client_login_entry, parse_jaas_config
 from control_plane.settings import Settings, SettingsError, load_settings
 from control_plane.storage.oauth_token import OAuthTokenProvider
-from tests.tls_material import KEY_PASSWORD, STORE_PASSWORD, TRUST_PASSWORD, Material, make_material
+from tests.support.tls_material import KEY_PASSWORD, STORE_PASSWORD, TRUST_PASSWORD, Material, make_material
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"

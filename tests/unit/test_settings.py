@@ -18,7 +18,7 @@ from control_plane.settings import (
     describe,
     load_settings,
 )
-from tests.tls_material import certificate
+from tests.support.tls_material import certificate
 
 WORKER_FILE = """\
 # connect-distributed.properties of a worker

@@ -1,5 +1,5 @@
-"""The ways of the parity suite (``ways.every_way``): a sidecar in front of every cluster of the stack, and
-the newest worker directly; each test runs its scenario every way (``ways.run_every_way``)."""
+"""The ways of the parity suite (``tests.support.parity.every_way``): a sidecar in front of every cluster of
+the stack, and the newest worker directly; each test runs its scenario every way (``run_every_way``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ..harness import Sidecars
-from ..stack import Stack
-from .ways import Way, every_way
+from tests.support.harness import Sidecars
+from tests.support.parity import Way, every_way
+from tests.support.stack import Stack
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from .ways import Way, appending, line, position_of, replay, run_every_way
+from tests.support.parity import Way, appending, line, position_of, replay, run_every_way
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 ALTERED_TO = 500  # the line an alter sends the source back to

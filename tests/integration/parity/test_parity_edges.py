@@ -14,10 +14,9 @@ from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import Tombstone, encode_config
 from control_plane.codecs.config import ConfigKey, ConfigKind
-
-from ..harness import group_members
-from ..waiting import eventually
-from .ways import Way, run_every_way, since
+from tests.support.kafka_topics import group_members
+from tests.support.parity import Way, run_every_way, since
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

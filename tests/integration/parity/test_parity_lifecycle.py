@@ -3,7 +3,7 @@ shows it, pause, resume, restart, delete; the records reach Kafka and the sink's
 
 from __future__ import annotations
 
-from .ways import Way, lines_of, run_every_way
+from tests.support.parity import Way, lines_of, run_every_way
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

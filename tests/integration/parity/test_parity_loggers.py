@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ways import Way, run_every_way
+from tests.support.parity import Way, run_every_way
 
 BODIES: list[tuple[str, Any]] = [
     ("no level", {}),

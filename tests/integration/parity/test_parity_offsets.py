@@ -22,10 +22,9 @@ from typing import Any
 
 from control_plane.codecs import OffsetKey, partition_for_key
 from control_plane.storage.consumer_groups import ConsumerGroups
-
-from ..harness import produce, read_to_end
-from ..waiting import eventually
-from .ways import Way, lines_of, run_every_way, since
+from tests.support.kafka_topics import produce, read_to_end
+from tests.support.parity import Way, lines_of, run_every_way, since
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

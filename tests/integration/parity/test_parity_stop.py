@@ -12,10 +12,11 @@ from __future__ import annotations
 from aiokafka import AIOKafkaProducer
 
 from control_plane.codecs import ConnectorConfig, TargetState, TaskCommit, encode_config
-
-from ..harness import read_to_end, sidecar_with, states
-from ..waiting import eventually
-from .ways import Way, alter_topic, appending, create_topic, replay, run_every_way, since
+from tests.support.connect_answers import states
+from tests.support.harness import sidecar_with
+from tests.support.kafka_topics import read_to_end
+from tests.support.parity import Way, alter_topic, appending, create_topic, replay, run_every_way, since
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 

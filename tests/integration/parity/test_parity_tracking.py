@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from ..waiting import eventually
-from .ways import Way, run_every_way
+from tests.support.parity import Way, run_every_way
+from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"

@@ -14,7 +14,7 @@ import org.apache.maven.artifact.versioning.InvalidVersionSpecificationException
 import org.apache.maven.artifact.versioning.VersionRange;
 
 /**
- * The Java answers that tests/unit/test_maven_version_java.py holds control_plane.rules.maven_version to,
+ * The Java answers that tests/unit/rules/test_maven_version_java.py holds control_plane.rules.maven_version to,
  * from maven-artifact and connect-runtime themselves. One JVM for a whole batch: reads UTF-8 lines from stdin,
  * fields separated by tabs, each field escaped (backslash, tab, newline, carriage return as \\ \t \n \r):
  *

@@ -1,0 +1,343 @@
+"""KIP-875 done by the sidecar (stop, source and sink offsets) on real domain objects over fakes of
+Kafka: a record producer whose records a fake view reads back, and in-memory consumer groups. Writes
+that fail half-way are made to fail here at a chosen record."""
+
+from __future__ import annotations
+
+import pytest
+
+from control_plane.codecs import (
+    ConnectorConfig,
+    ConnectorStatus,
+    TaskCommit,
+    TaskStatus,
+    Tombstone,
+    decode_config,
+)
+from control_plane.codecs.status import StatusKey, StatusKind
+from control_plane.domain.errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
+from control_plane.domain.offsets.messages import framework_managed, not_stopped, sink_tasks_running
+from control_plane.domain.offsets.request import parse_alter_request
+from control_plane.settings import SettingsError, load_settings
+from control_plane.view import ClusterView
+from tests.support.fakes import CONFIG, OFFSETS, OWN, Kafka
+
+
+@pytest.fixture
+def kafka() -> Kafka:
+    return Kafka()
+
+
+async def test_stop_writes_the_empty_task_set_then_the_two_field_target_state(kafka: Kafka) -> None:
+    kafka.connector("c")
+    await kafka.stopper.stop("c")
+    assert kafka.written(CONFIG) == [
+        (b"commit-c", b'{"tasks":0}'),
+        (b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
+    ]
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
+    await kafka.stopper.stop("c")  # stopping a stopped connector: the same records again
+    assert len(kafka.written(CONFIG)) == 4
+    with pytest.raises(NotFoundError) as caught:
+        await kafka.stopper.stop("nope")
+    assert caught.value.message == "Unknown connector nope"
+
+
+async def test_a_stop_failing_at_its_first_write_wrote_nothing(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.failing = lambda key: ConnectionError("broker gone")
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.stopper.stop("c")
+    assert caught.value.message == (
+        "Failed to stop connector c: writing its empty set of tasks (commit-c) to the config topic failed, "
+        "nothing was written: ConnectionError: broker gone"
+    )
+    assert kafka.written(CONFIG) == []
+
+
+async def test_a_stop_failing_half_way_says_so_and_completes_when_repeated(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.failing = lambda key: ConnectionError("broker gone") if key.startswith(b"target-state-") else None
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.stopper.stop("c")
+    assert "its empty set of tasks (commit-c) was written" in caught.value.message
+    assert "The connector is not STOPPED" in caught.value.message and "Repeat the request" in caught.value.message
+    await kafka.view.read_to_end(CONFIG, 1)
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STARTED", 0)
+    kafka.failing = lambda key: None
+    await kafka.stopper.stop("c")
+    assert kafka.view.state.target_state("c") == "STOPPED"
+
+
+def test_an_emulated_stopped_connector_shows_stopped_without_tasks_even_if_it_had_failed() -> None:
+    view = ClusterView()
+    view.apply_config(ConnectorConfig("c", {"connector.class": "X"}))
+    view.apply_status(ConnectorStatus("c", "FAILED", "boom", "w1", 3))
+    view.apply_status(TaskStatus("c", 0, "PAUSED", None, "w1", 3))
+    for record in decode_config(b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'), TaskCommit("c", 0):
+        view.apply_config(record)
+    shown = view.connector_state("c", stopped_overlay=True)
+    assert shown is not None and (shown.connector.state, shown.connector.trace, shown.tasks) == ("STOPPED", None, ())
+    assert view.task_state("c", 0, stopped_overlay=True) is None
+    plain = view.connector_state("c")  # a 3.5+ worker writes STOPPED itself: no overlay
+    assert plain is not None and plain.connector.state == "FAILED" and len(plain.tasks) == 1
+
+
+async def stopped_source(kafka: Kafka, **config: str) -> None:
+    kafka.connector("src", **config)
+    await kafka.stopper.stop("src")
+
+
+async def test_source_alter_refused_unless_stopped_and_for_unknown_connectors(kafka: Kafka) -> None:
+    kafka.connector("src")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.alter("src", entries)
+    assert refused.value.message == not_stopped("src")
+    with pytest.raises(BadRequestError):
+        await kafka.offsets.reset("src")
+    with pytest.raises(NotFoundError) as missing:
+        await kafka.offsets.alter("nope", entries)
+    assert missing.value.message == "Connector nope not found"
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_source_alter_reuses_the_key_bytes_a_partition_has_and_keys_new_ones_as_the_worker(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    existing = kafka.offset(OFFSETS, "src", {"z": 1, "a": 2}, {"pos": 5})  # as a task wrote it
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"a":2,"z":1},"offset":{"pos":0}},{"partition":{"zeta":1,"b":2},"offset":{"pos":7}}]}'
+    )
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+    assert kafka.written(OFFSETS)[1:] == [
+        (existing, b'{"pos":0}'),
+        (b'["src",{"zeta":1,"b":2}]', b'{"pos":7}'),  # HashMap order: zeta before b
+    ]
+    read = (await kafka.offsets.read("src")).offsets
+    assert [(dict(o.partition), o.offset) for o in read] == [
+        ({"a": 2, "z": 1}, {"pos": 0}),
+        ({"zeta": 1, "b": 2}, {"pos": 7}),
+    ]
+
+
+async def test_source_reset_tombstones_every_known_key_and_is_idempotent(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    first = kafka.offset(OFFSETS, "src", {"a": 1, "b": 2}, {"pos": 5})
+    second = kafka.offset(OFFSETS, "src", {"b": 2, "a": 1}, {"pos": 6})  # the same partition, other bytes
+    kafka.offset(OFFSETS, "other", {"a": 1}, {"pos": 1})
+    assert await kafka.offsets.reset("src") == framework_managed("reset")
+    assert sorted(kafka.written(OFFSETS)[3:]) == sorted([(first, None), (second, None)])
+    assert (await kafka.offsets.read("src")).offsets == ()
+    written = len(kafka.log)
+    assert await kafka.offsets.reset("src") == framework_managed("reset")
+    assert len(kafka.log) == written
+
+
+async def test_a_source_alter_failing_half_way_says_what_was_written(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    kafka.failing = lambda key: ConnectionError("broker gone") if b'"b"' in key else None
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"a":1},"offset":{"p":1}},{"partition":{"b":1},"offset":{"p":2}}]}'
+    )
+    with pytest.raises(OperationFailed) as caught:
+        await kafka.offsets.alter("src", entries)
+    assert caught.value.message.startswith(
+        "Failed to modify offsets for source connector src: writing to the offsets topic offsets failed: "
+        "ConnectionError: broker gone. "
+        "Written: 1 of 2 records to offsets; the offsets are partly modified. Repeat the request"
+    ), caught.value.message
+    kafka.failing = lambda key: ConnectionError("broker gone")
+    with pytest.raises(OperationFailed) as nothing:
+        await kafka.offsets.alter("src", entries)
+    assert nothing.value.message == (
+        "Failed to modify offsets for source connector src: writing to the offsets topic offsets failed, "
+        "nothing was written: ConnectionError: broker gone"
+    )
+    kafka.failing = lambda key: None
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+
+
+async def test_a_connectors_own_offsets_topic_gets_every_record_and_the_workers_topic_too(kafka: Kafka) -> None:
+    await stopped_source(kafka, **{"offsets.storage.topic": OWN})
+    kafka.groups.topics[OWN] = 5
+    key = kafka.offset(OWN, "src", {"f": "x"}, {"p": 9})
+    gone = kafka.offset(OFFSETS, "src", {"f": "old"}, {"p": 1})
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":0}},{"partition":{"f":"old"},"offset":null}]}'
+    )
+    await kafka.offsets.alter("src", entries)
+    # tombstones to the worker's topic first, then everything to the connector's, then the values
+    assert [(t, k, v) for t, k, v in kafka.log[-4:]] == [
+        (OFFSETS, gone, None),
+        (OWN, key, b'{"p":0}'),
+        (OWN, gone, None),
+        (OFFSETS, key, b'{"p":0}'),
+    ]
+    assert [(dict(o.partition), o.offset) for o in (await kafka.offsets.read("src")).offsets] == [
+        ({"f": "x"}, {"p": 0})
+    ]
+    await kafka.offsets.reset("src")
+    assert (await kafka.offsets.read("src")).offsets == ()
+
+
+async def test_before_3_3_a_connectors_own_offsets_topic_is_ignored_as_the_worker_ignores_it(kafka: Kafka) -> None:
+    kafka.offsets = kafka.connector_offsets(own_topics=False)  # a 2.8 worker: no KIP-618
+    await stopped_source(kafka, **{"offsets.storage.topic": OWN})
+    kafka.groups.topics[OWN] = 5
+    kafka.offset(OWN, "src", {"f": "x"}, {"p": 9})  # not where the worker looks
+    key = kafka.offset(OFFSETS, "src", {"f": "x"}, {"p": 3})
+    assert [o.offset for o in (await kafka.offsets.read("src")).offsets] == [{"p": 3}]
+    before = len(kafka.log)
+    await kafka.offsets.alter("src", parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":0}}]}'))
+    assert [(t, k, v) for t, k, v in kafka.log[before:]] == [(OFFSETS, key, b'{"p":0}')]
+
+
+async def test_sink_alter_commits_and_deletes_reset_deletes_the_group(kafka: Kafka) -> None:
+    kafka.connector("snk", topics="t")
+    await kafka.stopper.stop("snk")
+    kafka.groups.groups["connect-snk"] = {("t", 0): 5, ("t", 1): 6}
+    entries = parse_alter_request(
+        b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}},'
+        b'{"partition":{"kafka_topic":"t","kafka_partition":"1"},"offset":null}]}'
+    )
+    assert await kafka.offsets.alter("snk", entries) == framework_managed("altered")
+    assert kafka.groups.groups["connect-snk"] == {("t", 0): 1}
+    read = (await kafka.offsets.read("snk")).offsets
+    assert [(dict(o.partition), o.offset) for o in read] == [
+        ({"kafka_partition": 0, "kafka_topic": "t"}, {"kafka_offset": 1})
+    ]
+    assert list(read[0].partition) == ["kafka_partition", "kafka_topic"]  # as 4.3.1 answers
+    assert await kafka.offsets.reset("snk") == framework_managed("reset")
+    assert "connect-snk" not in kafka.groups.groups
+    assert await kafka.offsets.reset("snk") == framework_managed("reset")  # no group: success
+
+
+async def test_sink_group_overrides_and_refusals(kafka: Kafka) -> None:
+    kafka.connector("snk", topics="t", **{"consumer.override.group.id": "mine"})
+    await kafka.stopper.stop("snk")
+    body = b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":3}}]}'
+    await kafka.offsets.alter("snk", parse_alter_request(body))
+    assert kafka.groups.groups == {"mine": {("t", 0): 3}}
+    kafka.groups.members["mine"] = 1
+    for action in (kafka.offsets.alter("snk", parse_alter_request(body)), kafka.offsets.reset("snk")):
+        with pytest.raises(OperationFailed) as busy:
+            await action
+        assert busy.value.message in (sink_tasks_running("snk", "alter"), sink_tasks_running("snk", "reset"))
+    kafka.groups.members.clear()
+    bad = b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":2},"offset":{"kafka_offset":3}}]}'
+    with pytest.raises(BadRequestError) as caught:
+        await kafka.offsets.alter("snk", parse_alter_request(bad))
+    assert caught.value.message == "offsets[0]: partition 2 of topic 't' does not exist (the topic has 2 partitions)"
+    kafka.groups.down = "KafkaConnectionError: Unable to bootstrap"
+    with pytest.raises(OperationFailed) as down:
+        await kafka.offsets.reset("snk")
+    assert down.value.message.startswith("Failed to reset consumer group offsets for sink connector snk: ")
+    assert "KafkaConnectionError: Unable to bootstrap" in down.value.message
+
+
+async def test_the_worker_group_id_setting_names_the_sink_group(kafka: Kafka) -> None:
+    offsets = kafka.connector_offsets(worker_group="worker-wide")
+    kafka.connector("snk", topics="t")
+    kafka.groups.groups["worker-wide"] = {("t", 1): 4}
+    assert [o.offset for o in (await offsets.read("snk")).offsets] == [{"kafka_offset": 4}]
+
+
+def test_emulation_settings_have_defaults_and_refuse_bad_values_naming_the_key() -> None:
+    settings = load_settings(connect_urls="http://w1:8083")
+    assert (settings.emulation_request_timeout_ms, settings.emulation_read_back_timeout_s) == (30000, 30.0)
+    for field in ("emulation_request_timeout_ms", "emulation_read_back_timeout_s"):
+        with pytest.raises(SettingsError) as caught:
+            load_settings(connect_urls="http://w1:8083", **{field: 0})
+        assert f"CONTROL_PLANE_{field.upper()}" in str(caught.value)
+
+
+async def test_an_alter_waits_until_the_tasks_are_down_and_their_worker_could_commit_last(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")  # answers at once, as a native worker's stop does
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    with pytest.raises(ConflictError) as refused:  # the task never stops: refused, nothing written
+        await kafka.offsets.alter("c", entries)
+    assert refused.value.message == (
+        "The tasks of connector c have not stopped within 1s (still active in the status topic: task 0), so their "
+        "last offset commits could still overwrite new offsets. Nothing was written; retry the request once they "
+        "have stopped."
+    )
+    assert kafka.written(OFFSETS) == [] and kafka.slept == []
+    # the worker's leader deletes the task's status after the rebalance, maybe before the task stopped: the
+    # alter waits for the worker's graceful shutdown timeout from then (the task commits within it)
+    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=999_000)
+    assert await kafka.offsets.alter("c", entries) == framework_managed("altered")
+    assert kafka.slept == [4.0]  # deleted at 999 s, now 1000 s, graceful 5 s
+    # long after: no wait
+    assert await kafka.offsets.reset("c") == framework_managed("reset")
+    assert kafka.slept == [4.0]
+
+
+async def test_failed_and_unassigned_tasks_do_not_hold_an_alter(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 3))
+    kafka.view.state.apply_status(TaskStatus("c", 1, "UNASSIGNED", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    assert await kafka.offsets.alter("c", entries) == framework_managed("altered")
+    assert kafka.slept == []
+
+
+@pytest.mark.parametrize(
+    ("config", "worker", "kind"),
+    [
+        pytest.param({"producer.override.bootstrap.servers": "other:9092"}, {}, "source", id="source-override"),
+        pytest.param({}, {"producer_bootstrap": "other:9092"}, "source", id="source-worker-producer-prefix"),
+        pytest.param({"topics": "t", "consumer.override.bootstrap.servers": "o:1"}, {}, "sink", id="sink-override"),
+        pytest.param({"topics": "t"}, {"consumer_bootstrap": "o:1,o:2"}, "sink", id="sink-worker-consumer-prefix"),
+    ],
+)
+async def test_offsets_on_another_kafka_cluster_are_refused_naming_the_reason(
+    kafka: Kafka, config: dict[str, str], worker: dict[str, str], kind: str
+) -> None:
+    offsets = kafka.connector_offsets(**worker)
+    kafka.connector("c", **config)
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    for action in (offsets.read("c"), offsets.alter("c", entries), offsets.reset("c")):
+        with pytest.raises(BadRequestError) as refused:
+            await action
+        assert refused.value.message.startswith(
+            f"The sidecar cannot read or modify the offsets of {kind} connector c on this Connect version: its "
+        )
+        assert "uses another Kafka cluster (" in refused.value.message
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_the_same_brokers_in_another_order_are_the_same_cluster(kafka: Kafka) -> None:
+    offsets = kafka.connector_offsets(bootstrap="a:1,b:2", producer_bootstrap="B:2, a:1")
+    kafka.connector("c")
+    assert (await offsets.read("c")).offsets == ()
+
+
+async def test_source_offsets_of_an_exactly_once_cluster_are_not_modified(kafka: Kafka) -> None:
+    offsets = kafka.connector_offsets(exactly_once_source_support="enabled")
+    kafka.connector("c")
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    for action in (offsets.alter("c", entries), offsets.reset("c")):
+        with pytest.raises(BadRequestError, match=r"exactly\.once\.source\.support=enabled"):
+            await action
+    assert (await offsets.read("c")).offsets == ()  # reading is safe
+    assert kafka.written(OFFSETS) == []
+    prepared = kafka.connector_offsets(exactly_once_source_support="preparing")
+    assert await prepared.alter("c", entries) == framework_managed("altered")
+
+
+async def test_a_partition_under_two_key_encodings_shows_the_one_the_tasks_look_up_and_says_so(kafka: Kafka) -> None:
+    await stopped_source(kafka)
+    canonical = kafka.offset(OFFSETS, "src", {"zeta": 1, "b": 2}, {"pos": 7})  # HashMap order: as the worker writes
+    spaced = b'["src", {"b": 2, "zeta": 1}]'
+    kafka.log.append((OFFSETS, spaced, b'{"pos":99}'))  # written later, by hand
+    read = await kafka.offsets.read("src")
+    assert [o.offset for o in read.offsets] == [{"pos": 7}]
+    ((duplicate),) = read.duplicates
+    assert duplicate.topic == OFFSETS and duplicate.keys == (canonical, spaced)

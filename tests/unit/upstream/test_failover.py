@@ -1,0 +1,307 @@
+"""Failover between the workers: a refused connection goes to the next worker (any method) and puts the
+worker last for ``worker_down_s``; a broken connection goes on only for safe methods; a timeout never
+does. Every failure leaves the sidecar in Connect's error shape ``{"error_code", "message"}``."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any
+
+import aiohttp
+import httpcore
+import httpx
+import pytest
+import respx
+from aiohttp.client_reqrep import ConnectionKey
+
+from control_plane.upstream.client import build_transport
+from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, WorkerUnreachable, classify
+from tests.support.ports import free_port
+
+W1 = "http://w1:8083"
+W2 = "http://w2:8083"
+
+JSON = {"content-type": "application/json"}
+
+
+class RefusingWorkers(httpx.AsyncBaseTransport):
+    """The fake workers, except that requests to ``refused`` hosts meet a refused connection.
+
+    ``kind``: ``aiohttp-transport`` and ``httpx-transport`` send them through the sidecar's real
+    transport of that name to a closed local port, so the error is exactly what that transport
+    raises; ``respx`` leaves them to the routes the test gave ``side_effect=httpx.ConnectError``.
+    ``attempts`` counts the requests per worker host, ``GET /`` of the capability detector excluded.
+    """
+
+    def __init__(self, kind: str, fake: httpx.AsyncBaseTransport, refused: set[str]) -> None:
+        self.kind = kind
+        self.fake = fake
+        self.refused = refused
+        self.port = free_port()
+        self.real = None if kind == "respx" else build_transport(kind.removesuffix("-transport"), 4, 1.0)
+        self.attempts: collections.Counter[str] = collections.Counter()
+        self.order: list[str] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        host = request.url.host
+        if request.url.raw_path != b"/":
+            self.attempts[host] += 1
+            self.order.append(host)
+        if self.real is not None and host in self.refused:
+            rerouted = httpx.Request(
+                request.method,
+                request.url.copy_with(host="127.0.0.1", port=self.port),
+                headers=request.headers,
+                content=request.content,
+                extensions=request.extensions,
+            )
+            return await self.real.handle_async_request(rerouted)
+        return await self.fake.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        if self.real is not None:
+            await self.real.aclose()
+        await self.fake.aclose()
+
+
+@pytest.fixture
+def refusing(router: respx.MockRouter, fake_transport: httpx.MockTransport):
+    """``refusing(kind, *hosts)``: the transport to give ``serve``; the upstream client closes it."""
+
+    def make(kind: str, *hosts: str) -> RefusingWorkers:
+        if kind == "respx":
+            for host in hosts:
+                router.route(host=host).mock(side_effect=httpx.ConnectError)
+        return RefusingWorkers(kind, fake_transport, set(hosts))
+
+    return make
+
+
+def kinds() -> list[Any]:
+    """The three ways a refused connection reaches ``classify``."""
+    return [
+        pytest.param("aiohttp-transport", id="aiohttp-transport"),
+        pytest.param("httpx-transport", id="httpx-transport"),
+        pytest.param("respx", id="respx-ConnectError"),
+    ]
+
+
+def assert_connect_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json"
+    body: dict[str, Any] = response.json()
+    assert set(body) == {"error_code", "message"}
+    assert body["error_code"] == status
+    assert isinstance(body["message"], str) and body["message"]
+    return body
+
+
+@pytest.mark.parametrize("kind", kinds())
+async def test_refused_get_is_answered_by_next_worker(router: respx.MockRouter, serve, refusing, kind: str) -> None:
+    transport = refusing(kind, "w1")
+    w2 = router.route(host="w2", path="/connectors").respond(200, json=["from-w2"])
+    async with serve(transport=transport) as running:
+        response = await running.client.get("/connectors")
+    assert response.status_code == 200
+    assert response.json() == ["from-w2"]
+    assert w2.call_count == 1
+    assert transport.order == ["w1", "w2"]
+
+
+@pytest.mark.parametrize("kind", kinds())
+async def test_refused_post_is_sent_to_next_worker(router: respx.MockRouter, serve, refusing, kind: str) -> None:
+    transport = refusing(kind, "w1")
+    w2 = router.route(host="w2", method="POST", path="/connectors").respond(201, json={"name": "a"})
+    async with serve(transport=transport) as running:
+        response = await running.client.post("/connectors", json={"name": "a", "config": {}})
+    assert response.status_code == 201
+    assert w2.call_count == 1
+    assert w2.calls.last.request.content == b'{"name":"a","config":{}}'
+
+
+@pytest.mark.parametrize("kind", kinds())
+async def test_refusing_worker_is_tried_last_for_worker_down_s(
+    router: respx.MockRouter, serve, refusing, kind: str
+) -> None:
+    transport = refusing(kind, "w1")
+    router.route(host="w2").respond(200, json=[])
+    async with serve(transport=transport, worker_down_s=0.2) as running:
+        for _ in range(3):
+            assert (await running.client.get("/connectors")).status_code == 200
+        assert transport.order == ["w1", "w2", "w2", "w2"]  # w1 once, then last
+        await asyncio.sleep(0.25)
+        assert (await running.client.get("/connectors")).status_code == 200
+    assert transport.order == ["w1", "w2", "w2", "w2", "w1", "w2"]  # after worker_down_s, first again
+
+
+@pytest.mark.parametrize("kind", kinds())
+async def test_down_worker_is_still_tried_when_the_others_fail(
+    router: respx.MockRouter, serve, refusing, kind: str
+) -> None:
+    transport = refusing(kind, "w1")
+    w2 = router.route(host="w2").respond(200, json=[])
+    async with serve(transport=transport, worker_down_s=60) as running:
+        assert (await running.client.get("/connectors")).status_code == 200  # w1 now down
+        w2.mock(side_effect=httpx.ConnectError)
+        response = await running.client.get("/connectors")
+    assert_connect_error(response, 503)
+    assert transport.order == ["w1", "w2", "w2", "w1"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "method"),
+    [
+        *(pytest.param(p.values[0], "GET", id=f"GET-{p.id}") for p in kinds()),
+        *(pytest.param(p.values[0], "POST", id=f"POST-{p.id}") for p in kinds()),
+    ],
+)
+async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: str, method: str) -> None:
+    transport = refusing(kind, "w1", "w2")
+    async with serve(transport=transport) as running:
+        content = b'{"name":"a","config":{}}' if method == "POST" else b""
+        response = await running.client.request(method, "/connectors", content=content, headers=JSON)
+    body = assert_connect_error(response, 503)
+    assert W1 in body["message"] and W2 in body["message"]
+    assert body["message"].startswith("No Kafka Connect worker answered")
+    assert transport.attempts == {"w1": 1, "w2": 1}
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        pytest.param("POST", id="POST"),
+        pytest.param("PUT", id="PUT"),
+        pytest.param("DELETE", id="DELETE"),
+        pytest.param("GET", id="GET"),
+    ],
+)
+async def test_read_timeout_is_not_resent_and_gives_504(router: respx.MockRouter, serve, method: str) -> None:
+    w1 = router.route(host="w1", path="/connectors/a/pause").mock(side_effect=httpx.ReadTimeout)
+    w2 = router.route(host="w2").respond(200, json={})
+    async with serve() as running:
+        response = await running.client.request(method, "/connectors/a/pause")
+    body = assert_connect_error(response, 504)
+    assert W1 in body["message"]
+    assert "did not answer in time" in body["message"]
+    assert w1.call_count == 1
+    assert w2.call_count == 0
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(httpx.RemoteProtocolError, id="RemoteProtocolError"),
+        pytest.param(httpx.ReadError, id="ReadError"),
+    ],
+)
+@pytest.mark.parametrize("method", ["GET", "HEAD", "OPTIONS"])
+async def test_broken_connection_on_safe_method_goes_to_next_worker(
+    router: respx.MockRouter, serve, error: type[Exception], method: str
+) -> None:
+    w1 = router.route(host="w1", path="/connectors/a").mock(side_effect=error)
+    w2 = router.route(host="w2", path="/connectors/a").respond(200, json={"name": "a"})
+    async with serve() as running:  # a path only the workers answer (OPTIONS on /status the sidecar answers)
+        response = await running.client.request(method, "/connectors/a")
+    assert response.status_code == 200
+    assert w1.call_count == 1
+    assert w2.call_count == 1
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH", "DELETE"])
+async def test_broken_connection_on_unsafe_method_is_not_resent_and_gives_502(
+    router: respx.MockRouter, serve, method: str
+) -> None:
+    w1 = router.route(host="w1", path="/connectors/a").mock(side_effect=httpx.RemoteProtocolError)
+    w2 = router.route(host="w2").respond(200, json={})
+    async with serve() as running:  # a path only the workers answer, whatever the method
+        response = await running.client.request(method, "/connectors/a", content=b"{}")
+    body = assert_connect_error(response, 502)
+    assert W1 in body["message"]
+    assert w1.call_count == 1
+    assert w2.call_count == 0
+
+
+async def test_broken_connection_does_not_put_the_worker_last(router: respx.MockRouter, serve) -> None:
+    w1 = router.route(host="w1", path="/connectors").mock(
+        side_effect=[httpx.RemoteProtocolError("peer closed"), httpx.Response(200, json=["w1"])]
+    )
+    router.route(host="w2", path="/connectors").respond(200, json=["w2"])
+    async with serve() as running:
+        assert (await running.client.get("/connectors")).json() == ["w2"]
+        assert (await running.client.get("/connectors")).json() == ["w1"]
+    assert w1.call_count == 2
+
+
+# -- classify() itself: which library error is which kind of failure
+
+
+def _key() -> ConnectionKey:
+    return ConnectionKey("w1", 8083, False, True, None, None, None)
+
+
+def _chained(error: httpx.HTTPError, cause: BaseException | None) -> httpx.HTTPError:
+    error.__cause__ = cause
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        pytest.param(_chained(httpx.ConnectError("refused"), None), WorkerUnreachable, id="ConnectError-no-cause"),
+        pytest.param(
+            _chained(
+                httpx.ConnectTimeout("refused"),
+                aiohttp.ClientConnectorError(_key(), ConnectionRefusedError(111, "Connect call failed")),
+            ),
+            WorkerUnreachable,
+            id="aiohttp-refused",
+        ),
+        pytest.param(
+            _chained(httpx.ConnectTimeout("timeout"), aiohttp.ConnectionTimeoutError("connect timeout")),
+            WorkerUnreachable,
+            id="aiohttp-connect-timeout",
+        ),
+        pytest.param(
+            _chained(httpx.ConnectTimeout("lost"), aiohttp.ServerDisconnectedError()),
+            WorkerDisconnected,
+            id="aiohttp-server-disconnected",
+        ),
+        pytest.param(
+            _chained(httpx.ReadTimeout("slow"), aiohttp.SocketTimeoutError("read timeout")),
+            UpstreamTimeout,
+            id="aiohttp-read-timeout",
+        ),
+        pytest.param(_chained(httpx.PoolTimeout("pool"), None), WorkerUnreachable, id="PoolTimeout"),
+        pytest.param(_chained(httpx.ReadTimeout("slow"), None), UpstreamTimeout, id="ReadTimeout"),
+        pytest.param(_chained(httpx.RemoteProtocolError("eof"), None), WorkerDisconnected, id="RemoteProtocolError"),
+        pytest.param(
+            _chained(httpx.ConnectError("All connection attempts failed"), httpcore.ConnectError("refused")),
+            WorkerUnreachable,
+            id="httpx-transport-refused",
+        ),
+        pytest.param(
+            _chained(httpx.ConnectTimeout("timed out"), httpcore.ConnectTimeout("timed out")),
+            WorkerUnreachable,
+            id="httpx-transport-connect-timeout",
+        ),
+    ],
+)
+def test_classify(error: httpx.HTTPError, expected: type[Exception]) -> None:
+    classified = classify(W1, error)
+    assert type(classified) is expected
+    assert classified.worker == W1
+
+
+# -- anything else
+
+
+async def test_unexpected_error_gives_500_in_connect_shape(serve) -> None:
+    def broken(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("boom")
+
+    async with serve(transport=httpx.MockTransport(broken)) as running:
+        transport = httpx.ASGITransport(app=running.app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://sidecar") as client:
+            response = await client.get("/connectors")
+    assert assert_connect_error(response, 500) == {"error_code": 500, "message": "boom"}
