@@ -3,7 +3,11 @@ reject exactly what the worker does: ``String.split("-")`` (trailing empty strin
 ``Integer.parseInt`` and the consumer's ``StringDeserializer`` (UTF-8); and the Java semantics the
 worker's writes depend on: ``String.hashCode`` and ``java.util.HashMap`` iteration order (the field order
 of offsets the worker writes), ``String.valueOf`` and the number parsing of ``SinkUtils``. Each Java
-rule lives here once; the sidecar and the Spark jobs import it."""
+rule lives here once; the sidecar and the Spark jobs import it.
+
+Written by hand because the records must be the bytes a worker writes and reads, and no Python library
+reproduces Java's hashing and map order; checked against records real workers wrote.
+"""
 
 from __future__ import annotations
 

@@ -27,6 +27,10 @@ The errors Jersey raises before a method is chosen carry no ``Content-Type``: th
 sends. Connect 3.4.1 (Jetty 9) differs in places (it takes most of what Jetty 12 refuses in a path: an
 encoded ``/`` or ``%``, an empty segment; its limits fall a few bytes apart); on these routes the sidecar
 answers as 4.3.1 on every worker. The targets it passes through reach the worker's own Jetty unchanged.
+
+Written by hand because it must answer byte for byte what the worker's Jersey 3 and Jetty 12 answer, and no
+Python library does: the worker's answers are the specification, and the integration test
+(tests/integration/test_http_conformance.py) compares them with a real 4.3.1 worker's.
 """
 
 from __future__ import annotations

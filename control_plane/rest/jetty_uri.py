@@ -17,6 +17,9 @@ segment (``%2e``, ``.%2e``; a dot segment followed by ``;`` is an ambiguous path
 other than the last, an encoded ``/`` or ``%``, ``%uXXXX``, encoded bytes that are not UTF-8, a control
 character or ``\\`` (encoded or not), and a literal character outside RFC 3986's ``pchar``. Matrix
 parameters (``;...``) are skipped when the path is decoded. The query is not checked.
+
+Written by hand because it must refuse exactly what Jetty 12 refuses, with Jetty's messages, and no Python
+URI library applies Jetty's ``UriCompliance`` rules; compared with a real 4.3.1 worker's answers.
 """
 
 from __future__ import annotations

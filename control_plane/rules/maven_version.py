@@ -23,6 +23,10 @@ Pure: no I/O. Checked against the real jars by ``tests/unit/rules/test_maven_ver
 outside ASCII: Java lower-cases a capital sigma by a word-boundary rule of its own (``Σ`` -> ``ς`` or ``σ``),
 Python by Unicode's Final_Sigma context, so a version holding ``Σ`` may parse differently; and the two runtimes'
 Unicode tables (digits, case mappings) may differ by a version.
+
+Written by hand because KIP-891's versions must order and match as Connect's do, and Python's version
+libraries implement PEP 440, not Maven's ``ComparableVersion`` (qualifiers, padding, ``-`` and ``.`` items);
+checked against maven-artifact itself (tests/java/maven_version, tests/unit/rules/test_maven_version_java.py).
 """
 
 from __future__ import annotations

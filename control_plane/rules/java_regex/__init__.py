@@ -24,6 +24,11 @@ Python cannot compile (not fixed-width).
 The modules: ``errors``; ``code_points`` (sets of code points, Java's classes, their Python spelling);
 ``quoting`` (the ``\\Q...\\E`` pre-pass); ``cursor`` (the parse state, the flags); ``classes`` (character
 classes and escapes); ``parser`` (the grammar); ``pattern`` (``JavaRegex``, ``translate``).
+
+Written by hand because Connect's patterns must mean here what they mean to Java, and Python's ``re`` differs
+from ``java.util.regex`` in syntax and semantics (``\\Q...\\E``, possessive quantifiers, class intersections,
+``\\p{...}`` names, comments mode) while no Python library translates Java's; checked against Java's own
+``Pattern`` (tests/unit/rules/test_topic_creation_java.py).
 """
 
 from .code_points import MAX_CODE_POINT
