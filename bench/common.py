@@ -27,6 +27,7 @@ from tests.support.sidecar_process import SidecarNotAnswering, SidecarProcess
 
 RESULTS = ROOT / "bench" / "results"
 WORK = RESULTS / "work"  # logs and properties of what the benchmarks start (git-ignored)
+CODE = ROOT / ".stack" / "code"  # the code of git refs for before/after runs (git-ignored, outside the sources)
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -122,7 +123,7 @@ def code_of(ref: str, packages: tuple[str, ...] = ("control_plane",)) -> Path:
     """The code of ``packages`` as of a git ref of this repository (``git archive``), for a before/after run:
     a folder holding them (the sidecar's by default; the Spark jobs need ``spark_jobs`` too)."""
     sha = subprocess.run(["git", "rev-parse", ref], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
-    target = WORK / f"code-{sha[:12]}"
+    target = CODE / sha[:12]
     for package in packages:
         if not (target / package).exists():
             target.mkdir(parents=True, exist_ok=True)
