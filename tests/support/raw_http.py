@@ -26,54 +26,19 @@ DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
 CLOSE = b"Host: sidecar\r\nConnection: close\r\n"
 
 
-class RecordingWorker:
-    """Answers every request ``{}`` and keeps its request line; ``GET /`` reports Connect 4.3.1."""
-
-    def __init__(self) -> None:
-        self.lines: list[bytes] = []
-        self.port = 0
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                line = head.split(b"\r\n", 1)[0]
-                length = next(
-                    (int(h.split(b":", 1)[1]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")),
-                    0,
-                )
-                if length:
-                    await reader.readexactly(length)
-                body = (
-                    b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}' if line == b"GET / HTTP/1.1" else b"{}"
-                )
-                if line != b"GET / HTTP/1.1":
-                    self.lines.append(line)
-                writer.write(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: "
-                    + str(len(body)).encode()
-                    + b"\r\n\r\n"
-                    + body
-                )
-                await writer.drain()
-        writer.close()
-
-    @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[RecordingWorker]:
-        server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        async with server:
-            yield self
-
-
 class ScriptedWorker:
-    """A worker whose answer depends on the request line's path: ``/s/<status>`` answers that status with
-    a body (none on 204 and 304), ``/chunked`` a chunked answer, ``/big`` a large one; every request's
-    bytes are kept."""
+    """A worker whose answer depends on the request line's path: ``GET /`` reports Connect 4.3.1,
+    ``/s/<status>`` answers that status with a body (none on 204 and 304), ``/chunked`` a chunked answer,
+    ``/big`` a large one, any other 200; every request's bytes are kept (but the version probes')."""
 
     def __init__(self) -> None:
         self.requests: list[bytes] = []
         self.port = 0
+
+    @property
+    def lines(self) -> list[bytes]:
+        """The request line of every request that reached the worker."""
+        return [request.split(b"\r\n", 1)[0] for request in self.requests]
 
     @staticmethod
     def answer(line: bytes) -> bytes:
@@ -159,7 +124,7 @@ async def served(app: SidecarApp, server: str = "sidecar") -> AsyncIterator[int]
 
 
 @contextlib.asynccontextmanager
-async def sidecar_in_front_of(worker: RecordingWorker) -> AsyncIterator[int]:
+async def sidecar_in_front_of(worker: ScriptedWorker) -> AsyncIterator[int]:
     app = create_app(load_settings(connect_urls=f"http://127.0.0.1:{worker.port}", view_enabled=False))
     async with served(app) as port:
         yield port

@@ -26,7 +26,7 @@ from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 from tests.support.asgi_app import CONNECT_URLS, Running
 from tests.support.ports import free_port
-from tests.support.raw_http import RecordingWorker, served
+from tests.support.raw_http import ScriptedWorker, served
 
 CREDENTIALS = (
     "token view viewer plain:view-token; token op operator plain:op-token; token adm admin plain:adm-token;"
@@ -318,7 +318,7 @@ SERVERS = pytest.mark.parametrize("server", ["uvicorn", "sidecar"])
 
 
 @contextlib.asynccontextmanager
-async def sidecar_with_auth(worker: RecordingWorker, server: str = "sidecar") -> AsyncIterator[int]:
+async def sidecar_with_auth(worker: ScriptedWorker, server: str = "sidecar") -> AsyncIterator[int]:
     settings = load_settings(
         connect_urls=f"http://127.0.0.1:{worker.port}",
         view_enabled=False,
@@ -361,7 +361,7 @@ async def send_raw(port: int, line: bytes, token: str | None) -> bytes:
 async def test_refused_raw_targets_never_reach_the_worker(
     line: bytes, token: str | None, status: int, server: str
 ) -> None:
-    async with RecordingWorker().running() as worker, sidecar_with_auth(worker, server) as port:
+    async with ScriptedWorker().running() as worker, sidecar_with_auth(worker, server) as port:
         answer = await send_raw(port, line, token)
     assert answer.startswith(b"HTTP/1.1 %d " % status)
     assert worker.lines == []
@@ -375,7 +375,7 @@ async def test_refused_raw_targets_never_reach_the_worker(
     ],
 )
 async def test_an_admin_sends_them_unchanged(line: bytes) -> None:
-    async with RecordingWorker().running() as worker, sidecar_with_auth(worker) as port:
+    async with ScriptedWorker().running() as worker, sidecar_with_auth(worker) as port:
         answer = await send_raw(port, line, "adm-token")
     assert answer.startswith(b"HTTP/1.1 200 ")
     assert worker.lines == [line]

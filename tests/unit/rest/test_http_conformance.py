@@ -15,7 +15,7 @@ from control_plane.rest.jaxrs import (
     template_segments,
 )
 from tests.support.http_cases import CASES, Case
-from tests.support.raw_http import RecordingWorker, sidecar_in_front_of
+from tests.support.raw_http import ScriptedWorker, sidecar_in_front_of
 
 
 async def exchange(port: int, data: bytes) -> tuple[int, Headers, bytes]:
@@ -34,7 +34,7 @@ async def exchange(port: int, data: bytes) -> tuple[int, Headers, bytes]:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.own], ids=lambda c: c.id)
 async def test_the_sidecar_answers_as_the_4_3_1_worker(case: Case) -> None:
-    async with RecordingWorker().running() as worker, sidecar_in_front_of(worker) as port:
+    async with ScriptedWorker().running() as worker, sidecar_in_front_of(worker) as port:
         status, headers, body = await exchange(port, case.request())
     want_status, want_type, want_body = case.expected
     assert status == want_status

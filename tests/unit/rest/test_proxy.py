@@ -10,7 +10,7 @@ import httpx
 import pytest
 import respx
 
-from tests.support.raw_http import RecordingWorker, send_raw, sidecar_in_front_of
+from tests.support.raw_http import ScriptedWorker, send_raw, sidecar_in_front_of
 
 W1 = "http://w1:8083"
 
@@ -341,7 +341,7 @@ async def test_head_keeps_the_workers_content_length(router: respx.MockRouter, s
     ],
 )
 async def test_the_target_reaches_the_worker_unchanged(target: bytes) -> None:
-    async with RecordingWorker().running() as worker, sidecar_in_front_of(worker) as port:
+    async with ScriptedWorker().running() as worker, sidecar_in_front_of(worker) as port:
         status = await send_raw(port, b"POST " + target + b" HTTP/1.1", b"{}")
     assert status == b"HTTP/1.1 200 OK"
     assert worker.lines == [b"POST " + target + b" HTTP/1.1"]
@@ -349,7 +349,7 @@ async def test_the_target_reaches_the_worker_unchanged(target: bytes) -> None:
 
 @pytest.mark.parametrize("method", [b"PROPFIND", b"PURGE", b"TRACE"])
 async def test_methods_the_sidecar_does_not_know_go_through(method: bytes) -> None:
-    async with RecordingWorker().running() as worker, sidecar_in_front_of(worker) as port:
+    async with ScriptedWorker().running() as worker, sidecar_in_front_of(worker) as port:
         status = await send_raw(port, method + b" /connectors/c HTTP/1.1")
     assert status == b"HTTP/1.1 200 OK"
     assert worker.lines == [method + b" /connectors/c HTTP/1.1"]
