@@ -151,15 +151,13 @@ class TopicTail:
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
-        if self._consumer:
-            await self._consumer.stop()
-            self._consumer = None
+        consumer, self._consumer = self._consumer, None
+        await _stopped(consumer, self.topic)
         await self._close_ends_client()
 
     async def _close_ends_client(self) -> None:
         client, self._ends_client = self._ends_client, None
-        if client is not None:
-            await client.stop()
+        await _stopped(client, self.topic)
 
     async def _partitions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         delay = 0.2
@@ -348,3 +346,14 @@ class KafkaTopicReader:
         finally:
             await tail.stop()
         return records
+
+
+async def _stopped(consumer: AIOKafkaConsumer | None, topic: str) -> None:
+    """A consumer stopped; a Kafka error on the way (a fetch under way that times out) is logged, not
+    raised: the tail is over either way (as ``KafkaBasedLog.stop`` logs a consumer that fails to close)."""
+    if consumer is None:
+        return
+    try:
+        await consumer.stop()
+    except KafkaError as err:
+        log.warning("a tail's consumer did not stop cleanly", topic=topic, error=repr(err))

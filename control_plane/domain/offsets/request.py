@@ -25,8 +25,8 @@ NO_OFFSETS = "Partitions / offsets need to be provided for an alter offsets requ
 # what 4.3.1 answers (500) for a null entry, and for no entity at all (an empty body or ``null``): the
 # worker's NullPointerException messages (Java 17's helpful messages)
 _ENTITIES = "org.apache.kafka.connect.runtime.rest.entities"
-NULL_ENTRY = f'Cannot invoke "{_ENTITIES}.PartitionOffset.partition()" because "offset" is null'
-NO_ENTITY = f'Cannot invoke "{_ENTITIES}.EmulatedOffsets.offsets()" because "offsets" is null'
+NULL_ENTRY = f'Cannot invoke "{_ENTITIES}.ConnectorOffset.partition()" because "offset" is null'
+NO_ENTITY = f'Cannot invoke "{_ENTITIES}.ConnectorOffsets.offsets()" because "offsets" is null'
 # SinkUtils
 KAFKA_TOPIC_KEY = "kafka_topic"
 KAFKA_PARTITION_KEY = "kafka_partition"
@@ -97,7 +97,7 @@ def parse_alter_request(body: bytes) -> tuple[OffsetEntry, ...]:
 
 def _entry(index: int, item: object) -> OffsetEntry:
     where = f"offsets[{index}]"
-    if item is None:  # EmulatedOffsets.toMap on a null entry, as 4.3.1 says it
+    if item is None:  # ConnectorOffsets.toMap on a null entry, as 4.3.1 says it
         raise UnreadableBody(NULL_ENTRY)
     if not isinstance(item, dict):
         raise UnreadableBody(f"{where} must be an object with the keys 'partition' and 'offset', not {json_type(item)}")

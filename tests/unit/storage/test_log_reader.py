@@ -1,0 +1,30 @@
+"""A tail's stop when its consumer does not close cleanly (a fetch under way times out as the broker goes):
+the tail is over either way, so the error is logged and the stop goes on, as Connect's ``KafkaBasedLog.stop``
+logs a consumer that fails to close; the sidecar's shutdown is not cut short by it."""
+
+from __future__ import annotations
+
+from aiokafka.errors import RequestTimedOutError
+from structlog.testing import capture_logs
+
+from control_plane.storage.log_reader import TopicTail
+
+
+class ClosingBadly:
+    def __init__(self) -> None:
+        self.stopped = False
+
+    async def stop(self) -> None:
+        self.stopped = True
+        raise RequestTimedOutError()
+
+
+async def test_a_consumer_that_fails_to_close_is_logged_not_raised() -> None:
+    tail = TopicTail("connect-status", {}, lambda record: None)
+    consumer, ends = ClosingBadly(), ClosingBadly()
+    tail._consumer, tail._ends_client = consumer, ends
+    with capture_logs() as logs:
+        await tail.stop()
+    assert consumer.stopped and ends.stopped  # the second is closed although the first failed
+    warned = [e for e in logs if e["log_level"] == "warning"]
+    assert [e["topic"] for e in warned] == ["connect-status", "connect-status"]
