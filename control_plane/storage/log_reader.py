@@ -350,10 +350,17 @@ class KafkaTopicReader:
 
 async def _stopped(consumer: AIOKafkaConsumer | None, topic: str) -> None:
     """A consumer stopped; a Kafka error on the way (a fetch under way that times out) is logged, not
-    raised: the tail is over either way (as ``KafkaBasedLog.stop`` logs a consumer that fails to close)."""
+    raised: the tail is over either way (as ``KafkaBasedLog.stop`` logs a consumer that fails to close).
+    aiokafka's close can also let the cancellation of its own fetch task escape: that is its error too,
+    unless this stop itself is being cancelled."""
     if consumer is None:
         return
     try:
         await consumer.stop()
     except KafkaError as err:
         log.warning("a tail's consumer did not stop cleanly", topic=topic, error=repr(err))
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+        log.warning("a tail's consumer did not stop cleanly", topic=topic, error="its fetch was cancelled")

@@ -4,6 +4,9 @@ logs a consumer that fails to close; the sidecar's shutdown is not cut short by 
 
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from aiokafka.errors import RequestTimedOutError
 from structlog.testing import capture_logs
 
@@ -11,20 +14,39 @@ from control_plane.storage.log_reader import TopicTail
 
 
 class ClosingBadly:
-    def __init__(self) -> None:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
         self.stopped = False
 
     async def stop(self) -> None:
         self.stopped = True
-        raise RequestTimedOutError()
+        raise self.error
 
 
 async def test_a_consumer_that_fails_to_close_is_logged_not_raised() -> None:
+    """Its fetch under way timed out, or (aiokafka's close) its own fetch task's cancellation escaped."""
     tail = TopicTail("connect-status", {}, lambda record: None)
-    consumer, ends = ClosingBadly(), ClosingBadly()
+    consumer, ends = ClosingBadly(RequestTimedOutError()), ClosingBadly(asyncio.CancelledError())
     tail._consumer, tail._ends_client = consumer, ends
     with capture_logs() as logs:
         await tail.stop()
     assert consumer.stopped and ends.stopped  # the second is closed although the first failed
     warned = [e for e in logs if e["log_level"] == "warning"]
     assert [e["topic"] for e in warned] == ["connect-status", "connect-status"]
+
+
+async def test_a_stop_that_is_cancelled_itself_is_cancelled() -> None:
+    tail = TopicTail("connect-status", {}, lambda record: None)
+    started, release = asyncio.Event(), asyncio.Event()
+
+    class Slow:
+        async def stop(self) -> None:
+            started.set()
+            await release.wait()
+
+    tail._consumer = Slow()
+    stopping = asyncio.create_task(tail.stop())
+    await started.wait()
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
