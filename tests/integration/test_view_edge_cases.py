@@ -63,7 +63,7 @@ async def test_a_connector_whose_class_the_worker_lacks(
     # read-your-writes: the deletion is in the view when the answer comes back (the config topic); the
     # status goes later, on the worker as in the view (its leader deletes it after the rebalance)
     assert (await sidecar.get(f"/connectors/{name}/config")).status_code == 404
-    assert (await same_answer(sidecar, worker, f"/connectors/{name}/status")).status_code == 404
+    await same_answer(sidecar, worker, f"/connectors/{name}/status", until=lambda r: r.status_code == 404)
 
 
 async def test_a_stale_unassigned_shows_as_the_workers_own_version_shows_it(

@@ -4,6 +4,7 @@ request (the seed of the parity suite)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -39,11 +40,16 @@ def without_added_versions(via: Any, direct: Any) -> Any:
 
 
 async def same_answer(
-    sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, path: str, *, timeout_s: float = 30
+    sidecar: httpx.AsyncClient,
+    worker: httpx.AsyncClient,
+    path: str,
+    *,
+    until: Callable[[httpx.Response], bool] = lambda _: True,
+    timeout_s: float = 30,
 ) -> httpx.Response:
     """GET ``path`` through the sidecar and from the worker until both give the same status and JSON (state
-    may be moving); lists are compared in any order (e.g. GET /connectors: the worker's is a hash set's).
-    Returns the sidecar's answer."""
+    may be moving) and that answer is ``until``'s (a state both are on their way to); lists are compared in
+    any order (e.g. GET /connectors: the worker's is a hash set's). Returns the sidecar's answer."""
 
     async def both() -> tuple[httpx.Response, httpx.Response]:
         return await sidecar.get(path), await worker.get(path)
@@ -55,7 +61,7 @@ async def same_answer(
         a, b = without_added_versions(via.json(), direct.json()), direct.json()
         if isinstance(a, list) and isinstance(b, list):
             a, b = (sorted(x, key=lambda item: json.dumps(item, sort_keys=True)) for x in (a, b))
-        return bool(a == b)
+        return bool(a == b) and until(via)
 
     via, _ = await eventually(both, agree, timeout_s=timeout_s, what=f"sidecar and worker agree on {path}")
     return via
