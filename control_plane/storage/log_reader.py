@@ -352,11 +352,14 @@ async def _stopped(consumer: AIOKafkaConsumer | None, topic: str) -> None:
     """A consumer stopped; a Kafka error on the way (a fetch under way that times out) is logged, not
     raised: the tail is over either way (as ``KafkaBasedLog.stop`` logs a consumer that fails to close).
     aiokafka's close can also let the cancellation of its own fetch task escape: that is its error too,
-    unless this stop itself is being cancelled."""
+    unless this stop itself is being cancelled. Either way its close stopped before closing its client
+    (``AIOKafkaConsumer.stop`` closes the client last): the client's connections are closed here, or they
+    would stay open until the garbage collector finds them."""
     if consumer is None:
         return
     try:
         await consumer.stop()
+        return
     except KafkaError as err:
         log.warning("a tail's consumer did not stop cleanly", topic=topic, error=repr(err))
     except asyncio.CancelledError:
@@ -364,3 +367,9 @@ async def _stopped(consumer: AIOKafkaConsumer | None, topic: str) -> None:
         if task is not None and task.cancelling():
             raise
         log.warning("a tail's consumer did not stop cleanly", topic=topic, error="its fetch was cancelled")
+    client = getattr(consumer, "_client", None)  # aiokafka's, as _partitions reads it
+    if client is not None:
+        try:
+            await client.close()
+        except (KafkaError, OSError) as err:
+            log.warning("a tail's consumer's connections did not close cleanly", topic=topic, error=repr(err))

@@ -13,10 +13,20 @@ from structlog.testing import capture_logs
 from control_plane.storage.log_reader import TopicTail
 
 
+class Client:
+    closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+
+
 class ClosingBadly:
+    """aiokafka's consumer whose close fails before it closes its client (``AIOKafkaConsumer.stop``)."""
+
     def __init__(self, error: BaseException) -> None:
         self.error = error
         self.stopped = False
+        self._client = Client()
 
     async def stop(self) -> None:
         self.stopped = True
@@ -31,6 +41,7 @@ async def test_a_consumer_that_fails_to_close_is_logged_not_raised() -> None:
     with capture_logs() as logs:
         await tail.stop()
     assert consumer.stopped and ends.stopped  # the second is closed although the first failed
+    assert consumer._client.closed and ends._client.closed  # no connection left for the garbage collector
     warned = [e for e in logs if e["log_level"] == "warning"]
     assert [e["topic"] for e in warned] == ["connect-status", "connect-status"]
 
