@@ -37,6 +37,7 @@ from .job import (
     start_spark,
 )
 from .kafka_admin import SinkSpec, broker_facts, sink_group
+from .kept import keep, run_frames
 from .progress import Progress
 from .report import finding, finding_of_rows, iso, write_json, write_tables
 from .session import existing_session
@@ -146,10 +147,10 @@ def reconcile(args: argparse.Namespace) -> int:
     owned = existing_session() is None  # a test process shares its one session
     spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
-        inputs = load(args, spark, target, progress, ends, online, roles=("config", "offsets"))
-        report = _reconcile(args, inputs, sidecar, as_of_ms, progress)
+        with run_frames():  # its own kept frames released, not the shared session's others (kept.py)
+            inputs = load(args, spark, target, progress, ends, online, roles=("config", "offsets"))
+            report = _reconcile(args, inputs, sidecar, as_of_ms, progress)
     finally:
-        spark.catalog.clearCache()
         if owned:
             spark.stop()
     _print_summary(report, args)
@@ -162,15 +163,15 @@ def _reconcile(
     spark, target, limit, offsets = inputs.spark, inputs.target, args.max_findings, inputs.offsets
     assert offsets is not None  # read: load's roles
     progress.step("reconciling")
-    connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
+    connectors = keep(T.connector_configs(inputs.config), StorageLevel.MEMORY_AND_DISK)
     # one aggregation over the records for what the history and the restore plan ask of each key; as of a
     # time after every record, the plan is as of now: each key's last record, the offset the worker holds
     after_all = as_of_ms >= inputs.latest.get("offsets", as_of_ms)
     # a row a key, in as many partitions as a shuffle makes, not the kept records' (sized for 1 M records
     # each): each small query after it runs that many tasks, not one a kept partition
     per_key = T.key_summary(offsets, None if after_all else as_of_ms).coalesce(session_shuffle_partitions(spark))
-    summary = per_key.persist(StorageLevel.MEMORY_AND_DISK)
-    history = T.offset_history(summary).persist(StorageLevel.MEMORY_AND_DISK)
+    summary = keep(per_key, StorageLevel.MEMORY_AND_DISK)
+    history = keep(T.offset_history(summary), StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
 
     connector_rows = connectors.collect()  # one row a connector: every question of the driver about them
@@ -243,16 +244,15 @@ def _reconcile(
     else:
         skipped_sections["sidecar_disagreements"] = "no sidecar to ask (offline, or --no-sidecar)"
 
-    plan_rows = (
+    plan_rows = keep(
         T.source_restore_plan(
             summary,
             T.first_missing_offsets(
                 offsets.frame, local_frame(spark, inputs.partition_stats["offsets"], T.PARTITION_STATS_SCHEMA)
             ),
             connectors,
-        )
-        .unionByName(T.sink_restore_plan(sink_offsets))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        ).unionByName(T.sink_restore_plan(sink_offsets)),
+        StorageLevel.MEMORY_AND_DISK,
     )
     # one action: the plan and two findings; ordered here (a few rows a partition; Spark's ordering would
     # sample and shuffle them in jobs of their own): by connector and partition_json, nulls first as Spark

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from . import transforms as T
 from .job import Inputs, expected_records, load, parse_duration, parser, prepare, resolve, run, start_spark
 from .kafka_admin import broker_facts
+from .kept import keep, run_frames
 from .progress import Progress
 from .report import finding, iso, rows, write_json, write_tables
 from .session import existing_session
@@ -56,10 +57,10 @@ def audit(args: argparse.Namespace) -> int:
     owned = existing_session() is None  # a test process shares its one session
     spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
-        inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
-        report = _audit(args, inputs, unused_ms, progress)
+        with run_frames():  # its own kept frames released, not the shared session's others (kept.py)
+            inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
+            report = _audit(args, inputs, unused_ms, progress)
     finally:
-        spark.catalog.clearCache()
         if owned:
             spark.stop()
     _print_summary(report, args)
@@ -70,8 +71,8 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     spark, target, limit, status = inputs.spark, inputs.target, args.max_findings, inputs.status
     assert status is not None  # read: load's roles
     progress.step("auditing topic usage")
-    connectors = T.connector_configs(inputs.config).persist(StorageLevel.MEMORY_AND_DISK)
-    usage = T.topic_usage(status, T.connector_events(inputs.config)).persist(StorageLevel.MEMORY_AND_DISK)
+    connectors = keep(T.connector_configs(inputs.config), StorageLevel.MEMORY_AND_DISK)
+    usage = keep(T.topic_usage(status, T.connector_events(inputs.config)), StorageLevel.MEMORY_AND_DISK)
     skipped_sections: dict[str, str] = {}
     broker: DataFrame | None = None
     on_broker: int | None = None
@@ -82,9 +83,9 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     else:
         for name in ("topics_without_connector", "creation_mismatches"):
             skipped_sections[name] = "offline: the broker's topic metadata was not read"
-    summary = T.topics_summary(usage, broker).persist(StorageLevel.MEMORY_AND_DISK)
+    summary = keep(T.topics_summary(usage, broker), StorageLevel.MEMORY_AND_DISK)
     references = T.sink_topic_references(connectors, broker)
-    timeline = T.state_timeline(status).persist(StorageLevel.MEMORY_AND_DISK)
+    timeline = keep(T.state_timeline(status), StorageLevel.MEMORY_AND_DISK)
 
     findings: dict[str, dict[str, Any]] = {}
     findings["topics_unused_by_connectors"] = finding(
