@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration bench bench-view manifests spark-archive spark-package spark-submit clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration bench bench-view manifests spark-archive spark-package spark-submit spark-connect clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -135,6 +135,11 @@ spark-package: install
 
 spark-submit: install
 	$(PY) -m spark_jobs.submit run --master $(MASTER) $(JOB) $(ARGS)
+
+# A Spark Connect server from the installed PySpark, in the foreground, for the jobs' --remote
+# sc://127.0.0.1:15002 (ARGS: --port, --host, --master, --driver-memory, --conf).
+spark-connect: install spark-archive
+	$(PY) -m spark_jobs.connect_server $(ARGS)
 
 clean: stack-down
 	rm -rf .stack $(VENV)

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from . import transforms as T
 from .kafka_admin import KafkaUnreachable, check_reachable, internal_topic_ends
+from .kept import keep
 from .progress import Progress
 from .read import InputError, check_snapshot, read_kafka, read_snapshot
 from .session import (
@@ -28,7 +29,11 @@ from .session import (
     SessionError,
     SessionOptions,
     build_session,
+    describe,
     existing_session,
+    is_connect,
+    kafka_package,
+    remote_url,
     submitted,
 )
 from .target import Target, TargetError, resolve_target
@@ -53,6 +58,11 @@ def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentPa
     p.add_argument("--out", type=Path, default=Path(default_out), help=f"output directory (default: {default_out})")
     p.add_argument(
         "--master", help=f"Spark master (default: spark-submit's --master, or {DEFAULT_MASTER} when run directly)"
+    )
+    p.add_argument(
+        "--remote",
+        help="a Spark Connect server, sc://host:port (default: $SPARK_REMOTE unless --master is given); "
+        "the server's own settings stand for --driver-memory and the Kafka source (docs/spark-jobs/)",
     )
     p.add_argument("--driver-memory", default=DEFAULT_DRIVER_MEMORY, help="Spark driver memory")
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a further Spark setting")
@@ -141,11 +151,16 @@ def expected_records(args: argparse.Namespace, ends: dict[str, dict[int, int]] |
 def start_spark(
     args: argparse.Namespace, name: str, progress: Progress, kafka: bool, records: int | None = None
 ) -> SparkSession:
-    master = args.master or ("spark-submit's master" if submitted() else DEFAULT_MASTER)
-    progress.step(f"starting Spark ({master})" + (" with the Kafka source" if kafka else ""))
+    remote = remote_url(args.remote, args.master)
+    master = remote or args.master or ("spark-submit's master" if submitted() else DEFAULT_MASTER)
+    if remote is not None:
+        progress.step(f"connecting to Spark Connect at {remote}")
+    else:
+        progress.step(f"starting Spark ({master})" + (" with the Kafka source" if kafka else ""))
     conf = dict(item.split("=", 1) for item in args.conf if "=" in item)
     options = SessionOptions(
         master=args.master,
+        remote=remote,
         app_name=name,
         driver_memory=args.driver_memory,
         kafka=kafka,
@@ -155,8 +170,11 @@ def start_spark(
     )
     reused = existing_session() is not None
     spark = build_session(options)
-    where = "this process's session" if reused else f"its log: {options.log_file}"
-    progress.note(f"Spark {spark.version} up ({spark.sparkContext.master}); {where}")
+    if reused:
+        where = "this process's session"
+    else:
+        where = "the server's log and settings" if is_connect(spark) else f"its log: {options.log_file}"
+    progress.note(f"Spark {spark.version} up ({describe(spark, options)}); {where}")
     return spark
 
 
@@ -201,7 +219,7 @@ def load(
     # decoded once, kept on local disk: a partition cached in memory is built whole, and millions of
     # offset commits do not fit a small driver (local mode: the executors live in the driver's heap)
     def kept(frame: DataFrame) -> DataFrame:
-        return frame.persist(StorageLevel.DISK_ONLY)
+        return keep(frame, StorageLevel.DISK_ONLY)
 
     def offsets() -> T.OffsetParts:
         # the offset records' own columns kept clustered by key (each key's in offset order: the transforms
@@ -256,7 +274,10 @@ def load(
                 f"{role}: {counts[role]:,} record(s), {sum(skipped[role].values()):,} skipped as malformed or unknown"
             )
     except Exception as err:  # noqa: BLE001 - Spark's reasons for unreadable input are many
-        raise InputError(f"cannot read {source.get('path') or target.bootstrap}: {spark_reason(err)}") from None
+        reason = spark_reason(err)
+        if is_connect(spark) and "DATA_SOURCE_NOT_FOUND" in reason:  # a server started without it
+            reason += f" (the Spark Connect server needs Spark's Kafka source: --packages {kafka_package()})"
+        raise InputError(f"cannot read {source.get('path') or target.bootstrap}: {reason}") from None
     if args.snapshot is not None and not any(counts.values()):
         raise InputError(f"the snapshot {args.snapshot} holds no record of the topics {', '.join(topics.values())}")
     if args.snapshot is not None and args.offline and latest:

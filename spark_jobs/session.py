@@ -1,5 +1,7 @@
-"""The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``, or
-the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-files``; see docs/spark-jobs/).
+"""The SparkSession of a job: local mode (``local[2]``) by default, any cluster with ``--master``, the
+one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-files``), or a Spark Connect
+server's with ``--remote sc://host:15002`` (or ``SPARK_REMOTE``, as Spark's own clients read it; see
+docs/spark-jobs/).
 
 - Spark's Kafka source comes from Maven Central as ``org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>``,
   both versions read from the installed PySpark, and only when a job reads Kafka. Ivy keeps the
@@ -10,6 +12,11 @@ the one ``spark-submit`` started (its ``--master``, ``--packages`` and ``--py-fi
   terminal; the jobs print their own progress. On a failed start the error quotes the log's tail.
 - The Python workers run this interpreter (``PYSPARK_PYTHON``), which has the codecs installed; on a
   cluster master the two packages the workers need (``control_plane``, ``spark_jobs``) are shipped as a zip.
+- Spark Connect: the server is a Spark application of its own, started with its own settings (its
+  master, memory, JVM options, log, and the Kafka source in its ``--packages``: :mod:`.connect_server`
+  starts one from the installed PySpark). A job sends its SQL settings with the session and the two
+  packages as a Python artifact (``addArtifacts(..., pyfile=True)``); what only a driver of its own can
+  do (the JVM's options and class archive, its log file, resolving the Kafka source) is the server's.
 """
 
 from __future__ import annotations
@@ -78,6 +85,7 @@ C1_ONLY = (
 )
 ROOT = Path(__file__).resolve().parents[1]
 DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
+REMOTE_ENV = "SPARK_REMOTE"  # Spark Connect's URL, as PySpark's own builder reads it
 
 
 class SessionError(RuntimeError):
@@ -146,6 +154,18 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
+def remote_url(remote: str | None, master: str | None) -> str | None:
+    """The Spark Connect server's URL of a job: ``--remote``, else ``SPARK_REMOTE`` unless ``--master`` is
+    given (a master is a Spark of the job's own); None: a classic session. Raise ``SessionError`` for
+    both ``--remote`` and ``--master``, or a URL that is not ``sc://``."""
+    if remote is not None and master is not None:
+        raise SessionError("--remote and --master exclude each other: a Spark Connect server has its own master")
+    url = remote if remote is not None else (None if master is not None else os.environ.get(REMOTE_ENV) or None)
+    if url is not None and not url.startswith("sc://"):
+        raise SessionError(f"not a Spark Connect URL: {url!r} (sc://host:port, e.g. sc://localhost:15002)")
+    return url
+
+
 def submitted() -> bool:
     """Whether this driver was started by ``spark-submit`` (its JVM is already up, with its settings)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -160,6 +180,7 @@ class SessionOptions:
     log_file: Path | None = None  # where the JVM's output goes; None: the terminal
     conf: dict[str, str] = field(default_factory=dict)  # any further --conf key=value
     records: int | None = None  # the records the job will read, when known before Spark starts
+    remote: str | None = None  # a Spark Connect server's sc:// URL (remote_url): the session is the server's
 
 
 def lists_kafka_jars(options: SessionOptions, conf: SparkConf) -> bool:
@@ -277,6 +298,43 @@ def _ship_code(spark: SparkSession) -> None:
     spark.sparkContext.addPyFile(str(target))
 
 
+def session_settings(options: SessionOptions) -> dict[str, str]:
+    """What a job sets on its session on a Spark Connect server: the SQL settings of :func:`spark_conf` (the
+    server's own settings stay as its operator gave them) and every ``--conf`` (a static one is ignored
+    by the server, as PySpark's builder ignores it)."""
+    conf = spark_conf(SessionOptions(master="spark://remote", conf=options.conf))
+    return {k: v for k, v in conf.getAll() if k.startswith("spark.sql.") or k in options.conf}
+
+
+def connect_session(options: SessionOptions) -> SparkSession:
+    """A session on the Spark Connect server at ``options.remote``, with the two packages its Python
+    workers import added as an artifact; ``SessionError`` when the server does not answer."""
+    assert options.remote is not None
+    try:
+        settings: dict[str, bool | float | int | str | None] = {**session_settings(options)}
+        builder = SparkSession.builder.remote(options.remote).appName(options.app_name)
+        spark = builder.config(map=settings).getOrCreate()
+        spark.version  # noqa: B018 - the first call that reaches the server
+    except Exception as err:  # noqa: BLE001 - gRPC's and PySpark's errors alike: the server is not there
+        first = (str(err).strip() or repr(err)).splitlines()[0][:400]
+        raise SessionError(f"Spark Connect at {options.remote} did not answer: {first}") from None
+    if (ROOT / "spark_jobs").is_dir():  # not when the job itself runs from such a zip
+        with tempfile.TemporaryDirectory(prefix="spark-jobs-") as folder:  # uploaded by addArtifacts' return
+            archive = package_code(Path(folder) / "control_plane_jobs.zip")
+            spark.addArtifacts(str(archive), pyfile=True)
+    return spark
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no SparkContext in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def describe(spark: SparkSession, options: SessionOptions) -> str:
+    """Where a session runs, for the job's progress: its master, or the Spark Connect server's URL."""
+    return f"Spark Connect {options.remote or 'server'}" if is_connect(spark) else str(spark.sparkContext.master)
+
+
 def existing_session() -> SparkSession | None:
     """The process's running session, from any thread (``getActiveSession`` only sees this thread's)."""
     active = SparkSession.getActiveSession()
@@ -289,6 +347,11 @@ def existing_session() -> SparkSession | None:
 
 def build_session(options: SessionOptions) -> SparkSession:
     """Start (or reuse, within one process) the SparkSession; raise ``SessionError`` if it cannot start."""
+    if options.remote is not None:
+        active = existing_session()
+        return active if active is not None and is_connect(active) else connect_session(options)
+    # a classic session chosen over SPARK_REMOTE (--master): spark-submit would read it too, and refuse both
+    os.environ.pop(REMOTE_ENV, None)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if options.master is not None and is_local(options.master):

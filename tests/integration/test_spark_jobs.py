@@ -38,7 +38,9 @@ from tests.support.harness import Sidecars
 from tests.support.paths import ROOT
 from tests.support.ports import free_port
 from tests.support.spark_cluster import standalone_cluster
+from tests.support.spark_connect import spark_connect_server
 from tests.support.spark_fixtures import SPARK_MARKS, spark  # noqa: F401 - the session-scoped fixture
+from tests.support.spark_outputs import different_outputs
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
@@ -300,20 +302,61 @@ async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
         async with httpx.AsyncClient(timeout=10) as client:
             master = (await client.get(f"{cluster.ui_url}/json/")).json()
         assert "offsets-reconcile" in [app["name"] for app in master["completedapps"]]  # ran on the cluster
-    local, remote = (
-        reconciled.offsets_report(),
-        json.loads((reconciled.out / "cluster" / "offsets-report.json").read_text()),
-    )
+    assert_same_offsets_findings(reconciled, "cluster")
+
+
+@pytest.mark.timeout(900)  # a Spark Connect server's JVM beside the session's own, on the shared cores
+async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
+    reconciled: Scenario, audited: Scenario, tmp_path: Path
+) -> None:
+    """--remote sc://... : offsets-reconcile from the stack's broker with the same sidecar, and topic-audit
+    from an exported snapshot, each a thin client in a process of its own on a Spark Connect server started
+    from the installed PySpark; the same findings and restore plan as local mode, the same audit report and
+    tables as a local run on the same snapshot."""
+    snapshot = tmp_path / "snapshot.parquet"
+    properties = audited.cluster.properties
+    export = ["export", "--worker-properties", properties, "--out", str(snapshot)]
+    assert await asyncio.to_thread(control_plane, export) == 0  # its own event loop: off this one's thread
+    audit_args = ["--worker-properties", properties, "--snapshot", str(snapshot), "--offline", "--idle-after", "1s"]
+    audit_args += ["--max-findings", "100000"]
+    local_audit = tmp_path / "audit-local"
+    assert await asyncio.to_thread(topic_audit.main, [*audit_args, "--out", str(local_audit)]) == 0
+    async with spark_connect_server(tmp_path / "connect", free_port()) as server:
+
+        async def job(module: str, args: list[str]) -> None:
+            proc = await asyncio.create_subprocess_exec(
+                *(sys.executable, "-m", module, "--remote", server.url, *args),
+                cwd=ROOT,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+            )
+            output, _ = await proc.communicate()  # this loop serves the sidecar the job asks meanwhile
+            assert proc.returncode == 0, output.decode(errors="replace")[-4000:] + "\n" + server.log_tail()
+            assert f"up (Spark Connect {server.url})" in output.decode()  # not a local session of its own
+
+        await job("spark_jobs.offsets_reconcile", reconciled.offsets_args("connect"))
+        await job("spark_jobs.topic_audit", [*audit_args, "--out", str(tmp_path / "audit-connect")])
+    assert_same_offsets_findings(reconciled, "connect")
+    assert different_outputs(local_audit, tmp_path / "audit-connect") == []
+    remote = json.loads((tmp_path / "audit-connect" / "topic-audit.json").read_text())
+    (never,) = items(remote, "sinks_never_active_topics", connector=audited.names["sink"])  # not vacuous
+    assert never["topic"] == audited.names["t_empty"]
+
+
+def assert_same_offsets_findings(reconciled: Scenario, out: str) -> None:
+    """The findings and restore plan of another run of offsets-reconcile (``--out`` under ``out``) are local
+    mode's for this scenario's connectors (others may have changed between the runs)."""
+    local, other = reconciled.offsets_report(), json.loads((reconciled.out / out / "offsets-report.json").read_text())
     ours = set(reconciled.names.values())
 
     def of_ours(finding: dict[str, Any]) -> list[dict[str, Any]]:
         return sorted((i for i in finding["items"] if i.get("connector") in ours), key=json.dumps)
 
-    assert local["findings"].keys() == remote["findings"].keys()
+    assert local["findings"].keys() == other["findings"].keys()
     for name, finding in local["findings"].items():
-        assert of_ours(remote["findings"][name]) == of_ours(finding), name
+        assert of_ours(other["findings"][name]) == of_ours(finding), name
     assert of_ours(local["findings"]["non_canonical_keys"])  # not vacuous
-    plan = json.loads((reconciled.out / "cluster" / "restore-plan.json").read_text())
+    plan = json.loads((reconciled.out / out / "restore-plan.json").read_text())
     assert {c: e for c, e in plan["connectors"].items() if c in ours} == {
         c: e for c, e in reconciled.restore_plan()["connectors"].items() if c in ours
     }

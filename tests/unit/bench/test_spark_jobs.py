@@ -1,5 +1,6 @@
-"""``bench/spark_jobs.py``'s comparison of two output folders of one job (``--before``): its verdict "outputs
-the same" must hold only when the reports (times aside) and the tables (rows in any order) are the same."""
+"""The comparison of two output folders of one job (``tests.support.spark_outputs``: ``bench/spark_jobs.py``'s
+``--before``, local mode against a Spark Connect server in the tests): its verdict "outputs the same" must
+hold only when the reports (times aside) and the tables (rows in any order) are the same."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from bench.spark_jobs import different_outputs
+from tests.support.spark_outputs import different_outputs
 
 
 def _folder(root: Path, name: str, report: dict[str, Any], plan: dict[str, Any], rows: list[dict[str, Any]]) -> Path:
