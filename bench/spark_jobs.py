@@ -30,13 +30,11 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pyarrow as pa
 import pyarrow.compute
 import pyarrow.parquet as pq
@@ -44,16 +42,12 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import code_of  # noqa: E402
+from bench.process_tree import Run, between, check, measure  # noqa: E402
+from bench.spark_warm import READING, connect_server, kept_session, on_connect  # noqa: E402
 from spark_jobs.synthetic import PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
+from tests.support.spark_outputs import different_outputs  # noqa: E402
 
 JOBS = {"offsets-reconcile": "spark_jobs.offsets_reconcile", "topic-audit": "spark_jobs.topic_audit"}
-# what differs between two runs of the same code on the same records, per output file: when each ran and
-# how long it took (the reports), the restore plan's as-of (now, when none is given)
-RUN_TIMES: dict[str, tuple[tuple[str, ...], ...]] = {
-    "offsets-report.json": (("generated_at",), ("elapsed_s",), ("restore_plan", "as_of")),
-    "restore-plan.json": (("as_of",),),
-    "topic-audit.json": (("generated_at",), ("elapsed_s",)),
-}
 
 
 def write_kafka(snapshot: Path, bootstrap: str, names: dict[str, str]) -> None:
@@ -99,66 +93,26 @@ async def _topics(bootstrap: str, create: dict[str, int] | None, delete: list[st
 
 def run_job(module: str, args: list[str], code: Path | None = None) -> dict[str, float]:
     """One job in a process of its own, from this checkout or from ``code`` (a folder of another version's
-    packages, :func:`bench.common.code_of`): its wall and CPU time, peak memory and the load around it."""
-    started = time.monotonic()
+    packages, :func:`bench.common.code_of`): its wall and CPU time, peak memory, the load around it, and its
+    start-up (``startup_s``: until it begins to read the records)."""
     load_before = os.getloadavg()[0]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", module, *args],
-        cwd=code or ROOT,  # -m imports the packages of its working directory first
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    peaks = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0, "tree": 0}
-    cpu: dict[int, float] = {}  # per process: its CPU seconds (user + system) when last seen
-    done = threading.Event()
+    run = measure([sys.executable, "-m", module, *args], code or ROOT)  # -m imports its working dir's first
+    check(run, module)
+    _print_steps(run, module)
+    figures = between(run, run.marks[0], run.marks[-1])
+    # 1-minute load: a shared machine; CPU seconds of the job's processes: on a loaded machine the wall
+    # time mostly measures the other processes, the CPU time is what the job itself costs
+    return {**figures, "startup_s": run.first(READING) or 0.0, "load_before": load_before, **_load_after()}
 
-    def sample() -> None:
-        root = psutil.Process(proc.pid)
-        while not done.is_set():
-            try:
-                procs = [root, *root.children(recursive=True)]
-                rss = {"driver_python": 0, "driver_jvm": 0, "python_workers": 0}
-                for p in procs:
-                    try:
-                        mem = p.memory_info().rss
-                        name = p.name()
-                        times = p.cpu_times()
-                        cpu[p.pid] = times.user + times.system
-                    except psutil.Error:
-                        continue
-                    # the one JVM (its launcher's JVM comes before it), and the Python workers; a child the
-                    # JVM forks (`rm -rf` of its block manager's directory at its exit) shows the JVM's own
-                    # memory until it execs, so neither it nor a shell counts
-                    if p.pid == root.pid:
-                        rss["driver_python"] += mem
-                    elif name == "java":
-                        rss["driver_jvm"] = max(rss["driver_jvm"], mem)
-                    elif name.startswith("python"):
-                        rss["python_workers"] += mem
-                for key, value in rss.items():
-                    peaks[key] = max(peaks[key], value)
-                peaks["tree"] = max(peaks["tree"], sum(rss.values()))
-            except psutil.Error:
-                pass
-            done.wait(0.2)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    output, _ = proc.communicate()
-    done.set()
-    sampler.join()
-    if proc.returncode != 0:
-        print(output, file=sys.stderr)
-        raise SystemExit(f"{module} failed with exit status {proc.returncode}")
-    for line in output.splitlines():  # the job's own step timings
+def _print_steps(run: Run, module: str) -> None:
+    for _, line in run.lines:  # the job's own step timings
         if line.startswith(module.rsplit(".", 1)[1].replace("_", "-")) and ("(" in line):
             print("    " + line)
-    load = {"load_before": load_before, "load_after": os.getloadavg()[0]}  # 1-minute load: a shared machine
-    # CPU seconds of the job's processes (the last 0.2 s of each aside): on a loaded machine the wall time
-    # mostly measures the other processes; the CPU time is what the job itself costs
-    load["cpu_seconds"] = sum(cpu.values())
-    return {"seconds": time.monotonic() - started, **load, **{k: v / 2**20 for k, v in peaks.items()}}
+
+
+def _load_after() -> dict[str, float]:
+    return {"load_after": os.getloadavg()[0]}
 
 
 def _line(job: str, source: str, label: str, records: int, f: dict[str, float]) -> str:
@@ -167,6 +121,7 @@ def _line(job: str, source: str, label: str, records: int, f: dict[str, float]) 
         f"{records / f['seconds']:>9,.0f} records/s; "
         f"peak RSS: driver Python {f['driver_python']:.0f} MiB, driver JVM {f['driver_jvm']:.0f} MiB, "
         f"Python workers {f['python_workers']:.0f} MiB, all {f['tree']:.0f} MiB; "
+        f"start-up {f['startup_s']:.1f}s; "
         f"load average {f['load_before']:.1f} -> {f['load_after']:.1f} on {os.cpu_count()} CPUs; "
         f"{f['cpu_seconds']:.0f} CPU s = {records / max(f['cpu_seconds'], 1e-9):,.0f} records per CPU second"
     )
@@ -233,35 +188,14 @@ def compared(runs: dict[str, list[dict[str, float]]], differences: list[str], re
     }
 
 
-def different_outputs(a: Path, b: Path) -> list[str]:
-    """What differs between two output folders of one job: its JSON files (the times of :data:`RUN_TIMES`
-    aside) and its Parquet tables, row for row in any order."""
-    found = []
-    for name in sorted({p.name for folder in (a, b) for p in folder.glob("*.json")}):
-        ours, theirs = (json.loads(f.read_text()) if f.is_file() else None for f in (a / name, b / name))
-        for data in (ours, theirs):
-            for *parents, key in RUN_TIMES.get(name, ()):
-                within = data
-                for parent in parents:
-                    within = within.get(parent) if isinstance(within, dict) else None
-                if isinstance(within, dict):
-                    within.pop(key, None)
-        if ours != theirs:
-            found.append(name)
-    for name in sorted({p.name for folder in (a, b) for p in (folder / "tables").glob("*") if p.is_dir()}):
-        tables = (a / "tables" / name, b / "tables" / name)
-        rows = [sorted(map(repr, pq.read_table(t).to_pylist())) if t.is_dir() else None for t in tables]
-        if rows[0] != rows[1]:
-            found.append(f"tables/{name}")
-    return found
-
-
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--records", type=int, default=10_000_000, help="offset records (default 10 million)")
+    p.add_argument(
+        "--records", default="1000000,10000000", help="offset records, one size or several (default 1 M and 10 M)"
+    )
     p.add_argument("--connectors", type=int, default=1000)
     p.add_argument("--partitions", type=int, default=10, help="source partitions per connector")
-    p.add_argument("--status-records", type=int, default=1_000_000, help="state changes and topic records")
+    p.add_argument("--status-records", type=int, help="state changes and topic records (default: a tenth of --records)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "spark")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--driver-memory", default="1g")
@@ -269,24 +203,43 @@ def main() -> None:
     p.add_argument("--sources", default="snapshot,kafka", help="snapshot, kafka or both (kafka needs a broker)")
     p.add_argument("--kafka-bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP"), help="default: $KAFKA_BOOTSTRAP")
     p.add_argument("--jobs", default=",".join(JOBS), help=f"which of {', '.join(JOBS)} (default: both)")
+    p.add_argument(
+        "--warm",
+        default=",".join(ENGINES),
+        help=f"warm engines the snapshot's jobs run on too: {', '.join(ENGINES)}, or none (default: both)",
+    )
     p.add_argument("--before", help="a git ref whose jobs run beside this checkout's, alternately (--rounds pairs)")
     p.add_argument("--rounds", type=int, default=3, help="with --before: pairs of runs of each job (default 3)")
     p.add_argument("--write-kafka", nargs=2, metavar=("SNAPSHOT", "NAMES_JSON"), help=argparse.SUPPRESS)
     args = p.parse_args()
     args.jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
-    unknown = [j for j in args.jobs if j not in JOBS]
-    if unknown or not args.jobs or args.rounds < 1:
+    args.warm = [e.strip() for e in args.warm.split(",") if e.strip() and e.strip() != "none"]
+    unknown = [j for j in args.jobs if j not in JOBS] + [e for e in args.warm if e not in ENGINES]
+    sizes = [int(n) for n in args.records.replace("_", "").split(",") if n.strip()]
+    if unknown or not args.jobs or args.rounds < 1 or not sizes:
         p.error(
-            f"--jobs takes {', '.join(JOBS)}; --rounds at least 1" + (f" (not {', '.join(unknown)})" if unknown else "")
+            f"--jobs takes {', '.join(JOBS)}, --warm {', '.join(ENGINES)}; --records a size; --rounds at least 1"
+            + (f" (not {', '.join(unknown)})" if unknown else "")
         )
     if args.write_kafka:  # the child process that fills the topics
         write_kafka(Path(args.write_kafka[0]), args.kafka_bootstrap, json.loads(args.write_kafka[1]))
         return
     args.out.mkdir(parents=True, exist_ok=True)
-    snapshot = args.out / f"snapshot-{args.records}-{args.connectors}x{args.partitions}-{args.status_records}.parquet"
+    runs = [run_size(args, records) for records in sizes]
+    print_table(runs)
+    (args.out / "results.json").write_text(json.dumps({"runs": runs}, indent=2))
+
+
+ENGINES = ("kept", "connect")  # a kept local session, a Spark Connect server (bench.spark_warm)
+
+
+def run_size(args: argparse.Namespace, records: int) -> dict[str, Any]:
+    """Both sources' cold runs, and the warm engines' on the snapshot, at ``records`` offset records."""
+    status_records = args.status_records if args.status_records is not None else records // 10
+    snapshot = args.out / f"snapshot-{records}-{args.connectors}x{args.partitions}-{status_records}.parquet"
     if not (args.reuse and snapshot.exists()):
         started = time.monotonic()
-        counts = generate(snapshot, args.records, args.connectors, args.partitions, args.status_records)
+        counts = generate(snapshot, records, args.connectors, args.partitions, status_records)
         took = time.monotonic() - started
         print(
             f"generated {counts['total']:,} records ({counts['offsets']:,} offset commits, {counts['status']:,} status "
@@ -295,26 +248,83 @@ def main() -> None:
         )
     table = pq.read_table(snapshot, columns=["topic"])
     per_topic = {t: table.filter(pa.compute.equal(table["topic"], pa.scalar(t))).num_rows for t in TOPICS.values()}
-    total = table.num_rows
     decoded = {  # the records each job reads and decodes (offsets-reconcile does not read the status topic)
         "offsets-reconcile": per_topic[TOPICS["config"]] + per_topic[TOPICS["offsets"]],
         "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]],
     }
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     results: dict[str, Any] = {}
+    warm: dict[str, Any] = {}
     if "snapshot" in sources:
         props = worker_properties(args.out / "bench-worker.properties", "127.0.0.1:9", TOPICS)
         extra = ["--worker-properties", str(props), "--snapshot", str(snapshot), "--offline"]
         results["snapshot"] = run_both(args, "snapshot", extra, decoded)
+        if args.warm and not args.before:
+            warm = run_warm(args, extra, decoded)
     if "kafka" in sources and not args.kafka_bootstrap:
         print("kafka: skipped (no broker: --kafka-bootstrap or $KAFKA_BOOTSTRAP)")
     elif "kafka" in sources:
         results["kafka"] = from_kafka(args, snapshot, decoded)
-    (args.out / "results.json").write_text(
-        json.dumps(
-            {"records": total, "master": args.master, "driver_memory": args.driver_memory, "jobs": results}, indent=2
-        )
-    )
+    total = table.num_rows
+    return {
+        "records": total,
+        "offset_records": records,
+        "master": args.master,
+        "driver_memory": args.driver_memory,
+        "jobs": results,
+        "warm": warm,
+    }
+
+
+def run_warm(args: argparse.Namespace, extra: list[str], decoded: dict[str, int]) -> dict[str, Any]:
+    """Each job's second run on a kept local session and on a Spark Connect server (its first run warms it)."""
+    results: dict[str, Any] = {job: {} for job in args.jobs}
+    for job in args.jobs:
+        if "kept" in args.warm:
+            common = ["--master", args.master, "--driver-memory", args.driver_memory, "--max-findings", "20", *extra]
+            load = os.getloadavg()[0]
+            out = args.out / f"{job}-snapshot-kept"
+            log = out / "spark.log"
+            f = kept_session(JOBS[job], [*common, "--out", str(out)], decoded[job], args.driver_memory, log)
+            results[job]["kept"] = {**f, "load_before": load, "load_after": os.getloadavg()[0], "records": decoded[job]}
+            print(_line(job, "snapshot", "kept      ", decoded[job], results[job]["kept"]), flush=True)
+    if "connect" in args.warm:
+        with connect_server(args.out / "spark-connect.log", args.driver_memory) as (url, pid):
+            for job in args.jobs:
+                load = os.getloadavg()[0]
+                out = args.out / f"{job}-snapshot-connect"
+                common = ["--max-findings", "20", *extra, "--out", str(out)]
+                f = on_connect(JOBS[job], common, url, pid)
+                figures = {**f, "load_before": load, "load_after": os.getloadavg()[0], "records": decoded[job]}
+                results[job]["connect"] = figures
+                print(_line(job, "snapshot", "connect   ", decoded[job], figures), flush=True)
+                differences = different_outputs(args.out / f"{job}-snapshot", out)
+                print(
+                    f"{job:18} snapshot connect    outputs "
+                    + (
+                        "the same as cold local mode's"
+                        if not differences
+                        else f"DIFFERENT from cold local mode's: {', '.join(differences)}"
+                    ),
+                    flush=True,
+                )
+                figures["same_outputs"] = not differences
+    return results
+
+
+def print_table(runs: list[dict[str, Any]]) -> None:
+    """Per size and job: cold (a fresh process), kept local session and Spark Connect (second runs)."""
+    head = f"{'job':18} {'offset records':>14} {'engine':8} {'records/s':>10} {'CPU s':>6} {'peak MiB':>8}"
+    print(f"\n{head} {'start-up s':>10}")
+    for run in runs:
+        for job in run["jobs"].get("snapshot", {}):
+            engines = {"cold": run["jobs"]["snapshot"][job], **run["warm"].get(job, {})}
+            for engine, f in engines.items():
+                rate = f["records"] / f["seconds"]
+                print(
+                    f"{job:18} {run['offset_records']:>14,} {engine:8} {rate:>10,.0f} {f['cpu_seconds']:>6.1f} "
+                    f"{f['tree']:>8,.0f} {f['startup_s']:>10.1f}"
+                )
 
 
 def from_kafka(args: argparse.Namespace, snapshot: Path, decoded: dict[str, int]) -> dict[str, Any]:
@@ -340,8 +350,9 @@ def suite(kafka_bootstrap: str | None, records: int = 1_000_000) -> dict[str, An
     out = ROOT / "bench" / "results" / "spark"
     command = [sys.executable, __file__, "--records", str(records), "--status-records", str(records // 10)]
     command += ["--reuse", "--out", str(out), "--sources", "snapshot,kafka" if kafka_bootstrap else "snapshot"]
+    command += ["--warm", "none"]  # the cold runs only: make bench-spark measures the warm engines
     subprocess.run([*command, "--kafka-bootstrap", kafka_bootstrap or ""], cwd=ROOT, check=True)
-    results = json.loads((out / "results.json").read_text())
+    results = json.loads((out / "results.json").read_text())["runs"][0]
     rows = []
     for source, jobs in results["jobs"].items():
         for job, f in jobs.items():
