@@ -47,7 +47,7 @@ from control_plane.codecs import Malformed, parse_offset_key, parse_offset_value
 
 from ..kept import keep as keep_frame
 from .decode import COUNTED, POSITION, ROLL_UP, _key_fields, _position, count_aggregates, rolled_up_counts
-from .driver_codec import DRIVER_ROWS, codec_frame, decoded_table, take
+from .driver_codec import DRIVER_ROWS, arrow_frame, codec_frame, decoded_table, take
 from .jsonnorm import normal_json, rank_of
 
 # Java regular expressions (rlike finds, so both ends are anchored; \z, not $, which allows a final newline)
@@ -211,7 +211,7 @@ def _keys(key_counts: DataFrame, partitions: int | str | None, limit: int) -> tu
         ranked = _ranked(counted)
         count = _partition_count(partitions, pc.max(ranked.column("top")).as_py())
         decoded = decoded_table(ranked, lambda batch: _key_rows(batch, count), KEY_SCHEMA)
-        return key_counts.sparkSession.createDataFrame(decoded, KEY_SCHEMA), _DriverKeys(counted, decoded)
+        return arrow_frame(key_counts.sparkSession, decoded, KEY_SCHEMA), _DriverKeys(counted, decoded)
     keep_frame(key_counts, StorageLevel.MEMORY_AND_DISK)  # the frames derived from it below read it kept
     rank = F.dense_rank().over(Window.orderBy(F.col("k").asc_nulls_last())) - 1  # one partition
     grouped = key_counts.groupBy("k").agg(F.max("kafka_partition").alias("top"))

@@ -334,6 +334,15 @@ async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
             assert proc.returncode == 0, output.decode(errors="replace")[-4000:] + "\n" + server.log_tail()
             assert f"up (Spark Connect {server.url})" in output.decode()  # not a local session of its own
 
+        # the driver's local frames keep every row (a Spark Connect server reads one Arrow batch of each)
+        proc = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-c", LOCAL_FRAME_PROBE, server.url),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await proc.communicate()
+        assert proc.returncode == 0 and output.decode().splitlines()[-1] == "25000 rows", output.decode()[-3000:]
         await job("spark_jobs.offsets_reconcile", reconciled.offsets_args("connect"))
         await job("spark_jobs.topic_audit", [*audit_args, "--out", str(tmp_path / "audit-connect")])
     assert_same_offsets_findings(reconciled, "connect")
@@ -341,6 +350,20 @@ async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
     remote = json.loads((tmp_path / "audit-connect" / "topic-audit.json").read_text())
     (never,) = items(remote, "sinks_never_active_topics", connector=audited.names["sink"])  # not vacuous
     assert never["topic"] == audited.names["t_empty"]
+
+
+LOCAL_FRAME_PROBE = """
+import sys
+import pyarrow as pa
+from pyspark.sql.types import LongType, StructField, StructType
+from spark_jobs.session import SessionOptions, build_session
+from spark_jobs.transforms.driver_codec import arrow_frame
+spark = build_session(SessionOptions(remote=sys.argv[1], app_name="local-frame-probe"))
+batches = [pa.record_batch({"n": list(range(i, min(i + 10_000, 25_000)))}) for i in (0, 10_000, 20_000)]
+table = pa.Table.from_batches(batches)
+assert table.num_rows == 25_000 and len(table.to_batches()) == 3
+print(arrow_frame(spark, table, StructType([StructField("n", LongType())])).count(), "rows")
+"""
 
 
 def assert_same_offsets_findings(reconciled: Scenario, out: str) -> None:
