@@ -17,7 +17,8 @@ measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/rest/te
 3. a method the 4.3.1 resource does not have: 405 ``HTTP 405 Method Not Allowed`` without ``Allow``
    (ConnectExceptionMapper over Jersey's NotAllowedException); ``OPTIONS``: Jersey's own 200 with
    ``Allow`` in its ``HashSet`` order;
-4. a ``Content-Type`` outside ``@Consumes(application/json)``: 415; then an ``Accept`` with a bad ``q``:
+4. a ``Content-Type`` outside ``@Consumes(application/json)``: 415 (a resource without ``@Consumes``,
+   ``RootResource``, takes any); then an ``Accept`` with a bad ``q``:
    400; an ``Accept`` without a type ``@Produces(application/json)`` satisfies: 406 (``q`` is ignored);
 5. where the method reads an entity: a wildcard ``Content-Type``, or none with a body, has no JSON
    reader: 415 (with ``Content-Type: application/json``, the method being chosen by then);
@@ -186,7 +187,8 @@ def path_params(template: list[bytes], raw: bytes) -> dict[str, str] | None:
 class JerseyResource:
     """A Connect resource path the sidecar answers for the methods of ``handlers``; ``resource_methods`` are the
     methods Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those
-    that read a JSON body. Built from the route table (``rest.routes``) by ``rest.router``."""
+    that read a JSON body; ``consumes_json``: the resource declares ``@Consumes(application/json)``. Built
+    from the route table (``rest.routes``) by ``rest.router``."""
 
     def __init__(
         self,
@@ -195,8 +197,10 @@ class JerseyResource:
         *,
         resource_methods: Collection[str],
         reads_entity: Collection[str] = (),
+        consumes_json: bool = True,
     ) -> None:
         self.path = path
+        self.consumes_json = consumes_json
         self.handlers = {**handlers, **({"HEAD": handlers["GET"]} if "GET" in handlers else {})}
         self.resource_methods = frozenset(resource_methods)
         self.allowed = frozenset(jersey_allow(self.resource_methods))
@@ -235,7 +239,7 @@ class JerseyResource:
             return self._options(headers)
         if method not in self.allowed:
             return connect_error(405, "Method Not Allowed")
-        if content_type is not None and not json_compatible(content_type[0], content_type[1]):
+        if self.consumes_json and content_type is not None and not json_compatible(*content_type[:2]):
             return connect_error(415, "Unsupported Media Type")
         acceptable = accepts_json(", ".join(headers.getlist("accept")))
         if acceptable is None:

@@ -165,6 +165,7 @@ def _jersey(path: str, rows: list[Route]) -> JerseyResource:
         {r.method: r.handler for r in rows if r.handler is not None},
         resource_methods=[r.method for r in rows if not r.internal],
         reads_entity=[r.method for r in rows if r.body is not None],
+        consumes_json=all(r.consumes for r in rows),
     )
 
 

@@ -51,7 +51,9 @@ class Param:
 class Route:
     """``path``: a template of ``{name}`` segments (``{name:int}``: Java's ``Integer`` path parameter);
     ``answers``: status -> the answer's model (every other status: Connect's ``ErrorMessage``);
-    ``handler``: None for a Connect route the workers answer (forwarded unchanged)."""
+    ``handler``: None for a Connect route the workers answer (forwarded unchanged); ``consumes``: whether
+    Connect's resource class declares ``@Consumes(application/json)`` (``RootResource``, of ``/`` and
+    ``/health``, does not: it takes any ``Content-Type``)."""
 
     method: str
     path: str
@@ -62,6 +64,7 @@ class Route:
     params: tuple[Param, ...] = ()
     tag: Literal["connect", "sidecar"] = "connect"
     internal: bool = False
+    consumes: bool = True
 
 
 _STR = {"type": "string"}
@@ -80,6 +83,7 @@ CONNECT: tuple[Route, ...] = (
         "The Connect version the sidecar provides, with the cluster's commit and id",
         {200: cm.ServerInfo},
         newer.server_info,
+        consumes=False,
     ),
     Route(
         "GET",
@@ -87,6 +91,7 @@ CONNECT: tuple[Route, ...] = (
         "The worker's health (KIP-1017)",
         {200: cm.WorkerStatus, 500: cm.WorkerStatus, 503: cm.WorkerStatus},
         newer.health,
+        consumes=False,
     ),
     Route(
         "GET",

@@ -51,6 +51,7 @@ class Case:
     expected: tuple[int, str | None, bytes | None] = (200, None, None)
     own: bool = True
     extra: dict[str, str] = field(default_factory=dict)  # response headers the worker sent, to check
+    names_worker: bool = False  # the body names the worker behind (GET /: its commit): not compared here
 
     def request(self, host: str = "x") -> bytes:
         lines = [f"{self.method} {self.target.replace('{c}', C)} HTTP/1.1", f"Host: {host}", "Connection: close"]
@@ -72,6 +73,25 @@ CASES = [
     Case("task-plus", "GET", "/connectors/{c}/tasks/+0/status", expected=(404, "application/json", None), own=False),
     Case("task-00", "GET", "/connectors/{c}/tasks/00/status", expected=(404, "application/json", None), own=False),
     Case("task-minus", "GET", "/connectors/{c}/tasks/-1/status", expected=(404, "application/json", None), own=False),
+    # RootResource (GET / and GET /health) declares no @Consumes: it takes any Content-Type
+    Case(
+        "ct-text-root",
+        "GET",
+        "/",
+        (("Content-Type", "text/plain"),),
+        expected=(200, "application/json", None),
+        own=False,
+        names_worker=True,
+    ),
+    Case(
+        "ct-xml-health",
+        "GET",
+        "/health",
+        (("Content-Type", "application/xml"),),
+        (200, "application/json", None),
+        own=False,
+    ),
+    Case("ct-wild-health", "GET", "/health", (("Content-Type", "*/*"),), (200, "application/json", None), own=False),
     # Content-Type: @Consumes(application/json) on every method, a body or not
     Case(
         "ct-text-get",

@@ -119,3 +119,14 @@ def test_accept_is_read_as_jersey_reads_it(accept: str, fits: bool | None) -> No
 def test_content_type_is_parsed_as_jersey_parses_it(text: str, parsed: object) -> None:
     """None: the 4.3.1 worker answers 400."""
     assert media_type(text) == parsed
+
+
+@pytest.mark.parametrize("path", ["/", "/health"])
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "*/*"])
+async def test_the_root_resource_takes_any_content_type(path: str, content_type: str) -> None:
+    """Connect's ``RootResource`` (``/``, ``/health``) declares no ``@Consumes``: Jersey takes any media type
+    there, where ``@Consumes(application/json)`` resources answer 415 (``ct-text-get``)."""
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: {content_type}\r\n\r\n"
+    async with ScriptedWorker().running() as worker, sidecar_in_front_of(worker) as port:
+        status, headers, _ = await exchange(port, request.encode())
+    assert status == 200, headers
