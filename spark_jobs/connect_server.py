@@ -80,11 +80,13 @@ def start(
     driver_memory: str = DEFAULT_DRIVER_MEMORY,
     conf: dict[str, str] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """The server in a child process, its output appended to ``log``; ready once ``host:port`` accepts."""
+    """The server in a child process, its output appended to ``log``; ready once ``host:port`` accepts. It
+    runs in ``log``'s folder: the server keeps its sessions' artifacts under ``artifacts/`` there."""
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:  # the child keeps its own descriptor
         return subprocess.Popen(
             command(port, host, master, driver_memory, conf),
+            cwd=log.parent,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=environment(host),

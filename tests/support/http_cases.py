@@ -88,10 +88,17 @@ CASES = [
         "GET",
         "/health",
         (("Content-Type", "application/xml"),),
-        (200, "application/json", None),
+        expected=(200, "application/json", None),
         own=False,
     ),
-    Case("ct-wild-health", "GET", "/health", (("Content-Type", "*/*"),), (200, "application/json", None), own=False),
+    Case(
+        "ct-wild-health",
+        "GET",
+        "/health",
+        (("Content-Type", "*/*"),),
+        expected=(200, "application/json", None),
+        own=False,
+    ),
     # Content-Type: @Consumes(application/json) on every method, a body or not
     Case(
         "ct-text-get",
