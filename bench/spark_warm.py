@@ -13,7 +13,6 @@ Run as a script, it is the kept session's child: ``spark_warm.py MODULE RECORDS 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import subprocess
 import sys
@@ -66,7 +65,7 @@ def connect_server(log: Path, driver_memory: str) -> Iterator[tuple[str, int]]:
     proc = server.start(log, port=port, driver_memory=driver_memory)
     try:
         deadline = time.monotonic() + 180
-        while not asyncio.run(_accepts(port)):
+        while not server.accepts(port):
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the Spark Connect server did not start; its log: {log}")
             time.sleep(0.25)
@@ -78,16 +77,6 @@ def connect_server(log: Path, driver_memory: str) -> Iterator[tuple[str, int]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-async def _accepts(port: int) -> bool:
-    try:
-        _, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError:
-        return False
-    writer.close()
-    await writer.wait_closed()
-    return True
 
 
 def _child(argv: list[str]) -> int:

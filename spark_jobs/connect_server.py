@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -91,6 +92,15 @@ def start(
             stderr=subprocess.STDOUT,
             env=environment(host),
         )
+
+
+def accepts(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether the server's gRPC port takes a connection (it listens once its SparkContext is up)."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:

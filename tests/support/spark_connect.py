@@ -35,13 +35,7 @@ async def spark_connect_server(tmp: Path, port: int, driver_memory: str = "1g") 
 
         async def accepts() -> bool:
             assert proc.poll() is None, f"the Spark Connect server exited:\n{server.log_tail()}"
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", port)
-            except OSError:
-                return False
-            writer.close()
-            await writer.wait_closed()
-            return True
+            return await asyncio.to_thread(connect_server.accepts, port)
 
         await eventually(accepts, bool, timeout_s=180, what="the Spark Connect server's port")
         yield server
