@@ -22,7 +22,11 @@ from .connection import Connection
 
 log = structlog.get_logger(__name__)
 
-KEEP_ALIVE_S = 5.0  # an idle keep-alive connection is closed after this long (uvicorn's default)
+# an idle keep-alive connection is closed after this long: the worker's own (Connect's RestServer leaves its
+# Jetty ServerConnector at Jetty's default idle timeout, 30 s). A client pool reuses a connection for a few
+# seconds (httpx: 5 s): a server that closes sooner than that, or as soon, races the client's next request
+# on it, which then fails (a read error, nothing retried)
+KEEP_ALIVE_S = 30.0
 
 
 class HttpServer:
