@@ -21,6 +21,7 @@ from .access import Access, build_access
 from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
+from .domain.connector_writes import ConnectorWrites
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.newer import HealthCheck, Loggers, NewerApi
@@ -199,12 +200,13 @@ async def running(
             plugin_types=lambda: view.state.plugin_types if view else {},
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
         )
+        writes = ConnectorWrites(view, groups, read_back_s)  # the one step of a write under a precondition
         configs = ConnectorConfigs(
             upstream,
             checks=(topic_creation, plugin_versions),
             enforce=settings.config_checks == "enforce",
             view=view,
-            read_back_timeout_s=read_back_s,
+            writes=writes,
         )
         rule = ReadRule(
             capabilities=capabilities,
@@ -237,6 +239,7 @@ async def running(
             )
             if view
             else None,
+            writes=writes,
             connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
         )
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
@@ -248,7 +251,7 @@ async def running(
                 describe_settings=lambda: describe(settings),
                 advertise_effective=advertise_effective,
             ),
-            offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, groups, read_back_s), offsets),
+            offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, writes), offsets),
             topics=Topics(rule, tracking),
             topic_creation=CreationPreviews(rule, topic_creation),
             plugins=Plugins(rule, plugin_versions, path_converters),
@@ -259,6 +262,7 @@ async def running(
                 HealthCheck(upstream, settings.health_check_timeout_s),
                 advertise_effective=advertise_effective,
             ),
+            writes=writes,
         )
         metrics.watch_states(herder.reads.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)

@@ -21,8 +21,11 @@ and ``view_ready``. The facades are built from the ports in one place, ``control
 
 from __future__ import annotations
 
+from urllib.parse import unquote
+
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .configs import Configs
+from .connector_writes import ConnectorWrites
 from .newer import NewerApi
 from .offsets import StopAndOffsets
 from .plugins import Plugins
@@ -47,6 +50,7 @@ class Herder:
         plugins: Plugins,
         configs: Configs,
         newer: NewerApi,
+        writes: ConnectorWrites,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -58,6 +62,7 @@ class Herder:
         self.newer = newer
         self._rule = rule
         self._workers = rule.workers
+        self._writes = writes
 
     @property
     def view_ready(self) -> bool:
@@ -72,7 +77,18 @@ class Herder:
         through the view shows the change (bounded by ``read_your_writes_timeout_s``).
 
         A resume of a connector stopped after it had failed is the offsets feature's first
-        (``StopAndOffsets.before_resume``): KIP-875 brings it back RUNNING."""
+        (``StopAndOffsets.before_resume``): KIP-875 brings it back RUNNING.
+
+        A change of one connector passes through one at a time with the sidecar's own writes of it
+        (``ConnectorWrites.serialized``): a resume sent during an emulated offsets alter lands before the
+        alter's check at the write, or after its write, never in between."""
+        connector = changed_connector(request)
+        if connector is None:
+            return await self._pass(request)
+        async with self._writes.serialized(connector):
+            return await self._pass(request)
+
+    async def _pass(self, request: UpstreamRequest) -> UpstreamResponse:
         await self.offsets.before_resume(request)
         answer = await self._workers.forward(request)
         if (
@@ -86,4 +102,14 @@ class Herder:
         return answer
 
 
-__all__ = ["WRITE_METHODS", "Herder"]
+def changed_connector(request: UpstreamRequest) -> str | None:
+    """The connector a write request to ``/connectors/{c}/...`` changes (decoded), else None."""
+    if request.method not in WRITE_METHODS:
+        return None
+    parts = request.path.split("?", 1)[0].split("/")
+    if len(parts) < 3 or parts[0] != "" or parts[1] != "connectors" or not parts[2]:
+        return None
+    return unquote(parts[2])
+
+
+__all__ = ["WRITE_METHODS", "Herder", "changed_connector"]

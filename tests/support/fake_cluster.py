@@ -50,8 +50,11 @@ class FakeCluster:
             topics=Topics(rule, TopicTracking(view.state, self.sink, enabled=True, allow_reset=True)),
             topic_creation=CreationPreviews(rule, None),
             plugins=Plugins(rule, None),
-            configs=configs_feature(rule, ConnectorConfigs(self.workers, checks=(), view=view), self.kafka),
+            configs=configs_feature(
+                rule, ConnectorConfigs(self.workers, checks=(), view=view, writes=self.kafka.writes), self.kafka
+            ),
             newer=newer_api(rule),
+            writes=self.kafka.writes,
         )
 
     async def detect(self) -> None:

@@ -20,6 +20,7 @@ from control_plane.codecs import (
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
+from control_plane.domain.connector_writes import ConnectorWrites
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
 from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
@@ -162,14 +163,17 @@ class Kafka:
         self.view = FakeView(self.log)
         self.view.now_ms = lambda: int(self.now * 1000)
         self.groups = FakeGroups()
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.groups, 1.0)
+        self.writes = ConnectorWrites(self.view, self.groups, 1.0)
+        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.writes)
         self.now = 1_000.0  # the clock of the task shutdown: seconds, moved by sleeping
         self.slept: list[float] = []
+        self.while_sleeping: Callable[[], None] = lambda: None  # what happens on the cluster meanwhile
         self.offsets = self.connector_offsets()
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
         self.now += seconds
+        self.while_sleeping()
 
     def producer(self) -> FakeProducer:
         return FakeProducer(self.log, lambda key: self.failing(key))
@@ -190,6 +194,7 @@ class Kafka:
             shutdown=TaskShutdown(
                 self.view, status_timeout_s=1.0, graceful_shutdown_s=5.0, clock=lambda: self.now, sleep=self.sleep
             ),
+            writes=self.writes,
             connector_offsets_topics=lambda: own_topics,
         )
 

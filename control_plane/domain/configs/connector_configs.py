@@ -17,25 +17,26 @@ Whatever the sidecar cannot judge (a body a worker would refuse, a worker whose 
 
 PATCH on workers without it (before 3.8, KIP-477) is done here: the patch applied to the worker's current
 configuration (``ConnectUtils.patchConfig``), checked, and PUT. Connect's leader does this atomically in its
-tick loop; the sidecar serializes its own PATCHes per connector, and before the PUT reads the config topic
-to its end (the view): when the configuration there is no longer the one patched, another client changed
-it meanwhile, and the PATCH starts again from the new one (a few times, then a 409). A change written by
-another client between that check and the worker's write is not seen (docs/features/newer-api.md).
+tick loop; the sidecar serializes its own writes per connector, and makes the PUT at the moment the config
+topic, read to its end, still holds the configuration patched (``connector_writes``): when it no longer
+does, another client changed it meanwhile, and the PATCH starts again from the new one (a few times, then
+a 409). A change written by another client between that check and the worker's write is not seen
+(docs/features/newer-api.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import orjson
 
-from ...storage.errors import ReadTimeout
-from ...upstream import UpstreamError, UpstreamRequest
+from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
+from ...view import ClusterView
 from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
 from ..config_infos import ConfigInfos, add_problems, invalid_config_message
 from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
+from ..connector_writes import ConnectorWrites
 from ..errors import BadRequestError, ConflictError, NotFoundError
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
 from ..ports import ViewSnapshot, Workers
@@ -62,14 +63,13 @@ class ConnectorConfigs:
         *,
         enforce: bool = True,
         view: ViewSnapshot | None = None,
-        read_back_timeout_s: float = 30.0,
+        writes: ConnectorWrites | None = None,
     ) -> None:
         self._workers = workers
         self._checks = tuple(checks)
         self._enforce = enforce
         self._view = view
-        self._read_back_s = read_back_timeout_s
-        self._patching: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
+        self._writes = writes
 
     async def _run_checks(self, subject: ConfigSubject) -> CheckResult:
         if not self._checks:
@@ -123,7 +123,9 @@ class ConnectorConfigs:
         """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now;
         ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
         if emulate:
-            async with self._one_patch_at_a_time(name):
+            if self._writes is None:
+                return await self._patch_here(name, patch)
+            async with self._writes.serialized(name):
                 return await self._patch_here(name, patch)
         if not self._checks or not patch:
             return Forward()  # an empty patch changes nothing there is to check
@@ -148,10 +150,11 @@ class ConnectorConfigs:
             checked = await self._write(RequestKind.PATCH, name, config)
             if isinstance(checked, Refusal):
                 return checked
-            if not await self._unchanged(name, current):
-                continue
             put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
-            return Relay(await self._workers.forward(put), checked.warnings)
+            try:
+                return Relay(await self._put_if_unchanged(name, current, put), checked.warnings)
+            except _Changed:
+                continue
         return Refusal(
             ConflictError(
                 f"Connector {name}'s configuration was changed by other requests while it was being patched "
@@ -160,29 +163,24 @@ class ConnectorConfigs:
             SIDECAR,
         )
 
-    async def _unchanged(self, name: str, current: Mapping[str, object]) -> bool:
-        """Whether the config topic, read to its end, still holds ``current`` (no view: not known, True)."""
-        if self._view is None or not self._view.ready:
-            return True
-        try:
-            await self._view.read_to_end("config", self._read_back_s)
-        except ReadTimeout:
-            return True  # not known; the PUT goes ahead as Connect's own PUT would
-        return self._view.state.connector_config(name) == current
+    async def _put_if_unchanged(
+        self, name: str, current: Mapping[str, object], put: UpstreamRequest
+    ) -> UpstreamResponse:
+        """The PUT, at the moment the config topic read to its end still holds ``current`` (``_Changed``
+        otherwise); without a view that is not known, and the PUT goes as Connect's own PUT would."""
+        if self._writes is None or self._view is None or not self._view.ready:
+            return await self._workers.forward(put)
 
-    @contextlib.asynccontextmanager
-    async def _one_patch_at_a_time(self, name: str) -> AsyncIterator[None]:
-        lock, users = self._patching.get(name, (asyncio.Lock(), 0))
-        self._patching[name] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._patching[name]
-            if users == 1:
-                del self._patching[name]
-            else:
-                self._patching[name] = (lock, users - 1)
+        def unchanged(state: ClusterView) -> None:
+            if state.connector_config(name) != current:
+                raise _Changed
+
+        return await self._writes.checked(
+            name,
+            unchanged,
+            lambda: self._workers.forward(put),
+            failure=f"Failed to patch connector {name}: cannot read the config topic",
+        )
 
     async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
         included = config.get("name")
@@ -202,6 +200,10 @@ class ConnectorConfigs:
             return Forward(warnings=found.warnings + warned)
         merged = add_problems(infos, refusing, config, shown=found.hidden_from_worker)
         return Refusal(BadRequestError(invalid_config_message(merged)), SIDECAR)
+
+
+class _Changed(Exception):
+    """The configuration a PATCH was applied to is no longer the connector's."""
 
 
 __all__ = ["ConnectorConfigs", "patched"]

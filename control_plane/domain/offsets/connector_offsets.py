@@ -6,7 +6,13 @@ Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``
 ``modifySinkConnectorOffsets``) and DistributedHerder (``modifyConnectorOffsetsChecks``):
 
 - the connector must exist (404 "Connector <c> not found"); alter and reset need its target state
-  STOPPED and zero tasks in the config topic, else 400 and nothing is written;
+  STOPPED and zero tasks in the config topic, else 400 and nothing is written. That precondition is checked
+  first, then again at the moment of the write, after the wait for the tasks' last commits
+  (``connector_writes``): a resume that lands during the wait is a 400, never a 200 that its running tasks
+  undo;
+- a connector whose class the worker cannot load (type ``unknown``) is neither source nor sink to Connect:
+  every offsets request of it is Connect's 500 "Failed to find any class ...", after the state check
+  for alter and reset (Worker.modifyConnectorOffsets loads the class once the herder's checks passed);
 - source offsets live in the worker's offsets topic (the view tails it) and, when the connector sets
   ``offsets.storage.topic`` to another topic (on workers from 3.3, KIP-618; older ones ignore the key), in
   that one too (read here when needed): reads merge both, the connector's own topic winning; an alter
@@ -28,7 +34,7 @@ The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,10 +53,12 @@ from ...rules.connectors import (
 from ...storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ...storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ...view import ClusterView
+from ..connector_writes import ConnectorWrites, read_failure
 from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
 from ..ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
 from .messages import (
     cannot_reach,
+    class_not_found,
     framework_managed,
     needs_fencing,
     not_found,
@@ -67,7 +75,6 @@ from .request import (
     check_source_entries,
     parse_sink_entries,
 )
-from .stop import read_failure
 from .task_shutdown import TaskShutdown
 
 log = structlog.get_logger(__name__)
@@ -140,6 +147,7 @@ class EmulatedOffsets:
         worker: WorkerKafka,
         read_back_timeout_s: float,
         shutdown: TaskShutdown | None,
+        writes: ConnectorWrites,
         connector_offsets_topics: Callable[[], bool] = lambda: True,
     ) -> None:
         self._view = view
@@ -150,6 +158,7 @@ class EmulatedOffsets:
         self._worker = worker
         self.read_back_timeout_s = read_back_timeout_s
         self._shutdown = shutdown
+        self._writes = writes
         # whether the workers honour a source connector's own offsets.storage.topic (KIP-618, 3.3): before,
         # the key means nothing to them and its offsets are in the worker's topic only
         self._connector_offsets_topics = connector_offsets_topics
@@ -190,11 +199,29 @@ class EmulatedOffsets:
 
     async def _check_stopped(self, state: ClusterView, name: str) -> None:
         """DistributedHerder.modifyConnectorOffsetsChecks (STOPPED, no tasks), then: the tasks have really
-        stopped and their last commits are read (``task_shutdown``), else 409 and nothing is written."""
-        if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
-            raise BadRequestError(not_stopped(name))
+        stopped and their last commits are read (``task_shutdown``), else 409 and nothing is written. The
+        write checks STOPPED again (``_write_when_stopped``)."""
+        _require_stopped(state, name)
         if self._shutdown is not None:
             await self._shutdown.wait(name)
+
+    async def _write_when_stopped(self, name: str, write: Callable[[], Awaitable[None]]) -> None:
+        """``write`` at the moment the config topic, read to its end, still has the connector STOPPED with no
+        tasks (DistributedHerder.modifyConnectorOffsets checks in the tick that writes)."""
+        await self._writes.checked(
+            name,
+            lambda state: _require_stopped(state, name),
+            write,
+            failure="Failed to read to end of config topic before modifying connector offsets",
+        )
+
+    @staticmethod
+    def _check_loadable(name: str, kind: str, state: ClusterView, config: Mapping[str, str | None]) -> None:
+        """Connect's answer for a connector whose class its worker cannot load (``class_not_found``)."""
+        if kind in ("source", "sink"):
+            return
+        connector_class = config.get("connector.class") or ""
+        raise OperationFailed(class_not_found(connector_class, sorted(state.plugin_types)))
 
     def _client_cluster(self, kind: str, config: Mapping[str, str | None]) -> str:
         if kind == "sink":
@@ -244,6 +271,7 @@ class EmulatedOffsets:
     # -- GET ------------------------------------------------------------------------------------
     async def read(self, name: str) -> OffsetsRead:
         state, config = await self._config(name, refresh=f"Failed to retrieve offsets for connector {name}")
+        self._check_loadable(name, state.connector_type(name), state, config)
         self._check_reachable(name, state.connector_type(name), config)
         if state.connector_type(name) == "sink":
             group = sink_group_id(name, config, self._worker.consumer_group)
@@ -329,13 +357,14 @@ class EmulatedOffsets:
             name, refresh="Failed to read to end of config topic before modifying connector offsets"
         )
         kind = state.connector_type(name)
+        await self._check_stopped(state, name)  # Connect's order: the state, then the connector, then the body
+        self._check_loadable(name, kind, state, config)
         self._check_reachable(name, kind, config, modifying=True)
         sink_entries = await self.check_entries(kind, entries)
-        await self._check_stopped(state, name)
         if kind == "sink":
-            await self._alter_sink(name, config, sink_entries)
+            await self._write_when_stopped(name, lambda: self._alter_sink(name, config, sink_entries))
         else:
-            await self._alter_source(name, config, entries)
+            await self._write_when_stopped(name, lambda: self._alter_source(name, config, entries))
         return framework_managed("altered")
 
     async def _alter_source(self, name: str, config: Mapping[str, str | None], entries: Sequence[OffsetEntry]) -> None:
@@ -441,12 +470,14 @@ class EmulatedOffsets:
         state, config = await self._config(
             name, refresh="Failed to read to end of config topic before modifying connector offsets"
         )
-        self._check_reachable(name, state.connector_type(name), config, modifying=True)
+        kind = state.connector_type(name)
         await self._check_stopped(state, name)
-        if state.connector_type(name) == "sink":
-            await self._reset_sink(name, config)
+        self._check_loadable(name, kind, state, config)
+        self._check_reachable(name, kind, config, modifying=True)
+        if kind == "sink":
+            await self._write_when_stopped(name, lambda: self._reset_sink(name, config))
         else:
-            await self._reset_source(name, config)
+            await self._write_when_stopped(name, lambda: self._reset_source(name, config))
         return framework_managed("reset")
 
     async def _reset_source(self, name: str, config: Mapping[str, str | None]) -> None:
@@ -476,6 +507,14 @@ class EmulatedOffsets:
                 f"but reads back offsets for {_show(list(left), left)}"
             )
         log.info("sink offsets reset", connector=name, group=group, group_existed=existed)
+
+
+def _require_stopped(state: ClusterView, name: str) -> None:
+    """DistributedHerder.modifyConnectorOffsetsChecks: target state STOPPED and no task configs."""
+    if state.connector_config(name) is None:
+        raise NotFoundError(not_found(name))
+    if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
+        raise BadRequestError(not_stopped(name))
 
 
 def _show(partitions: Sequence[TopicPartition], committed: Mapping[TopicPartition, int]) -> str:

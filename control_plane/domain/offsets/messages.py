@@ -15,6 +15,15 @@ def not_stopped(name: str) -> str:  # DistributedHerder.modifyConnectorOffsetsCh
     )
 
 
+def class_not_found(connector_class: str, available: list[str]) -> str:  # Plugins.newConnector (500)
+    """A connector whose class the worker cannot load: Connect cannot tell source from sink, and answers
+    every offsets request of it with this (Worker.connectorOffsets, Worker.modifyConnectorOffsets)."""
+    return (
+        f"Failed to find any class that implements Connector and which name matches {connector_class}, "
+        f"available connectors are: {', '.join(available)}"
+    )
+
+
 def framework_managed(modification: str) -> str:  # Worker.completeModifyOffsetsCallback, no alterOffsets hook
     return (
         f"The Connect framework-managed offsets for this connector have been {modification} successfully. However, "
@@ -55,4 +64,12 @@ def needs_fencing(name: str, mode: str) -> str:
     )
 
 
-__all__ = ["cannot_reach", "framework_managed", "needs_fencing", "not_found", "not_stopped", "sink_tasks_running"]
+__all__ = [
+    "cannot_reach",
+    "class_not_found",
+    "framework_managed",
+    "needs_fencing",
+    "not_found",
+    "not_stopped",
+    "sink_tasks_running",
+]

@@ -34,6 +34,11 @@ shows the connector STOPPED (``failed_and_stopped`` no longer holds), bounded by
 ``read_your_writes_timeout_s``, then forwards it. A connector that failed before its WorkerConnector existed
 (its plugin cannot be loaded, say) never shows STOPPED on 4.3.1: its resume waits out that bound.
 
+The records are written at the moment the config topic, read to its end, still has the connector
+(``connector_writes``), and read back: a delete that raced the stop leaves no target state behind, and task
+configs a leader before 3.5 writes after the empty set (a reconfiguration it started before it read the
+stop) are replaced by the empty set again (``ConnectorStopper._confirm``).
+
 A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
 runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
 the stop.
@@ -45,12 +50,13 @@ from urllib.parse import unquote
 
 import structlog
 
-from ...codecs import TargetState, TaskCommit
+from ...codecs import TargetState, TaskCommit, Tombstone
+from ...codecs.config import ConfigKey, ConfigKind
 from ...storage.config_writer import ConfigWriteFailed
-from ...storage.errors import ReadTimeout
 from ...view import ClusterView
+from ..connector_writes import ConnectorWrites
 from ..errors import NotFoundError, OperationFailed, ViewNotReady
-from ..ports import ClusterMetadata, ConfigLog, ViewSnapshot
+from ..ports import ConfigLog, ViewSnapshot
 
 log = structlog.get_logger(__name__)
 
@@ -63,12 +69,8 @@ def unknown_connector(name: str) -> str:
     return f"Unknown connector {name}"  # DistributedHerder.stopConnector
 
 
-async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: ClusterMetadata) -> str:
-    """A read-to-end that did not finish, with its cause: the tail's own last error, or why Kafka
-    cannot be reached now."""
-    cause = view.tail_error(tail) or await kafka.unreachable()
-    return f"{err}: {cause}" if cause else str(err)
-
+# Reads back of an emulated stop that find late task configs and replace them (see ConnectorStopper._confirm).
+LATE_TASKS_ATTEMPTS = 3
 
 # Restarts sent before a resume of a connector stopped after it failed; a 500 is sent again (see above).
 RESTART_ATTEMPTS = 3
@@ -105,13 +107,11 @@ class ConnectorStopper:
         self,
         view: ViewSnapshot | None,
         writer: ConfigLog | None,
-        kafka: ClusterMetadata,
-        read_back_timeout_s: float,
+        writes: ConnectorWrites,
     ) -> None:
         self._view = view
         self._writer = writer
-        self._kafka = kafka
-        self.read_back_timeout_s = read_back_timeout_s
+        self._writes = writes
 
     def _ready_view(self) -> ViewSnapshot:
         if self._view is None or self._writer is None:
@@ -121,17 +121,25 @@ class ConnectorStopper:
         return self._view
 
     async def stop(self, name: str) -> None:
-        view = self._ready_view()
+        """The two records written once the config topic, read to its end, has the connector (checked at
+        the write, ``connector_writes``), then read back (``_confirm``)."""
+        self._ready_view()
+
+        def exists(state: ClusterView) -> None:
+            if state.connector_config(name) is None:
+                raise NotFoundError(unknown_connector(name))
+
+        async def write() -> None:
+            await self._write_stop(name)
+            await self._confirm(name)
+
+        await self._writes.checked(
+            name, exists, write, failure=f"Failed to stop connector {name}: cannot read the config topic"
+        )
+        log.info("connector stopped through the config topic", connector=name)
+
+    async def _write_stop(self, name: str) -> None:
         assert self._writer is not None
-        try:
-            await view.read_to_end("config", self.read_back_timeout_s)  # the herder's refreshed snapshot
-        except ReadTimeout as err:
-            raise OperationFailed(
-                f"Failed to stop connector {name}: cannot read the config topic: "
-                f"{await read_failure(view, 'config', err, self._kafka)}"
-            ) from err
-        if view.state.connector_config(name) is None:
-            raise NotFoundError(unknown_connector(name))
         commit, target = TaskCommit(name, 0), TargetState.of(name, "STOPPED")
         try:
             await self._writer.write((commit, target))
@@ -147,29 +155,58 @@ class ConnectorStopper:
                 "not STOPPED: it keeps its target state and has no tasks until it generates them again. Repeat the "
                 "request to stop it."
             ) from err
-        try:
-            await view.read_to_end("config", self.read_back_timeout_s)
-        except ReadTimeout as err:
-            raise OperationFailed(
-                f"Connector {name}: the STOPPED target state and empty task set were written but not read back: "
-                f"{await read_failure(view, 'config', err, self._kafka)}"
-            ) from err
-        state = view.state
-        if state.target_state(name) != "STOPPED" or state.task_counts.get(name, 0) != 0:
-            # read back, but something else was written after them (a resume, a new config): say so
-            raise OperationFailed(
-                f"Connector {name}: the STOPPED target state and empty task set were written, but reading the config "
-                f"topic back shows target state {state.target_state(name)} and "
-                f"{state.task_counts.get(name, 0)} tasks: another request changed the connector meanwhile"
+
+    async def _confirm(self, name: str) -> None:
+        """The records read back. A delete that landed meanwhile leaves no target state behind (a later
+        create of the name would start STOPPED): it is removed, as KafkaConfigBackingStore.removeConnectorConfig
+        removes it, and the stop answers as if the delete came first. Task configs written after the empty
+        set (a leader before 3.5 is not serialized with the sidecar: it still writes those of a
+        reconfiguration it started before it read the stop) are replaced by the empty set again; the
+        connector is paused there, so it generates no more."""
+        assert self._writer is not None
+        for attempt in range(1, LATE_TASKS_ATTEMPTS + 1):
+            state = await self._writes.read_to_end(
+                f"Connector {name}: the STOPPED target state and empty task set were written but not read back"
             )
-        log.info("connector stopped through the config topic", connector=name)
+            if state.connector_config(name) is None:
+                await self._remove_target_state(name)
+                raise NotFoundError(unknown_connector(name))
+            tasks = state.task_counts.get(name, 0)
+            if state.target_state(name) != "STOPPED" or (tasks and attempt == LATE_TASKS_ATTEMPTS):
+                # read back, but something else was written after them (a resume, a new config): say so
+                raise OperationFailed(
+                    f"Connector {name}: the STOPPED target state and empty task set were written, but reading the "
+                    f"config topic back shows target state {state.target_state(name)} and {tasks} tasks: another "
+                    "request changed the connector meanwhile"
+                )
+            if not tasks:
+                return
+            log.info("task configs written after an emulated stop replaced by none", connector=name, tasks=tasks)
+            await self._write_empty_tasks(name)
+
+    async def _write_empty_tasks(self, name: str) -> None:
+        assert self._writer is not None
+        try:
+            await self._writer.write((TaskCommit(name, 0),))
+        except ConfigWriteFailed as err:
+            raise OperationFailed(
+                f"Failed to stop connector {name}: its target state is STOPPED, but task configs were written after "
+                f"its empty set of tasks, and writing the empty set again failed: {err.cause.rstrip('.')}. Repeat "
+                "the request to stop it."
+            ) from err
+
+    async def _remove_target_state(self, name: str) -> None:
+        assert self._writer is not None
+        try:
+            await self._writer.write((Tombstone(ConfigKey(ConfigKind.TARGET_STATE, name)),))
+        except ConfigWriteFailed as err:
+            log.error("the target state of a connector deleted during its stop stays", connector=name, error=err.cause)
 
 
 __all__ = [
     "RESTART_ATTEMPTS",
     "ConnectorStopper",
     "failed_and_stopped",
-    "read_failure",
     "restart_refused",
     "resumed_connector",
     "unknown_connector",

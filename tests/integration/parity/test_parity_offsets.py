@@ -7,7 +7,8 @@ lines that apply:
 - alter a stopped FileStreamSink's consumer offset back, resume, see the records written again; the same
   for a sink with an overridden group id, whose alter also deletes an offset (null);
 - reset both kinds and see them start over; a second reset succeeds too;
-- alter or reset a running, paused or unknown connector is refused and changes nothing.
+- alter or reset a running, paused or unknown connector is refused and changes nothing;
+- an alter raced by a resume sent straight to the worker: acknowledged, it holds.
 
 Where the records land is checked every way too (the worker's offsets topic, the partition Connect's
 producer picks, the connector's own topic, the consumer groups).
@@ -15,12 +16,16 @@ producer picks, the connector's own topic, the consumer groups).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from control_plane.codecs import OffsetKey, partition_for_key
+from control_plane.domain.offsets.messages import not_stopped
 from control_plane.storage.consumer_groups import ConsumerGroups
 from tests.support.kafka_topics import produce, read_to_end
 from tests.support.parity import Way, lines_of, run_every_way, since
@@ -183,3 +188,45 @@ async def sink_offsets(w: Way) -> None:
 
 async def test_sink_offsets_grow_alter_with_a_deletion_reset_and_rewrite(ways: list[Way]) -> None:
     await run_every_way(ways, sink_offsets)
+
+
+async def resumed_while_altered(w: Way) -> None:
+    """A stopped source's alter, and a resume sent straight to the worker while the alter is on its way.
+    Whichever lands first, an alter answered 200 holds: the connector, running again, reads from the
+    position it was given; an alter that came second is Connect's 400 and changes nothing."""
+    name = w.connector("kip875-race")
+    path, topic = w.home / "race.txt", w.name("kip875-race-lines")
+    path.write_text("l1\nl2\nl3\n")
+    config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(path), "topic": topic}
+    await w.call("PUT", w.path(name, "/config"), json=config)
+    await offsets_until(w, name, lambda o: positions(o) == [9], f"{name} at 9")
+    await stop(w, name)
+    back = {"offsets": [{"partition": {"filename": str(path)}, "offset": {"position": 0}}]}
+    sent = asyncio.Event()
+
+    async def on_its_way(request: httpx.Request) -> None:
+        if request.method == "PATCH":
+            sent.set()
+
+    w.client.event_hooks["request"].append(on_its_way)
+    try:
+        alter = asyncio.create_task(w.call("PATCH", w.path(name, "/offsets"), json=back, record=False))
+        await sent.wait()
+        async with httpx.AsyncClient(base_url=w.cluster.connect_url, timeout=60) as worker:
+            assert (await worker.put(w.path(name, "/resume"))).status_code == 202
+        altered = await alter
+    finally:
+        w.client.event_hooks["request"].remove(on_its_way)
+    await w.until_states(name, "RUNNING", ["RUNNING"])
+    with path.open("a") as f:
+        f.write("l4\n")
+    await offsets_until(w, name, lambda o: positions(o) == [12], f"{name} at 12")
+    lines = ["l1", "l2", "l3"] + (["l1", "l2", "l3", "l4"] if altered.status_code == 200 else ["l4"])
+    if altered.status_code != 200:
+        assert (altered.status_code, altered.json()["message"]) == (400, not_stopped(name))
+    assert await w.values(topic) == lines, f"{w.label}: the alter answered {altered.status_code}"
+    w.note("an acknowledged alter holds", True)
+
+
+async def test_an_alter_acknowledged_while_a_resume_lands_holds(ways: list[Way]) -> None:
+    await run_every_way(ways, resumed_while_altered)

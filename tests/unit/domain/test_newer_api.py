@@ -127,7 +127,9 @@ def patching(current: dict[str, str]) -> tuple[FakeWorkers, Kafka]:
 
 async def test_an_emulated_patch_puts_the_patched_config() -> None:
     workers, kafka = patching({"connector.class": CLASS, "name": "c", "a": "1", "b": "2"})
-    outcome = await ConnectorConfigs(workers, (), view=kafka.view).patch("c", {"a": None, "b": "3"}, emulate=True)
+    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.writes).patch(
+        "c", {"a": None, "b": "3"}, emulate=True
+    )
     assert isinstance(outcome, Relay) and outcome.response.status == 200
     assert orjson.loads(workers.forwarded[-1].body) == {"connector.class": CLASS, "name": "c", "b": "3"}
 
@@ -143,7 +145,9 @@ async def test_a_patch_raced_by_other_changes_is_refused() -> None:
     workers, kafka = patching({"connector.class": CLASS, "name": "c"})
     # another client keeps changing the config between the worker's answer and the PUT
     kafka.view.state.apply_config(ConnectorConfig("c", {"connector.class": CLASS, "name": "c", "x": "other"}))
-    outcome = await ConnectorConfigs(workers, (), view=kafka.view).patch("c", {"a": "1"}, emulate=True)
+    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.writes).patch(
+        "c", {"a": "1"}, emulate=True
+    )
     assert isinstance(outcome, Refusal) and isinstance(outcome.error, ConflictError)
     assert not [r for r in workers.forwarded if r.method == "PUT"]
 

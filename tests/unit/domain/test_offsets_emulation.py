@@ -7,13 +7,17 @@ from __future__ import annotations
 import pytest
 
 from control_plane.codecs import (
+    ConfigRecord,
     ConnectorConfig,
     ConnectorStatus,
+    TargetState,
     TaskCommit,
     TaskStatus,
     Tombstone,
     decode_config,
+    encode_config,
 )
+from control_plane.codecs.config import ConfigKey, ConfigKind
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from control_plane.domain.offsets.messages import framework_managed, not_stopped, sink_tasks_running
@@ -341,3 +345,107 @@ async def test_a_partition_under_two_key_encodings_shows_the_one_the_tasks_look_
     assert [o.offset for o in read.offsets] == [{"pos": 7}]
     ((duplicate),) = read.duplicates
     assert duplicate.topic == OFFSETS and duplicate.keys == (canonical, spaced)
+
+
+def written_straight_to_the_config_topic(kafka: Kafka, *records: ConfigRecord | Tombstone[ConfigKey]) -> None:
+    """What another client (a worker's own REST API, another sidecar) writes meanwhile."""
+    for record in records:
+        key, value = encode_config(record)
+        kafka.log.append((CONFIG, key, value))
+
+
+async def test_a_resume_while_an_alter_waits_for_the_tasks_is_seen_at_the_write(kafka: Kafka) -> None:
+    """DistributedHerder.modifyConnectorOffsets checks STOPPED in the tick that writes: a resume that lands
+    while the alter waits for the tasks' last commits is the alter's 400, not a 200 its tasks undo."""
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")
+    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=999_000)
+    kafka.while_sleeping = lambda: written_straight_to_the_config_topic(kafka, TargetState.of("c", "STARTED"))
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.alter("c", entries)
+    assert refused.value.message == not_stopped("c") and kafka.slept == [4.0]
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_a_delete_while_a_reset_waits_is_the_resets_404(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")
+    kafka.offset(OFFSETS, "c", {"f": "x"}, {"p": 1})
+    kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=999_000)
+    kafka.while_sleeping = lambda: written_straight_to_the_config_topic(
+        kafka, Tombstone(ConfigKey(ConfigKind.CONNECTOR, "c")), Tombstone(ConfigKey(ConfigKind.TARGET_STATE, "c"))
+    )
+    with pytest.raises(NotFoundError) as missing:
+        await kafka.offsets.reset("c")
+    assert missing.value.message == "Connector c not found"
+    assert [value for _, value in kafka.written(OFFSETS)] == [b'{"p":1}']
+
+
+async def test_a_connector_whose_class_the_worker_cannot_load_gets_connects_500_after_the_state_check(
+    kafka: Kafka,
+) -> None:
+    """Worker.connectorOffsets and modifyConnectorOffsets load the class first (Plugins.newConnector): neither
+    source nor sink, never guessed. Alter and reset check the state before (the herder's checks)."""
+    kafka.view.state.plugin_types = {"org.example.Sink": "sink", "org.example.Source": "source"}
+    kafka.connector("c", topics="t")
+    expected = (
+        "Failed to find any class that implements Connector and which name matches X, available connectors are: "
+        "org.example.Sink, org.example.Source"
+    )
+    with pytest.raises(OperationFailed) as failed:
+        await kafka.offsets.read("c")
+    assert failed.value.message == expected
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":null}]}')
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.alter("c", entries)
+    assert refused.value.message == not_stopped("c")
+    await kafka.stopper.stop("c")
+    for attempt in (kafka.offsets.alter("c", entries), kafka.offsets.reset("c")):
+        with pytest.raises(OperationFailed) as failed:
+            await attempt
+        assert failed.value.message == expected
+    assert kafka.written(OFFSETS) == [] and kafka.groups.groups == {}
+
+
+async def test_a_stop_raced_by_a_delete_leaves_no_target_state_behind(kafka: Kafka) -> None:
+    """KafkaConfigBackingStore.removeConnectorConfig removes the target state with the config: a STOPPED
+    written after the delete is removed again (a later create of the name would start STOPPED), and the
+    stop answers as if the delete came first."""
+    kafka.connector("c")
+
+    def delete_lands_first(key: bytes) -> None:
+        if key == b"target-state-c" and kafka.view.state.connector_config("c") is not None:
+            written_straight_to_the_config_topic(
+                kafka,
+                Tombstone(ConfigKey(ConfigKind.CONNECTOR, "c")),
+                Tombstone(ConfigKey(ConfigKind.TARGET_STATE, "c")),
+            )
+
+    kafka.failing = delete_lands_first
+    with pytest.raises(NotFoundError) as missing:
+        await kafka.stopper.stop("c")
+    assert missing.value.message == "Unknown connector c"
+    assert kafka.written(CONFIG)[-1] == (b"target-state-c", None)
+    await kafka.view.read_to_end(CONFIG, 1)
+    kafka.connector("c")  # created again: it starts as asked, not STOPPED
+    assert kafka.view.state.target_state("c") == "STARTED"
+
+
+async def test_task_configs_a_leader_writes_after_an_emulated_stop_are_replaced_by_none(kafka: Kafka) -> None:
+    """A leader before 3.5 still writes the task configs of a reconfiguration it started before it read the
+    stop; the stop writes the empty set again (its connector is paused there and generates no more)."""
+    kafka.connector("c")
+    late = [TaskCommit("c", 2)]
+
+    def leader_writes_late_tasks(key: bytes) -> None:
+        if key == b"target-state-c" and late:
+            written_straight_to_the_config_topic(kafka, late.pop())
+
+    kafka.failing = leader_writes_late_tasks
+    await kafka.stopper.stop("c")
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
+    assert kafka.written(CONFIG)[-1] == (b"commit-c", b'{"tasks":0}')

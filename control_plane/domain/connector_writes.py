@@ -1,0 +1,99 @@
+"""The one step of every write the sidecar makes for a connector under a precondition (an emulated stop,
+offsets alter and reset, PATCH, ``initial_state``): the precondition is checked at the moment of the
+write, on the config topic read to its end, never before a wait.
+
+Connect's leader is the model: ``DistributedHerder.modifyConnectorOffsets`` refreshes its config snapshot
+and runs ``modifyConnectorOffsetsChecks`` (STOPPED, no tasks) in the same herder tick that starts the
+write, and every other change of the connector (a resume, a delete, a new config) is a request of the same
+queue, so none lands between the check and the write. Here:
+
+- the writes of one connector through this sidecar run one at a time (``serialized``): the emulated ones,
+  and the changes the herder passes through to a worker (a resume, a pause, a config, a delete), so a
+  resume sent through this sidecar waits for an alter's write, or the alter sees it;
+- inside, the config topic is read to its end (what the worker's own herder reads), the precondition is
+  checked on what it holds, and the write is made (``checked``). Whatever a request waited for before
+  (the tasks' last commits, a worker's answer) is behind it: a change in between is seen here.
+
+A change written straight to a worker between the check and the write is not seen: the window is the
+write's own time (milliseconds), where it was every wait before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TypeVar
+
+from ..storage.errors import ReadTimeout
+from ..view import ClusterView
+from .errors import OperationFailed
+from .ports import ClusterMetadata, ViewSnapshot
+
+T = TypeVar("T")
+
+Precondition = Callable[[ClusterView], None]  # raises the domain error the request answers when it fails
+
+
+async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: ClusterMetadata) -> str:
+    """A read-to-end that did not finish, with its cause: the tail's own last error, or why Kafka
+    cannot be reached now."""
+    cause = view.tail_error(tail) or await kafka.unreachable()
+    return f"{err}: {cause}" if cause else str(err)
+
+
+class ConnectorWrites:
+    def __init__(self, view: ViewSnapshot | None, kafka: ClusterMetadata, read_back_timeout_s: float) -> None:
+        self._view = view
+        self._kafka = kafka
+        self.read_back_timeout_s = read_back_timeout_s
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
+        self._holders: dict[str, asyncio.Task[object] | None] = {}  # per connector: the task inside
+
+    @contextlib.asynccontextmanager
+    async def serialized(self, name: str) -> AsyncIterator[None]:
+        """One write of ``name`` at a time through this sidecar. Reentrant within one task: a request that
+        serializes several steps (a PATCH's read, check and write) makes its checked write inside."""
+        me = asyncio.current_task()
+        if me is not None and self._holders.get(name) is me:
+            yield
+            return
+        lock, users = self._locks.get(name, (asyncio.Lock(), 0))
+        self._locks[name] = (lock, users + 1)
+        try:
+            async with lock:
+                self._holders[name] = me
+                try:
+                    yield
+                finally:
+                    self._holders.pop(name, None)
+        finally:
+            lock, users = self._locks[name]
+            if users == 1:
+                del self._locks[name]
+            else:
+                self._locks[name] = (lock, users - 1)
+
+    async def read_to_end(self, failure: str) -> ClusterView:
+        """The config topic read to its end, as the worker's herder refreshes its snapshot; ``failure``
+        prefixes the 500 when it cannot be."""
+        view = self._view
+        if view is None:
+            raise OperationFailed(f"{failure}: the sidecar has no view of the config topic")
+        try:
+            await view.read_to_end("config", self.read_back_timeout_s)
+        except ReadTimeout as err:
+            raise OperationFailed(f"{failure}: {await read_failure(view, 'config', err, self._kafka)}") from err
+        return view.state
+
+    async def checked(
+        self, name: str, precondition: Precondition, write: Callable[[], Awaitable[T]], *, failure: str
+    ) -> T:
+        """``write`` once ``precondition`` holds on the config topic read to its end, with no other write
+        of ``name`` through this sidecar in between."""
+        async with self.serialized(name):
+            precondition(await self.read_to_end(failure))
+            return await write()
+
+
+__all__ = ["ConnectorWrites", "Precondition", "read_failure"]
