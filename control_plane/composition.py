@@ -255,7 +255,7 @@ async def running(
             topics=Topics(rule, tracking),
             topic_creation=CreationPreviews(rule, topic_creation),
             plugins=Plugins(rule, plugin_versions, path_converters),
-            configs=Configs(rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s)),
+            configs=Configs(rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s, writes)),
             newer=NewerApi(
                 rule,
                 Loggers(upstream, timeout_s=settings.upstream_read_timeout_s),

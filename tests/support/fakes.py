@@ -262,7 +262,8 @@ def newer_api(rule: ReadRule) -> NewerApi:
 def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | None = None) -> Configs:
     """The configurations feature over the fakes (``kafka``: its config log; else none)."""
     writer = ConfigWriter(CONFIG, kafka.producer, 1.0) if kafka else None
-    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, writer, 1.0))
+    writes = kafka.writes if kafka else ConnectorWrites(rule.view, FakeGroups(), 1.0)
+    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, writer, 1.0, writes))
 
 
 class FakeStatusSink:

@@ -37,6 +37,7 @@ from ...storage.config_writer import ConfigWriteFailed
 from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamRequest, UpstreamResponse
 from ..connect_api import JSON_HEADERS, Config
+from ..connector_writes import ConnectorWrites
 from ..errors import OperationFailed, ViewNotReady
 from ..jackson import chain, location, members
 from ..outcomes import Refusal, Relay
@@ -126,12 +127,14 @@ class ConnectorCreation:
         view: ViewSnapshot | None,
         writer: ConfigLog | None,
         read_back_timeout_s: float,
+        writes: ConnectorWrites,
     ) -> None:
         self._workers = workers
         self._configs = configs
         self._view = view
         self._writer = writer
         self._read_back_s = read_back_timeout_s
+        self._writes = writes
 
     async def create(self, body: Mapping[str, Any], config: Config, initial: InitialState) -> Relay | Refusal:
         """``body``: the client's request as read; ``config`` its configuration as Connect reads it."""
@@ -140,19 +143,23 @@ class ConnectorCreation:
         checked = await self._configs.create(name, config)
         if isinstance(checked, Refusal):
             return checked
-        if initial.state == "RUNNING" or not await self._may_write(name, config):
+        if initial.state == "RUNNING" or not name or not await self._configs.worker_accepts(name, config):
             return Relay(await self._send(request), checked.warnings)
         view, writer = self._ready()
-        target = TargetState.of(name, TARGET[initial.state])
-        await self._write(writer, target, f"Failed to create connector {name} {initial.state}")
-        try:
-            await view.read_to_end("config", self._read_back_s)
-            answer = await self._send(request)
-        except BaseException:
-            await self._undo(name)
-            raise
-        if answer.status != 201:
-            await self._undo(name)
+        async with self._writes.serialized(name):  # absent at the moment its target state is written
+            state = await self._writes.read_to_end(f"Failed to create connector {name}: cannot read the config topic")
+            if state.connector_config(name) is not None:
+                return Relay(await self._send(request), checked.warnings)  # the worker's 409
+            target = TargetState.of(name, TARGET[initial.state])
+            await self._write(writer, target, f"Failed to create connector {name} {initial.state}")
+            try:
+                await view.read_to_end("config", self._read_back_s)
+                answer = await self._send(request)
+            except BaseException:
+                await self._undo(name)
+                raise
+            if answer.status != 201:
+                await self._undo(name)
         log.info("connector created with an initial state", connector=name, state=initial.state, status=answer.status)
         return Relay(answer, checked.warnings)
 
@@ -162,18 +169,6 @@ class ConnectorCreation:
         if not self._view.ready:
             raise ViewNotReady(VIEW_NEEDED.format(why="still reading the topics"))
         return self._view, self._writer
-
-    async def _may_write(self, name: str, config: Config) -> bool:
-        """Whether the worker would create this connector: it does not exist yet (the config topic read to
-        its end) and the worker's validation finds no error. Otherwise the worker answers the create."""
-        view, _ = self._ready()
-        try:
-            await view.read_to_end("config", self._read_back_s)
-        except ReadTimeout as err:
-            raise OperationFailed(f"Failed to create connector {name}: cannot read the config topic: {err}") from err
-        if not name or view.state.connector_config(name) is not None:
-            return False
-        return await self._configs.worker_accepts(name, config)
 
     async def _send(self, request: Mapping[str, Any]) -> UpstreamResponse:
         return await self._workers.forward(
