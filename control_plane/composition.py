@@ -24,6 +24,7 @@ from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
+from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
 from .domain.plugins import PluginCatalog, Plugins, PluginVersions
@@ -263,6 +264,9 @@ async def running(
                 advertise_effective=advertise_effective,
             ),
             writes=writes,
+            membership=ClusterMembership(
+                groups, upstream, settings.group_id, version_timeout_s=settings.worker_probe_timeout_s
+            ),
         )
         metrics.watch_states(herder.reads.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .configs import Configs
 from .connector_writes import ConnectorWrites
+from .membership import ClusterMembership
 from .newer import NewerApi
 from .offsets import StopAndOffsets
 from .plugins import Plugins
@@ -51,6 +52,7 @@ class Herder:
         configs: Configs,
         newer: NewerApi,
         writes: ConnectorWrites,
+        membership: ClusterMembership,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -63,6 +65,7 @@ class Herder:
         self._rule = rule
         self._workers = rule.workers
         self._writes = writes
+        self.membership = membership
 
     @property
     def view_ready(self) -> bool:

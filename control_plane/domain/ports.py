@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ..codecs import ConfigRecord, StatusRecord, Tombstone
 from ..codecs.config import ConfigKey
 from ..codecs.status import StatusKey
+from ..storage.consumer_groups import GroupDescription
 from ..storage.log_reader import LogRecord
 from ..storage.offsets_writer import OffsetRecord
 from ..storage.status_writes import StatusWrites
@@ -63,6 +64,12 @@ class GroupAdmin(Protocol):
     async def delete_offsets(self, group: str, partitions: Iterable[TopicPartition]) -> None: ...
 
     async def delete_group(self, group: str) -> bool: ...
+
+
+class WorkerGroup(Protocol):
+    """The members of a Kafka group (``storage.consumer_groups.ConsumerGroups``): Connect's workers are one."""
+
+    async def describe(self, group: str) -> GroupDescription: ...
 
 
 class ClusterMetadata(Protocol):
@@ -180,5 +187,6 @@ __all__ = [
     "TopicPartition",
     "TopicReader",
     "ViewSnapshot",
+    "WorkerGroup",
     "Workers",
 ]

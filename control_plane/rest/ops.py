@@ -32,6 +32,11 @@ async def info(request: Request) -> Response:
     return json_response(herder(request).reads.info())
 
 
+async def cluster(request: Request) -> Response:
+    """``GET /_sidecar/cluster``: the workers of the cluster, from their group."""
+    return json_response((await herder(request).membership.read()).to_json())
+
+
 async def status_writes(request: Request) -> Response:
     """``GET /_sidecar/status-writes``: the status-topic writes still pending, and those that failed."""
     return json_response(herder(request).reads.status_writes())

@@ -307,6 +307,14 @@ SIDECAR: tuple[Route, ...] = (
     ),
     Route(
         "GET",
+        f"{_S}/cluster",
+        "The Connect cluster's live workers (its group's members), their versions and the leader",
+        {200: sm.ClusterInfo},
+        ops.cluster,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
         f"{_S}/status-writes",
         "The status-topic writes pending and failed",
         {200: sm.StatusWritesInfo},

@@ -41,6 +41,27 @@ class CapabilitiesInfo(Open):
     advertised_version: str | None = Field(description="what GET / advertises (null: the worker's own)")
 
 
+class ClusterWorkerInfo(BaseModel):
+    id: str = Field(description="its member id in the workers' group")
+    url: str = Field(description="its advertised REST URL")
+    host: str
+    version: str | None = Field(description="its GET / version; null when it did not answer")
+    leader: bool
+    config_offset: int = Field(description="the config-topic offset it had read when it joined")
+    connectors: int
+    tasks: int
+
+
+class ClusterInfo(Open):
+    group: str = Field(description="the workers' group.id")
+    state: str = Field(description="the group's state: Stable, PreparingRebalance, CompletingRebalance, Empty")
+    protocol: str = Field(description="Connect's group protocol: default, compatible or sessioned")
+    leader_url: str | None
+    workers: list[ClusterWorkerInfo]
+    read_at: float
+    error: str | None = Field(description="why the group could not be read")
+
+
 class SidecarInfo(Open):
     capabilities: CapabilitiesInfo
     workers: list[str]

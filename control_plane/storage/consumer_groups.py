@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
 import structlog
@@ -107,6 +108,26 @@ def _error_name(code: int) -> str:
     return for_code(code).__name__ if code != GROUP_SUBSCRIBED_TO_TOPIC else "GroupSubscribedToTopicError"
 
 
+@dataclass(frozen=True)
+class GroupMember:
+    """A member as DescribeGroups answers it: its metadata and assignment are the group protocol's bytes."""
+
+    member_id: str
+    client_id: str
+    host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class GroupDescription:
+    group: str
+    state: str  # Stable, PreparingRebalance, CompletingRebalance, Empty, Dead ("" when unknown)
+    protocol_type: str  # "connect" for a Connect cluster's workers
+    protocol: str  # the chosen protocol: default, compatible or sessioned for Connect
+    members: tuple[GroupMember, ...]
+
+
 class _Retriable(Exception):
     def __init__(self, code: int) -> None:
         super().__init__(_error_name(code))
@@ -186,6 +207,30 @@ class ConsumerGroups:
                         raise GroupOperationError("DescribeGroups", _error_name(code))
                     return 0 if state in EMPTY_STATES and not members else max(len(members), 1)
                 return 0
+
+            return await self._retrying(describe)
+
+    async def describe(self, group: str) -> GroupDescription:
+        """The group's state and members (an unknown group: Dead with none)."""
+        async with self._client(f"describing group {group}") as client:
+
+            async def describe() -> GroupDescription:
+                node = await self._coordinator(client, group)
+                response = await client.send(node, DescribeGroupsRequest([group]))
+                for code, _group, state, ptype, protocol, members, *_ in response.groups:
+                    self._check(code)
+                    if code == GROUP_ID_NOT_FOUND:
+                        break
+                    if code:
+                        raise GroupOperationError("DescribeGroups", _error_name(code))
+                    return GroupDescription(
+                        group,
+                        state,
+                        ptype,
+                        protocol,
+                        tuple(GroupMember(m[0], m[1], m[2], bytes(m[3]), bytes(m[4])) for m in members),
+                    )
+                return GroupDescription(group, "Dead", "", "", ())
 
             return await self._retrying(describe)
 
@@ -283,4 +328,11 @@ class ConsumerGroups:
                     raise GroupOperationError(operation, f"{topic}-{partition}: {_error_name(code)}")
 
 
-__all__ = ["ConsumerGroups", "GroupNotEmpty", "GroupOperationError", "TopicPartition"]
+__all__ = [
+    "ConsumerGroups",
+    "GroupDescription",
+    "GroupMember",
+    "GroupNotEmpty",
+    "GroupOperationError",
+    "TopicPartition",
+]

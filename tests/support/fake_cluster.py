@@ -9,6 +9,7 @@ from control_plane.domain.capabilities import Capabilities, Feature
 from control_plane.domain.configs import ConnectorConfigs
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
+from control_plane.domain.membership import ClusterMembership
 from control_plane.domain.offsets import StopAndOffsets
 from control_plane.domain.plugins import PluginCatalog, Plugins
 from control_plane.domain.reads import Reads
@@ -16,7 +17,7 @@ from control_plane.domain.topic_creation import CreationPreviews
 from control_plane.domain.topics import Topics, TopicTracking
 from control_plane.modes import FeatureMode
 
-from .fakes import FakeStatusSink, FakeWorkers, Kafka, configs_feature, newer_api, read_rule
+from .fakes import FakeStatusSink, FakeWorkerGroup, FakeWorkers, Kafka, configs_feature, newer_api, read_rule
 
 
 class FakeCluster:
@@ -55,6 +56,7 @@ class FakeCluster:
             ),
             newer=newer_api(rule),
             writes=self.kafka.writes,
+            membership=ClusterMembership(FakeWorkerGroup(), self.workers, "connect-cluster", version_timeout_s=1.0),
         )
 
     async def detect(self) -> None:

@@ -17,6 +17,7 @@ from control_plane.codecs import (
     decode_offset,
     encode_offset,
 )
+from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
@@ -27,6 +28,7 @@ from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, Task
 from control_plane.domain.ports import TopicPartition
 from control_plane.domain.read_rule import ReadRule
 from control_plane.storage.config_writer import ConfigWriter
+from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from control_plane.storage.log_reader import LogRecord
 from control_plane.storage.offsets_writer import OffsetsWriter
@@ -209,6 +211,28 @@ class Kafka:
 
     def written(self, topic: str) -> list[tuple[bytes, bytes | None]]:
         return [(k, v) for t, k, v in self.log if t == topic]
+
+
+class FakeWorkerGroup:
+    """The worker group port: the members ``description`` holds (``member``: one as a worker joins)."""
+
+    def __init__(self, *members: GroupMember) -> None:
+        self.description = GroupDescription("connect-cluster", "Stable", "connect", "sessioned", members)
+        self.failing: str | None = None
+
+    async def describe(self, group: str) -> GroupDescription:
+        if self.failing:
+            raise GroupOperationError("DescribeGroups", self.failing)
+        return self.description
+
+
+def member(
+    member_id: str, url: str, leader: str, leader_url: str, tasks: tuple[tuple[str, int], ...] = ()
+) -> GroupMember:
+    """A worker in the group as a 3.x+ worker joins it (the sessioned protocol, version 2)."""
+    metadata = encode_metadata(WorkerMetadata(2, url, 7))
+    assignment = encode_assignment(WorkerAssignment(2, 0, leader, leader_url, 7, (), tasks))
+    return GroupMember(member_id, "connect-1", "/127.0.0.1", metadata, assignment)
 
 
 class FakeWorkers:

@@ -1,0 +1,177 @@
+"""Who is in the Connect cluster: every live worker, from the workers' own group (Connect's ``group.id``),
+as a ``DescribeGroups`` answers it, and the leader; each worker's version from its ``GET /``.
+
+Connect's own mechanism is the model: a worker joins the group with its advertised URL in its member
+metadata, and the leader's assignment names the leader and its URL (``ConnectProtocol``,
+``IncrementalCooperativeConnectProtocol``; ``codecs.connect_group``). A worker that leaves is out of the
+group once it has left or its session timed out (``session.timeout.ms``), so the answer forgets it within
+that bound; it is read again at most every ``refresh_s``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import orjson
+
+from ..codecs.connect_group import GroupRecordError, WorkerAssignment, decode_assignment, decode_metadata
+from ..storage.consumer_groups import GroupDescription, GroupMember
+from ..storage.errors import GroupOperationError
+from ..upstream import UpstreamError, UpstreamRequest
+from .ports import WorkerGroup, Workers
+
+CONNECT_PROTOCOL_TYPE = "connect"  # ConnectProtocol: the workers' group protocol type
+
+
+@dataclass(frozen=True)
+class ClusterWorker:
+    member_id: str
+    url: str  # its advertised REST URL, without the trailing slash
+    host: str  # the address the broker sees it from
+    config_offset: int  # the config-topic offset it has read, as it joined
+    leader: bool
+    version: str | None  # its GET /; None when it did not answer
+    connectors: int  # what the leader assigned it
+    tasks: int
+
+
+@dataclass(frozen=True)
+class Membership:
+    group: str
+    state: str
+    protocol: str
+    leader_url: str | None
+    workers: tuple[ClusterWorker, ...]
+    read_at: float  # time.time() of the DescribeGroups
+    error: str | None = None  # why the group could not be read (then no workers)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "group": self.group,
+            "state": self.state,
+            "protocol": self.protocol,
+            "leader_url": self.leader_url,
+            "workers": [
+                {
+                    "id": w.member_id,
+                    "url": w.url,
+                    "host": w.host,
+                    "version": w.version,
+                    "leader": w.leader,
+                    "config_offset": w.config_offset,
+                    "connectors": w.connectors,
+                    "tasks": w.tasks,
+                }
+                for w in self.workers
+            ],
+            "read_at": self.read_at,
+            "error": self.error,
+        }
+
+
+class ClusterMembership:
+    def __init__(
+        self,
+        groups: WorkerGroup,
+        workers: Workers,
+        group_id: str,
+        *,
+        version_timeout_s: float,
+        refresh_s: float = 1.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._groups = groups
+        self._workers = workers
+        self._group_id = group_id
+        self._version_timeout_s = version_timeout_s
+        self._refresh_s = refresh_s
+        self._clock = clock
+        self._last: Membership | None = None
+        self._reading: asyncio.Lock = asyncio.Lock()
+
+    async def read(self) -> Membership:
+        """The cluster's members, read at most every ``refresh_s`` (concurrent callers share one read)."""
+        async with self._reading:
+            last = self._last
+            if last is not None and self._clock() - last.read_at < self._refresh_s:
+                return last
+            self._last = await self._read_now()
+            return self._last
+
+    async def _read_now(self) -> Membership:
+        read_at = self._clock()
+        try:
+            group = await self._groups.describe(self._group_id)
+        except GroupOperationError as err:
+            return Membership(self._group_id, "", "", None, (), read_at, str(err))
+        if group.members and group.protocol_type != CONNECT_PROTOCOL_TYPE:
+            error = f"group {self._group_id} is not a Connect cluster's (protocol type {group.protocol_type!r})"
+            return Membership(self._group_id, group.state, group.protocol, None, (), read_at, error)
+        return await self._members(group, read_at)
+
+    async def _members(self, group: GroupDescription, read_at: float) -> Membership:
+        decoded = [_decoded(member) for member in group.members]
+        leaders = {a.leader: a.leader_url.rstrip("/") for _, _, a in decoded if a is not None and a.leader}
+        leader_id, leader_url = next(iter(leaders.items()), (None, None))
+        versions = await asyncio.gather(*(self._version(url) for _, url, _ in decoded))
+        workers = tuple(
+            ClusterWorker(
+                member.member_id,
+                url,
+                member.host.lstrip("/"),
+                offset,
+                member.member_id == leader_id,
+                version,
+                len(assignment.connectors) if assignment else 0,
+                len(assignment.tasks) if assignment else 0,
+            )
+            for (member, url, assignment), version, offset in zip(
+                decoded, versions, (_offset(m) for m in group.members), strict=True
+            )
+        )
+        return Membership(
+            group.group, group.state, group.protocol, leader_url, tuple(sorted(workers, key=_by_url)), read_at
+        )
+
+    async def _version(self, url: str) -> str | None:
+        if not url:
+            return None
+        try:
+            answer = await self._workers.send_to(url, UpstreamRequest("GET", "/"), self._version_timeout_s)
+        except UpstreamError:
+            return None
+        try:
+            body = orjson.loads(answer.body) if answer.status == 200 else None
+        except orjson.JSONDecodeError:
+            return None
+        version = body.get("version") if isinstance(body, dict) else None
+        return version if isinstance(version, str) else None
+
+
+def _decoded(member: GroupMember) -> tuple[GroupMember, str, WorkerAssignment | None]:
+    try:
+        url = decode_metadata(member.metadata).url.rstrip("/")
+    except GroupRecordError:
+        url = ""
+    try:
+        assignment = decode_assignment(member.assignment) if member.assignment else None
+    except GroupRecordError:
+        assignment = None
+    return member, url, assignment
+
+
+def _offset(member: GroupMember) -> int:
+    try:
+        return decode_metadata(member.metadata).config_offset
+    except GroupRecordError:
+        return -1
+
+
+def _by_url(worker: ClusterWorker) -> str:
+    return worker.url
+
+
+__all__ = ["ClusterMembership", "ClusterWorker", "Membership"]

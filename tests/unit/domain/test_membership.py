@@ -1,0 +1,71 @@
+"""The cluster's workers from their group: each member's advertised URL and the leader from the group
+protocol's bytes, each worker's version from its GET /."""
+
+from __future__ import annotations
+
+from control_plane.domain.membership import ClusterMembership
+from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
+
+
+def membership(group: FakeWorkerGroup, workers: FakeWorkers, now: list[float]) -> ClusterMembership:
+    return ClusterMembership(group, workers, "connect-cluster", version_timeout_s=1.0, clock=lambda: now[0])
+
+
+async def test_every_member_with_its_url_version_and_the_leader() -> None:
+    group = FakeWorkerGroup(
+        member("m2", "http://w2:8083/", "m1", "http://w1:8083/", (("c", 0), ("c", 1))),
+        member("m1", "http://w1:8083/", "m1", "http://w1:8083/"),
+    )
+    workers = FakeWorkers("3.4.1")
+    workers.answers[("GET", "/")] = (200, b'{"version":"3.4.1","commit":"x"}')
+    read = await membership(group, workers, [100.0]).read()
+    assert read.to_json() == {
+        "group": "connect-cluster",
+        "state": "Stable",
+        "protocol": "sessioned",
+        "leader_url": "http://w1:8083",
+        "workers": [
+            {
+                "id": "m1",
+                "url": "http://w1:8083",
+                "host": "127.0.0.1",
+                "version": "3.4.1",
+                "leader": True,
+                "config_offset": 7,
+                "connectors": 0,
+                "tasks": 0,
+            },
+            {
+                "id": "m2",
+                "url": "http://w2:8083",
+                "host": "127.0.0.1",
+                "version": "3.4.1",
+                "leader": False,
+                "config_offset": 7,
+                "connectors": 0,
+                "tasks": 2,
+            },
+        ],
+        "read_at": 100.0,
+        "error": None,
+    }
+    assert sorted(worker for worker, _ in workers.sent_to) == ["http://w1:8083", "http://w2:8083"]
+
+
+async def test_read_again_only_after_the_refresh_interval_and_a_worker_that_left_is_gone() -> None:
+    group = FakeWorkerGroup(member("m1", "http://w1:8083/", "m1", "http://w1:8083/"))
+    now = [100.0]
+    members = membership(group, FakeWorkers(), now)
+    assert [w.url for w in (await members.read()).workers] == ["http://w1:8083"]
+    group.description = FakeWorkerGroup(member("m2", "http://w2:8083/", "m2", "http://w2:8083/")).description
+    assert [w.url for w in (await members.read()).workers] == ["http://w1:8083"]  # within the interval
+    now[0] += 1.0
+    read = await members.read()
+    assert [w.url for w in read.workers] == ["http://w2:8083"] and read.workers[0].version is None  # no answer
+
+
+async def test_a_group_that_cannot_be_read_says_why() -> None:
+    group = FakeWorkerGroup()
+    group.failing = "CoordinatorNotAvailableError"
+    read = await membership(group, FakeWorkers(), [1.0]).read()
+    assert read.workers == () and read.error is not None and "CoordinatorNotAvailableError" in read.error
