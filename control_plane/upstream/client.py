@@ -474,7 +474,12 @@ class ConnectUpstream:
         except UpstreamError as err:
             if isinstance(err, UpstreamTimeout | WorkerUnreachable):  # hung, or gone
                 self._suspect(worker)
-                self.stop_waiting(worker, f"stopped answering ({err.detail})", hung=isinstance(err, UpstreamTimeout))
+                # with every pooled connection in use the probe may have waited for one and never reached the
+                # worker: that says nothing of the requests the worker has taken
+                if not (isinstance(self._transport, PassThroughTransport) and self._transport.wire.exhausted()):
+                    self.stop_waiting(
+                        worker, f"stopped answering ({err.detail})", hung=isinstance(err, UpstreamTimeout)
+                    )
             log.debug("worker did not report its version", worker=worker, error=str(err))
             return None
         except orjson.JSONDecodeError as err:

@@ -73,6 +73,10 @@ class Slots:
                     self._waiters.remove(waiter)
             raise
 
+    def exhausted(self) -> bool:
+        """No slot is free (a taker waits)."""
+        return self._free == 0
+
     def release(self) -> None:
         while self._waiters:
             waiter = self._waiters.popleft()
@@ -194,6 +198,10 @@ class WirePool:
         with ``detail``); its connection is closed."""
         for conn in tuple(self._waiting.get(worker, ())):
             conn.stop_waiting(detail)
+
+    def exhausted(self) -> bool:
+        """Every connection is in use: a request now waits for one before it reaches any worker."""
+        return self._slots.exhausted()
 
     async def exchange(
         self,

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from control_plane.upstream import ConnectUpstream, UpstreamRequest, UpstreamTimeout
+from control_plane.upstream import BudgetExhausted, ConnectUpstream, UpstreamRequest, UpstreamTimeout
 from control_plane.upstream.client import build_transport
+from control_plane.upstream.transport import PassThroughTransport
 
 BUDGET_S = 30.0  # the request budget: far longer than the test waits
 PROBE_TIMEOUT_S = 0.2
@@ -161,3 +162,21 @@ async def test_the_budget_still_ends_a_wait_the_probe_does_not(path: str) -> Non
         finally:
             await upstream.aclose()
     assert "request budget" in caught.value.detail
+
+
+async def test_a_probe_that_found_no_free_connection_ends_no_wait() -> None:
+    """Every pooled connection in use: the probe waits for one, never reaches the worker, and its timeout
+    says nothing of the requests the worker has taken (they end at their own budget)."""
+    async with workers(1) as [worker]:
+        upstream = ConnectUpstream(
+            [worker.url], transport=PassThroughTransport(1, 5.0), read_timeout_s=60, probe_timeout_s=PROBE_TIMEOUT_S
+        )
+        try:
+            waiting = asyncio.create_task(upstream.forward(sent("GET", deadline_s=1.0)))
+            await asyncio.wait_for(worker.took.wait(), 5)
+            assert await upstream.worker_versions() == {worker.url: None}
+            with pytest.raises(BudgetExhausted):
+                await asyncio.wait_for(waiting, 3.0)
+        finally:
+            await upstream.aclose()
+    assert [line for line in worker.requests if line.startswith(b"GET / ")] == []  # the probe never reached it
