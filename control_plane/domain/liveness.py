@@ -1,7 +1,9 @@
 """Whether any worker answers now, and the worker's plugin list the view needs for connector types.
 
 A background routine (``WorkerProbe``) asks every worker for its version every ``interval_s``. While no
-worker answers, what the view shows may be out of date: its answers are marked stale. Every
+worker answers, what the view shows may be out of date: its answers are marked stale. A worker found hung
+or gone ends every request waiting on it there and then (``ConnectUpstream.stop_waiting``: the path of the
+request's own timeout, so a read the view can answer gets the view's answer, marked stale). Every
 ``plugins_refresh_s`` (and once a worker answers after start) it reads ``GET /connector-plugins`` into
 the view's plugin types (the shared rule ``rules.connectors.plugin_types``), through the ``PluginTypes``
 port (``plugins.PluginCatalog``, the one loader of that list).

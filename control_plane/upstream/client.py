@@ -7,8 +7,11 @@ liveness probe (``worker_versions``, bounded by ``probe_timeout_s``: a worker th
 within its budget; when no worker answers, ``NoWorkerAvailable`` names what failed. A request's
 ``deadline`` bounds every wait for a worker made for it (``BudgetExhausted``), and at most
 ``max_concurrent_requests`` requests are forwarded at once (the others wait for a slot, at most the pool
-timeout, then ``UpstreamOverloaded``). Connect answers 409 when a request raced a rebalance; such an answer is retried
-with a bounded exponential backoff and, when retries run out, returned as it is.
+timeout, then ``UpstreamOverloaded``). When the liveness probe finds a worker hung or gone, every request
+waiting on that worker ends at once the way it ends at its timeout (``stop_waiting``: ``UpstreamTimeout``,
+never resent elsewhere), not when its budget runs out. Connect answers 409 when a request raced a
+rebalance; such an answer is retried with a bounded exponential backoff and, when retries run out,
+returned as it is.
 """
 
 from __future__ import annotations
@@ -224,6 +227,9 @@ class ConnectUpstream:
         self._max_concurrent = max_concurrent_requests
         self._slots = Slots(max_concurrent_requests) if max_concurrent_requests else None
         self._probe_timeout_s = probe_timeout_s
+        # per worker, the timeout scopes of the requests awaiting its answer off the lean path (stop_waiting)
+        self._waiting: dict[str, set[asyncio.Timeout]] = {}
+        self._stopped_answering: dict[str, str] = {}  # per worker, why the liveness probe ended the waits last
         # the Server header of the last answer to the liveness probe (rest.stamp puts it on the sidecar's own)
         self.server_header: bytes | None = None
 
@@ -319,30 +325,59 @@ class ConnectUpstream:
         """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""
         self._down_until[worker] = time.monotonic() + self._worker_down_s
 
-    async def _send_within(self, worker: str, request: UpstreamRequest, deadline: float) -> UpstreamResponse:
-        """``_send_once`` with every wait ending at ``deadline``: on the lean path its own timers, shortened
-        (no timeout scope per request: it costs more than the rest of the hop's timers), elsewhere a scope."""
-        left = deadline - asyncio.get_running_loop().time()
+    async def _send_within(self, worker: str, request: UpstreamRequest, deadline: float | None) -> UpstreamResponse:
+        """``_send_once`` with every wait ending at ``deadline`` (None: at the timeouts only): on the lean path its
+        own timers, shortened (no timeout scope per request: it costs more than the rest of the hop's timers),
+        elsewhere a scope. ``stop_waiting`` ends either early, through the same timeout."""
+        loop = asyncio.get_running_loop()
         try:
-            if left <= 0:
-                raise UpstreamTimeout(worker, "no time left")
             if worker in self._plain_http and isinstance(self._transport, PassThroughTransport):
+                if deadline is None:
+                    return await self._send_lean(self._transport, worker, request)
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise UpstreamTimeout(worker, "no time left")
                 return await self._send_lean(self._transport, worker, request, self._limits.within(left), left)
-            async with asyncio.timeout_at(deadline):
-                return await self._send_once(worker, request)
+            if deadline is not None and deadline <= loop.time():
+                raise UpstreamTimeout(worker, "no time left")
+            async with asyncio.timeout_at(deadline) as scope:
+                waiting = self._waiting.setdefault(worker, set())
+                waiting.add(scope)
+                try:
+                    return await self._send_once(worker, request)
+                finally:
+                    waiting.discard(scope)
         except (TimeoutError, UpstreamTimeout, WorkerUnreachable) as err:
-            # a timeout of the worker's own, not the budget's (the loop's timers may fire a little early)
-            if isinstance(err, UpstreamError) and asyncio.get_running_loop().time() < deadline - 0.01:
-                raise
+            # a timeout before the deadline (the loop's timers may fire a little early): the worker's own, or
+            # the liveness probe's verdict (stop_waiting), not the budget's
+            if deadline is None or loop.time() < deadline - 0.01:
+                if isinstance(err, UpstreamError):
+                    raise
+                raise UpstreamTimeout(worker, self._stopped_answering.get(worker, "stopped answering")) from None
             self._suspect(worker)
             raise BudgetExhausted(worker, "no answer within the request budget") from None
+
+    def stop_waiting(self, worker: str, detail: str, *, hung: bool = True) -> None:
+        """The liveness probe found ``worker`` hung or gone: every request awaiting its answer ends now, as
+        at its timeout (``UpstreamTimeout`` with ``detail``; a read with a view answer gets that, stale, a
+        write the 504 of an unknown outcome). Requests sent to it later wait again (until the next verdict):
+        a worker that recovers answers them. A worker that is gone (``hung`` False: it refuses, or cannot
+        be reached) leaves a request off the lean path as it is: that one may still be connecting, and its
+        own refusal sends it to another worker."""
+        self._stopped_answering[worker] = detail
+        if isinstance(self._transport, PassThroughTransport):
+            self._transport.wire.stop_waiting(worker, detail)
+        if not hung:
+            return
+        now = asyncio.get_running_loop().time()
+        for scope in tuple(self._waiting.get(worker, ())):
+            if not scope.expired():  # one whose deadline has just passed ends as it is
+                scope.reschedule(now)
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
         for worker in self._ordered_workers():
             try:
-                if request.deadline is None:
-                    return await self._send_once(worker, request)
                 return await self._send_within(worker, request, request.deadline)
             except UpstreamError as err:
                 errors.append(err)
@@ -437,8 +472,14 @@ class ConnectUpstream:
             data = orjson.loads(response.body) if response.status == 200 else {}
             return data.get("version") if isinstance(data, dict) else None
         except UpstreamError as err:
-            if isinstance(err, UpstreamTimeout | WorkerUnreachable):
+            if isinstance(err, UpstreamTimeout | WorkerUnreachable):  # hung, or gone
                 self._suspect(worker)
+                # with every pooled connection in use the probe may have waited for one and never reached the
+                # worker: that says nothing of the requests the worker has taken
+                if not (isinstance(self._transport, PassThroughTransport) and self._transport.wire.exhausted()):
+                    self.stop_waiting(
+                        worker, f"stopped answering ({err.detail})", hung=isinstance(err, UpstreamTimeout)
+                    )
             log.debug("worker did not report its version", worker=worker, error=str(err))
             return None
         except orjson.JSONDecodeError as err:

@@ -6,7 +6,8 @@ decompression, auth or URL handling, so a request costs a fraction of a general-
 Failures are the upstream seam's errors (``upstream.errors``), with the meaning ``classify`` gives
 aiohttp's: the request never reached the worker (refused, connect timeout, no free connection) is
 ``WorkerUnreachable``; a connection that broke once the request may have been sent (a stale keep-alive
-connection included) is ``WorkerDisconnected``; no answer within the read timeout is ``UpstreamTimeout``.
+connection included) is ``WorkerDisconnected``; no answer within the read timeout is ``UpstreamTimeout``,
+and so is a wait the liveness probe ends early (``WirePool.stop_waiting``: the worker stopped answering).
 """
 
 from __future__ import annotations
@@ -71,6 +72,10 @@ class Slots:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
             raise
+
+    def exhausted(self) -> bool:
+        """No slot is free (a taker waits)."""
+        return self._free == 0
 
     def release(self) -> None:
         while self._waiters:
@@ -167,7 +172,11 @@ class _Connection(asyncio.Protocol):
         return self._answer
 
     def time_out(self, after_s: float) -> None:
-        self._fail(UpstreamTimeout("", f"no answer in time (read timeout {after_s:g}s)"))
+        self.stop_waiting(f"no answer in time (read timeout {after_s:g}s)")
+
+    def stop_waiting(self, detail: str) -> None:
+        """The wait for the answer ends now, as at the read timeout (``UpstreamTimeout``)."""
+        self._fail(UpstreamTimeout("", detail))
 
     def close(self) -> None:
         self.closed = True
@@ -182,6 +191,17 @@ class WirePool:
         self._slots = Slots(max_connections)
         self._keepalive_s = keepalive_s
         self._idle: dict[tuple[str, int], deque[_Connection]] = {}
+        self._waiting: dict[str, set[_Connection]] = {}  # per worker, the connections awaiting an answer
+
+    def stop_waiting(self, worker: str, detail: str) -> None:
+        """Every request awaiting ``worker``'s answer ends now, as at its read timeout (``UpstreamTimeout``
+        with ``detail``); its connection is closed."""
+        for conn in tuple(self._waiting.get(worker, ())):
+            conn.stop_waiting(detail)
+
+    def exhausted(self) -> bool:
+        """Every connection is in use: a request now waits for one before it reaches any worker."""
+        return self._slots.exhausted()
 
     async def exchange(
         self,
@@ -216,6 +236,10 @@ class WirePool:
         if read_s is None or read_s > limits.read_s:
             read_s = limits.read_s
         timer = asyncio.get_running_loop().call_later(read_s, conn.time_out, read_s)
+        waiting = self._waiting.get(worker)
+        if waiting is None:
+            waiting = self._waiting[worker] = set()
+        waiting.add(conn)
         try:
             status, headers, body = await answer
         except UpstreamError as err:
@@ -226,6 +250,7 @@ class WirePool:
             raise
         finally:
             timer.cancel()
+            waiting.discard(conn)
         if not conn.closed:
             conn.idle_since = time.monotonic()
             self._idle.setdefault((host, port), deque()).append(conn)
