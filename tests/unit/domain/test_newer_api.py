@@ -81,7 +81,7 @@ async def test_a_paused_create_writes_the_target_state_before_the_worker_creates
     workers.before_answer = worker_creates
     workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
     configs = ConnectorConfigs(workers, ())
-    creation = ConnectorCreation(workers, configs, kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0)
+    creation = ConnectorCreation(workers, configs, kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes), 1.0)
     body = {"name": "c", "config": {"connector.class": CLASS}, "initial_state": "stopped"}
     outcome = await creation.create(body, {"connector.class": CLASS}, InitialState("STOPPED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 201
@@ -94,7 +94,7 @@ async def test_a_create_the_worker_refuses_leaves_no_target_state() -> None:
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":0,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (500, b'{"error_code":500,"message":"boom"}')
     creation = ConnectorCreation(
-        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0
+        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes), 1.0
     )
     outcome = await creation.create({"name": "c", "config": {}}, {"connector.class": CLASS}, InitialState("PAUSED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 500
@@ -106,7 +106,7 @@ async def test_an_invalid_config_or_an_existing_connector_writes_nothing() -> No
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":1,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (400, b'{"error_code":400}')
     creation = ConnectorCreation(
-        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0
+        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes), 1.0
     )
     config = {"connector.class": CLASS}
     assert isinstance(await creation.create({"name": "c", "config": config}, config, InitialState("PAUSED")), Relay)
