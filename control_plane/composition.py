@@ -298,4 +298,12 @@ async def _start(started: contextlib.AsyncExitStack, part: _Part) -> None:
     started.push_async_callback(part.stop)
 
 
-__all__ = ["Runtime", "build_audit_sink", "build_kafka_writes", "build_status_writer", "build_upstream", "build_view", "running"]
+__all__ = [
+    "Runtime",
+    "build_audit_sink",
+    "build_kafka_writes",
+    "build_status_writer",
+    "build_upstream",
+    "build_view",
+    "running",
+]

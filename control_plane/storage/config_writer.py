@@ -1,17 +1,18 @@
 """Writing records to the config topic, where the worker cannot do it itself (KIP-875's stop).
 
-Records go out one at a time, in the order given, each acknowledged by the brokers (``acks=all``)
-before the next is sent, through the sidecar's one write path (``kafka_writes``: a record that failed with a
+Records go out one at a time, in the order given, each acknowledged by the brokers (``acks=all``) before
+the next is sent, through the sidecar's one write path (``kafka_writes``: a record that failed with a
 retriable error is sent again after the status-store retry proposal's backoff, at most its max retries,
-before the next goes; one that failed otherwise fails at once): a failure leaves exactly the records before
-it written, and ``ConfigWriteFailed`` says which. The config topic has one partition (KafkaConfigBackingStore requires it), so the order
-written is the order every worker reads. One producer (the record producer seam of ``record_producer``)
-made on the first write and kept, as Connect's KafkaBasedLog keeps its own: a producer per call paid a
-bootstrap, a metadata request and a connection to the leader each time, the most of an emulated stop's
-time and its slow tail; after a failed write it is dropped and the next write makes a new one. Each
-attempt is bounded by twice the request timeout.
-Consistency: acknowledged means on the brokers, not yet read by anyone: the caller reads the topic
-back (the view's ``read_to_end``) to confirm.
+before the next goes; one that failed otherwise fails at once): a failure leaves exactly the records
+before it written, and ``ConfigWriteFailed`` says which. The config topic has one partition
+(KafkaConfigBackingStore requires it), so the order written is the order every worker reads.
+
+One producer (the record producer seam of ``record_producer``) made on the first write and kept, as
+Connect's KafkaBasedLog keeps its own: a producer per call paid a bootstrap, a metadata request and a
+connection to the leader each time, the most of an emulated stop's time and its slow tail; after a failed
+write it is dropped and the next write makes a new one. Each attempt is bounded by twice the request
+timeout. Consistency: acknowledged means on the brokers, not yet read by anyone: the caller reads the
+topic back (the view's ``read_to_end``) to confirm.
 """
 
 from __future__ import annotations

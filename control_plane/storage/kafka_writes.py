@@ -186,9 +186,8 @@ class KafkaWrites:
         except Exception as handing:  # noqa: BLE001 - the records not handed over fail with it (a broker that is gone)
             error = handing
         seconds = time.monotonic() - started
-        outcomes = [
-            _outcome(futures[index] if index < len(futures) else None, error, timeout_s) for index in range(len(records))
-        ]
+        handed = futures + [None] * (len(records) - len(futures))
+        outcomes = [_outcome(future, error, timeout_s) for future in handed]
         for outcome in outcomes:
             self._attempted(kind, retry, seconds, outcome is None)
         return outcomes

@@ -9,8 +9,8 @@ sent together (pipelined) through the sidecar's one write path (``kafka_writes.K
 each acknowledged (``acks=all``), or, having failed with a retriable error, sent again with the others that
 did after the status-store retry proposal's backoff, at most its max retries; one that failed otherwise
 fails at once. ``OffsetsWriteFailed`` lists the keys that were written and the ones that were not. One
-producer per call, stopped after it; each attempt is bounded by twice the request timeout. Consistency: acknowledged means on the brokers; the caller reads the
-topic back to confirm.
+producer per call, stopped after it; each attempt is bounded by twice the request timeout. Consistency:
+acknowledged means on the brokers; the caller reads the topic back to confirm.
 """
 
 from __future__ import annotations

@@ -40,9 +40,11 @@ class BatchWriter(Protocol):
     """What a batch needs of its writer (``status_writer.StatusWriter``): its settings, and the outcome of
     each write settled in the writer's books (its lanes, its failures, its observer)."""
 
-    max_retries: int
     attempt_timeout_s: float
     observer: StatusWriteObserver | None
+
+    @property
+    def max_retries(self) -> int: ...
 
     @property
     def closing(self) -> bool: ...

@@ -166,7 +166,9 @@ class Kafka:
         self.view = FakeView(self.log)
         self.view.now_ms = lambda: int(self.now * 1000)
         self.groups = FakeGroups()
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0, self.writes), self.groups, 1.0)
+        self.stopper = ConnectorStopper(
+            self.view, ConfigWriter(CONFIG, self.producer, 1.0, self.writes), self.groups, 1.0
+        )
         self.now = 1_000.0  # the clock of the task shutdown: seconds, moved by sleeping
         self.slept: list[float] = []
         self.offsets = self.connector_offsets()

@@ -81,7 +81,9 @@ async def test_a_paused_create_writes_the_target_state_before_the_worker_creates
     workers.before_answer = worker_creates
     workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
     configs = ConnectorConfigs(workers, ())
-    creation = ConnectorCreation(workers, configs, kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes), 1.0)
+    creation = ConnectorCreation(
+        workers, configs, kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes), 1.0
+    )
     body = {"name": "c", "config": {"connector.class": CLASS}, "initial_state": "stopped"}
     outcome = await creation.create(body, {"connector.class": CLASS}, InitialState("STOPPED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 201

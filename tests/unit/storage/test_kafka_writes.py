@@ -5,6 +5,8 @@ metrics count it all."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from aiokafka.errors import (
     KafkaConnectionError,
@@ -29,11 +31,11 @@ COMMIT_KEY, TARGET_KEY = encode_config(STOP[0])[0], encode_config(STOP[1])[0]
 O1, O2, O3 = b'["c",{"p":1}]', b'["c",{"p":2}]', b'["c",{"p":3}]'
 
 
-def config_writer(producer: ScriptedProducer, observer: CountingWritesObserver, **retry: float) -> ConfigWriter:
-    return ConfigWriter(TOPIC, lambda: producer, 1.0, make_writes(observer=observer, **retry))  # type: ignore[arg-type]
+def config_writer(producer: ScriptedProducer, observer: CountingWritesObserver, **retry: Any) -> ConfigWriter:
+    return ConfigWriter(TOPIC, lambda: producer, 1.0, make_writes(observer=observer, **retry))
 
 
-def offsets_writer(producer: ScriptedProducer, observer: CountingWritesObserver, **retry: float) -> OffsetsWriter:
+def offsets_writer(producer: ScriptedProducer, observer: CountingWritesObserver, **retry: Any) -> OffsetsWriter:
     return OffsetsWriter(lambda: producer, 1.0, make_writes(observer=observer, **retry))
 
 
@@ -131,7 +133,7 @@ async def test_the_write_path_reports_per_topic_kind_on_the_metrics_endpoint() -
     writes = build_kafka_writes(settings, metrics)
     producer = ScriptedProducer()
     producer.script(COMMIT_KEY, KafkaConnectionError(), None)
-    await ConfigWriter(TOPIC, lambda: producer, 1.0, writes).write(STOP)  # type: ignore[arg-type]
+    await ConfigWriter(TOPIC, lambda: producer, 1.0, writes).write(STOP)
     producer.script(O1, TopicAuthorizationFailedError())
     with pytest.raises(OffsetsWriteFailed):
         await OffsetsWriter(lambda: producer, 1.0, writes).write(TOPIC, [(O1, b"{}")])
