@@ -3,8 +3,8 @@ and audit writers write through): a small producer, and its aiokafka implementat
 
 ``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises;
 ``enqueue`` hands one over and returns its delivery future at once, so that many records go out together
-(pipelined, in the producer's batches: a batch of status records, the records of an offsets write). ``AiokafkaRecordProducer`` is
-the real one; tests put a fake with the same methods underneath.
+(pipelined, in the producer's batches: a batch of status records, the records of an offsets write).
+``AiokafkaRecordProducer`` is the real one; tests put a fake with the same methods underneath.
 
 Which failures are retriable is decided by ``storage.errors.is_retriable``, never by the text of a
 message.
