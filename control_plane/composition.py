@@ -2,8 +2,9 @@
 started in that order and stopped in reverse, a partial start undone (as Connect's
 ``ConnectDistributed.startConnect`` reads top to bottom: stores, herder, REST server).
 
-    metrics (given) -> the workers' client -> capabilities -> Kafka: status writer, view, writers,
-    consumer groups -> the features' parts -> the read rule -> one facade per feature -> herder
+    metrics (given) -> the write path to Kafka -> the workers' client -> capabilities -> Kafka: status
+    writer, view, writers, consumer groups -> the features' parts -> the read rule -> one facade per
+    feature -> herder
 
 ``running(settings, metrics)`` is an async context manager yielding the ``Runtime``: the typed state the
 HTTP layer's lifespan hands its handlers. ``transport`` and ``status_producer`` put fakes under the
@@ -40,6 +41,7 @@ from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
+from .storage.kafka_writes import KafkaWriteObserver, KafkaWrites, RetryPolicy
 from .storage.log_reader import KafkaTopicReader
 from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
@@ -86,8 +88,19 @@ def build_upstream(
     )
 
 
+def build_kafka_writes(settings: Settings, observer: KafkaWriteObserver | None = None) -> KafkaWrites:
+    """The one write path of every record the sidecar produces, with the status-store retry proposal's
+    bounds (``status.storage.retry.*``)."""
+    return KafkaWrites(
+        RetryPolicy(settings.status_storage_retry_max_retries, ProposalBackoff.from_settings(settings)), observer
+    )
+
+
 def build_status_writer(
-    settings: Settings, observer: StatusWriteObserver | None = None, producer: RecordProducer | None = None
+    settings: Settings,
+    observer: StatusWriteObserver | None = None,
+    producer: RecordProducer | None = None,
+    writes: KafkaWrites | None = None,
 ) -> StatusWriter:
     """The status writer of the status-store retry proposal; not started without a status topic."""
     topic = settings.status_storage_topic
@@ -97,8 +110,7 @@ def build_status_writer(
     return StatusWriter(
         topic,
         producer,
-        ProposalBackoff.from_settings(settings),
-        max_retries=settings.status_storage_retry_max_retries,
+        writes or build_kafka_writes(settings),
         # aiokafka fails a record it could not deliver within its request timeout (a retriable error
         # the writer retries); this bound is the backstop for an attempt that still does not end.
         attempt_timeout_s=2 * request_timeout_ms / 1000,
@@ -122,7 +134,7 @@ def build_view(settings: Settings, metrics: Metrics | None = None) -> Materializ
     return view
 
 
-def build_audit_sink(settings: Settings) -> KafkaAuditSink | None:
+def build_audit_sink(settings: Settings, writes: KafkaWrites) -> KafkaAuditSink | None:
     """The audit log's Kafka copy, with ``audit_topic`` (bounded; never blocks a request)."""
     if not settings.audit_topic:
         return None
@@ -130,7 +142,9 @@ def build_audit_sink(settings: Settings) -> KafkaAuditSink | None:
     return KafkaAuditSink(
         settings.audit_topic,
         lambda: AiokafkaRecordProducer(kafka, timeout_ms),
+        writes,
         max_queued=settings.audit_queue_max,
+        attempt_timeout_s=2 * timeout_ms / 1000,
         stop_timeout_s=timeout_ms / 1000,
     )
 
@@ -144,7 +158,8 @@ async def running(
     status_producer: RecordProducer | None = None,
 ) -> AsyncIterator[Runtime]:
     async with contextlib.AsyncExitStack() as started:
-        access = build_access(settings, build_audit_sink(settings))  # first: bad credentials stop the start
+        writes = build_kafka_writes(settings, metrics)
+        access = build_access(settings, build_audit_sink(settings, writes))  # first: bad credentials stop the start
         upstream = build_upstream(settings, metrics, transport)
         started.push_async_callback(upstream.aclose)
         view = build_view(settings, metrics)
@@ -157,7 +172,7 @@ async def running(
             view_answers=view is not None and settings.read_from == "view" and settings.tracking_switches_known,
             on_answer=metrics.worker_answered,
         )
-        status_writer = build_status_writer(settings, metrics, status_producer)
+        status_writer = build_status_writer(settings, metrics, status_producer, writes)
         kafka = client_kwargs(settings)
         write_timeout_ms = settings.emulation_request_timeout_ms
         attempt_s = 2 * write_timeout_ms / 1000  # a metadata wait and the produce request
@@ -166,7 +181,7 @@ async def running(
             return AiokafkaRecordProducer(kafka, write_timeout_ms)
 
         config_topic = settings.config_storage_topic
-        config_log = ConfigWriter(config_topic, producer, attempt_s) if view and config_topic else None
+        config_log = ConfigWriter(config_topic, producer, attempt_s, writes) if view and config_topic else None
         if config_log is not None:
             started.push_async_callback(config_log.stop)
         groups = ConsumerGroups(kafka, write_timeout_ms)
@@ -201,13 +216,13 @@ async def running(
             plugin_types=lambda: view.state.plugin_types if view else {},
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
         )
-        writes = ConnectorWrites(view, groups, read_back_s)  # the one step of a write under a precondition
+        connector_writes = ConnectorWrites(view, groups, read_back_s)  # the one step of a write under a precondition
         configs = ConnectorConfigs(
             upstream,
             checks=(topic_creation, plugin_versions),
             enforce=settings.config_checks == "enforce",
             view=view,
-            writes=writes,
+            writes=connector_writes,
         )
         rule = ReadRule(
             capabilities=capabilities,
@@ -222,7 +237,7 @@ async def running(
             view,
             groups,
             groups,
-            OffsetsWriter(producer, attempt_s),
+            OffsetsWriter(producer, attempt_s, writes),
             KafkaTopicReader(kafka),
             worker=WorkerKafka(
                 bootstrap=settings.bootstrap_servers,
@@ -240,7 +255,7 @@ async def running(
             )
             if view
             else None,
-            writes=writes,
+            writes=connector_writes,
             connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
         )
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
@@ -250,20 +265,23 @@ async def running(
                 status_writer,
                 plugin_versions,
                 describe_settings=lambda: describe(settings),
+                describe_writes=writes.describe,
                 advertise_effective=advertise_effective,
             ),
-            offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, writes), offsets),
+            offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, connector_writes), offsets),
             topics=Topics(rule, tracking),
             topic_creation=CreationPreviews(rule, topic_creation),
             plugins=Plugins(rule, plugin_versions, path_converters),
-            configs=Configs(rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s, writes)),
+            configs=Configs(
+                rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s, connector_writes)
+            ),
             newer=NewerApi(
                 rule,
                 Loggers(upstream, timeout_s=settings.upstream_read_timeout_s),
                 HealthCheck(upstream, settings.health_check_timeout_s),
                 advertise_effective=advertise_effective,
             ),
-            writes=writes,
+            writes=connector_writes,
             membership=ClusterMembership(
                 groups, upstream, settings.group_id, version_timeout_s=settings.worker_probe_timeout_s
             ),
@@ -290,4 +308,12 @@ async def _start(started: contextlib.AsyncExitStack, part: _Part) -> None:
     started.push_async_callback(part.stop)
 
 
-__all__ = ["Runtime", "build_audit_sink", "build_status_writer", "build_upstream", "build_view", "running"]
+__all__ = [
+    "Runtime",
+    "build_audit_sink",
+    "build_kafka_writes",
+    "build_status_writer",
+    "build_upstream",
+    "build_view",
+    "running",
+]

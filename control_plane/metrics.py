@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from itertools import accumulate
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
@@ -60,6 +60,48 @@ class Metrics:
         for counter in (self.status_successes, self.status_retries, self.status_failures):
             for kind in ("connector", "task", "topic"):
                 counter.labels(kind)  # shown as 0 before the first write
+        # every record the sidecar produces, per kind of topic (storage.kafka_writes: the one write path)
+        self.kafka_write_attempts = Counter(
+            "kafka_write_attempts",
+            "Attempts to write a record to Kafka (first attempts and retries), per kind of topic",
+            ["topic_kind"],
+            registry=self.registry,
+        )
+        self.kafka_write_retries = Counter(
+            "kafka_write_retries",
+            "Records sent to Kafka again after a retriable error, per kind of topic",
+            ["topic_kind"],
+            registry=self.registry,
+        )
+        self.kafka_write_acknowledged = Counter(
+            "kafka_write_acknowledged",
+            "Records acknowledged by the brokers (acks=all), per kind of topic",
+            ["topic_kind"],
+            registry=self.registry,
+        )
+        self.kafka_write_failures = Counter(
+            "kafka_write_failures",
+            "Records given up on (retries exhausted or error not retriable), per kind of topic",
+            ["topic_kind"],
+            registry=self.registry,
+        )
+        self.kafka_write_latency = Histogram(
+            "kafka_write_attempt_duration_seconds",
+            "Time of one attempt to write a record, from handing it to the producer to its acknowledgement or "
+            "error, per kind of topic",
+            ["topic_kind"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        for family in (
+            self.kafka_write_attempts,
+            self.kafka_write_retries,
+            self.kafka_write_acknowledged,
+            self.kafka_write_failures,
+            self.kafka_write_latency,
+        ):
+            for topic_kind in ("status", "config", "offsets", "audit"):
+                family.labels(topic_kind)  # shown as 0 before the first write
 
     # -- what the upstream and the capability detector report
     def upstream_error(self, worker: str, kind: str) -> None:
@@ -80,6 +122,18 @@ class Metrics:
 
     def status_update_failure(self, kind: str) -> None:
         self.status_failures.labels(kind).inc()
+
+    # -- what the write path reports (storage.kafka_writes.KafkaWriteObserver)
+    def kafka_write_attempt(self, topic_kind: str, retry: bool, seconds: float, acknowledged: bool) -> None:
+        self.kafka_write_attempts.labels(topic_kind).inc()
+        if retry:
+            self.kafka_write_retries.labels(topic_kind).inc()
+        if acknowledged:
+            self.kafka_write_acknowledged.labels(topic_kind).inc()
+        self.kafka_write_latency.labels(topic_kind).observe(seconds)
+
+    def kafka_write_failure(self, topic_kind: str) -> None:
+        self.kafka_write_failures.labels(topic_kind).inc()
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """One request answered (every request: a few additions, no lock; the one event loop calls it)."""

@@ -222,7 +222,7 @@ class Settings(BaseSettings):
     feature_plugin_versions: FeatureMode = FeatureMode.AUTO
     """KIP-891 plugin version pins: ``auto``, ``native`` or ``emulated``."""
     feature_status_store_retries: FeatureMode = FeatureMode.AUTO
-    """The status-store retry proposal for the sidecar's own status writes."""
+    """The status-store retry proposal for the sidecar's own writes to Kafka (status, config, offsets, audit)."""
     feature_initial_state: FeatureMode = FeatureMode.AUTO
     """KIP-980 ``initial_state`` on create (Connect 3.7)."""
     feature_logger_cluster_scope: FeatureMode = FeatureMode.AUTO
@@ -290,11 +290,12 @@ class Settings(BaseSettings):
     """The Kafka client settings (a JSON object) the sidecar's own clients use to reach the brokers as the
     worker does: ``security.protocol``, ``sasl.*`` and ``ssl.*``."""
     status_storage_retry_max_retries: int = Field(5, ge=0, le=2147483647)
-    """Retries of a status write before it is given up."""
+    """Retries of a record the sidecar writes to Kafka (status, config, offsets and audit topics) before it
+    is given up."""
     status_storage_retry_initial_backoff_ms: int = Field(300, ge=0)
-    """The first wait before a status write is retried; not above the max backoff."""
+    """The first wait before a write to Kafka is retried; not above the max backoff."""
     status_storage_retry_max_backoff_ms: int = Field(10000, ge=0)
-    """The longest wait between retries of a status write (before the jitter)."""
+    """The longest wait between retries of a write to Kafka (before the jitter)."""
     status_storage_retry_backoff_multiplier: float = Field(2.0, ge=1.0)
     """The factor by which the wait grows with each retry."""
     status_storage_retry_jitter_factor: float = Field(0.25, ge=0.0, le=1.0)

@@ -166,9 +166,11 @@ FEATURES: tuple[FeatureSpec, ...] = (
         Feature.STATUS_STORE_RETRIES,
         "status-store retries",
         None,
-        "configurable status-write retries",
-        "the sidecar's own status-topic writes (topic-tracking resets) retry as the proposal says; the "
-        "workers' own writes do not",
+        "configurable retries of Kafka writes",
+        "every record the sidecar itself produces (status-topic tombstones of a topics reset, the config-topic "
+        "records of an emulated stop and initial_state, the offsets-topic records of an emulated alter and "
+        "reset, audit records) retries errors Kafka marks retriable with the proposal's backoff, at most "
+        "status.storage.retry.max.retries times (kafka_writes on this endpoint); the workers' own writes do not",
     ),
     # -- the REST API of newer releases --------------------------------------------------------------
     FeatureSpec(

@@ -33,12 +33,31 @@ class FeatureDecision(Open):
     emulation: str | None
 
 
+class RetryBoundsInfo(BaseModel):
+    max_retries: int
+    initial_backoff_ms: float
+    max_backoff_ms: float
+    backoff_multiplier: float
+    jitter_factor: float
+
+
+class KafkaWritesInfo(BaseModel):
+    writes: list[str] = Field(description="the kinds of topic written through it: status, config, offsets, audit")
+    retry: RetryBoundsInfo
+    attempt_timeout_ms: dict[str, int] = Field(description="per kind of topic, the bound of one attempt")
+    retriable: str
+    acknowledged: str
+
+
 class CapabilitiesInfo(Open):
     worker_version: str | None
     worker_versions: dict[str, str | None]
     detected_at: float | None
     features: dict[str, FeatureDecision]
     advertised_version: str | None = Field(description="what GET / advertises (null: the worker's own)")
+    kafka_writes: KafkaWritesInfo | None = Field(
+        None, description="the sidecar's one write path to Kafka: the topics written through it, its retry bounds"
+    )
 
 
 class ClusterWorkerInfo(BaseModel):

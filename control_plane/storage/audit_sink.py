@@ -1,9 +1,11 @@
 """The audit log's Kafka copy: a bounded queue drained by one background task into a topic.
 
 ``offer`` never waits: a record that does not fit in the queue (Kafka down long enough to fill it) is
-dropped and counted, so a request never waits on, or fails because of, the audit topic. A record whose
-send fails is retried after ``retry_backoff_s`` while the sink runs. ``stop`` flushes what is queued
-(retrying as before), bounded by ``stop_timeout_s``, then stops the producer.
+dropped and counted, so a request never waits on, or fails because of, the audit topic. Each record goes
+through the sidecar's one write path (``kafka_writes``): one that failed with a retriable error is sent
+again after the status-store retry proposal's backoff, at most its max retries; one that failed otherwise,
+or ran out of retries, is given up on (logged and counted in ``failures``) and the queue goes on. ``stop``
+flushes what is queued (retrying as before), bounded by ``stop_timeout_s``, then stops the producer.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from collections.abc import Callable
 
 import structlog
 
+from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
-from .status_writes import describe_error
 
 log = structlog.get_logger(__name__)
 
@@ -25,21 +27,24 @@ class KafkaAuditSink:
         self,
         topic: str,
         producer: Callable[[], RecordProducer],
+        writes: KafkaWrites,
         *,
         max_queued: int,
-        retry_backoff_s: float = 1.0,
+        attempt_timeout_s: float,
         stop_timeout_s: float = 10.0,
     ) -> None:
         self.topic = topic
         self._producer_factory = producer
         self._producer: RecordProducer | None = None
         self._queue: asyncio.Queue[tuple[bytes, bytes]] = asyncio.Queue(max_queued)
-        self._retry_backoff_s = retry_backoff_s
+        self._writes = writes
+        self._attempt_timeout_s = attempt_timeout_s
+        writes.covers(TopicKind.AUDIT, attempt_timeout_s)
         self._stop_timeout_s = stop_timeout_s
         self._task: asyncio.Task[None] | None = None
         self.sent = 0
         self.dropped = 0
-        self.failures = 0
+        self.failures = 0  # records given up on
 
     def offer(self, key: bytes, value: bytes) -> bool:
         try:
@@ -65,17 +70,11 @@ class KafkaAuditSink:
         assert producer is not None
         while True:
             key, value = await self._queue.get()
-            while True:
-                try:
-                    await producer.send(self.topic, key, value)
-                    self.sent += 1
-                    break
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - whatever the broker does, the sidecar goes on
-                    self.failures += 1
-                    log.warning("audit record not written", topic=self.topic, error=describe_error(exc))
-                    await asyncio.sleep(self._retry_backoff_s)
+            try:
+                await self._writes.write(TopicKind.AUDIT, producer, self.topic, (key, value), self._attempt_timeout_s)
+                self.sent += 1
+            except Exception:  # noqa: BLE001 - logged by the write path; whatever the broker does, the sidecar goes on
+                self.failures += 1
             self._queue.task_done()
 
     async def stop(self) -> None:

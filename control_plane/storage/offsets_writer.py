@@ -5,20 +5,22 @@ The records come encoded (``codecs.offsets`` and the exact key bytes the caller 
 None is a tombstone. The record producer seam (``record_producer``) partitions a keyed record with
 Kafka's default partitioner, ``toPositive(murmur2(key)) % partitions`` (``codecs.murmur2``), which is
 where the worker's own producer puts it and where the worker looks it up. The records of one call are
-sent together and each acknowledged (``acks=all``) or failed; ``OffsetsWriteFailed`` lists the keys that
-were written and the ones that were not. One producer per call, stopped after it; each record is bounded
-by twice the request timeout. Consistency: acknowledged means on the brokers; the caller reads the
-topic back to confirm.
+sent together (pipelined) through the sidecar's one write path (``kafka_writes.KafkaWrites.write_all``):
+each acknowledged (``acks=all``), or, having failed with a retriable error, sent again with the others that
+did after the status-store retry proposal's backoff, at most its max retries; one that failed otherwise
+fails at once. ``OffsetsWriteFailed`` lists the keys that were written and the ones that were not. One
+producer per call, stopped after it; each attempt is bounded by twice the request timeout. Consistency:
+acknowledged means on the brokers; the caller reads the topic back to confirm.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 import structlog
 
-from .errors import AttemptTimeout, WriteFailed
+from .errors import WriteFailed
+from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
 from .status_writes import describe_error, key_text
 
@@ -40,26 +42,25 @@ class OffsetsWriteFailed(WriteFailed):
 
 
 class OffsetsWriter:
-    def __init__(self, producer_factory: Callable[[], RecordProducer], attempt_timeout_s: float) -> None:
+    def __init__(
+        self, producer_factory: Callable[[], RecordProducer], attempt_timeout_s: float, writes: KafkaWrites
+    ) -> None:
         self._producer_factory = producer_factory
         self.attempt_timeout_s = attempt_timeout_s
+        self._writes = writes
+        writes.covers(TopicKind.OFFSETS, attempt_timeout_s)
 
     async def write(self, topic: str, records: Sequence[OffsetRecord]) -> None:
-        """Write every record to ``topic``; raises OffsetsWriteFailed unless all were acknowledged."""
+        """Write every record to ``topic``, with the proposal's retries; raises OffsetsWriteFailed unless
+        all were acknowledged."""
         if not records:
             return
         producer = self._producer_factory()
-
-        async def send(key: bytes, value: bytes | None) -> None:
-            try:
-                async with asyncio.timeout(self.attempt_timeout_s):
-                    await producer.send(topic, key, value)
-            except TimeoutError as exc:
-                raise AttemptTimeout(self.attempt_timeout_s) from exc
-
         try:
             await producer.start()
-            outcomes = await asyncio.gather(*(send(k, v) for k, v in records), return_exceptions=True)
+            outcomes = await self._writes.write_all(
+                TopicKind.OFFSETS, producer, topic, list(records), self.attempt_timeout_s
+            )
         finally:
             await producer.stop()
         sent = [(key, out) for (key, _), out in zip(records, outcomes, strict=True)]

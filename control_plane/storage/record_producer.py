@@ -1,9 +1,10 @@
-"""The I/O seam under the status writer: a one-method producer, and its aiokafka implementation.
+"""The I/O seam under the sidecar's writes to Kafka (``kafka_writes``, which the status, config, offsets
+and audit writers write through): a small producer, and its aiokafka implementation.
 
 ``RecordProducer.send`` writes one record and returns once the broker acknowledged it, or raises;
 ``enqueue`` hands one over and returns its delivery future at once, so that many records go out together
-(pipelined, in the producer's batches: the status writer's ``write_all``). ``AiokafkaRecordProducer`` is
-the real one; tests put a fake with the same methods underneath.
+(pipelined, in the producer's batches: a batch of status records, the records of an offsets write).
+``AiokafkaRecordProducer`` is the real one; tests put a fake with the same methods underneath.
 
 Which failures are retriable is decided by ``storage.errors.is_retriable``, never by the text of a
 message.
@@ -40,7 +41,7 @@ class AiokafkaRecordProducer:
     Connecting lazily lets the sidecar start while the brokers are down: the first attempt that cannot
     bootstrap fails with aiokafka's retriable ``KafkaConnectionError`` and is retried like any other.
     As Connect's KafkaStatusBackingStore does (``retries=0``, idempotence off), the producer is not
-    asked to make retries of its own beyond the one request timeout; the writer retries.
+    asked to make retries of its own beyond the one request timeout; the write path retries.
     """
 
     def __init__(self, client_kwargs: dict[str, Any], request_timeout_ms: int) -> None:
@@ -69,14 +70,14 @@ class AiokafkaRecordProducer:
         try:
             await self._connect(producer)
         except Exception as exc:  # noqa: BLE001 - the first write tries again and reports it
-            log.info("status producer not connected yet", error=str(exc))
+            log.info("record producer not connected yet", error=str(exc))
 
     async def _connect(self, producer: AIOKafkaProducer) -> None:
         async with self._connecting:
             if not self._connected:
                 await producer.start()
                 self._connected = True
-                log.info("status producer connected", bootstrap_servers=self._kwargs["bootstrap_servers"])
+                log.info("record producer connected", bootstrap_servers=self._kwargs["bootstrap_servers"])
 
     async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
         # Shielded: a caller's timeout must not cancel aiokafka's own future (the record stays queued
@@ -105,7 +106,7 @@ class AiokafkaRecordProducer:
             async with asyncio.timeout(self._stop_timeout_s):
                 await producer.stop()
         except TimeoutError:
-            log.error("status producer did not stop in time", timeout_s=self._stop_timeout_s)
+            log.error("record producer did not stop in time", timeout_s=self._stop_timeout_s)
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity import RetryCallState
 
 from .errors import AttemptTimeout, is_retriable
+from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
 from .status_writes import QueuedWrite, StatusWriteObserver, describe_error, key_text
 
@@ -40,9 +40,11 @@ class BatchWriter(Protocol):
     """What a batch needs of its writer (``status_writer.StatusWriter``): its settings, and the outcome of
     each write settled in the writer's books (its lanes, its failures, its observer)."""
 
-    max_retries: int
     attempt_timeout_s: float
     observer: StatusWriteObserver | None
+
+    @property
+    def max_retries(self) -> int: ...
 
     @property
     def closing(self) -> bool: ...
@@ -62,13 +64,13 @@ class BatchWriter(Protocol):
 
 @dataclass
 class BatchRun:
-    """What one batch needs: its writer, its topic and producer, the proposal's backoff, and the event
-    ``stop()`` sets to cut a backoff short."""
+    """What one batch needs: its writer, its topic and producer, the write path (the proposal's loop, the
+    attempts and their metrics: ``kafka_writes``), and the event ``stop()`` sets to cut a backoff short."""
 
     writer: BatchWriter
     topic: str
     producer: RecordProducer
-    backoff: Any  # backoff.ProposalBackoff: tenacity's wait
+    writes: KafkaWrites
     stopping: asyncio.Event
 
 
@@ -80,34 +82,6 @@ class _Retry(Exception):
         self.writes = writes
 
 
-def proposal_retrying(
-    max_retries: int,
-    backoff: Any,
-    may_retry: Callable[[BaseException], bool],
-    before_sleep: Callable[[RetryCallState], None],
-    wake: asyncio.Event,
-) -> AsyncRetrying:
-    """The status-store retry proposal's loop, for one write (``StatusWriter``'s lanes) and for a batch:
-    at most ``max_retries`` retries of what ``may_retry`` accepts, waiting ``backoff``; ``wake`` cuts a
-    wait short (a newer write of the key, or the writer stopping)."""
-
-    async def sleep(seconds: float) -> None:
-        try:
-            async with asyncio.timeout(seconds):
-                await wake.wait()
-        except TimeoutError:
-            pass
-
-    return AsyncRetrying(
-        stop=stop_after_attempt(max_retries + 1),
-        wait=backoff,
-        retry=retry_if_exception(may_retry),
-        before_sleep=before_sleep,
-        sleep=sleep,
-        reraise=True,
-    )
-
-
 async def write_batch(run: BatchRun, writes: list[QueuedWrite]) -> None:
     """Every write of ``writes`` (each the first of its key's lane, which it holds) gets its outcome."""
     writer = run.writer
@@ -115,13 +89,7 @@ async def write_batch(run: BatchRun, writes: list[QueuedWrite]) -> None:
     def may_retry(exc: BaseException) -> bool:
         return isinstance(exc, _Retry) and not writer.closing
 
-    retrying = proposal_retrying(
-        writer.max_retries,
-        run.backoff,
-        may_retry,
-        lambda state: _on_retry(state, writer.max_retries),
-        run.stopping,
-    )
+    retrying = run.writes.retrying(may_retry, lambda state: _on_retry(state, writer.max_retries), run.stopping)
     due = writes
     try:
         async for attempt in retrying:
@@ -177,29 +145,22 @@ async def _attempt(run: BatchRun, writes: list[QueuedWrite]) -> list[QueuedWrite
     attempt timeout). Settles the written ones and the ones that failed for good; returns the ones that
     failed with a retriable error."""
     writer = run.writer
-    futures: list[asyncio.Future[Any]] = []
-    error: BaseException | None = None
     for write in writes:
         write.attempts += 1
         write.sending, write.next_retry_at = True, None
-    try:
-        async with asyncio.timeout(writer.attempt_timeout_s):
-            for write in writes:
-                futures.append(await run.producer.enqueue(run.topic, write.key, write.value))
-            pending = [f for f in futures if not f.done()]
-            if pending:
-                await asyncio.wait(pending)
-    except TimeoutError:
-        error = AttemptTimeout(writer.attempt_timeout_s)
-    except Exception as handing:  # noqa: BLE001 - the writes not handed over fail with it (a broker that is gone)
-        error = handing
+    outcomes = await run.writes.attempt_round(
+        TopicKind.STATUS,
+        run.producer,
+        run.topic,
+        [(write.key, write.value) for write in writes],
+        writer.attempt_timeout_s,
+        retry=writes[0].attempts > 1,
+    )
     retry: list[QueuedWrite] = []
     written = 0
     final: list[QueuedWrite] = []
-    for index, write in enumerate(writes):
+    for write, exc in zip(writes, outcomes, strict=True):
         write.sending = False
-        future = futures[index] if index < len(futures) else None
-        exc = _outcome(future, error, writer.attempt_timeout_s)
         if exc is None:
             writer.succeed(write, quiet=True)
             writer.release(write)
@@ -227,15 +188,6 @@ async def _attempt(run: BatchRun, writes: list[QueuedWrite]) -> list[QueuedWrite
     return retry
 
 
-def _outcome(future: asyncio.Future[Any] | None, error: BaseException | None, timeout_s: float) -> BaseException | None:
-    """What one record's attempt ended with: None (acknowledged) or its error."""
-    if future is None:  # not handed over: the error that stopped the hand-over
-        return error if error is not None else AttemptTimeout(timeout_s)
-    if not future.done() or future.cancelled():
-        return AttemptTimeout(timeout_s)
-    return future.exception()
-
-
 def _on_retry(state: RetryCallState, max_retries: int) -> None:
     backoff_s = state.next_action.sleep if state.next_action else 0.0
     outcome = state.outcome.exception() if state.outcome else None
@@ -261,4 +213,4 @@ def _last_error(write: QueuedWrite) -> BaseException:
     return write.error if write.error is not None else AttemptTimeout(0)
 
 
-__all__ = ["BatchRun", "BatchWriter", "proposal_retrying", "write_batch"]
+__all__ = ["BatchRun", "BatchWriter", "write_batch"]

@@ -11,7 +11,8 @@ write; a write whose attempt failed with a retriable error is sent again only wh
 newest write of its key (``CacheEntry.canWriteSafely(status, sequence)``), so an old value never
 overwrites a new one. Writes of one key are attempted one at a time, in the order submitted. Unlike
 Connect (which retries forever), retries stop after ``status.storage.retry.max.retries``, waiting the
-proposal's backoff (``backoff.ProposalBackoff``) in between.
+proposal's backoff (``backoff.ProposalBackoff``) in between. Each attempt, the loop and the per-topic-kind
+metrics are the sidecar's one write path (``kafka_writes.KafkaWrites``), which its other writers share.
 
 What it hands out, and its errors, are in ``status_writes``.
 """
@@ -29,12 +30,12 @@ from types import TracebackType
 import structlog
 from tenacity import RetryCallState
 
-from ..backoff import ProposalBackoff
 from ..codecs import StatusRecord, Tombstone, encode_status
 from ..codecs.status import StatusKey, StatusKind, status_key_of
-from .errors import AttemptTimeout, is_retriable
+from .errors import is_retriable
+from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
-from .status_batch import BatchRun, proposal_retrying, write_batch
+from .status_batch import BatchRun, write_batch
 from .status_writes import (
     KINDS,
     Outcome,
@@ -78,26 +79,30 @@ class StatusWriter:
         self,
         topic: str | None,
         producer: RecordProducer | None,
-        backoff: ProposalBackoff,
+        writes: KafkaWrites,
         *,
-        max_retries: int,
         attempt_timeout_s: float,
         stop_timeout_s: float | None = None,
         observer: StatusWriteObserver | None = None,
     ) -> None:
         self.topic = topic
-        self.max_retries = max_retries
         self.attempt_timeout_s = attempt_timeout_s
         self.stop_timeout_s = attempt_timeout_s if stop_timeout_s is None else stop_timeout_s
         self.observer = observer
         self._producer = producer
-        self._backoff = backoff
+        self._writes = writes
+        if topic is not None:
+            writes.covers(TopicKind.STATUS, attempt_timeout_s)
         self._lanes: dict[bytes, _Lane] = {}
         self._failed: OrderedDict[bytes, StatusWriteState] = OrderedDict()
         self._batches: set[asyncio.Task[None]] = set()
         self._stopping = asyncio.Event()  # cuts a batch's backoff short at stop()
         self._running = False
         self._closing = False
+
+    @property
+    def max_retries(self) -> int:
+        return self._writes.max_retries
 
     @property
     def configured(self) -> bool:
@@ -243,7 +248,7 @@ class StatusWriter:
 
     def _batch_run(self) -> BatchRun:
         assert self.topic is not None and self._producer is not None
-        return BatchRun(self, self.topic, self._producer, self._backoff, self._stopping)
+        return BatchRun(self, self.topic, self._producer, self._writes, self._stopping)
 
     def submit_record(self, record: StatusRecord | Tombstone[StatusKey]) -> WriteTicket:
         """``submit`` of a codec record: encoded as the worker encodes it, its kind from its key."""
@@ -290,9 +295,7 @@ class StatusWriter:
         def may_retry(exc: BaseException) -> bool:
             return is_retriable(exc) and not self._superseded(lane, write) and not self._closing
 
-        retrying = proposal_retrying(
-            self.max_retries, self._backoff, may_retry, lambda state: self._on_retry(write, state), lane.wake
-        )
+        retrying = self._writes.retrying(may_retry, lambda state: self._on_retry(write, state), lane.wake)
         try:
             async for attempt in retrying:
                 with attempt:
@@ -317,12 +320,14 @@ class StatusWriter:
         write.attempts += 1
         write.sending, write.next_retry_at = True, None
         try:
-            async with asyncio.timeout(self.attempt_timeout_s):
-                await self._producer.send(self.topic, write.key, write.value)
-        except TimeoutError as exc:
-            error = AttemptTimeout(self.attempt_timeout_s)
-            write.last_error = describe_error(error)
-            raise error from exc
+            await self._writes.attempt(
+                TopicKind.STATUS,
+                self._producer,
+                self.topic,
+                (write.key, write.value),
+                self.attempt_timeout_s,
+                retry=write.attempts > 1,
+            )
         except Exception as exc:
             write.last_error = describe_error(exc)
             raise
@@ -361,6 +366,7 @@ class StatusWriter:
             self._failed.popitem(last=False)
         if self.observer:
             self.observer.status_update_failure(write.kind)
+        self._writes.given_up(TopicKind.STATUS)
         if quiet:  # a batch's: one line for all of them (status_batch)
             write.ticket._settle(Outcome.FAILED, error)
             return

@@ -7,12 +7,16 @@ sidecar is forced to do the work itself), the sidecar in process.
   connector with no tasks and its old target state, not STOPPED; repeated after the broker is back, the
   stop completes;
 - an offsets alter while the broker is down answers 500 with the cause and writes nothing; repeated
-  after the broker is back, it completes and the offset reads back.
+  after the broker is back, it completes and the offset reads back;
+- a stop whose second write meets a short outage (the broker restarted right after the task commit was
+  acknowledged) rides it out: the write is retried with the status-store retry proposal's backoff until
+  the broker is back, and the stop answers 204, counted on ``/metrics`` as retries of config writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import uuid
 from collections.abc import AsyncIterator
@@ -22,6 +26,7 @@ import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.codecs import ConnectorConfig, encode_config
 from control_plane.composition import Runtime
@@ -84,26 +89,47 @@ async def cluster_topics(live_broker: DedicatedBroker) -> dict[str, str]:
     return topics
 
 
-@pytest.fixture
-async def sidecar(
-    live_broker: DedicatedBroker, cluster_topics: dict[str, str]
+@contextlib.asynccontextmanager
+async def emulating(
+    broker: DedicatedBroker, topics: dict[str, str], **overrides: Any
 ) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     settings = load_settings(
-        connect_urls=closed_url(),  # no worker: the sidecar does the work through Kafka
-        bootstrap_servers=live_broker.bootstrap,
-        config_storage_topic=cluster_topics["config"],
-        status_storage_topic=cluster_topics["status"],
-        offset_storage_topic=cluster_topics["offsets"],
-        feature_stop_and_offsets_read="emulated",
-        feature_offsets_alter_reset="emulated",
-        emulation_request_timeout_ms=1000,
-        emulation_read_back_timeout_s=5,
+        **{
+            "connect_urls": closed_url(),  # no worker: the sidecar does the work through Kafka
+            "bootstrap_servers": broker.bootstrap,
+            "config_storage_topic": topics["config"],
+            "status_storage_topic": topics["status"],
+            "offset_storage_topic": topics["offsets"],
+            "feature_stop_and_offsets_read": "emulated",
+            "feature_offsets_alter_reset": "emulated",
+            "emulation_request_timeout_ms": 1000,
+            "emulation_read_back_timeout_s": 5,
+            **overrides,
+        }
     )
     slot = RuntimeSlot()
     app = create_app(settings, slot=slot)
     async with serve(app) as running:  # once ready: its view read to the end
         assert slot.runtime is not None
         yield slot.runtime, running.client
+
+
+@pytest.fixture
+async def sidecar(
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str]
+) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
+    async with emulating(live_broker, cluster_topics) as side:
+        yield side
+
+
+async def config_writes(client: httpx.AsyncClient) -> dict[str, float]:
+    """The write path's counters of config-topic records on ``/metrics``, as a scraper reads them."""
+    found = {}
+    for family in text_string_to_metric_families((await client.get("/metrics")).text):
+        for sample in family.samples:
+            if sample.name.startswith("kafka_write_") and sample.labels.get("topic_kind") == "config":
+                found[sample.name] = sample.value
+    return found
 
 
 async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeated(
@@ -166,3 +192,38 @@ async def test_an_alter_while_the_broker_is_down_fails_with_the_cause_and_comple
     assert (done.status_code, done.json()) == (200, {"message": framework_managed("altered")})
     read = await client.get(f"/connectors/{name}/offsets")
     assert read.json() == {"offsets": [{"partition": {"filename": "/data/in.txt"}, "offset": {"position": 42}}]}
+
+
+async def test_a_stop_whose_write_meets_a_short_outage_is_retried_and_completes(
+    live_broker: DedicatedBroker, cluster_topics: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    retry = {
+        "status_storage_retry_max_retries": 20,
+        "status_storage_retry_initial_backoff_ms": 200,
+        "status_storage_retry_max_backoff_ms": 1000,
+        "emulation_read_back_timeout_s": 60,  # the view reconnects after the restart before it reads back
+    }
+    name = cluster_topics["connector"]
+    send = record_producer.AiokafkaRecordProducer.send
+    restarted: list[float] = []
+
+    async def send_then_restart(self: Any, topic: str, key: bytes, value: bytes | None) -> None:
+        await send(self, topic, key, value)
+        if key.startswith(b"commit-") and not restarted:  # acknowledged: now the broker restarts
+            restarted.append(await asyncio.to_thread(live_broker.kill, signal.SIGTERM))
+            live_broker.start()  # back in a few seconds; the target state's write meets the outage
+
+    async with emulating(live_broker, cluster_topics, **retry) as (side, client):
+        before = await config_writes(client)
+        monkeypatch.setattr(record_producer.AiokafkaRecordProducer, "send", send_then_restart)
+        answer = await client.put(f"/connectors/{name}/stop")
+        assert restarted, "the broker was not restarted between the two writes"
+        assert (answer.status_code, answer.content) == (204, b""), answer.text
+        assert side.view is not None
+        assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
+        after = await config_writes(client)
+    retries = after["kafka_write_retries_total"] - before["kafka_write_retries_total"]
+    assert retries >= 1, (before, after)
+    assert after["kafka_write_acknowledged_total"] - before["kafka_write_acknowledged_total"] == 2
+    assert after["kafka_write_failures_total"] == before["kafka_write_failures_total"]
+    print(f"stop through a broker restart: {retries:.0f} retries of the target state's write")

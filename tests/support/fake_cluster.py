@@ -52,10 +52,12 @@ class FakeCluster:
             topic_creation=CreationPreviews(rule, None),
             plugins=Plugins(rule, None),
             configs=configs_feature(
-                rule, ConnectorConfigs(self.workers, checks=(), view=view, writes=self.kafka.writes), self.kafka
+                rule,
+                ConnectorConfigs(self.workers, checks=(), view=view, writes=self.kafka.connector_writes),
+                self.kafka,
             ),
             newer=newer_api(rule),
-            writes=self.kafka.writes,
+            writes=self.kafka.connector_writes,
             membership=ClusterMembership(FakeWorkerGroup(), self.workers, "connect-cluster", version_timeout_s=1.0),
         )
 

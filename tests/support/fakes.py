@@ -30,11 +30,13 @@ from control_plane.domain.read_rule import ReadRule
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from control_plane.storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
+from control_plane.storage.kafka_writes import KafkaWrites
 from control_plane.storage.log_reader import LogRecord
 from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.storage.status_writes import StatusWrites
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view import ClusterView
+from tests.support.scripted_producer import CountingWritesObserver, make_writes
 
 CONFIG, OFFSETS, OWN = "configs", "offsets", "own-offsets"
 Log = list[tuple[str, bytes, bytes | None]]
@@ -162,11 +164,15 @@ class Kafka:
     def __init__(self) -> None:
         self.log: Log = []
         self.failing: Callable[[bytes], BaseException | None] = lambda key: None
+        self.writes_observer = CountingWritesObserver()
+        self.writes: KafkaWrites = make_writes(observer=self.writes_observer)  # the write path, fast backoff
         self.view = FakeView(self.log)
         self.view.now_ms = lambda: int(self.now * 1000)
         self.groups = FakeGroups()
-        self.writes = ConnectorWrites(self.view, self.groups, 1.0)
-        self.stopper = ConnectorStopper(self.view, ConfigWriter(CONFIG, self.producer, 1.0), self.writes)
+        self.connector_writes = ConnectorWrites(self.view, self.groups, 1.0)
+        self.stopper = ConnectorStopper(
+            self.view, ConfigWriter(CONFIG, self.producer, 1.0, self.writes), self.connector_writes
+        )
         self.now = 1_000.0  # the clock of the task shutdown: seconds, moved by sleeping
         self.slept: list[float] = []
         self.while_sleeping: Callable[[], None] = lambda: None  # what happens on the cluster meanwhile
@@ -187,7 +193,7 @@ class Kafka:
             self.view,
             self.groups,
             self.groups,
-            OffsetsWriter(self.producer, 1.0),
+            OffsetsWriter(self.producer, 1.0, self.writes),
             FakeReader(self.log),
             worker=WorkerKafka(
                 **{"bootstrap": "k1:9092", "offsets_topic": OFFSETS, "consumer_group": worker_group, **worker}
@@ -196,7 +202,7 @@ class Kafka:
             shutdown=TaskShutdown(
                 self.view, status_timeout_s=1.0, graceful_shutdown_s=5.0, clock=lambda: self.now, sleep=self.sleep
             ),
-            writes=self.writes,
+            writes=self.connector_writes,
             connector_offsets_topics=lambda: own_topics,
         )
 
@@ -285,8 +291,8 @@ def newer_api(rule: ReadRule) -> NewerApi:
 
 def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | None = None) -> Configs:
     """The configurations feature over the fakes (``kafka``: its config log; else none)."""
-    writer = ConfigWriter(CONFIG, kafka.producer, 1.0) if kafka else None
-    writes = kafka.writes if kafka else ConnectorWrites(rule.view, FakeGroups(), 1.0)
+    writer = ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes) if kafka else None
+    writes = kafka.connector_writes if kafka else ConnectorWrites(rule.view, FakeGroups(), 1.0)
     return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, writer, 1.0, writes))
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from control_plane.backoff import ProposalBackoff
+from control_plane.storage.kafka_writes import KafkaWrites, RetryPolicy
 from control_plane.storage.status_writer import StatusWriter
 
 TOPIC = "connect-status"
@@ -83,6 +84,39 @@ class CountingObserver:
         self.counts["failure", kind] += 1
 
 
+class CountingWritesObserver:
+    """The write path's metrics (``kafka_writes.KafkaWriteObserver``), counted per kind of topic."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.latencies: list[tuple[str, float]] = []
+
+    def kafka_write_attempt(self, topic_kind: str, retry: bool, seconds: float, acknowledged: bool) -> None:
+        self.counts["attempt", topic_kind] += 1
+        if retry:
+            self.counts["retry", topic_kind] += 1
+        if acknowledged:
+            self.counts["acknowledged", topic_kind] += 1
+        self.latencies.append((topic_kind, seconds))
+
+    def kafka_write_failure(self, topic_kind: str) -> None:
+        self.counts["failure", topic_kind] += 1
+
+
+def make_writes(
+    *,
+    max_retries: int = 3,
+    initial_ms: float = 1,
+    max_ms: float = 4,
+    multiplier: float = 2.0,
+    jitter: float = 0.0,
+    observer: object | None = None,
+) -> KafkaWrites:
+    """The write path with a fast backoff (no jitter unless asked)."""
+    backoff = ProposalBackoff(initial_ms, max_ms, multiplier, jitter, random.Random(SEED))
+    return KafkaWrites(RetryPolicy(max_retries, backoff), observer)  # type: ignore[arg-type]
+
+
 def make_writer(
     producer: ScriptedProducer,
     *,
@@ -93,13 +127,19 @@ def make_writer(
     jitter: float = 0.0,
     attempt_timeout_s: float = 2.0,
     observer: object | None = None,
+    writes_observer: object | None = None,
 ) -> StatusWriter:
-    backoff = ProposalBackoff(initial_ms, max_ms, multiplier, jitter, random.Random(SEED))
     return StatusWriter(
         TOPIC,
         producer,
-        backoff,
-        max_retries=max_retries,
+        make_writes(
+            max_retries=max_retries,
+            initial_ms=initial_ms,
+            max_ms=max_ms,
+            multiplier=multiplier,
+            jitter=jitter,
+            observer=writes_observer,
+        ),
         attempt_timeout_s=attempt_timeout_s,
         observer=observer,  # type: ignore[arg-type]
     )

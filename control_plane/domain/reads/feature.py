@@ -63,12 +63,14 @@ class Reads:
         versions: StatusVersions | None = None,
         *,
         describe_settings: Callable[[], dict[str, Any]],
+        describe_writes: Callable[[], dict[str, Any]] | None = None,
         advertise_effective: bool = True,
     ) -> None:
         self._rule = rule
         self._status_writes = status_writes
         self._versions = versions
         self._describe_settings = describe_settings
+        self._describe_writes = describe_writes
         self._advertise_effective = advertise_effective
         self._states = ConnectorStates(rule.view)
         self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
@@ -220,10 +222,12 @@ class Reads:
 
     def capabilities_info(self) -> dict[str, Any]:
         """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: the
-        worker's own)."""
+        worker's own), and the sidecar's write path to Kafka: which topics it writes through it, its retry
+        bounds (``storage.kafka_writes.KafkaWrites.describe``; None without one)."""
         capabilities = self._rule.capabilities
         advertised = advertised_version(capabilities, effective=self._advertise_effective)
-        return {**capabilities.as_dict(), "advertised_version": advertised}
+        writes = self._describe_writes() if self._describe_writes is not None else None
+        return {**capabilities.as_dict(), "advertised_version": advertised, "kafka_writes": writes}
 
     def info(self) -> dict[str, Any]:
         return {

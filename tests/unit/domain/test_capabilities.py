@@ -11,6 +11,7 @@ import respx
 
 from control_plane.domain.capabilities import FEATURES, Feature, Mode, Version, decide
 from control_plane.settings import FeatureMode, load_settings
+from tests.support.ports import free_port
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
@@ -291,3 +292,33 @@ def test_topic_tracking_is_the_sidecars_only_where_the_view_serves_it() -> None:
     served = decide(Version.parse("3.4.1"), {}, view_answers=True)[Feature.TOPIC_TRACKING]
     assert (served.mode.value, served.reason) == ("emulated", "served by the sidecar from the view on every version")
     assert decide(Version.parse("3.4.1"), {}, view_answers=False)[Feature.TOPIC_TRACKING].mode.value == "native"
+
+
+async def test_capabilities_describe_the_write_path_to_kafka(router: respx.MockRouter, serve) -> None:
+    settings = load_settings(
+        connect_urls=f"{W1},{W2}",
+        bootstrap_servers=f"127.0.0.1:{free_port()}",  # nothing listens there: nothing is written
+        status_storage_topic="connect-status",
+        audit_topic="audit",
+        status_storage_retry_max_retries=7,
+        status_storage_retry_initial_backoff_ms=100,
+        emulation_request_timeout_ms=3000,
+        status_write_request_timeout_ms=4000,
+    )
+    async with serve(version="3.4.1", settings=settings) as running:
+        body = (await running.client.get("/_sidecar/capabilities")).json()
+    assert body["kafka_writes"] == {
+        "writes": ["audit", "offsets", "status"],  # no config topic: no config writes
+        "retry": {
+            "max_retries": 7,
+            "initial_backoff_ms": 100.0,
+            "max_backoff_ms": 10000.0,
+            "backoff_multiplier": 2.0,
+            "jitter_factor": 0.25,
+        },
+        "attempt_timeout_ms": {"audit": 6000, "offsets": 6000, "status": 8000},
+        "retriable": "errors whose class Kafka marks retriable, and attempts not acknowledged in time",
+        "acknowledged": "acks=all",
+    }
+    retries = body["features"]["status_store_retries"]["emulation"]
+    assert all(kind in retries for kind in ("status-topic", "config-topic", "offsets-topic", "audit"))

@@ -82,7 +82,12 @@ async def test_a_paused_create_writes_the_target_state_before_the_worker_creates
     workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
     configs = ConnectorConfigs(workers, ())
     creation = ConnectorCreation(
-        workers, configs, kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0, kafka.writes
+        workers,
+        configs,
+        kafka.view,
+        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
+        1.0,
+        kafka.connector_writes,
     )
     body = {"name": "c", "config": {"connector.class": CLASS}, "initial_state": "stopped"}
     outcome = await creation.create(body, {"connector.class": CLASS}, InitialState("STOPPED"))
@@ -96,7 +101,12 @@ async def test_a_create_the_worker_refuses_leaves_no_target_state() -> None:
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":0,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (500, b'{"error_code":500,"message":"boom"}')
     creation = ConnectorCreation(
-        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0, kafka.writes
+        workers,
+        ConnectorConfigs(workers, ()),
+        kafka.view,
+        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
+        1.0,
+        kafka.connector_writes,
     )
     outcome = await creation.create({"name": "c", "config": {}}, {"connector.class": CLASS}, InitialState("PAUSED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 500
@@ -108,7 +118,12 @@ async def test_an_invalid_config_or_an_existing_connector_writes_nothing() -> No
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":1,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (400, b'{"error_code":400}')
     creation = ConnectorCreation(
-        workers, ConnectorConfigs(workers, ()), kafka.view, ConfigWriter(CONFIG, kafka.producer, 1.0), 1.0, kafka.writes
+        workers,
+        ConnectorConfigs(workers, ()),
+        kafka.view,
+        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
+        1.0,
+        kafka.connector_writes,
     )
     config = {"connector.class": CLASS}
     assert isinstance(await creation.create({"name": "c", "config": config}, config, InitialState("PAUSED")), Relay)
@@ -129,7 +144,7 @@ def patching(current: dict[str, str]) -> tuple[FakeWorkers, Kafka]:
 
 async def test_an_emulated_patch_puts_the_patched_config() -> None:
     workers, kafka = patching({"connector.class": CLASS, "name": "c", "a": "1", "b": "2"})
-    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.writes).patch(
+    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.connector_writes).patch(
         "c", {"a": None, "b": "3"}, emulate=True
     )
     assert isinstance(outcome, Relay) and outcome.response.status == 200
@@ -147,7 +162,7 @@ async def test_a_patch_raced_by_other_changes_is_refused() -> None:
     workers, kafka = patching({"connector.class": CLASS, "name": "c"})
     # another client keeps changing the config between the worker's answer and the PUT
     kafka.view.state.apply_config(ConnectorConfig("c", {"connector.class": CLASS, "name": "c", "x": "other"}))
-    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.writes).patch(
+    outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.connector_writes).patch(
         "c", {"a": "1"}, emulate=True
     )
     assert isinstance(outcome, Refusal) and isinstance(outcome.error, ConflictError)

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import respx
+from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 
 from control_plane.access import AuditLog, Credentials, CredentialsError, hash_password, hash_token
 from control_plane.access.credentials import parse
@@ -27,6 +28,7 @@ from control_plane.settings import SettingsError, load_settings
 from tests.support.asgi_app import CONNECT_URLS, Running
 from tests.support.ports import free_port
 from tests.support.raw_http import ScriptedWorker, served
+from tests.support.scripted_producer import CountingWritesObserver, make_writes
 
 CREDENTIALS = (
     "token view viewer plain:view-token; token op operator plain:op-token; token adm admin plain:adm-token;"
@@ -383,10 +385,12 @@ async def test_an_admin_sends_them_unchanged(line: bytes) -> None:
 
 # -- the audit topic's sink --------------------------------------------------------------------------------
 class FlakyProducer:
-    """Fails its first ``failures`` sends, then keeps what it is sent."""
+    """Fails its first ``failures`` sends with ``error`` (a broker that is down: aiokafka's retriable
+    connection error), then keeps what it is sent."""
 
-    def __init__(self, failures: int = 0) -> None:
+    def __init__(self, failures: int = 0, error: Callable[[], BaseException] = KafkaConnectionError) -> None:
         self.failures, self.sent = failures, list[tuple[str, bytes, bytes | None]]()
+        self.error = error
         self.stopped = False
 
     async def start(self) -> None: ...
@@ -394,7 +398,7 @@ class FlakyProducer:
     async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
         if self.failures:
             self.failures -= 1
-            raise ConnectionError("broker down")
+            raise self.error()
         self.sent.append((topic, key, value))
 
     async def enqueue(self, topic: str, key: bytes, value: bytes | None) -> asyncio.Future[None]:
@@ -407,14 +411,29 @@ class FlakyProducer:
 async def test_the_audit_sink_is_bounded_retries_and_flushes_on_stop() -> None:
     from control_plane.storage.audit_sink import KafkaAuditSink
 
-    producer = FlakyProducer(failures=2)
-    sink = KafkaAuditSink("audit", lambda: producer, max_queued=3, retry_backoff_s=0.001)
+    producer, observer = FlakyProducer(failures=2), CountingWritesObserver()
+    sink = KafkaAuditSink("audit", lambda: producer, make_writes(observer=observer), max_queued=3, attempt_timeout_s=1)
     assert [sink.offer(b"k", b"%d" % i) for i in range(5)] == [True, True, True, False, False]  # never waits
     assert sink.dropped == 2
     await sink.start()
     await sink.stop()  # flushed: the failed sends retried, in order
     assert [value for _, _, value in producer.sent] == [b"0", b"1", b"2"]
-    assert sink.failures == 2 and producer.stopped
+    assert sink.failures == 0 and producer.stopped  # none given up on
+    assert observer.counts == {("attempt", "audit"): 5, ("retry", "audit"): 2, ("acknowledged", "audit"): 3}
+
+
+async def test_the_audit_sink_gives_up_on_a_record_the_broker_refuses_and_goes_on() -> None:
+    from control_plane.storage.audit_sink import KafkaAuditSink
+
+    producer, observer = FlakyProducer(failures=1, error=TopicAuthorizationFailedError), CountingWritesObserver()
+    sink = KafkaAuditSink("audit", lambda: producer, make_writes(observer=observer), max_queued=3, attempt_timeout_s=1)
+    for i in range(3):
+        sink.offer(b"k", b"%d" % i)
+    await sink.start()
+    await sink.stop()
+    assert [value for _, _, value in producer.sent] == [b"1", b"2"]  # not retried: the queue went on
+    assert sink.failures == 1
+    assert observer.counts == {("attempt", "audit"): 3, ("acknowledged", "audit"): 2, ("failure", "audit"): 1}
 
 
 async def test_a_broker_that_is_down_never_holds_a_request_back(

@@ -10,6 +10,7 @@ import pytest
 
 from control_plane.codecs import TargetState, TaskCommit
 from control_plane.storage.config_writer import ConfigWriteFailed, ConfigWriter
+from tests.support.scripted_producer import make_writes
 
 
 class CountingProducer:
@@ -41,7 +42,7 @@ async def test_the_config_writer_keeps_its_producer_and_drops_it_after_a_failure
         made.append(CountingProducer(fail=False))
         return made[-1]
 
-    writer = ConfigWriter("configs", factory, 1.0)
+    writer = ConfigWriter("configs", factory, 1.0, make_writes())
     records = (TaskCommit("c", 0), TargetState.of("c", "STOPPED"))
     await writer.write(records)
     await writer.write(records)
