@@ -14,7 +14,7 @@ real upstream client and status writer (the unit tests' seams); nothing is swapp
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,18 +29,21 @@ from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
 from .domain.plugins import PluginCatalog, Plugins, PluginVersions
+from .domain.ports import ConnectorAdmins
 from .domain.read_rule import ReadRule
 from .domain.reads import Reads
 from .domain.topic_creation import CreationPreviews, TopicCreation
 from .domain.topics import Topics, TopicTracking
 from .heap import HeapFreezer
-from .kafka_config import client_kwargs
+from .kafka_config import client_kwargs, connector_admin_kwargs
+from .kafka_security import KafkaSecurityError
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
 from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
+from .storage.errors import TopicAdminError
 from .storage.kafka_writes import KafkaWriteObserver, KafkaWrites, RetryPolicy
 from .storage.log_reader import KafkaTopicReader
 from .storage.offsets_writer import OffsetsWriter
@@ -149,6 +152,18 @@ def build_audit_sink(settings: Settings, writes: KafkaWrites) -> KafkaAuditSink 
     )
 
 
+def connector_admins(settings: Settings, timeout_ms: int) -> ConnectorAdmins:
+    """The brokers of a connector's ``admin.override.*`` (KIP-158's checks ask them, as its tasks do)."""
+
+    def of(overrides: Mapping[str, str]) -> TopicAdmin:
+        try:
+            return TopicAdmin(connector_admin_kwargs(settings, overrides), timeout_ms)
+        except KafkaSecurityError as err:
+            raise TopicAdminError("building the connector's admin client", str(err)) from None
+
+    return of
+
+
 @contextlib.asynccontextmanager
 async def running(
     settings: Settings,
@@ -215,6 +230,7 @@ async def running(
             worker_enabled=settings.topic_creation_enable,
             plugin_types=lambda: view.state.plugin_types if view else {},
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
+            connector_admins=connector_admins(settings, write_timeout_ms),
         )
         connector_writes = ConnectorWrites(view, groups, read_back_s)  # the one step of a write under a precondition
         configs = ConnectorConfigs(

@@ -284,8 +284,8 @@ class Settings(BaseSettings):
     topic_tracking_allow_reset: bool = True
     """KIP-558's reset switch."""
     topic_creation_enable: bool = True
-    """KIP-158's switch: false makes ``topic.creation.*`` keys on a source connector an error of the
-    checks."""
+    """KIP-158's switch: with false, the worker ignores a source connector's ``topic.creation.*`` keys and
+    the checks say so with a warning."""
     kafka_client_properties: dict[str, str] = Field(default_factory=dict)
     """The Kafka client settings (a JSON object) the sidecar's own clients use to reach the brokers as the
     worker does: ``security.protocol``, ``sasl.*`` and ``ssl.*``."""

@@ -127,8 +127,9 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-158",
         Version.of("2.6.0"),
         "topic.creation.* rules for source connectors",
-        "checks of topic.creation.* on validate, create, update and PATCH (with the broker: live brokers, a "
-        "validate-only creation of each group's topic settings), POST /_sidecar/topic-creation/preview and GET "
+        "checks of topic.creation.* on validate, create, update and PATCH (with the brokers of the connector's "
+        "admin client: live brokers, a validate-only creation of each group's topic settings; refused only "
+        "where Connect fails, warned otherwise), POST /_sidecar/topic-creation/preview and GET "
         "/_sidecar/connectors/{c}/topic-creation; the workers (2.6+) create the topics",
         sidecar_own=True,
     ),

@@ -20,7 +20,7 @@ from ..storage.consumer_groups import GroupDescription
 from ..storage.log_reader import LogRecord
 from ..storage.offsets_writer import OffsetRecord
 from ..storage.status_writes import StatusWrites
-from ..storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
+from ..storage.topic_admin import CreationOutcome, ExistingTopic, LiveBrokers, NewTopic
 from ..upstream import UpstreamRequest, UpstreamResponse
 from ..view import ClusterView, ConnectorStateView, StateEntry
 from .connect_api import Config
@@ -84,11 +84,20 @@ class BrokerTopics(Protocol):
     """What the brokers say about topics to create (``storage.topic_admin.TopicAdmin``); raises
     ``TopicAdminError``."""
 
-    async def live_brokers(self) -> int: ...
+    async def live_brokers(self) -> LiveBrokers: ...
 
     async def try_create(self, topics: Sequence[NewTopic]) -> list[CreationOutcome]: ...
 
     async def describe(self, names: Iterable[str]) -> dict[str, ExistingTopic | None]: ...
+
+
+class ConnectorAdmins(Protocol):
+    """The brokers a connector's own admin client reaches: ``overrides`` are its ``admin.override.*`` keys
+    without the prefix, on top of the worker's settings (``Worker.adminConfigs``). Raises
+    ``TopicAdminError`` when the sidecar cannot use them (a security setting it does not support, a config
+    provider reference only the worker resolves)."""
+
+    def __call__(self, overrides: Mapping[str, str]) -> BrokerTopics: ...
 
 
 class ViewSnapshot(Protocol):
@@ -179,6 +188,7 @@ __all__ = [
     "ClusterMetadata",
     "ConfigLog",
     "ConfigOf",
+    "ConnectorAdmins",
     "GroupAdmin",
     "OffsetsLog",
     "PluginTypes",

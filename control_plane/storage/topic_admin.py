@@ -1,7 +1,9 @@
 """What the brokers say about topics that do not exist yet (KIP-158's checks and preview), through Kafka's
 admin protocol (aiokafka's client):
 
-- ``live_brokers``: how many brokers the cluster's metadata lists (the bound of a replication factor);
+- ``live_brokers``: how many brokers the cluster's metadata lists (the bound of a replication factor), and
+  the brokers that hold a replica of some partition but are not listed (down, or restarting): while there
+  are any, the count is not the cluster's size;
 - ``try_create``: a validate-only CreateTopics (v5+, KIP-525): for each topic, the broker's error, or the
   partitions, replication factor and every topic config the topic would be created with, the broker's
   defaults filled in (``-1`` partitions or replication factor: ``num.partitions``,
@@ -139,6 +141,15 @@ class CreationOutcome:
 
 
 @dataclass(frozen=True)
+class LiveBrokers:
+    """The brokers the metadata lists (``count``), and the ids of those that hold a replica of a partition
+    but are not listed (``absent``: down or restarting)."""
+
+    count: int
+    absent: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
 class ExistingTopic:
     name: str
     partitions: int
@@ -163,10 +174,18 @@ class TopicAdmin:
         controller = client.cluster.controller
         return controller.nodeId if controller is not None else client.get_random_node()
 
-    async def live_brokers(self) -> int:
+    async def live_brokers(self) -> LiveBrokers:
+        """The Metadata of every topic: the brokers it lists, and the replicas on brokers it does not."""
         async with self._client("reading the cluster's brokers") as client:
-            metadata = await client.fetch_all_metadata()
-            return len([b for b in metadata.brokers() if not str(b.nodeId).startswith("bootstrap")])
+            metadata = (await client.send(self._node(client), MetadataRequest(None, False))).to_object()
+        listed = {broker["node_id"] for broker in metadata["brokers"]}
+        replicas = {
+            replica
+            for topic in metadata["topics"]
+            for partition in topic["partitions"] or ()
+            for replica in partition["replicas"] or ()
+        }
+        return LiveBrokers(len(listed), frozenset(replicas - listed))
 
     async def try_create(self, topics: Sequence[NewTopic]) -> list[CreationOutcome]:
         """A validate-only CreateTopics of ``topics`` (distinct names), answered per topic in their order."""
@@ -227,4 +246,12 @@ class TopicAdmin:
         }
 
 
-__all__ = ["BROKER_DEFAULT", "CreationOutcome", "ExistingTopic", "NewTopic", "TopicAdmin", "TopicAdminError"]
+__all__ = [
+    "BROKER_DEFAULT",
+    "CreationOutcome",
+    "ExistingTopic",
+    "LiveBrokers",
+    "NewTopic",
+    "TopicAdmin",
+    "TopicAdminError",
+]

@@ -1,7 +1,10 @@
-"""KIP-158 on the real stack, both Connect versions: source connectors with three groups create their topics
+"""KIP-158 on the real stack, every Connect version: source connectors with three groups create their topics
 as the sidecar's preview said (partitions, replication factor, cleanup.policy as the broker reports them);
-each kind of mistake is refused through the sidecar with its message, where the worker accepts it directly
-and fails later (a FAILED task); config_checks=warn lets it through with a warning; keys on a sink warn."""
+each mistake Connect fails on is refused through the sidecar with its message, where the worker accepts it
+directly and fails later (a FAILED connector or task); what Connect 4.3.1 accepts and runs (a group that
+never claims a topic, brokers of admin.override.* the sidecar cannot reach) goes through with a warning,
+validate's answer the worker's own; config_checks=warn lets a mistake through with a warning; keys on a
+sink warn."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from tests.support.connect_answers import states
 from tests.support.harness import InProcess
 from tests.support.kafka_topics import read_values, topic_configs
+from tests.support.ports import free_port
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
@@ -170,21 +174,6 @@ MISTAKES_BY_ID: dict[str, tuple[dict[str, str | None], str, str]] = {
         "topic.creation.g.include",
         "'o{1,3}rders' in group 'g' was split at its comma into ['o{1', '3}rders']",
     ),
-    "leaking-flag": (
-        {**ONE_GROUP, "topic.creation.g.include": "(?i)orders, audit"},
-        "topic.creation.g.include",
-        "entry '(?i)orders' of group 'g' changes the entries after it",
-    ),
-    "no-include": (
-        {**BASE, "topic.creation.groups": "g", "topic.creation.g.partitions": "2"},
-        "topic.creation.g.include",
-        "group 'g' has no include list",
-    ),
-    "shadowed-group": (
-        {**ONE_GROUP, "topic.creation.groups": "g, h", "topic.creation.h.include": "orders.*"},
-        "topic.creation.h.include",
-        "group 'h' never claims a topic: the earlier group 'g'",
-    ),
     "unknown-topic-setting": (
         {**ONE_GROUP, "topic.creation.g.no.such.setting": "1"},
         "topic.creation.g.no.such.setting",
@@ -198,6 +187,37 @@ MISTAKES_BY_ID: dict[str, tuple[dict[str, str | None], str, str]] = {
     ),
 }
 MISTAKES = [pytest.param(*row, id=ident) for ident, row in MISTAKES_BY_ID.items()]
+
+# what Connect 4.3.1 accepts and runs, by id: the config, and (a part of) the warning the sidecar gives
+ACCEPTED_BY_ID: dict[str, tuple[dict[str, str], str]] = {
+    "leaking-flag": (
+        {**ONE_GROUP, "topic.creation.g.include": "(?i)orders, audit"},
+        "topic.creation.g.include: entry '(?i)orders' of group 'g' changes the entries after it",
+    ),
+    "no-include": (
+        {**BASE, "topic.creation.groups": "g", "topic.creation.g.partitions": "2"},
+        "topic.creation.g.include: group 'g' has no include list",
+    ),
+    "shadowed-group": (
+        {**ONE_GROUP, "topic.creation.groups": "g, h", "topic.creation.h.include": "orders.*"},
+        "topic.creation.h.include: group 'h' never claims a topic: the earlier group 'g'",
+    ),
+    "not-a-group": (
+        {**ONE_GROUP, "topic.creation.stray.partitions": "3"},
+        "topic.creation.stray.partitions: ignored: 'stray' is not a group",
+    ),
+    # 3 replicas are above the stack's one broker, but the connector's topics are created elsewhere
+    "admin-override-unreachable": (
+        {
+            **ONE_GROUP,
+            "topic.creation.g.replication.factor": "3",
+            "admin.override.bootstrap.servers": "127.0.0.1:{port}",
+        },
+        "topic.creation.*: could not check the replication factors against the brokers at "
+        "admin.override.bootstrap.servers=127.0.0.1:",
+    ),
+}
+ACCEPTED = [pytest.param(*row, id=ident) for ident, row in ACCEPTED_BY_ID.items()]
 
 
 def without_none(config: dict[str, str | None]) -> dict[str, str]:
@@ -231,6 +251,38 @@ async def test_each_mistake_is_refused_through_the_sidecar_and_accepted_by_the_w
     assert refused.json()["message"].startswith("Connector configuration is invalid and contains the following")
     assert message in refused.json()["message"]
     assert (await worker.get(f"/connectors/{name}")).status_code == 404  # nothing reached the worker
+
+
+@pytest.mark.parametrize(("config", "warning"), ACCEPTED)
+async def test_what_connect_accepts_is_accepted_through_the_sidecar_with_its_warning(
+    stack: Stack,
+    sidecar: httpx.AsyncClient,
+    worker: httpx.AsyncClient,
+    unique: str,
+    tmp_path: Path,
+    config: dict[str, str],
+    warning: str,
+) -> None:
+    name = f"tc-accepted-{unique}"
+    port = str(free_port())  # nothing listens there
+    full = {k: v.replace("{port}", port) for k, v in config.items()}
+    full |= {"file": str(tmp_path / "in.txt"), "topic": f"orders-{unique}"}
+    validate = f"/connector-plugins/{FILE_SOURCE}/config/validate"
+    async with httpx.AsyncClient(base_url=stack.newest.connect_url, timeout=60) as newest:
+        reference = (await newest.put(validate, json={**full, "name": name})).json()
+    assert reference["error_count"] == 0  # Connect 4.3.1 accepts it
+
+    checked = await sidecar.put(validate, json={**full, "name": name})
+    assert checked.status_code == 200, checked.text
+    assert checked.json()["error_count"] == 0  # no error added to the worker's own answer
+    assert [c["value"]["name"] for c in checked.json()["configs"] if c["value"]["errors"]] == []
+    assert warning in checked.headers["warning"]
+
+    created = await sidecar.post("/connectors", json={"name": name, "config": full})
+    assert created.status_code == 201, created.text
+    assert warning in created.headers["warning"]
+    assert created.json()["config"]["topic.creation.default.partitions"] == "1"  # as sent, to the worker
+    assert (await worker.delete(f"/connectors/{name}")).status_code == 204
 
 
 @pytest.mark.parametrize(
@@ -296,11 +348,11 @@ async def test_an_update_and_a_patch_with_a_mistake_are_refused(
     name = f"tc-update-{unique}"
     config = {**ONE_GROUP, "file": str(tmp_path / "in.txt"), "topic": f"orders-{unique}"}
     assert (await sidecar.put(f"/connectors/{name}/config", json=config)).status_code == 201
-    message = "group 'g' has no include list"
+    message = "entry '[a-' of group 'g' is not a valid Java regular expression"
 
-    update = await sidecar.put(f"/connectors/{name}/config", json={**config, "topic.creation.g.include": ""})
+    update = await sidecar.put(f"/connectors/{name}/config", json={**config, "topic.creation.g.include": "[a-"})
     assert update.status_code == 400 and message in update.json()["message"]
-    patch = await sidecar.patch(f"/connectors/{name}/config", json={"topic.creation.g.include": None})
+    patch = await sidecar.patch(f"/connectors/{name}/config", json={"topic.creation.g.include": "[a-"})
     assert patch.status_code == 400 and message in patch.json()["message"]
     assert (await worker.get(f"/connectors/{name}/config")).json()["topic.creation.g.include"] == "orders.*"
     assert (await worker.delete(f"/connectors/{name}")).status_code == 204

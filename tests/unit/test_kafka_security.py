@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from control_plane.kafka_config import client_kwargs
+from control_plane.kafka_config import client_kwargs, connector_admin_kwargs
+from control_plane.kafka_security import KafkaSecurityError
 from control_plane.kafka_security.jaas import JaasError, client_login_entry, parse_jaas_config
 from control_plane.settings import Settings, SettingsError, load_settings
 from control_plane.storage.oauth_token import OAuthTokenProvider
@@ -656,3 +657,51 @@ def test_the_message_says_where_the_properties_came_from(monkeypatch: pytest.Mon
 def test_without_tls_or_sasl_their_properties_are_not_read(worker: Any) -> None:
     kwargs = client_kwargs(worker({"ssl.keystore.type": "BCFKS", "sasl.mechanism": "GSSAPI"}))
     assert kwargs == {"bootstrap_servers": "127.0.0.1:9", "security_protocol": "PLAINTEXT"}
+
+
+# -- a connector's admin client (admin.override.*, Worker.adminConfigs)
+
+
+def test_a_connector_admin_client_has_its_overrides_on_the_workers_settings(worker: Any) -> None:
+    jaas = f'{PLAIN} required username="connect" password="w";'
+    settings = worker({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas})
+    assert connector_admin_kwargs(settings, {}) == client_kwargs(settings)
+    other = f'{PLAIN} required username="bob" password="b";'
+    kwargs = connector_admin_kwargs(
+        settings, {"bootstrap.servers": " b1:9092, b2:9092 ", "sasl.jaas.config": other, "client.id": "x"}
+    )
+    assert kwargs["bootstrap_servers"] == ["b1:9092", "b2:9092"]
+    assert (kwargs["sasl_mechanism"], kwargs["sasl_plain_username"], kwargs["sasl_plain_password"]) == (
+        "PLAIN",
+        "bob",
+        "b",
+    )
+    assert connector_admin_kwargs(settings, {"security.protocol": "PLAINTEXT"})["security_protocol"] == "PLAINTEXT"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        pytest.param(
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI"},
+            "admin.override.sasl.mechanism: ",
+            id="unsupported-mechanism",
+        ),
+        pytest.param(
+            {"bootstrap.servers": "${file:/etc/kafka/admin.properties:servers}"},
+            "admin.override.bootstrap.servers: a config provider reference, which only the worker resolves",
+            id="config-provider",
+        ),
+        pytest.param(
+            {"security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": "${vault:kafka:jaas}"},
+            "admin.override.sasl.jaas.config: a config provider reference",
+            id="config-provider-secret",
+        ),
+    ],
+)
+def test_a_connector_admin_client_the_sidecar_cannot_build_names_the_override(
+    worker: Any, overrides: dict[str, str], message: str
+) -> None:
+    with pytest.raises(KafkaSecurityError) as raised:
+        connector_admin_kwargs(worker({}), overrides)
+    assert str(raised.value).startswith(message)

@@ -8,10 +8,18 @@ or a topic setting the broker refuses surfaces later, as a FAILED connector or t
 - ``TopicCreation.check`` (a ``config_checks.ConfigCheck``, run on validate, create, update and PATCH):
   the pure checks of ``rules.topic_creation_check`` with the number of live brokers, plus every group's
   topic settings tried on the broker (a validate-only CreateTopics: one topic per setting, so each refused
-  setting is named, and one with all of them). Each problem goes on its key in Connect's validation
-  answer, naming the group and the entry; what Connect documents as ignored, what the sidecar cannot tell,
-  and keys on a sink connector are warnings. Duplicate group names are left to the worker, whose validate
-  reports them (``SourceConnectorConfig``'s ``topic.creation.groups`` validator).
+  setting is named, and one with all of them). A problem is only what Connect fails on: the connector
+  (``SourceConnectorConfig``: a missing or invalid number, a pattern ``java.util.regex`` refuses), the
+  task (``TopicCreationGroup``'s joined pattern; ``TopicAdmin.createOrFindTopics``: a replication factor
+  above the brokers, a topic setting the broker refuses as invalid). It goes on its key in Connect's
+  validation answer, naming the group and the entry. What Connect accepts and runs (a group that never
+  claims a topic, keys it ignores, keys on a sink connector) is a warning, and so is what the sidecar
+  could not check (``could not check: <why>``): a broker that does not answer, a probe the broker refuses
+  for a reason of its own (an ACL, a topic policy, a timeout, a broker restarting), settings of the
+  connector's admin client the sidecar cannot use. Duplicate group names are left to the worker, whose
+  validate reports them (``SourceConnectorConfig``'s ``topic.creation.groups`` validator).
+- The brokers asked are the ones the connector's admin client reaches (``Worker.adminConfigs``): the
+  Connect cluster's, or those of the connector's ``admin.override.*`` (``bootstrap.servers``, security).
 - ``TopicCreation.preview``: per topic name, the group that claims it (``TopicCreation.findFirstGroup``),
   what the connector asks for, what the broker would create (a validate-only CreateTopics of the same
   request ``TopicCreationGroup.newTopic`` builds: the broker's defaults filled in for what is unset), and,
@@ -39,29 +47,25 @@ from ...rules.topic_creation import (
     topic_configs,
     uses_topic_creation,
 )
-from ...rules.topic_creation_check import Finding, Problem, check
+from ...rules.topic_creation_check import SEVERITY, Finding, Problem, Severity, check
 from ...storage.errors import TopicAdminError
-from ...storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
+from ...storage.topic_admin import CreationOutcome, ExistingTopic, LiveBrokers, NewTopic
 from ..config_checks import NOTHING, CheckResult, ConfigSubject
 from ..config_infos import ConfigProblem
 from ..connect_api import Config
 from ..errors import BadRequestError
-from ..ports import BrokerTopics
+from ..ports import BrokerTopics, ConnectorAdmins
 
-# findings that never refuse a configuration: Connect ignores them with a warning of its own, they are
-# harmless, or the sidecar cannot tell
-WARNINGS_ONLY = frozenset(
-    {
-        Finding.SINK,
-        Finding.UNCHECKED_REGEX,
-        Finding.DEFAULT_LISTED,
-        Finding.EMPTY_GROUP,
-        Finding.DEFAULT_LIST_IGNORED,
-        Finding.WORKER_KEY_ON_CONNECTOR,
-    }
-)
+# findings that never refuse a configuration: Connect accepts the configuration and runs it (it ignores
+# the keys, or a group never claims a topic), or the sidecar cannot tell
+WARNINGS_ONLY = frozenset(finding for finding, severity in SEVERITY.items() if severity is Severity.WARNING)
 # findings the worker's own validation reports (on every version with KIP-158)
 WORKER_REPORTS = frozenset({Finding.DUPLICATE_GROUP})
+# the one answer of a validate-only creation that says a topic setting is wrong: TopicAdmin.createOrFindTopics
+# fails the task with it (InvalidConfigurationException); any other refusal of a probe (an ACL, a topic
+# policy, a timeout, a broker restarting) is about the probe, not the setting
+INVALID_SETTING = "InvalidConfigurationError"
+ADMIN_OVERRIDE = "admin.override."  # ConnectorConfig.CONNECTOR_CLIENT_ADMIN_OVERRIDES_PREFIX
 
 PROBE_PREFIX = "sidecar-topic-creation-probe"  # names of topics only ever created validate-only
 
@@ -100,8 +104,18 @@ class CreationPreview:
     problems: tuple[Problem, ...]  # what the checks find in the configuration
 
 
-def _as_config_problem(problem: Problem) -> ConfigProblem:
+def _as_config_problem(problem: Problem, cluster: AdminCluster | None) -> ConfigProblem:
+    if problem.finding is Finding.REPLICATION_ABOVE_BROKERS and cluster is not None:
+        return ConfigProblem(problem.key, f"{problem.message} (asked of {cluster.described})")
     return ConfigProblem(problem.key, problem.message)
+
+
+@dataclass(frozen=True)
+class AdminCluster:
+    """The brokers a connector's admin client reaches, and how to name them in a message."""
+
+    brokers: BrokerTopics
+    described: str
 
 
 class TopicCreation:
@@ -112,17 +126,41 @@ class TopicCreation:
         worker_enabled: bool,
         plugin_types: Callable[[], Mapping[str, str]],
         active: Callable[[], bool] = lambda: True,
+        connector_admins: ConnectorAdmins | None = None,
     ) -> None:
-        """``worker_enabled``: the worker's ``topic.creation.enable``; ``plugin_types``: the worker's plugin
-        list (class and aliases -> source/sink, ``rules.connectors.plugin_types``); ``active``: whether
-        the checks run (``Capabilities``: not when the operator forced the feature native)."""
+        """``brokers``: the Connect cluster's (the worker's own admin settings); ``worker_enabled``: the
+        worker's ``topic.creation.enable``; ``plugin_types``: the worker's plugin list (class and aliases ->
+        source/sink, ``rules.connectors.plugin_types``); ``active``: whether the checks run
+        (``Capabilities``: not when the operator forced the feature native); ``connector_admins``: the
+        brokers of a connector's ``admin.override.*`` (None: such a connector's brokers are not asked)."""
         self._brokers = brokers
         self._worker_enabled = worker_enabled
         self._plugin_types = plugin_types
         self._active = active
+        self._connector_admins = connector_admins
 
     def _kind(self, config: Config) -> ConnectorType:
         return connector_type(config, self._plugin_types())
+
+    def _admin_cluster(self, config: Config) -> AdminCluster:
+        """The brokers the connector's admin client reaches (Worker.adminConfigs: the worker's settings with
+        the connector's ``admin.override.*`` on top). Raises ``TopicAdminError`` when the sidecar cannot
+        reach them as that client would."""
+        overrides = {k[len(ADMIN_OVERRIDE) :]: v for k, v in config.items() if k.startswith(ADMIN_OVERRIDE) and v}
+        if not overrides:
+            return AdminCluster(self._brokers, "the Connect cluster's brokers")
+        bootstrap = overrides.get("bootstrap.servers")
+        described = (
+            f"the brokers at {ADMIN_OVERRIDE}bootstrap.servers={bootstrap}"
+            if bootstrap is not None
+            else f"the brokers of the connector's {ADMIN_OVERRIDE}* settings"
+        )
+        if self._connector_admins is None:
+            raise TopicAdminError(f"reaching {described}", "the sidecar has no client for them")
+        try:
+            return AdminCluster(self._connector_admins(overrides), described)
+        except TopicAdminError as err:
+            raise TopicAdminError(f"reaching {described}", err.cause) from None
 
     # -- the check of a configuration on its way to a worker ----------------------------------------
     async def check(self, subject: ConfigSubject) -> CheckResult:
@@ -132,32 +170,51 @@ class TopicCreation:
         kind = self._kind(config)
         if kind == "unknown":
             return NOTHING  # the worker refuses a class it does not have, in its own words
-        creates = kind == "source" and self._worker_enabled
-        warnings: list[str] = []
+        unchecked: list[str] = []  # what the broker could not tell, and why
         live: int | None = None
         refused: list[ConfigProblem] = []
-        if creates:
-            brokers, settings = await asyncio.gather(
-                self._live_brokers(warnings), self._refused_settings(config, warnings)
+        cluster: AdminCluster | None = None
+        if kind == "source" and self._worker_enabled:
+            try:
+                cluster = self._admin_cluster(config)
+            except TopicAdminError as err:
+                unchecked.append(f"{PREFIX}*: could not check the replication factors and topic settings: {err}")
+        if cluster is not None:
+            live, refused = await asyncio.gather(
+                self._live_brokers(cluster, unchecked), self._refused_settings(cluster, config, unchecked)
             )
-            live, refused = brokers, settings
         found = check(config, worker_enabled=self._worker_enabled, live_brokers=live, is_sink=kind == "sink")
         problems = [
-            _as_config_problem(p) for p in found if p.finding not in WARNINGS_ONLY and p.finding not in WORKER_REPORTS
+            _as_config_problem(p, cluster)
+            for p in found
+            if p.finding not in WARNINGS_ONLY and p.finding not in WORKER_REPORTS
         ]
-        warnings[:0] = [f"{p.key}: {p.message}" for p in found if p.finding in WARNINGS_ONLY]
+        warnings = [f"{p.key}: {p.message}" for p in found if p.finding in WARNINGS_ONLY] + unchecked
         return CheckResult(tuple(problems + refused), tuple(warnings))
 
-    async def _live_brokers(self, warnings: list[str]) -> int | None:
+    async def _live_brokers(self, cluster: AdminCluster, unchecked: list[str]) -> int | None:
+        """The live brokers, when their number is the cluster's size: not while a broker that holds replicas
+        is not listed (down or restarting: a replication factor it would satisfy fails only meanwhile)."""
         try:
-            return await self._brokers.live_brokers()
+            brokers: LiveBrokers = await cluster.brokers.live_brokers()
         except TopicAdminError as err:
-            warnings.append(f"{PREFIX}*: replication factors not compared with the live brokers ({err})")
+            unchecked.append(f"{PREFIX}*: could not check the replication factors against {cluster.described}: {err}")
             return None
+        if brokers.absent:
+            ids = ", ".join(str(i) for i in sorted(brokers.absent))
+            unchecked.append(
+                f"{PREFIX}*: could not check the replication factors against {cluster.described}: "
+                f"{brokers.count} live, and broker(s) {ids} hold replicas but are not live (down or restarting)"
+            )
+            return None
+        return brokers.count
 
-    async def _refused_settings(self, config: Config, warnings: list[str]) -> list[ConfigProblem]:
+    async def _refused_settings(
+        self, cluster: AdminCluster, config: Config, unchecked: list[str]
+    ) -> list[ConfigProblem]:
         """Every group's topic settings tried on the broker (validate-only): one topic per setting, and one
-        with all of a group's settings when it has several (refused together although each passes)."""
+        with all of a group's settings when it has several (refused together although each passes). Only
+        a setting the broker calls invalid is a problem; any other refusal says the probe could not tell."""
         groups = [g for g in dict.fromkeys(listed_groups(config)) if g != DEFAULT_GROUP] + [DEFAULT_GROUP]
         probes: list[tuple[str, str | None, NewTopic]] = []
         run = uuid.uuid4().hex[:12]
@@ -170,14 +227,19 @@ class TopicCreation:
         if not probes:
             return []
         try:
-            outcomes = await self._brokers.try_create([probe for _, _, probe in probes])
+            outcomes = await cluster.brokers.try_create([probe for _, _, probe in probes])
         except TopicAdminError as err:
-            warnings.append(f"{PREFIX}*: topic settings not checked with the broker ({err})")
+            unchecked.append(f"{PREFIX}*: could not check the topic settings with {cluster.described}: {err}")
             return []
         problems: list[ConfigProblem] = []
         failed_groups: set[str] = set()
+        not_told: dict[str, list[str]] = {}  # why the broker could not tell -> the keys it is about
         for (group, key, probe), outcome in zip(probes, outcomes, strict=True):
             if outcome.error is None:
+                continue
+            if outcome.error != INVALID_SETTING:
+                keys = [key_of(group, key)] if key is not None else []
+                not_told.setdefault(f"{outcome.error}: {outcome.message}", []).extend(keys)
                 continue
             if key is not None:
                 failed_groups.add(group)
@@ -186,7 +248,7 @@ class TopicCreation:
                         key_of(group, key),
                         f"topic setting {key}={probe.configs[key]!r} of group {group!r} is refused by the broker "
                         f"({outcome.error}: {outcome.message}): the task fails when it first creates a topic of "
-                        "this group",
+                        f"this group (asked of {cluster.described})",
                     )
                 )
             elif group not in failed_groups:
@@ -195,20 +257,29 @@ class TopicCreation:
                     ConfigProblem(
                         key_of(group, first),
                         f"the topic settings of group {group!r} ({', '.join(probe.configs)}) are each accepted but "
-                        f"refused together by the broker ({outcome.error}: {outcome.message})",
+                        f"refused together by the broker ({outcome.error}: {outcome.message}; asked of "
+                        f"{cluster.described})",
                     )
                 )
+        for why, keys in not_told.items():
+            about = ", ".join(dict.fromkeys(keys)) or f"{PREFIX}*"
+            unchecked.append(f"{about}: could not check the topic settings with {cluster.described}: {why}")
         return problems
 
     # -- the preview ----------------------------------------------------------------------------------
     async def preview(self, config: Config, topics: Sequence[str], connector: str | None = None) -> CreationPreview:
-        """What Connect does when a task of this connector first writes to each of ``topics``. Raises
-        ``BadRequestError`` where Connect fails the configuration (no group could be chosen)."""
+        """What Connect does when a task of this connector first writes to each of ``topics``, asked of the
+        brokers its admin client reaches. Raises ``BadRequestError`` where Connect fails the configuration
+        (no group could be chosen) or those brokers cannot be asked."""
         names = tuple(dict.fromkeys(topics))
         kind = self._kind(config)
         found = tuple(check(config, worker_enabled=self._worker_enabled, live_brokers=None, is_sink=kind == "sink"))
         reason = self._reason(config, kind)
-        existing = await self._describe(names)
+        try:
+            brokers = self._admin_cluster(config).brokers
+        except TopicAdminError as err:
+            raise _unreachable(err) from err
+        existing = await self._describe(brokers, names)
         if reason is not None:
             plans = tuple(TopicPlan(t, None, None, None, None, existing[t], ()) for t in names)
             return CreationPreview(connector, False, reason, plans, found)
@@ -234,7 +305,7 @@ class TopicCreation:
             for index, topic in enumerate(names)
         ]
         try:
-            outcomes = await self._brokers.try_create(requests)
+            outcomes = await brokers.try_create(requests)
         except TopicAdminError as err:
             raise _unreachable(err) from err
         plans = tuple(
@@ -256,9 +327,9 @@ class TopicCreation:
             return "no topic.creation.* keys: Connect creates no topics (the broker may auto-create them)"
         return None
 
-    async def _describe(self, names: Sequence[str]) -> dict[str, TopicShape | None]:
+    async def _describe(self, brokers: BrokerTopics, names: Sequence[str]) -> dict[str, TopicShape | None]:
         try:
-            described = await self._brokers.describe(names)
+            described = await brokers.describe(names)
         except TopicAdminError as err:
             raise _unreachable(err) from err
         return {name: _shape(described.get(name)) for name in names}
@@ -304,6 +375,7 @@ def _differences(created: TopicShape, existing: TopicShape | None) -> tuple[Diff
 
 
 __all__ = [
+    "INVALID_SETTING",
     "PROBE_PREFIX",
     "WARNINGS_ONLY",
     "WORKER_REPORTS",
