@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..worker_properties import parse_properties
+from ..codecs.java_properties import parse_properties
 
 VARIABLE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")  # ConfigTransformer.DEFAULT_PATTERN
 PROVIDERS_KEY = "config.providers"  # WorkerConfig / AbstractConfig.CONFIG_PROVIDERS_CONFIG
