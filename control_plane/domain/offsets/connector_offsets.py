@@ -23,10 +23,10 @@ Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``
   by reading the group's offsets back.
 
 The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers are Connect's
-"framework-managed" messages. Where the offsets are is decided as the worker of that version decides it
-(``_offsets_client``), on the configuration as the worker uses it (config provider references resolved, ``rules.config_providers``): a
-connector whose offsets are on another Kafka cluster (compared by cluster id, not by bootstrap string) is
-refused, and so is one where the sidecar cannot tell.
+"framework-managed" messages. Where the offsets are is decided as the worker of that version decides
+it (``_offsets_client``), on the configuration as the worker uses it (config provider references
+resolved, ``rules.config_providers``): a connector whose offsets are on another Kafka cluster (compared
+by cluster id, not by bootstrap string) is refused, and so is one where the sidecar cannot tell.
 """
 
 from __future__ import annotations
