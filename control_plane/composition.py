@@ -39,6 +39,7 @@ from .kafka_config import client_kwargs, connector_admin_kwargs
 from .kafka_security import KafkaSecurityError
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
+from .rules.config_providers import ConfigProviders
 from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
@@ -262,6 +263,7 @@ async def running(
                 producer_bootstrap=settings.worker_producer_bootstrap_servers,
                 consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
                 exactly_once_source_support=settings.exactly_once_source_support,
+                config_providers=ConfigProviders.from_worker(settings.config_providers),
             ),
             read_back_timeout_s=read_back_s,
             shutdown=TaskShutdown(

@@ -23,6 +23,7 @@ from pydantic_settings import SettingsError as SourceError
 
 from .kafka_security import KafkaSecurityError, check_kafka_security
 from .modes import FeatureMode
+from .rules.config_providers import PROVIDERS_KEY
 from .rules.secrets import DEFAULT_SECRET_PATTERNS
 from .worker_properties import connect_url_from_listeners, read_properties
 
@@ -83,6 +84,9 @@ class WorkerPropertiesSource(PydanticBaseSettingsSource):
         security = {k: v for k, v in props.items() if k.startswith(SECURITY_PREFIXES)}
         if security:
             self.values["kafka_client_properties"] = security
+        providers = {k: v for k, v in props.items() if k == PROVIDERS_KEY or k.startswith(f"{PROVIDERS_KEY}.")}
+        if providers:
+            self.values["config_providers"] = providers
         listener = connect_url_from_listeners(props.get("listeners", ""))
         if listener:
             self.values["connect_urls"] = listener
@@ -289,6 +293,11 @@ class Settings(BaseSettings):
     kafka_client_properties: dict[str, str] = Field(default_factory=dict)
     """The Kafka client settings (a JSON object) the sidecar's own clients use to reach the brokers as the
     worker does: ``security.protocol``, ``sasl.*`` and ``ssl.*``."""
+    config_providers: dict[str, str] = Field(default_factory=dict)
+    """The worker's config providers (a JSON object of its ``config.providers`` and ``config.providers.*``
+    properties, learned from its properties file), with which the sidecar resolves ``${provider:path:key}``
+    references in connectors' configurations where a rule needs the value (the file, directory and env
+    providers only; parameters are hidden where the settings are shown)."""
     status_storage_retry_max_retries: int = Field(5, ge=0, le=2147483647)
     """Retries of a record the sidecar writes to Kafka (status, config, offsets and audit topics) before it
     is given up."""
@@ -478,6 +487,7 @@ def describe(settings: Settings) -> dict[str, Any]:
         k: ("[hidden]" if any(word in k for word in SECRET_WORDS) or k.endswith(".key") else v)
         for k, v in settings.kafka_client_properties.items()
     }
+    data["config_providers"] = {k: ("[hidden]" if ".param." in k else v) for k, v in settings.config_providers.items()}
     if settings.tls_keyfile_password is not None:
         data["tls_keyfile_password"] = "[hidden]"
     return data

@@ -1,81 +1,15 @@
 """Reading a Connect worker's properties file (``connect-distributed.properties``).
 
-Pure functions: ``parse_properties`` follows ``java.util.Properties.load`` (comments with ``#`` or
-``!``, ``=``/``:``/white-space separators, backslash line continuations and escapes), because that is
-how the worker itself reads the file. ``connect_url_from_listeners`` turns the worker's ``listeners``
-into the URL a sidecar on the same host calls.
+Pure functions: ``parse_properties`` (``codecs.java_properties``) follows ``java.util.Properties.load``,
+because that is how the worker itself reads the file. ``connect_url_from_listeners`` turns the worker's
+``listeners`` into the URL a sidecar on the same host calls.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
 from pathlib import Path
 
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _logical_lines(text: str) -> Iterator[str]:
-    pending = ""
-    # Properties.load ends lines at \n, \r and \r\n only (str.splitlines also splits at \f, \x85 ...)
-    for raw in re.split(r"\r\n|\r|\n", text):
-        line = raw.lstrip(" \t\f")
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        if trailing % 2 == 1:  # an odd number of backslashes continues the line
-            pending += line[:-1]
-            continue
-        yield pending + line
-        pending = ""
-    if pending:
-        yield pending
-
-
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            nxt = text[i + 1]
-            if nxt == "u" and i + 6 <= len(text):
-                try:
-                    out.append(chr(int(text[i + 2 : i + 6], 16)))
-                    i += 6
-                    continue
-                except ValueError:
-                    pass
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _split(line: str) -> tuple[str, str]:
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch in "=: \t\f":
-            break
-        i += 1
-    key, j = line[:i], i
-    while j < len(line) and line[j] in " \t\f":
-        j += 1
-    if j < len(line) and line[j] in "=:":  # at most one separator character, then white space
-        j += 1
-    rest = line[j:].lstrip(" \t\f")
-    return _unescape(key), _unescape(rest)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse the text of a Java properties file; later keys win, as in ``Properties.load``."""
-    return dict(_split(line) for line in _logical_lines(text))
+from .codecs.java_properties import parse_properties
 
 
 def read_properties(path: str | Path) -> dict[str, str]:
@@ -99,3 +33,6 @@ def connect_url_from_listeners(listeners: str) -> str | None:
             host = "127.0.0.1"
         return f"{scheme.lower()}://{host}:{port}"
     return None
+
+
+__all__ = ["connect_url_from_listeners", "parse_properties", "read_properties"]

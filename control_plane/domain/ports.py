@@ -77,6 +77,11 @@ class ClusterMetadata(Protocol):
 
     async def partition_counts(self, topics: Iterable[str]) -> dict[str, int | None]: ...
 
+    async def cluster_id(self, bootstrap: str | None = None) -> str | None:
+        """The id of the cluster ``bootstrap`` reaches (None: the sidecar's own brokers); raises
+        ``GroupOperationError`` when it cannot be reached."""
+        ...
+
     async def unreachable(self) -> str | None: ...
 
 

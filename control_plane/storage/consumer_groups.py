@@ -30,6 +30,7 @@ from aiokafka.errors import KafkaError, for_code
 from aiokafka.protocol.admin import DeleteGroupsRequest, DescribeGroupsRequest
 from aiokafka.protocol.api import Request, RequestStruct, Response
 from aiokafka.protocol.commit import OffsetCommitRequest, OffsetFetchRequest
+from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
 from .admin_client import AdminClients
@@ -145,6 +146,7 @@ class ConsumerGroups:
         )
         self._client = admin.client
         self.bound_s = admin.bound_s
+        self._admin_args = (client_kwargs, request_timeout_ms)
 
     async def _retrying(self, call: Callable[[], Awaitable[T]]) -> T:
         """Retry while the group's coordinator is loading or moving, or a connection is being made
@@ -244,6 +246,25 @@ class ConsumerGroups:
                 partitions = metadata.partitions_for_topic(name)
                 counts[name] = len(partitions) if partitions else None
             return counts
+
+    async def cluster_id(self, bootstrap: str | None = None) -> str | None:
+        """The id of the Kafka cluster that ``bootstrap`` reaches (the sidecar's own brokers when None), as
+        Metadata v2+ answers it (ConnectUtils.lookupKafkaClusterId); None from a broker too old to say. Other
+        brokers are reached with the sidecar's own security settings."""
+        client = self._client
+        if bootstrap is not None:
+            kwargs, timeout_ms = self._admin_args
+            client = AdminClients(
+                {**kwargs, "bootstrap_servers": bootstrap},
+                timeout_ms,
+                client_id="control-plane-offsets",
+                error=GroupOperationError,
+            ).client
+        where = bootstrap or "the worker's brokers"
+        async with client(f"describing the Kafka cluster at {where}") as kafka:
+            answer = (await kafka.send(kafka.get_random_node(), MetadataRequest([], False))).to_object()
+            found = answer.get("cluster_id")
+            return str(found) if found else None
 
     async def unreachable(self) -> str | None:
         """Why Kafka cannot be reached now (the cause to name when a read times out), or None."""

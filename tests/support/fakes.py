@@ -110,6 +110,8 @@ class FakeGroups:
         self.members: dict[str, int] = {}
         self.topics = {"t": 2}
         self.down: str | None = None
+        self.clusters: dict[str, str] = {}  # bootstrap -> cluster id; the sidecar's own brokers are "own"
+        self.described: list[str | None] = []
 
     def _up(self, what: str) -> None:
         if self.down:
@@ -126,6 +128,15 @@ class FakeGroups:
     async def partition_counts(self, topics: Iterable[str]) -> dict[str, int | None]:
         self._up("metadata")
         return {t: self.topics.get(t) for t in topics}
+
+    async def cluster_id(self, bootstrap: str | None = None) -> str | None:
+        self.described.append(bootstrap)
+        if bootstrap is None:
+            self._up("metadata")
+            return "own"
+        if bootstrap not in self.clusters:
+            raise GroupOperationError(f"describing the Kafka cluster at {bootstrap}", "no answer from Kafka")
+        return self.clusters[bootstrap]
 
     async def unreachable(self) -> str | None:
         return self.down

@@ -451,3 +451,17 @@ def test_the_tls_key_password_is_hidden() -> None:
     shown = describe(load_settings(tls_certfile="c.pem", tls_keyfile="k.pem", tls_keyfile_password="s3cret"))
     assert shown["tls_keyfile_password"] == "[hidden]"
     assert shown["request_budget_s"] == 30.0 and shown["tls_certfile"] == "c.pem"
+
+
+def test_the_workers_config_providers_are_learned_and_their_parameters_hidden(worker_file) -> None:
+    text = (
+        "bootstrap.servers=k:9092\nconfig.providers=file,vault\n"
+        "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+        "config.providers.vault.class=com.example.Vault\nconfig.providers.vault.param.token=s3cret\n"
+    )
+    settings = load_settings(worker_properties=worker_file(text))
+    assert settings.config_providers["config.providers"] == "file,vault"
+    assert settings.config_providers["config.providers.vault.param.token"] == "s3cret"
+    shown = describe(settings)["config_providers"]
+    assert shown["config.providers.vault.param.token"] == "[hidden]"
+    assert shown["config.providers.vault.class"] == "com.example.Vault"

@@ -14,11 +14,10 @@ resolved ones differ. What is not: whether 4.4 also rewrites error messages that
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
-VARIABLE = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")  # ConfigTransformer.DEFAULT_PATTERN
+from ...rules.config_providers import VARIABLE
 
 
 def shown_as_given(infos: Any, config: Mapping[str, Any]) -> Any:

@@ -29,13 +29,16 @@ Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``
   by reading the group's offsets back.
 
 The sidecar cannot call a connector's ``alterOffsets`` hook, so success answers are Connect's
-"framework-managed" messages. The connector-specific offsets topic must be on the worker's Kafka cluster.
+"framework-managed" messages. Where the offsets are is decided as the worker of that version decides
+it (``_offsets_client``), on the configuration as the worker uses it (config provider references
+resolved, ``rules.config_providers``): a connector whose offsets are on another Kafka cluster (compared
+by cluster id, not by bootstrap string) is refused, and so is one where the sidecar cannot tell.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -43,8 +46,10 @@ import structlog
 from ...codecs import Malformed, OffsetKey, SourceOffset, decode_offset, json_wire
 from ...codecs.javalang import canonical_partition as canonical
 from ...codecs.javalang import java_hash_map_order
+from ...rules.config_providers import ConfigProviders
 from ...rules.connectors import (
     CONSUMER_BOOTSTRAP_OVERRIDE,
+    GROUP_OVERRIDE_KEY,
     PRODUCER_BOOTSTRAP_OVERRIDE,
     client_cluster,
     on_another_cluster,
@@ -59,11 +64,13 @@ from ..ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, Top
 from .messages import (
     cannot_reach,
     class_not_found,
+    cluster_unknown,
     framework_managed,
     needs_fencing,
     not_found,
     not_stopped,
     sink_tasks_running,
+    unresolved,
 )
 from .request import (
     KAFKA_OFFSET_KEY,
@@ -92,6 +99,7 @@ class WorkerKafka:
     producer_bootstrap: str | None = None  # producer.bootstrap.servers
     consumer_bootstrap: str | None = None  # consumer.bootstrap.servers
     exactly_once_source_support: str = "disabled"  # exactly.once.source.support (KIP-618)
+    config_providers: ConfigProviders = field(default_factory=ConfigProviders)  # config.providers (KIP-297)
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,24 @@ def _lookup_rank(name: str, key: bytes, record: SourceOffset) -> int:
     if key == OffsetKey(name, java_hash_map_order(partition)).to_bytes():
         return 0
     return 1 if key == OffsetKey(name, partition).to_bytes() else 2
+
+
+class ConnectorConfig(dict[str, str | None]):
+    """A connector's configuration as its worker uses it: config provider references resolved
+    (WorkerConfigTransformer), the keys the sidecar could not resolve, and, per bootstrap string its
+    offsets client uses, whether that is the worker's Kafka cluster (True, False, or why it is not known)."""
+
+    def __init__(
+        self,
+        values: Mapping[str, str | None],
+        unresolved: Mapping[str, str],
+        clusters: Mapping[str, bool | str] | None = None,
+        ids: tuple[str, str] | None = None,
+    ) -> None:
+        super().__init__(values)
+        self.unresolved = dict(unresolved)
+        self.clusters = dict(clusters or {})
+        self.ids = ids  # (the client's cluster id, the worker's), where they differ
 
 
 @dataclass(frozen=True)
@@ -185,7 +211,7 @@ class EmulatedOffsets:
         config = view.state.connector_config(name)
         if config is None:
             raise NotFoundError(not_found(name))
-        return view.state, config
+        return view.state, await self._as_worker_uses(view.state.connector_type(name), config)
 
     def _source_topics(self, config: Mapping[str, str | None]) -> _Source:
         worker_topic = self._worker.offsets_topic
@@ -195,7 +221,50 @@ class EmulatedOffsets:
                 "(the worker's properties file, or CONTROL_PLANE_OFFSET_STORAGE_TOPIC)"
             )
         own = config.get(OFFSETS_TOPIC_KEY) if self._connector_offsets_topics() else None
+        # the connector's own topic is on its producer's cluster, which _check_reachable found the worker's
         return _Source(worker_topic, own if own and own != worker_topic else None)
+
+    async def _as_worker_uses(self, kind: str, config: Mapping[str, str | None]) -> ConnectorConfig:
+        """``config`` with its provider references resolved as the worker resolves them, and whether the
+        cluster of its offsets (``_offsets_client``) is the worker's: the same bootstrap servers, or other
+        ones that reach a cluster of the same id (ConnectUtils.lookupKafkaClusterId)."""
+        if isinstance(config, ConnectorConfig):
+            return config
+        resolved = self._worker.config_providers.resolve(config)
+        connector = ConnectorConfig(resolved.values, resolved.unresolved)
+        client = self._offsets_client(kind, connector)
+        if client is None or client[0] in connector.unresolved:
+            return connector
+        servers = client[1]
+        if not on_another_cluster(servers, self._worker.bootstrap):
+            connector.clusters[servers] = True
+            return connector
+        try:
+            ids = (await self._metadata.cluster_id(servers), await self._metadata.cluster_id(None))
+        except GroupOperationError as err:
+            connector.clusters[servers] = err.cause
+            return connector
+        if ids[0] is None or ids[1] is None:
+            connector.clusters[servers] = "a broker did not name its cluster id"
+        else:
+            connector.clusters[servers] = ids[0] == ids[1]
+            connector.ids = (ids[0], ids[1])
+        return connector
+
+    def _offsets_client(self, kind: str, config: Mapping[str, str | None]) -> tuple[str, str] | None:
+        """The override key and bootstrap servers of the client whose cluster holds the connector's offsets;
+        None where they are in the worker's offsets topic whatever its producer uses. A sink's group is on its
+        consumer's cluster. A source's offsets are in the worker's topic alone unless the worker keeps a
+        connector-specific store (from 3.3, KIP-618): the connector sets offsets.storage.topic, or the worker
+        has exactly-once source support enabled; that store is on the producer's cluster
+        (Worker.offsetStoreForRegularSourceConnector, offsetStoreForExactlyOnceSourceConnector). Before 3.3,
+        the worker's store only (Worker.buildWorkerTask, 2.8)."""
+        if kind == "sink":
+            return CONSUMER_BOOTSTRAP_OVERRIDE, self._client_cluster(kind, config)
+        exactly_once = self._worker.exactly_once_source_support.strip().lower() == "enabled"
+        if not self._connector_offsets_topics() or not (config.get(OFFSETS_TOPIC_KEY) or exactly_once):
+            return None
+        return PRODUCER_BOOTSTRAP_OVERRIDE, self._client_cluster(kind, config)
 
     async def _check_stopped(self, state: ClusterView, name: str) -> None:
         """DistributedHerder.modifyConnectorOffsetsChecks (STOPPED, no tasks), then: the tasks have really
@@ -236,12 +305,24 @@ class EmulatedOffsets:
         self, name: str, kind: str, config: Mapping[str, str | None], *, modifying: bool = False
     ) -> None:
         """What the emulation cannot do safely is refused, never answered 200: offsets or a group on another
-        Kafka cluster; source offsets of an exactly-once cluster (they need zombie fencing)."""
-        servers = self._client_cluster(kind, config)
-        if on_another_cluster(servers, self._worker.bootstrap):
-            raise BadRequestError(
-                cannot_reach(name, "sink" if kind == "sink" else "source", servers, self._worker.bootstrap)
-            )
+        Kafka cluster (by cluster id), or where it is not known; where they are depends on a config provider
+        reference the sidecar cannot resolve; source offsets of an exactly-once cluster (they need zombie
+        fencing)."""
+        label = "sink" if kind == "sink" else "source"
+        connector = config if isinstance(config, ConnectorConfig) else ConnectorConfig(config, {})
+        needed: tuple[str, ...] = (GROUP_OVERRIDE_KEY,) if kind == "sink" else (OFFSETS_TOPIC_KEY,)
+        client = self._offsets_client(kind, connector)
+        needed += (client[0],) if client else ()
+        why = next((f"{key}: {connector.unresolved[key]}" for key in needed if key in connector.unresolved), None)
+        if why is not None:
+            raise BadRequestError(unresolved(name, label, why))
+        if client is not None:
+            servers = client[1]
+            same = connector.clusters.get(servers, not on_another_cluster(servers, self._worker.bootstrap))
+            if isinstance(same, str):
+                raise BadRequestError(cluster_unknown(name, label, servers, same))
+            if not same:
+                raise BadRequestError(cannot_reach(name, label, servers, self._worker.bootstrap, connector.ids))
         mode = self._worker.exactly_once_source_support.strip().lower()
         if modifying and kind != "sink" and mode == "enabled":
             raise BadRequestError(needs_fencing(name, mode))
@@ -258,8 +339,10 @@ class EmulatedOffsets:
         if kind != "sink":
             return ()
         parsed = parse_sink_entries(entries)
-        if config is not None and on_another_cluster(self._client_cluster(kind, config), self._worker.bootstrap):
-            return parsed
+        if config is not None:
+            connector = await self._as_worker_uses(kind, config)
+            if connector.clusters.get(self._client_cluster(kind, connector)) is not True:
+                return parsed  # consumed from another cluster (or one not known): not checked on the worker's
         try:
             counts = await self._metadata.partition_counts(e.topic for e in parsed)
         except GroupOperationError as err:
@@ -521,4 +604,4 @@ def _show(partitions: Sequence[TopicPartition], committed: Mapping[TopicPartitio
     return ", ".join(f"{t}-{p}={committed.get((t, p), 'none')}" for t, p in partitions)
 
 
-__all__ = ["DuplicateKeys", "EmulatedOffsets", "OffsetsRead", "PartitionOffset", "WorkerKafka"]
+__all__ = ["ConnectorConfig", "DuplicateKeys", "EmulatedOffsets", "OffsetsRead", "PartitionOffset", "WorkerKafka"]

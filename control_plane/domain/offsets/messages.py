@@ -43,16 +43,35 @@ def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnec
     )
 
 
-def cannot_reach(name: str, kind: str, servers: str, worker: str) -> str:
+def cannot_reach(name: str, kind: str, servers: str, worker: str, clusters: tuple[str, str] | None = None) -> str:
+    """Where the offsets are on another Kafka cluster than the worker's (by cluster id: ``clusters`` is the
+    client's and the worker's), which the sidecar does not write to."""
     where = (
         "its consumer group lives on"
         if kind == "sink"
-        else "its offsets may be kept in a connector-specific offsets topic on (KIP-618)"
+        else "its offsets are kept in a connector-specific offsets topic (KIP-618) on"
     )
+    ids = f" (cluster {clusters[0]}, the worker's is {clusters[1]})" if clusters else ""
     return (
         f"The sidecar cannot read or modify the offsets of {kind} connector {name} on this Connect version: its "
-        f"{'consumer' if kind == 'sink' else 'producer'} uses another Kafka cluster ({servers}) than the worker "
-        f"({worker}), and {where} that cluster, which the sidecar does not reach. Nothing was read or written."
+        f"{'consumer' if kind == 'sink' else 'producer'} uses another Kafka cluster ({servers}){ids} than the "
+        f"worker ({worker}), and {where} that cluster, which the sidecar does not reach. Nothing was read or written."
+    )
+
+
+def cluster_unknown(name: str, kind: str, servers: str, cause: str) -> str:
+    client = "consumer" if kind == "sink" else "producer"
+    return (
+        f"The sidecar cannot read or modify the offsets of {kind} connector {name} on this Connect version: its "
+        f"{client} uses other bootstrap servers ({servers}) than the worker, where its offsets are kept, and the "
+        f"sidecar could not tell whether they are the worker's Kafka cluster ({cause}). Nothing was read or written."
+    )
+
+
+def unresolved(name: str, kind: str, why: str) -> str:
+    return (
+        f"The sidecar cannot read or modify the offsets of {kind} connector {name} on this Connect version: where "
+        f"they are depends on a config provider reference it cannot resolve ({why}). Nothing was read or written."
     )
 
 
@@ -67,9 +86,11 @@ def needs_fencing(name: str, mode: str) -> str:
 __all__ = [
     "cannot_reach",
     "class_not_found",
+    "cluster_unknown",
     "framework_managed",
     "needs_fencing",
     "not_found",
     "not_stopped",
     "sink_tasks_running",
+    "unresolved",
 ]

@@ -129,6 +129,39 @@ async def test_source_offsets_grow_are_refused_unless_stopped_and_alter_reset_re
     await run_every_way(since(ways, "3.3"), source_offsets)
 
 
+async def source_through_another_address(w: Way) -> None:
+    """A source whose producer reaches the worker's brokers by another address, with its own offsets topic:
+    on 3.3+ that topic is on the producer's cluster, which is the worker's (the same cluster id); before 3.3
+    the key means nothing and the offsets are in the worker's topic. Read, altered and reset every way."""
+    name, topic, own_topic = w.connector("kip875-alias"), w.name("kip875-alias-lines"), w.name("kip875-alias-offsets")
+    path = w.home / "alias.txt"
+    path.write_text("l1\nl2\nl3\n")
+    alias = w.stack.bootstrap.replace("127.0.0.1", "localhost")
+    assert alias != w.stack.bootstrap
+    config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(path), "topic": topic}
+    config |= {"producer.override.bootstrap.servers": alias, "offsets.storage.topic": own_topic}
+    await w.call("PUT", w.path(name, "/config"), json=config)
+    await offsets_until(w, name, lambda o: positions(o) == [9], f"{name} at 9")
+    await w.call("GET", w.path(name, "/offsets"))
+    await stop(w, name)
+    back = {"offsets": [{"partition": {"filename": str(path)}, "offset": {"position": 3}}]}
+    await w.call("PATCH", w.path(name, "/offsets"), json=back, label="PATCH offsets to 3, stopped")
+    await w.call("GET", w.path(name, "/offsets"))
+    await w.call("PUT", w.path(name, "/resume"))
+    w.note("records after the alter", await w.values_at_least(topic, 5))
+    await offsets_until(w, name, lambda o: positions(o) == [9], f"{name} read again")
+    await stop(w, name)
+    await w.call("DELETE", w.path(name, "/offsets"))
+    await w.call("GET", w.path(name, "/offsets"))
+    await w.call("DELETE", w.path(name))
+
+
+async def test_source_through_another_address_of_the_workers_cluster_has_its_offsets_read_and_modified(
+    ways: list[Way],
+) -> None:
+    await run_every_way(ways, source_through_another_address)
+
+
 async def sink_offsets(w: Way) -> None:
     topic = w.name("kip875-records")
     await produce(w.stack.bootstrap, topic, ["r1", "r2", "r3"])

@@ -4,6 +4,9 @@ that fail half-way are made to fail here at a chosen record."""
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
 import pytest
 
 from control_plane.codecs import (
@@ -22,6 +25,7 @@ from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from control_plane.domain.offsets.messages import framework_managed, not_stopped, sink_tasks_running
 from control_plane.domain.offsets.request import parse_alter_request
+from control_plane.rules.config_providers import FILE, ConfigProviders
 from control_plane.settings import SettingsError, load_settings
 from control_plane.view import ClusterView
 from tests.support.fakes import CONFIG, OFFSETS, OWN, Kafka
@@ -293,8 +297,21 @@ async def test_failed_and_unassigned_tasks_do_not_hold_an_alter(kafka: Kafka) ->
 @pytest.mark.parametrize(
     ("config", "worker", "kind"),
     [
-        pytest.param({"producer.override.bootstrap.servers": "other:9092"}, {}, "source", id="source-override"),
-        pytest.param({}, {"producer_bootstrap": "other:9092"}, "source", id="source-worker-producer-prefix"),
+        pytest.param(
+            {"producer.override.bootstrap.servers": "other:9092", "offsets.storage.topic": OWN},
+            {},
+            "source",
+            id="source-own-topic-override",
+        ),
+        pytest.param(
+            {"offsets.storage.topic": OWN}, {"producer_bootstrap": "other:9092"}, "source", id="source-worker-prefix"
+        ),
+        pytest.param(
+            {"producer.override.bootstrap.servers": "other:9092"},
+            {"exactly_once_source_support": "enabled"},
+            "source",
+            id="source-exactly-once",
+        ),
         pytest.param({"topics": "t", "consumer.override.bootstrap.servers": "o:1"}, {}, "sink", id="sink-override"),
         pytest.param({"topics": "t"}, {"consumer_bootstrap": "o:1,o:2"}, "sink", id="sink-worker-consumer-prefix"),
     ],
@@ -302,18 +319,70 @@ async def test_failed_and_unassigned_tasks_do_not_hold_an_alter(kafka: Kafka) ->
 async def test_offsets_on_another_kafka_cluster_are_refused_naming_the_reason(
     kafka: Kafka, config: dict[str, str], worker: dict[str, str], kind: str
 ) -> None:
+    """Where the worker keeps them on its client's cluster (a sink's group; a source's connector-specific
+    store), and that cluster's id is not the worker's."""
+    kafka.groups.clusters = {"other:9092": "elsewhere", "o:1": "elsewhere", "o:1,o:2": "elsewhere"}
     offsets = kafka.connector_offsets(**worker)
     kafka.connector("c", **config)
     await kafka.stopper.stop("c")
     entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
-    for action in (offsets.read("c"), offsets.alter("c", entries), offsets.reset("c")):
+    for action in (offsets.read, partial(offsets.alter, entries=entries), offsets.reset):
         with pytest.raises(BadRequestError) as refused:
-            await action
+            await action("c")
         assert refused.value.message.startswith(
             f"The sidecar cannot read or modify the offsets of {kind} connector c on this Connect version: its "
         )
         assert "uses another Kafka cluster (" in refused.value.message
+        assert "(cluster elsewhere, the worker's is own)" in refused.value.message
     assert kafka.written(OFFSETS) == []
+
+
+@pytest.mark.parametrize(
+    ("config", "own_topics"),
+    [
+        pytest.param({}, True, id="no-own-topic"),  # Worker.offsetStoreForRegularSourceConnector: worker's store
+        pytest.param({"offsets.storage.topic": OWN}, False, id="before-3.3"),  # 2.8: always the worker's store
+    ],
+)
+async def test_a_producer_on_another_cluster_keeps_its_offsets_in_the_workers_topic(
+    kafka: Kafka, config: dict[str, str], own_topics: bool
+) -> None:
+    kafka.offsets = kafka.connector_offsets(own_topics=own_topics)
+    await stopped_source(kafka, **{"producer.override.bootstrap.servers": "other:9092", **config})
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+    assert [p.offset for p in (await kafka.offsets.read("src")).offsets] == [{"p": 1}]
+    assert kafka.groups.described == []  # no cluster needed describing
+    assert kafka.written(OWN) == []
+
+
+async def test_other_bootstrap_servers_of_the_same_cluster_id_are_the_workers_cluster(kafka: Kafka) -> None:
+    """A connector-specific offsets topic through another address of the worker's brokers: read and written."""
+    kafka.groups.clusters = {"127.0.0.1:9092": "own"}
+    kafka.offsets = kafka.connector_offsets()
+    kafka.log.append((OWN, b"seed", None))  # the topic exists
+    kafka.groups.topics[OWN] = 1
+    await stopped_source(
+        kafka, **{"producer.override.bootstrap.servers": "127.0.0.1:9092", "offsets.storage.topic": OWN}
+    )
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+    assert [p.offset for p in (await kafka.offsets.read("src")).offsets] == [{"p": 1}]
+    assert [v for _, v in kafka.written(OWN)][-1] == b'{"p":1}'
+    assert "127.0.0.1:9092" in kafka.groups.described
+
+
+async def test_a_cluster_the_sidecar_cannot_describe_is_refused_saying_why(kafka: Kafka) -> None:
+    await stopped_source(kafka, **{"producer.override.bootstrap.servers": "gone:1", "offsets.storage.topic": OWN})
+    with pytest.raises(BadRequestError, match=r"could not tell whether .* \(no answer from Kafka\)"):
+        await kafka.offsets.read("src")
+
+
+async def test_a_sink_consuming_through_another_address_of_the_cluster_has_its_group_read(kafka: Kafka) -> None:
+    kafka.groups.clusters = {"alias:9092": "own"}
+    kafka.connector("k", topics="t", **{"consumer.override.bootstrap.servers": "alias:9092"})
+    kafka.groups.groups["connect-k"] = {("t", 0): 5}
+    assert [p.offset for p in (await kafka.offsets.read("k")).offsets] == [{"kafka_offset": 5}]
 
 
 async def test_the_same_brokers_in_another_order_are_the_same_cluster(kafka: Kafka) -> None:
@@ -449,3 +518,36 @@ async def test_task_configs_a_leader_writes_after_an_emulated_stop_are_replaced_
     await kafka.stopper.stop("c")
     assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
     assert kafka.written(CONFIG)[-1] == (b"commit-c", b'{"tasks":0}')
+
+
+async def test_config_provider_references_are_resolved_before_the_rules_read_them(kafka: Kafka, tmp_path: Path) -> None:
+    """The group and the bootstrap servers the worker's clients get, not the references' text."""
+    (tmp_path / "k.properties").write_text("group=resolved-group\nservers=alias:9092\n")
+    kafka.groups.clusters = {"alias:9092": "own"}
+    kafka.offsets = kafka.connector_offsets(
+        config_providers=ConfigProviders.from_worker({"config.providers": "file", "config.providers.file.class": FILE})
+    )
+    kafka.connector(
+        "k",
+        topics="t",
+        **{
+            "consumer.override.group.id": f"${{file:{tmp_path}/k.properties:group}}",
+            "consumer.override.bootstrap.servers": f"${{file:{tmp_path}/k.properties:servers}}",
+        },
+    )
+    kafka.groups.groups["resolved-group"] = {("t", 0): 5}
+    assert [p.offset for p in (await kafka.offsets.read("k")).offsets] == [{"kafka_offset": 5}]
+
+
+async def test_a_reference_the_sidecar_cannot_resolve_is_refused_naming_it(kafka: Kafka) -> None:
+    kafka.offsets = kafka.connector_offsets(
+        config_providers=ConfigProviders.from_worker(
+            {"config.providers": "vault", "config.providers.vault.class": "com.example.Vault"}
+        )
+    )
+    kafka.connector("k", topics="t", **{"consumer.override.group.id": "${vault:kv/connect:group}"})
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.read("k")
+    assert "consumer.override.group.id: ${vault:kv/connect:group}: the worker's config provider vault" in (
+        refused.value.message
+    )
