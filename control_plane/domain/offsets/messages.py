@@ -34,6 +34,14 @@ def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnec
     )
 
 
+def sink_modify_failed(name: str) -> str:  # Worker.modifySinkConnectorOffsets, any failure before the admin call
+    return f"Failed to modify offsets for sink connector {name}"
+
+
+def sink_alter_failed(name: str) -> str:  # Worker.alterSinkConnectorOffsets, the admin client's failure
+    return f"Failed to alter consumer group offsets for connector {name}"
+
+
 def cannot_reach(name: str, kind: str, servers: str, worker: str) -> str:
     where = (
         "its consumer group lives on"
@@ -55,4 +63,13 @@ def needs_fencing(name: str, mode: str) -> str:
     )
 
 
-__all__ = ["cannot_reach", "framework_managed", "needs_fencing", "not_found", "not_stopped", "sink_tasks_running"]
+__all__ = [
+    "cannot_reach",
+    "framework_managed",
+    "needs_fencing",
+    "not_found",
+    "not_stopped",
+    "sink_alter_failed",
+    "sink_modify_failed",
+    "sink_tasks_running",
+]
