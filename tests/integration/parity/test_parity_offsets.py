@@ -191,7 +191,7 @@ def sink_entry(topic: object, partition: object, offset: object) -> dict[str, An
 
 
 # bodies Connect reads, then refuses for their contents (SinkUtils: 400; the admin client and OffsetUtils: 500)
-SINK_BODIES = {
+SINK_BODIES: dict[str, list[dict[str, Any]]] = {
     "null partition": [{"partition": None, "offset": None}],
     "no partition key": [{"partition": {"kafka_topic": "t"}, "offset": None}],
     "null topic": [sink_entry(None, 0, None)],
@@ -205,7 +205,7 @@ SINK_BODIES = {
     "no such topic": [sink_entry("<none>", 0, {"kafka_offset": 1})],
     "no such partition": [sink_entry("<topic>", 7, {"kafka_offset": 1})],
 }
-SOURCE_BODIES = {
+SOURCE_BODIES: dict[str, list[dict[str, Any]]] = {
     "map in a partition": [{"partition": {"filename": {"x": 1}}, "offset": {"position": 0}}],
     "array in an offset": [{"partition": {"filename": "f"}, "offset": {"position": [1]}}],
     "number beyond a long": [{"partition": {"filename": "f"}, "offset": {"position": 2**70}}],
