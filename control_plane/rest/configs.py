@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.configs import read_initial_state
+from ..domain.jackson import scalar_as_string
 from ..domain.outcomes import Forward
 from .outcomes import respond
 from .state import herder
@@ -67,6 +68,9 @@ async def create_connector(request: Request) -> Response:
     body = await _json(request)
     config = config_map(body.get("config")) if isinstance(body, dict) else None
     name = body.get("name") if isinstance(body, dict) else None
+    if isinstance(body, dict) and not (name is None or isinstance(name, str)):
+        name = scalar_as_string(raw, "name")  # CreateConnectorRequest.name: a number or a boolean as Jackson reads it
+        body = {**body, "name": name} if name is not None else body
     if not isinstance(body, dict) or config is None or not (name is None or isinstance(name, str)):
         return await respond(request, Forward())
     initial = read_initial_state(body, raw)  # KIP-980

@@ -184,6 +184,31 @@ def path_params(template: list[bytes], raw: bytes) -> dict[str, str] | None:
     return params
 
 
+def _negotiation(headers: Headers, content_type: tuple[str, str, dict[str, str]] | None) -> Response | None:
+    """Jersey's content negotiation for a method that ``@Consumes`` and ``@Produces`` application/json:
+    415 for a ``content_type`` it does not consume, then a 400 for an ``Accept`` it cannot read, 406 for one
+    that takes no JSON."""
+    if content_type is not None and not json_compatible(*content_type[:2]):
+        return connect_error(415, "Unsupported Media Type")
+    acceptable = accepts_json(", ".join(headers.getlist("accept")))
+    if acceptable is None:
+        return _empty_400()
+    if not acceptable:
+        return connect_error(406, "Not Acceptable")
+    return None
+
+
+def negotiation_refusal(exchange: Exchange) -> Response | None:
+    """What Connect 4.3.1 answers, before the resource method, to a JSON resource's request whose media types
+    it cannot serve (a ``Content-Type`` Jetty cannot parse: its 400; else ``_negotiation``), or None."""
+    headers = Headers(raw=exchange.headers)
+    types = headers.getlist("content-type")
+    content_type = media_type(types[0]) if len(types) == 1 else None
+    if types and content_type is None:
+        return _bare_400(exchange.method, f"http://{headers.get('host', '')}{exchange.raw_path.decode('latin-1')}")
+    return _negotiation(headers, content_type)
+
+
 class JerseyResource:
     """A Connect resource path the sidecar answers for the methods of ``handlers``; ``resource_methods`` are the
     methods Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those
@@ -239,13 +264,9 @@ class JerseyResource:
             return self._options(headers)
         if method not in self.allowed:
             return connect_error(405, "Method Not Allowed")
-        if self.consumes_json and content_type is not None and not json_compatible(*content_type[:2]):
-            return connect_error(415, "Unsupported Media Type")
-        acceptable = accepts_json(", ".join(headers.getlist("accept")))
-        if acceptable is None:
-            return _empty_400()
-        if not acceptable:
-            return connect_error(406, "Not Acceptable")
+        negotiated = _negotiation(headers, content_type if self.consumes_json else None)
+        if negotiated is not None:
+            return negotiated
         if method in self.reads_entity:
             wildcard = content_type is not None and "*" in (content_type[0], content_type[1])
             if wildcard or (content_type is None and _has_body(headers)):
@@ -271,6 +292,7 @@ __all__ = [
     "jersey_allow",
     "jetty_error_page",
     "media_type",
+    "negotiation_refusal",
     "path_params",
     "template_segments",
 ]

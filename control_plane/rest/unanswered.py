@@ -8,6 +8,10 @@ and getTaskConfigs (``GET /connectors/{c}/tasks``). The workers answer them, exc
 - a request no worker answered (``unanswered``: none reachable, or none within the request budget): the
   view's answer, marked stale, in place of the 504 or 503; every other request gets its error's answer
   (``errors``).
+
+A view's answer is refused first where the newest worker's content negotiation refuses the request
+(``jaxrs.negotiation_refusal``: ConnectorsResource's ``@Consumes``/``@Produces`` application/json, 415 and
+406), never answered 200 where 4.3.1 would not answer it.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from ..domain.outcomes import Answer, Refusal
 from ..view import ConnectorInfoView, TaskConfigs
 from . import render
 from .exchange import Exchange
-from .jaxrs import path_params, template_segments
+from .jaxrs import negotiation_refusal, path_params, template_segments
 from .outcomes import answered
 
 _INFO = template_segments("/connectors/{connector}")
@@ -52,12 +56,18 @@ def _view_answer(
     params = path_params(_INFO, raw)
     if params is not None:
         found = info(params["connector"])
-        return answered(found, render.connector_info_json) if found is not None else None
+        if found is None:
+            return None
+        refused = negotiation_refusal(exchange)
+        return refused if refused is not None else answered(found, render.connector_info_json)
     params = path_params(_TASKS, raw)
     if params is not None:
         name = params["connector"]
         configs = task_configs(name)
-        return answered(configs, lambda value: render.task_configs_json(name, value)) if configs is not None else None
+        if configs is None:
+            return None
+        refused = negotiation_refusal(exchange)
+        return refused if refused is not None else answered(configs, lambda v: render.task_configs_json(name, v))
     return None
 
 

@@ -130,6 +130,25 @@ async def test_initial_state_of_an_existing_connector_is_the_workers_409(
     await until_states(sidecar, name, "RUNNING", ["RUNNING"])  # not paused nor stopped by the attempt
 
 
+async def test_a_number_as_the_name_with_initial_state_is_created_as_on_4_3_1(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
+) -> None:
+    """CreateConnectorRequest's ``name`` is a String: Jackson reads a number into its text, and 4.3.1 creates
+    the connector PAUSED under that name; the emulation reads it so too."""
+    numbers = (int(unique, 16) * 2 + 1, int(unique, 16) * 2)  # the sidecar's, the worker's: each test's own
+    via, direct = (str(n) for n in numbers)
+    cleanup += [via, direct]
+    config = source_config(unique)
+    answers = [
+        await client.post("/connectors", json={"name": number, "config": config, "initial_state": "PAUSED"})
+        for client, number in ((sidecar, numbers[0]), (newest, numbers[1]))
+    ]
+    assert [a.status_code for a in answers] == [201, 201], [a.text for a in answers]
+    assert shape(answers[0].json()) == shape(answers[1].json())
+    assert (answers[0].json()["name"], answers[1].json()["name"]) == (via, direct)
+    await until_states(sidecar, via, "PAUSED", [])
+
+
 # -- PATCH /connectors/{c}/config (KIP-477) -----------------------------------------------------------
 async def test_patch_config_as_4_3_1(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
@@ -149,6 +168,32 @@ async def test_patch_config_as_4_3_1(
     missing = f"newapi-missing-{unique}"
     absent = [await c.patch(f"/connectors/{missing}/config", json=patch) for c in (sidecar, newest)]
     assert (absent[0].status_code, absent[0].json()) == (absent[1].status_code, absent[1].json())
+
+
+@pytest.mark.parametrize("body", [pytest.param(b"", id="empty"), pytest.param(b"null", id="null")])
+async def test_a_patch_with_no_entity_is_answered_as_4_3_1(
+    cluster: Cluster,
+    sidecar: httpx.AsyncClient,
+    newest: httpx.AsyncClient,
+    cleanup: list[str],
+    unique: str,
+    body: bytes,
+) -> None:
+    """No map to patch with: 4.3.1 finds the connector, then fails on the null map (500); nothing changes."""
+    via, direct = f"newapi-nopatch-{cluster.name}-{unique}", f"newapi-nopatch-ref-{unique}"
+    cleanup += [via, direct]
+    for client, name in ((sidecar, via), (newest, direct)):
+        assert (
+            await client.post("/connectors", json={"name": name, "config": source_config(unique)})
+        ).status_code == 201
+    headers = {"content-type": "application/json"}
+    answers = [
+        await c.patch(f"/connectors/{n}/config", content=body, headers=headers)
+        for c, n in ((sidecar, via), (newest, direct))
+    ]
+    assert (answers[0].status_code, answers[0].json()) == (answers[1].status_code, answers[1].json())
+    assert answers[0].status_code == 500
+    assert (await sidecar.get(f"/connectors/{via}/config")).json() == {**source_config(unique), "name": via}
 
 
 UNREADABLE_INITIAL_STATES = {

@@ -162,11 +162,11 @@ ALLOWED: list[Allowed] = [
         for method, template in OWN_ROUTES
     ),
     Allowed(
-        NEW | EMULATING,
+        EMULATING,
         "PATCH",
         "/connectors/{connector}/offsets",
         _jackson_message,
-        "PATCH offsets: a body Connect's JSON binding cannot read is its 500, with the sidecar's own message",
+        "PATCH offsets emulated: a body Connect's JSON binding cannot read is its 500, with the sidecar's message",
     ),
     Allowed(
         EMULATING,

@@ -349,6 +349,20 @@ CASES = [
         own=False,
     ),
     Case(
+        "body-offsets-twice",
+        "PATCH",
+        "/connectors/{c}/offsets",
+        J,
+        b'{"offsets":[{}],"offsets":[]}',
+        expected=(
+            500,
+            "application/json",
+            b'{"error_code":500,"message":"Should never call `set()` on setterless property (\'offsets\') (through '
+            b'reference chain: org.apache.kafka.connect.runtime.rest.entities.ConnectorOffsets[\\"offsets\\"])"}',
+        ),
+        own=False,
+    ),
+    Case(
         "body-entry-without-keys",
         "PATCH",
         "/connectors/{c}/offsets",

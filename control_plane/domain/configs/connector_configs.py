@@ -37,10 +37,12 @@ from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind
 from ..config_infos import ConfigInfos, add_problems, invalid_config_message
 from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
 from ..connector_writes import ConnectorWrites
-from ..errors import BadRequestError, ConflictError, NotFoundError
+from ..errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
 from ..ports import ViewSnapshot, Workers
 
+# ConnectUtils.patchConfig on no entity (an empty body or ``null``): 4.3.1's NullPointerException, 500
+NO_PATCH = 'Cannot invoke "java.util.Map.forEach(java.util.function.BiConsumer)" because "patch" is null'
 PATCH_ATTEMPTS = 3  # an emulated PATCH raced by other changes this often is refused (409)
 
 
@@ -119,9 +121,9 @@ class ConnectorConfigs:
         infos = await self._worker_validation(validate_path(connector_class), {**config, "name": name}, frozenset())
         return infos is not None and infos.get("error_count") == 0
 
-    async def patch(self, name: str, patch: Config, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
-        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now;
-        ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
+    async def patch(self, name: str, patch: Config | None, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
+        """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now
+        (``patch`` None: no entity); ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
         if emulate:
             if self._writes is None:
                 return await self._patch_here(name, patch)
@@ -138,11 +140,13 @@ class ConnectorConfigs:
             return Forward()  # the worker answers the PATCH itself (a 404, say)
         return await self._write(RequestKind.PATCH, name, patched(current, patch))
 
-    async def _patch_here(self, name: str, patch: Config) -> Refusal | Relay:
+    async def _patch_here(self, name: str, patch: Config | None) -> Refusal | Relay:
         for _ in range(PATCH_ATTEMPTS):
             answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
             if answer.status == 404:
                 return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)  # patchConnectorConfig
+            if patch is None:  # the connector first, then ConnectUtils.patchConfig (DistributedHerder)
+                return Refusal(OperationFailed(NO_PATCH), SIDECAR)
             current = answer.json() if answer.status == 200 else None
             if not isinstance(current, dict):
                 return Relay(answer)

@@ -94,7 +94,8 @@ class Configs:
             unreadable = string_map_error(raw)
             if unreadable is not None:
                 return Refusal(OperationFailed(unreadable), SIDECAR)  # Jackson's 500, as 3.8+ answers
-        return await self._written(await self._configs.patch(name, patch or {}, emulate=emulate))
+            # else no entity (an empty body, ``null``): the connector's 404, else 3.8+'s 500
+        return await self._written(await self._configs.patch(name, patch, emulate=emulate))
 
     async def _written(self, outcome: T) -> T:
         """Read-your-writes (as the herder's ``forward``) after a change the sidecar composed."""

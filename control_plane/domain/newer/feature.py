@@ -30,7 +30,7 @@ from ..read_rule import ReadRule
 from .health import HealthCheck
 from .logger_requests import level_body, requested_level
 from .loggers import Loggers, is_cluster_scope
-from .restart import ConnectorRestarter, RestartRequest, restart_plan
+from .restart import RESTARTING, ConnectorRestarter, RestartRequest, restart_plan
 
 
 class NewerApi:
@@ -47,7 +47,11 @@ class NewerApi:
     async def restart(self, request: RestartRequest) -> Forward[ConnectorStateView] | Accepted[ConnectorStateView]:
         """The pre-3.0 request, or a worker that has the options, goes through; otherwise 202 with the plan
         (``newer.restart``), once the restarts are sent."""
-        if request.connector_only or not await self._rule.emulates(Feature.RESTART_OPTIONS):
+        if request.connector_only:
+            return Forward()
+        if not await self._rule.emulates(Feature.RESTART_OPTIONS):
+            if self._rule.stop_emulated():  # a worker that paused what the sidecar stopped (offsets.stop)
+                return Forward(rewrite=reshaped(lambda answer: self._stopped_shown(request.connector, answer)))
             return Forward()
         view = self._rule.view
         if view is None or not view.ready:
@@ -64,6 +68,24 @@ class NewerApi:
         plan = restart_plan(request, status)
         await self._restarter.restart(plan)
         return Accepted(plan.status)
+
+    def _stopped_shown(self, name: str, answer: UpstreamResponse) -> UpstreamResponse:
+        """A 3.0-3.4 worker's restart plan (202) of a connector the sidecar stopped, as 4.3.1 builds it
+        (AbstractHerder.buildRestartPlan over the STOPPED status): STOPPED and no tasks, where the worker
+        shows what it has (PAUSED, or RUNNING until it applies the stop); an instance it restarts stays
+        RESTARTING."""
+        view = self._rule.view
+        if answer.status != 202 or view is None or not view.ready or view.state.target_state(name) != "STOPPED":
+            return answer
+        try:
+            plan = orjson.loads(answer.body)
+        except orjson.JSONDecodeError:
+            return answer
+        connector = plan.get("connector") if isinstance(plan, dict) else None
+        if not isinstance(connector, dict) or connector.get("state") == RESTARTING:
+            return answer
+        shown = {**plan, "connector": {**connector, "state": "STOPPED"}, "tasks": []}
+        return replace(answer, body=orjson.dumps(shown))
 
     # -- loggers (KIP-976; log4j 2's reading of a level from 4.0) ----------------------------------
     async def set_logger_level(

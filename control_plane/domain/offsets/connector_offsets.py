@@ -1,6 +1,6 @@
 """Connector offsets (KIP-875): read, alter and reset, for source and sink connectors, on workers that
-cannot (``GET`` before 3.5, ``PATCH`` and ``DELETE`` before 3.6); and the checks of an alter request's
-contents that the sidecar makes before forwarding it to a worker that can.
+cannot (``GET`` before 3.5, ``PATCH`` and ``DELETE`` before 3.6), in Connect's order: the connector, its
+state, then the request's contents.
 
 Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``,
 ``modifySinkConnectorOffsets``) and DistributedHerder (``modifyConnectorOffsetsChecks``):
@@ -327,22 +327,16 @@ class EmulatedOffsets:
         if modifying and kind != "sink" and mode == "enabled":
             raise BadRequestError(needs_fencing(name, mode))
 
-    # -- checks of an alter request's contents (also before forwarding to a native worker) ----------
-    async def check_entries(
-        self, kind: str, entries: Sequence[OffsetEntry], config: Mapping[str, str | None] | None = None
-    ) -> tuple[SinkOffsetEntry, ...]:
-        """400 for contents a ``kind`` connector cannot take; a sink's topics and partitions must exist (on
-        the worker's cluster: a sink that consumes from another cluster is not checked there)."""
+    # -- checks of an alter request's contents, as Connect's Worker makes them --------------------------
+    async def check_entries(self, kind: str, entries: Sequence[OffsetEntry]) -> tuple[SinkOffsetEntry, ...]:
+        """Connect's answers for contents a ``kind`` connector cannot take; a sink's topics and partitions
+        must exist (its group is on the worker's cluster: ``_check_reachable`` came first)."""
         if kind == "source":
             check_source_entries(entries)
             return ()
         if kind != "sink":
             return ()
         parsed = parse_sink_entries(entries)
-        if config is not None:
-            connector = await self._as_worker_uses(kind, config)
-            if connector.clusters.get(self._client_cluster(kind, connector)) is not True:
-                return parsed  # consumed from another cluster (or one not known): not checked on the worker's
         try:
             counts = await self._metadata.partition_counts(e.topic for e in parsed)
         except GroupOperationError as err:

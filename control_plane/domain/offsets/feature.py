@@ -1,8 +1,9 @@
 """``StopAndOffsets``: the offsets feature's one entry, where it is decided who stops a connector and who
 reads, alters and resets its offsets (KIP-875): the workers where they can (stop and read from 3.5, alter
 and reset from 3.6), the sidecar otherwise (``offsets.stop``, ``offsets.connector_offsets``). Where the
-workers alter offsets, an alter request's contents are checked first when the view knows the connector's
-type (a precise 400 without a round trip).
+workers alter offsets, an alter request goes to them as it came, its bytes unread: the worker checks it, in
+its order and with its words; where the sidecar alters them, it reads and checks the body as 4.3.1 does
+(``offsets.request``).
 
 And a resume of a connector stopped after it had failed, which KIP-875 brings back RUNNING
 (``offsets.stop``): where the sidecar stopped it, the old worker first restarts it; on 3.5+ the resume
@@ -13,7 +14,6 @@ waits until the worker has applied the stop. The herder asks before it passes an
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import structlog
 
@@ -24,7 +24,7 @@ from ..errors import OperationFailed
 from ..outcomes import Answer, Done, Forward
 from ..read_rule import ReadRule
 from .connector_offsets import EmulatedOffsets, PartitionOffset
-from .request import OffsetEntry
+from .request import SinkOffsetsRefused, parse_alter_request
 from .stop import RESTART_ATTEMPTS, ConnectorStopper, failed_and_stopped, restart_refused, resumed_connector
 
 log = structlog.get_logger(__name__)
@@ -53,26 +53,21 @@ class StopAndOffsets:
         )
         return Answer(read.offsets, warnings=warnings)
 
-    async def alter(self, name: str, entries: Sequence[OffsetEntry]) -> Answer[str] | Forward[str]:
-        if await self._rule.emulates(Feature.OFFSETS_ALTER_RESET):
+    async def alter(self, name: str, body: bytes) -> Answer[str] | Forward[str]:
+        """``body`` as it came: forwarded unread where the workers alter offsets (ConnectorsResource reads
+        it there); else read as Connect reads it, then the connector and its state, then the contents."""
+        if not await self._rule.emulates(Feature.OFFSETS_ALTER_RESET):
+            return Forward()
+        entries = parse_alter_request(body)
+        try:
             return Answer(await self._offsets.alter(name, entries))
-        # the worker does it; its contents are checked first (a precise 400 without a round trip) when
-        # the view knows the connector's type; otherwise the worker checks
-        kind = self._known_type(name)
-        if kind is not None and self._rule.view is not None:
-            await self._offsets.check_entries(kind, entries, self._rule.view.state.connector_config(name))
-        return Forward()
+        except SinkOffsetsRefused as refused:  # Worker.modifySinkConnectorOffsets: 500 naming the connector
+            raise OperationFailed(refused.message(name)) from refused
 
     async def reset(self, name: str) -> Answer[str] | Forward[str]:
         if not await self._rule.emulates(Feature.OFFSETS_ALTER_RESET):
             return Forward()
         return Answer(await self._offsets.reset(name))
-
-    def _known_type(self, name: str) -> str | None:
-        view = self._rule.view
-        if view is None or not view.ready or view.state.connector_config(name) is None:
-            return None
-        return view.state.connector_type(name)
 
     # -- a resume of a connector stopped after it failed (passed through by the herder) ---------------
     async def before_resume(self, request: UpstreamRequest) -> None:

@@ -43,6 +43,14 @@ def sink_tasks_running(name: str, action: str) -> str:  # Worker.alterSinkConnec
     )
 
 
+def sink_modify_failed(name: str) -> str:  # Worker.modifySinkConnectorOffsets, any failure before the admin call
+    return f"Failed to modify offsets for sink connector {name}"
+
+
+def sink_alter_failed(name: str) -> str:  # Worker.alterSinkConnectorOffsets, the admin client's failure
+    return f"Failed to alter consumer group offsets for connector {name}"
+
+
 def cannot_reach(name: str, kind: str, servers: str, worker: str, clusters: tuple[str, str] | None = None) -> str:
     """Where the offsets are on another Kafka cluster than the worker's (by cluster id: ``clusters`` is the
     client's and the worker's), which the sidecar does not write to."""
@@ -91,6 +99,8 @@ __all__ = [
     "needs_fencing",
     "not_found",
     "not_stopped",
+    "sink_alter_failed",
+    "sink_modify_failed",
     "sink_tasks_running",
     "unresolved",
 ]

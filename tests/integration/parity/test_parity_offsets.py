@@ -17,6 +17,7 @@ producer picks, the connector's own topic, the consumer groups).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -263,3 +264,94 @@ async def resumed_while_altered(w: Way) -> None:
 
 async def test_an_alter_acknowledged_while_a_resume_lands_holds(ways: list[Way]) -> None:
     await run_every_way(ways, resumed_while_altered)
+
+
+def sink_entry(topic: object, partition: object, offset: object) -> dict[str, Any]:
+    return {"partition": {"kafka_topic": topic, "kafka_partition": partition}, "offset": offset}
+
+
+# bodies Connect reads, then refuses for their contents (SinkUtils: 400; the admin client and OffsetUtils: 500)
+SINK_BODIES: dict[str, list[dict[str, Any]]] = {
+    "null partition": [{"partition": None, "offset": None}],
+    "no partition key": [{"partition": {"kafka_topic": "t"}, "offset": None}],
+    "null topic": [sink_entry(None, 0, None)],
+    "partition x": [sink_entry("<topic>", "x", {"kafka_offset": 1})],
+    "offset x": [sink_entry("<topic>", 0, {"kafka_offset": "x"})],
+    "no offset key": [sink_entry("<topic>", 0, {})],
+    "number topic": [sink_entry(5, 0, {"kafka_offset": 1})],
+    "empty topic": [sink_entry("", 0, {"kafka_offset": 1})],
+    "negative partition": [sink_entry("<topic>", -1, {"kafka_offset": 1})],
+    "negative offset": [sink_entry("<topic>", 0, {"kafka_offset": -1})],
+    "no such topic": [sink_entry("<none>", 0, {"kafka_offset": 1})],
+    "no such partition": [sink_entry("<topic>", 7, {"kafka_offset": 1})],
+}
+SOURCE_BODIES: dict[str, list[dict[str, Any]]] = {
+    "map in a partition": [{"partition": {"filename": {"x": 1}}, "offset": {"position": 0}}],
+    "array in an offset": [{"partition": {"filename": "f"}, "offset": {"position": [1]}}],
+    "number beyond a long": [{"partition": {"filename": "f"}, "offset": {"position": 2**70}}],
+}
+
+
+def body_of_case(w: Way, entries: list[dict[str, Any]], topic: str) -> dict[str, Any]:
+    text = json.dumps({"offsets": entries}).replace("<topic>", topic).replace("<none>", w.name("kip875-none"))
+    return {"offsets": json.loads(text)["offsets"]}
+
+
+async def two_connectors(w: Way, base: str) -> tuple[str, str, str]:
+    """A FileStream source and a sink of this way, running; the sink's topic."""
+    source, sink, topic = w.connector(f"{base}-src"), w.connector(f"{base}-snk"), w.name(f"{base}-records")
+    await produce(w.stack.bootstrap, topic, ["r1"])
+    (w.home / "in.txt").write_text("l1\n")
+    await w.call(
+        "PUT",
+        w.path(source, "/config"),
+        json={"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(w.home / "in.txt"), "topic": topic},
+    )
+    await w.call(
+        "PUT",
+        w.path(sink, "/config"),
+        json={"connector.class": FILE_SINK, "tasks.max": "1", "file": str(w.home / "out.txt"), "topics": topic},
+    )
+    for name in (source, sink):
+        await w.until_states(name, "RUNNING", ["RUNNING"])
+    return source, sink, topic
+
+
+async def refused_bodies(w: Way, source: str, sink: str, topic: str, state: str) -> None:
+    for what, entries in SINK_BODIES.items():
+        body = body_of_case(w, entries, topic)
+        await w.call("PATCH", w.path(sink, "/offsets"), json=body, label=f"PATCH sink offsets, {state}: {what}")
+    for what, entries in SOURCE_BODIES.items():
+        body = body_of_case(w, entries, topic)
+        await w.call("PATCH", w.path(source, "/offsets"), json=body, label=f"PATCH source offsets, {state}: {what}")
+
+
+async def contents_checked_as_connect_does(w: Way) -> None:
+    source, sink, topic = await two_connectors(w, "kip875-bodies")
+    for name in (source, sink):
+        await stop(w, name)
+    await refused_bodies(w, source, sink, topic, "stopped")
+    for name in (source, sink):
+        await w.call("GET", w.path(name, "/offsets"))  # nothing was written
+        await w.call("DELETE", w.path(name))
+
+
+async def test_alter_bodies_connect_reads_are_refused_with_its_codes_and_words(ways: list[Way]) -> None:
+    """SinkUtils's 400s word for word; what the worker's admin client or OffsetUtils refuses, 500 with
+    Connect's message naming the connector; nothing written."""
+    await run_every_way(ways, contents_checked_as_connect_does)
+
+
+async def state_before_contents(w: Way) -> None:
+    source, sink, topic = await two_connectors(w, "kip875-running")
+    await refused_bodies(w, source, sink, topic, "running")
+    await w.call("PATCH", w.path(source, "/offsets"), json={"offsets": [{}]}, label="PATCH source offsets, running: {}")
+    for name in (source, sink):
+        await w.call("DELETE", w.path(name))
+
+
+async def test_the_state_is_checked_before_the_body(ways: list[Way]) -> None:
+    """A running connector: Connect's "must be in the STOPPED state", whatever the body holds; the body goes
+    to a worker that alters offsets as it came, and the emulation checks in the same order
+    (``offsets.connector_offsets``)."""
+    await run_every_way(ways, state_before_contents)

@@ -178,3 +178,26 @@ async def failed_stopped_fixed_resumed(w: Way) -> None:
 
 async def test_a_connector_failed_by_its_config_stopped_fixed_and_resumed_runs_again(ways: list[Way]) -> None:
     await run_every_way(ways, failed_stopped_fixed_resumed)
+
+
+async def answers_about_a_stopped_connector(w: Way) -> None:
+    """What the sidecar answers itself about a connector it stopped on an old worker (its info and task
+    configs, from the view; a restart plan, from the worker's PAUSED): 4.3.1's content negotiation first
+    (415, 406), then 4.3.1's contents (STOPPED, no tasks)."""
+    name, topic = w.connector("stopped-answers"), w.name("stopped-answers-lines")
+    source = w.home / "stopped.txt"
+    source.write_text("a\n")
+    config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(source), "topic": topic}
+    await w.call("PUT", w.path(name, "/config"), json=config)
+    await w.until_states(name, "RUNNING", ["RUNNING"])
+    await w.call("PUT", w.path(name, "/stop"))
+    await w.until_states(name, "STOPPED", [])
+    await w.call("POST", w.path(name, "/restart?onlyFailed=true&includeTasks=true"))
+    await w.call("GET", w.path(name, "/status"))
+    for headers in ({"Content-Type": "text/plain"}, {"Accept": "text/html"}):
+        for suffix in ("", "/tasks"):
+            await w.call("GET", w.path(name, suffix), headers=headers, label=f"GET {suffix or 'info'} {headers}")
+
+
+async def test_what_the_sidecar_answers_of_a_connector_it_stopped_is_4_3_1s(ways: list[Way]) -> None:
+    await run_every_way(ways, answers_about_a_stopped_connector)

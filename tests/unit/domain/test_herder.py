@@ -19,8 +19,7 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.status import StatusKey, StatusKind, TopicStatus
 from control_plane.domain.capabilities import Feature
-from control_plane.domain.errors import BadRequestError, NotFoundError, OperationFailed
-from control_plane.domain.offsets import parse_alter_request
+from control_plane.domain.errors import NotFoundError, OperationFailed
 from control_plane.domain.offsets.stop import RESTART_ATTEMPTS
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
 from control_plane.modes import FeatureMode
@@ -240,18 +239,25 @@ async def test_topic_tracking_forced_native_goes_to_the_workers() -> None:
     assert cluster.sink.submitted == []
 
 
-async def test_an_alter_for_a_native_worker_is_checked_before_it_is_forwarded() -> None:
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(b'{"offsets":[{"partition":{"kafka_topic":"t"},"offset":{"kafka_offset":1}}]}', id="no-partition"),
+        pytest.param(b'{"offsets":[{}]}', id="empty-entry"),
+        pytest.param(b'{"offsets":[]}', id="no-offsets"),
+        pytest.param(b"not json", id="not-json"),
+        pytest.param(b"", id="empty"),
+    ],
+)
+async def test_an_alter_for_a_native_worker_is_forwarded_unread(body: bytes) -> None:
+    """The worker checks the body itself (ConnectorsResource, then DistributedHerder: the connector's state
+    first): the sidecar forwards the bytes, whatever they hold and whatever state the connector is in."""
     cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("s", topics="t")
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
-    bad = parse_alter_request(b'{"offsets":[{"partition":{"kafka_topic":"t"},"offset":{"kafka_offset":1}}]}')
-    with pytest.raises(BadRequestError):
-        await cluster.herder.offsets.alter("s", bad)
-    good = parse_alter_request(
-        b'{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
-    )
-    assert isinstance(await cluster.herder.offsets.alter("s", good), Forward)
+    assert isinstance(await cluster.herder.offsets.alter("s", body), Forward)
+    assert isinstance(await cluster.herder.offsets.alter("ghost", body), Forward)
 
 
 async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
@@ -283,16 +289,25 @@ async def test_stopping_an_unknown_connector_on_an_old_worker_answers_connects_4
     assert cluster.kafka.written(CONFIG) == []
 
 
-async def test_a_native_worker_gets_a_sinks_alter_for_a_topic_on_its_other_cluster_unchecked() -> None:
-    cluster = FakeCluster("4.3.1")
+async def test_an_emulated_sink_alter_for_a_missing_topic_is_connects_500_naming_the_connector() -> None:
+    """Worker.alterSinkConnectorOffsets: the admin client refuses a partition of no topic; 4.3.1 answers 500
+    "Failed to alter consumer group offsets for connector <c>"; a negative offset fails before it (500
+    "Failed to modify offsets for sink connector <c>"). Nothing is written."""
+    cluster = FakeCluster("3.4.1")
     await cluster.detect()
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}
-    body = b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
     cluster.running("here", topics="elsewhere")
-    with pytest.raises(BadRequestError, match="the topic 'elsewhere' does not exist"):
-        await cluster.herder.offsets.alter("here", parse_alter_request(body))
-    cluster.running("there", topics="elsewhere", **{"consumer.override.bootstrap.servers": "other:9092"})
-    assert isinstance(await cluster.herder.offsets.alter("there", parse_alter_request(body)), Forward)
+    await cluster.herder.offsets.stop("here")
+    body = b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":1}}]}'
+    with pytest.raises(OperationFailed) as missing:
+        await cluster.herder.offsets.alter("here", body)
+    assert missing.value.message == "Failed to alter consumer group offsets for connector here"
+    negative = (
+        b'{"offsets":[{"partition":{"kafka_topic":"elsewhere","kafka_partition":0},"offset":{"kafka_offset":-1}}]}'
+    )
+    with pytest.raises(OperationFailed) as refused:
+        await cluster.herder.offsets.alter("here", negative)
+    assert refused.value.message == "Failed to modify offsets for sink connector here"
 
 
 async def test_duplicate_offset_keys_come_with_a_warning_on_an_old_worker() -> None:

@@ -19,6 +19,7 @@ from control_plane.domain.plugins.listings import (
     find,
     plugin_list,
 )
+from control_plane.upstream import UpstreamResponse
 from tests.support.fake_cluster import FakeCluster
 
 SINK = "org.example.SqlSinkConnector"
@@ -101,6 +102,41 @@ async def test_a_stopped_connector_restarts_as_3_5_shows_it() -> None:
     outcome = await cluster.herder.newer.restart(restart(include_tasks=True))
     assert isinstance(outcome, Accepted) and outcome.value is not None
     assert (outcome.value.connector.state, outcome.value.tasks) == ("RESTARTING", ())
+
+
+@pytest.mark.parametrize(
+    ("worker_plan", "shown"),
+    [
+        pytest.param({"state": "PAUSED"}, "STOPPED", id="not-restarted"),
+        pytest.param({"state": "RESTARTING"}, "RESTARTING", id="restarted"),
+    ],
+)
+async def test_a_3_4_workers_plan_of_a_connector_the_sidecar_stopped_shows_it_stopped(
+    worker_plan: dict[str, str], shown: str
+) -> None:
+    """The 3.4 worker keeps PAUSED what the sidecar stopped; 4.3.1's plan over that connector shows STOPPED
+    without tasks (AbstractHerder.buildRestartPlan), RESTARTING where it restarts it."""
+    cluster = await old_cluster("3.4.1")
+    await cluster.kafka.stopper.stop("c")
+    outcome = await cluster.herder.newer.restart(restart(only_failed=True, include_tasks=True))
+    assert isinstance(outcome, Forward) and outcome.rewrite is not None
+    plan = {
+        "name": "c",
+        "connector": {**worker_plan, "worker_id": "w1"},
+        "tasks": [{"id": 0, "state": "PAUSED", "worker_id": "w1"}],
+        "type": "source",
+    }
+    answer = await outcome.rewrite(UpstreamResponse(202, [], orjson.dumps(plan), "w1"))
+    data = orjson.loads(answer.body)
+    assert (data["connector"], data["tasks"]) == (
+        {"state": shown, "worker_id": "w1"},
+        [] if shown == "STOPPED" else plan["tasks"],
+    )
+    running = await old_cluster("3.4.1")  # a connector the sidecar did not stop: the worker's plan as it is
+    kept = await running.herder.newer.restart(restart(only_failed=True, include_tasks=True))
+    assert isinstance(kept, Forward) and kept.rewrite is not None
+    paused = await kept.rewrite(UpstreamResponse(202, [], orjson.dumps(plan), "w1"))
+    assert orjson.loads(paused.body) == plan
 
 
 # -- KIP-769 ----------------------------------------------------------------------------------------

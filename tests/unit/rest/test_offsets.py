@@ -45,14 +45,20 @@ async def test_native_workers_get_the_request_unchanged(
         ),
     ],
 )
-async def test_a_malformed_alter_is_answered_as_connect_does_without_a_round_trip(
+async def test_a_malformed_alter_is_answered_as_connect_does_where_the_sidecar_alters(
     router: respx.MockRouter, serve, body: bytes, status: int, message: str
 ) -> None:
-    route = router.route(method="PATCH").respond(500)
-    async with serve(version="4.3.1") as running:
+    """Where the sidecar alters offsets (before 3.6), it reads the body first, as ConnectorsResource does;
+    a worker that alters them gets the same bytes and answers itself."""
+    route = router.route(method="PATCH").respond(418, json={"error_code": 418, "message": "the worker's"})
+    async with serve(version="3.4.1") as running:
         answer = await running.client.patch("/connectors/c/offsets", content=body, headers=JSON)
     assert (answer.status_code, answer.json()) == (status, {"error_code": status, "message": message})
     assert route.call_count == 0
+    async with serve(version="4.3.1") as running:
+        answer = await running.client.patch("/connectors/c/offsets", content=body, headers=JSON)
+    assert answer.status_code == 418
+    assert route.call_count == 1 and route.calls.last.request.content == body
 
 
 @pytest.mark.parametrize(

@@ -131,3 +131,36 @@ def test_a_connector_the_sidecar_stopped_is_answered_from_the_view_as_the_newest
 def test_where_the_view_cannot_know_better_the_path_is_not_even_read() -> None:
     herder = StoppedHerder(may=False)
     assert known_better(cast(Herder, herder), scope("GET", b"/connectors/c")) is None and herder.asked == []
+
+
+@pytest.mark.parametrize(
+    ("header", "status", "body"),
+    [
+        pytest.param(
+            (b"content-type", b"text/plain"),
+            415,
+            b'{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}',
+            id="415",
+        ),
+        pytest.param(
+            (b"accept", b"text/html"), 406, b'{"error_code":406,"message":"HTTP 406 Not Acceptable"}', id="406"
+        ),
+        pytest.param((b"accept", b"application/json;q=abc"), 400, b"", id="bad-accept"),
+    ],
+)
+@pytest.mark.parametrize("raw", [b"/connectors/c", b"/connectors/c/tasks"])
+def test_the_views_answers_are_refused_as_the_newest_workers_negotiation_refuses_them(
+    raw: bytes, header: tuple[bytes, bytes], status: int, body: bytes
+) -> None:
+    """ConnectorsResource @Consumes and @Produces application/json (Connect 4.3.1's 415 and 406, measured):
+    the view composes no 200 the worker would not give, whether it answers a stopped connector or for no
+    worker."""
+    request = Exchange("GET", raw, b"", [header], _unread)
+    for answer in (
+        known_better(cast(Herder, StoppedHerder(may=True)), request),
+        unanswered(cast(Herder, ViewHerder()), request),
+    ):
+        assert answer is not None and (answer.status_code, answer.body) == (status, body)
+    fine = Exchange("GET", raw, b"", [(b"content-type", b"application/json"), (b"accept", b"*/*")], _unread)
+    answer = known_better(cast(Herder, StoppedHerder(may=True)), fine)
+    assert answer is not None and answer.status_code == 200
