@@ -19,7 +19,7 @@ def target(consumer_bootstrap: str | None = None) -> Target:
     return Target(BOOTSTRAP, "configs", "status", "offsets", consumer_bootstrap=consumer_bootstrap)
 
 
-def sink(name: str, exists: bool = True, **props: str) -> Row:
+def sink(name: str, props: dict[str, str], exists: bool = True) -> Row:
     return Row(connector=name, type="sink", exists=exists, properties={"topics": "t", **props})
 
 
@@ -36,7 +36,7 @@ def sink(name: str, exists: bool = True, **props: str) -> Row:
 def test_a_sink_reading_another_cluster_is_neither_read_nor_planned(
     props: dict[str, str], consumer_bootstrap: str | None, skipped: bool
 ) -> None:
-    specs, reasons = _sink_specs([sink("s", **props), sink("gone", exists=False, **props)], target(consumer_bootstrap))
+    specs, reasons = _sink_specs([sink("s", props), sink("gone", props, exists=False)], target(consumer_bootstrap))
     assert [s.connector for s in specs] == ([] if skipped else ["s", "gone"])
     assert list(reasons) == (["s"] if skipped else [])  # a deleted connector has no plan to skip
     if skipped:

@@ -3,6 +3,8 @@ comparison with the sidecar's view."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from pyspark.sql import Row, SparkSession
 
@@ -34,7 +36,7 @@ ROWS = [
 ]
 
 
-def plan_of(rows: list[tuple[object, ...]], spark: SparkSession) -> dict[str, Row]:
+def plan_of(rows: Sequence[tuple[object, ...]], spark: SparkSession) -> dict[str, Row]:
     frame = sink_offsets(spark.createDataFrame(rows, SINK_PARTITIONS_SCHEMA))
     return {r["partition_json"]: r for r in sink_restore_plan(frame).collect()}
 
