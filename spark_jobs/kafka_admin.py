@@ -224,7 +224,7 @@ async def _collect_sinks(
             except KafkaUnreachable:  # e.g. the group went away meanwhile: this sink only
                 facts.unreadable_groups.append(sink.group)
         if sink.exists:
-            # a pattern subscription leaves out internal topics (the consumer's exclude.internal.topics)
+            # a pattern subscription leaves out internal topics (exclude.internal.topics; ConsumerMetadata.retainTopic)
             names = {t.topic for t in topics if not t.internal and sink.reads(t.topic)} | set(sink.topics)
             for name in names:
                 for p in range(partition_counts.get(name, 0)):
