@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import time
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
 
 from control_plane.rules.connectors import sink_group_id
+from control_plane.rules.java_regex import JavaRegex
 
 T = TypeVar("T")
 PER_TOPIC_TIMEOUT_S = 5.0
@@ -34,7 +34,13 @@ class SinkSpec:
     group: str
     exists: bool
     topics: tuple[str, ...] = ()
-    regex: str | None = None
+    regex: JavaRegex | None = None  # topics.regex, translated with java.util.regex's semantics
+
+    def reads(self, topic: str) -> bool:
+        """Whether the sink's consumer subscribes to ``topic``: one of its ``topics``, or a name its
+        ``topics.regex`` matches whole (WorkerSinkTask subscribes with the Pattern; the consumer tests
+        ``matcher(topic).matches()``)."""
+        return topic in self.topics or (self.regex is not None and self.regex.fullmatch(topic))
 
 
 @dataclass(frozen=True)
@@ -59,6 +65,7 @@ class SinkPartition:
     log_end: int | None
     offset_at_as_of: int | None
     offset_at_as_of_basis: str | None  # committed, offsets_for_times or log_end (see position_then)
+    subscribed: bool  # the connector reads the topic (SinkSpec.reads); else its group's offset is another's
 
 
 @dataclass
@@ -217,13 +224,8 @@ async def _collect_sinks(
             except KafkaUnreachable:  # e.g. the group went away meanwhile: this sink only
                 facts.unreadable_groups.append(sink.group)
         if sink.exists:
-            names = set(sink.topics)
-            if sink.regex:
-                try:
-                    pattern = re.compile(sink.regex)
-                    names |= {t for t in partition_counts if pattern.fullmatch(t)}
-                except re.error:
-                    pass
+            # a pattern subscription leaves out internal topics (exclude.internal.topics; ConsumerMetadata.retainTopic)
+            names = {t.topic for t in topics if not t.internal and sink.reads(t.topic)} | set(sink.topics)
             for name in names:
                 for p in range(partition_counts.get(name, 0)):
                     committed.setdefault(TopicPartition(name, p), None)
@@ -259,6 +261,7 @@ async def _collect_sinks(
             starts.get(tp),
             ends.get(tp),
             *position_then(tp, offset),
+            sink.reads(tp.topic),
         )
         for sink, committed in per_sink
         for tp, offset in sorted(committed.items())

@@ -6,7 +6,9 @@ against the log start and end offsets. Findings: offsets of connectors that no l
 the worker would not find (bytes that differ from its encoding, one partition under several keys, a key
 outside its hash's partition); offsets that went backwards; sink offsets below the log start or beyond the
 log end; sink lag; connectors whose view in the sidecar disagrees with the history. And a restore plan:
-the ``PATCH /connectors/{c}/offsets`` bodies that put every connector back to its offsets as of a time.
+the ``PATCH /connectors/{c}/offsets`` bodies that put every connector back to its offsets as of a time,
+never with an entry that would skip records a sink has not read; a sink whose consumer reads another
+Kafka cluster than the internal topics' is not planned (its group and topics are not on this one).
 
 Writes ``<out>/offsets-report.json``, ``<out>/restore-plan.json`` and ``<out>/tables/*`` (Parquet).
 """
@@ -22,6 +24,9 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import Row
 from pyspark.sql import functions as F
+
+from control_plane.rules.connectors import CONSUMER_BOOTSTRAP_OVERRIDE, client_cluster, on_another_cluster
+from control_plane.rules.java_regex import JavaRegexProblem, translate
 
 from . import transforms as T
 from .job import (
@@ -48,6 +53,7 @@ from .transforms.driver_codec import local_frame
 from .transforms.sinks import SINK_PARTITIONS_SCHEMA
 
 JOB = "offsets-reconcile"
+BY_HISTORY = "history_not_retained"  # the source partitions' unknown entries; the others are sinks'
 DEFAULT_OUT = "reports/offsets"
 
 
@@ -70,21 +76,36 @@ def _sidecar_view(url: str, progress: Progress) -> SidecarView:
     return view
 
 
-def _sink_specs(connectors: list[Row], target: Target) -> list[SinkSpec]:
-    specs = []
+def _sink_specs(connectors: list[Row], target: Target) -> tuple[list[SinkSpec], dict[str, str]]:
+    """The sinks whose groups and topics the driver reads, and the existing sinks not planned, with why:
+    a consumer on another Kafka cluster (its group and topics are not on the one the job reads: neither
+    read nor planned), or a ``topics.regex`` not translated exactly to Java's semantics (its group is
+    read, but which topics it reads is not known: not planned rather than guessed)."""
+    specs: list[SinkSpec] = []
+    skipped: dict[str, str] = {}
     for row in (r for r in connectors if r["type"] == "sink"):
-        props = row["properties"] or {}
+        name, props = row["connector"], row["properties"] or {}
+        servers = client_cluster(props, CONSUMER_BOOTSTRAP_OVERRIDE, target.bootstrap, target.consumer_bootstrap)
+        if on_another_cluster(servers, target.bootstrap):
+            if row["exists"]:
+                skipped[name] = (
+                    f"its consumer reads another Kafka cluster ({servers}) than the internal topics' "
+                    f"({target.bootstrap}): its group and topics are not read there"
+                )
+            continue
         topics = tuple(t.strip() for t in (props.get("topics") or "").split(",") if t.strip())
+        pattern = (props.get("topics.regex") or "").strip()
+        regex = None
+        if pattern:
+            try:
+                regex = translate(pattern)
+            except JavaRegexProblem as err:
+                if row["exists"]:
+                    skipped[name] = f"its topics.regex is not matched here as Java would match it: {err}"
         specs.append(
-            SinkSpec(
-                row["connector"],
-                sink_group(row["connector"], props, target.consumer_group_id),
-                bool(row["exists"]),
-                topics,
-                (props.get("topics.regex") or "").strip() or None,
-            )
+            SinkSpec(name, sink_group(name, props, target.consumer_group_id), bool(row["exists"]), topics, regex)
         )
-    return specs
+    return specs, skipped
 
 
 BASES = {
@@ -98,17 +119,22 @@ BASES = {
     "offsets_for_times": "the first record written at or after as-of (Kafka's offsets-for-times): where the sink "
     "stood then had it caught up; the group's commit history is not read",
     "log_end": "no record written at or after as-of: the log end (where the sink stood then had it caught up)",
+    "not_read_by_connector": "a committed offset of the sink's group for a topic the connector does not read "
+    "(topics, or topics.regex matched as Java's Pattern): stale or another consumer's; left out of the body",
+    "beyond_log_end": "a position beyond the log end: applied, a consumer fetching there once the log has grown "
+    "past it would skip the records before; left out of the body",
+    "sink_behind": "a position past the next record the sink reads now (its committed offset, else the log "
+    "start): applied, it would skip records the sink has not read; left out of the body",
 }
 
 
-def _restore_plan(plan: list[Row], connectors: list[Row], as_of_ms: int) -> dict[str, Any]:
-    """``restore-plan.json`` from the plan's rows (ordered by connector and partition_json)."""
+def _restore_plan(plan: list[Row], connectors: list[Row], as_of_ms: int, skipped: dict[str, str]) -> dict[str, Any]:
+    """``restore-plan.json`` from the plan's rows (ordered by connector and partition_json), and the sinks
+    not planned (``skipped``, with why)."""
     kinds = {r["connector"]: r["type"] for r in connectors if r["exists"]}
     entries: dict[str, dict[str, Any]] = {}
     for row in plan:
-        entry = entries.setdefault(
-            row["connector"], {"offsets": [], "based_on": set(), "warnings": [], "not_restored": []}
-        )
+        entry = entries.setdefault(row["connector"], {"offsets": [], "based_on": set(), "not_restored": []})
         partition = json.loads(row["partition_json"])
         entry["based_on"].add(row["based_on"])
         if row["action"] == "unknown":
@@ -116,8 +142,6 @@ def _restore_plan(plan: list[Row], connectors: list[Row], as_of_ms: int) -> dict
             continue
         offset = None if row["offset_json"] is None else json.loads(row["offset_json"])
         entry["offsets"].append({"partition": partition, "offset": offset})
-        if row["warning"] is not None:
-            entry["warnings"].append({"partition": partition, "warning": row["warning"]})
     used = sorted({basis for e in entries.values() for basis in e["based_on"]})
     return {
         "as_of": iso(as_of_ms),
@@ -130,11 +154,11 @@ def _restore_plan(plan: list[Row], connectors: list[Row], as_of_ms: int) -> dict
                 "path": f"/connectors/{name}/offsets",
                 "body": {"offsets": e["offsets"]} if e["offsets"] else None,  # Connect refuses an empty list
                 "based_on": sorted(e["based_on"]),
-                "warnings": e["warnings"],
                 "not_restored": e["not_restored"],
             }
             for name, e in entries.items()
         },
+        "skipped": dict(sorted(skipped.items())),
     }
 
 
@@ -175,7 +199,7 @@ def _reconcile(
     skipped_sections: dict[str, str] = {}
 
     connector_rows = connectors.collect()  # one row a connector: every question of the driver about them
-    specs = _sink_specs(connector_rows, target)
+    specs, skipped_sinks = _sink_specs(connector_rows, target)
     if inputs.online:
         plan_time = as_of_ms if args.as_of else None  # as of now: the committed offsets, not offsets-for-times
         facts = broker_facts(target.aiokafka_kwargs, specs, plan_time, args.kafka_timeout_s)
@@ -251,7 +275,7 @@ def _reconcile(
                 offsets.frame, local_frame(spark, inputs.partition_stats["offsets"], T.PARTITION_STATS_SCHEMA)
             ),
             connectors,
-        ).unionByName(T.sink_restore_plan(sink_offsets)),
+        ).unionByName(T.sink_restore_plan(sink_offsets.filter(~F.col("connector").isin(list(skipped_sinks))))),
         StorageLevel.MEMORY_AND_DISK,
     )
     # one action: the plan and two findings; ordered here (a few rows a partition; Spark's ordering would
@@ -260,17 +284,22 @@ def _reconcile(
     plan_list = sorted(
         plan_rows.collect(), key=lambda r: [(r[c] is not None, r[c]) for c in ("connector", "partition_json")]
     )
-    plan = _restore_plan(plan_list, connector_rows, as_of_ms)
+    plan = _restore_plan(plan_list, connector_rows, as_of_ms, skipped_sinks)
+    not_restored = [r for r in plan_list if r["action"] == "unknown"]
     findings["restore_history_not_retained"] = finding_of_rows(
-        [_pick(r, "connector", "partition_json", "reason") for r in plan_list if r["action"] == "unknown"], limit
+        [_pick(r, "connector", "partition_json", "reason") for r in not_restored if r["based_on"] == BY_HISTORY],
+        limit,
     )
-    findings["restore_sink_lagged"] = finding_of_rows(
+    findings["restore_sink_not_planned"] = finding_of_rows(
         [
-            _pick(r, "connector", "partition_json", "offset_json", "warning")
-            for r in plan_list
-            if r["warning"] is not None
+            _pick(r, "connector", "partition_json", "based_on", "reason")
+            for r in not_restored
+            if r["based_on"] != BY_HISTORY
         ],
         limit,
+    )
+    findings["restore_sinks_skipped"] = finding_of_rows(
+        [{"connector": name, "reason": reason} for name, reason in sorted(skipped_sinks.items())], limit
     )
     if not inputs.online:
         plan["note"] = "offline: sink connectors are not in this plan"
@@ -305,8 +334,8 @@ def _reconcile(
         "restore_plan": {
             "as_of": plan["as_of"],
             "connectors": len(plan["connectors"]),
-            "not_restored": findings["restore_history_not_retained"]["count"],
-            "warnings": findings["restore_sink_lagged"]["count"],
+            "not_restored": len(not_restored),
+            "sinks_skipped": len(skipped_sinks),
             "file": "restore-plan.json",
         },
         "skipped_sections": skipped_sections,
@@ -353,8 +382,8 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     plan = report["restore_plan"]
     lines.append(
         f"  restore plan as of {plan['as_of']}: {plan['connectors']} connector(s) in {args.out / plan['file']}; "
-        f"{plan['not_restored']} partition(s) not restorable (history not retained), "
-        f"{plan['warnings']} sink partition(s) that lagged then"
+        f"{plan['not_restored']} partition(s) left out (history not retained, or a sink entry that would skip "
+        f"records), {plan['sinks_skipped']} sink(s) not planned"
     )
     lines.append(f"report: {args.out / 'offsets-report.json'}; tables: {args.out / 'tables'} ({report['elapsed_s']}s)")
     print("\n".join(lines))

@@ -2,9 +2,10 @@
 
 The sidecar's own settings do the work (:func:`control_plane.settings.load_settings`): the worker's
 properties file gives ``bootstrap.servers``, the three internal topic names, ``consumer.group.id``,
-``topic.creation.enable`` and the Kafka client security settings; ``CONTROL_PLANE_*`` variables and
-command-line options win over it. With no properties file given, the local stack's is used, found
-through ``.stack/env`` (written by ``make stack-up``), together with its sidecar's URL.
+``consumer.bootstrap.servers``, ``topic.creation.enable`` and the Kafka client security settings;
+``CONTROL_PLANE_*`` variables and command-line options win over it. With no properties file given, the
+local stack's is used, found through ``.stack/env`` (written by ``make stack-up``), together with its
+sidecar's URL.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Target:
     status_topic: str
     offsets_topic: str
     consumer_group_id: str | None = None  # the worker-wide sink group override, if any
+    consumer_bootstrap: str | None = None  # the worker's consumer.bootstrap.servers: where its sinks read
     topic_creation_enable: bool = True
     sidecar_url: str | None = None
     worker_properties: str | None = None
@@ -113,6 +115,7 @@ def resolve_target(
         status_topic=settings.status_storage_topic or "",
         offsets_topic=settings.offset_storage_topic or "",
         consumer_group_id=settings.consumer_group_id,
+        consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
         topic_creation_enable=settings.topic_creation_enable,
         sidecar_url=(sidecar_url or stack_sidecar) if use_sidecar else None,
         worker_properties=worker_properties or settings.worker_properties,

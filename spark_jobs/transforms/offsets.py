@@ -318,8 +318,8 @@ def first_missing_offsets(decoded: DataFrame, stats: DataFrame | None = None) ->
 def source_restore_plan(summary: DataFrame, first_missing: DataFrame, connectors: DataFrame) -> DataFrame:
     """Per existing source connector and partition (the keys the worker finds), what a restore to the
     summary's as-of (:func:`key_summary`) does, given each Kafka partition's ``first_missing`` offset
-    (:func:`first_missing_offsets`), as columns ``partition_json``, ``offset_json``, ``action``, ``based_on``,
-    ``reason`` and ``warning`` (always null here; sinks use it):
+    (:func:`first_missing_offsets`), as columns ``partition_json``, ``offset_json``, ``action``, ``based_on``
+    and ``reason``:
 
     - the last retained record at or before as-of is a commit: ``set`` to it (``based_on`` offsets_topic).
       Compaction keeps a suffix of a key's records, so that record is the offset it had then.
@@ -381,6 +381,5 @@ def source_restore_plan(summary: DataFrame, first_missing: DataFrame, connectors
             "action",
             based_on.alias("based_on"),
             F.when(F.col("action") == "unknown", reason).alias("reason"),
-            F.lit(None).cast("string").alias("warning"),
         )
     )

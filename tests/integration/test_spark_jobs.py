@@ -11,6 +11,10 @@ ran, were stopped, altered, reset and deleted, each finding produced by a real s
 - ``gone``, ``gsink``: a source and a sink that ran and were deleted (orphaned offsets, orphaned group).
 - ``create``: a source with topic-creation rules that writes to a topic created beforehand otherwise.
 - ``lonely``: a topic no connector uses.
+- ``rsink``: a sink whose ``topics.regex`` means another set of topics to Java than to Python's ``re``
+  (``[ab&&b]``: an intersection to Java, a class of three characters to Python).
+- ``osink``: a sink whose consumer reads the broker under another name
+  (``consumer.override.bootstrap.servers``): by the sidecar's rule, another Kafka cluster.
 The restore plan as of T1 is then applied with the worker's own PATCH and read back.
 """
 
@@ -122,12 +126,13 @@ def sink_offset_is(topic: str, offset: int) -> Any:
     return lambda offsets: entry in offsets
 
 
-CONNECTORS = ("src", "reset", "sink", "gone", "gsink", "create")
+CONNECTORS = ("src", "reset", "sink", "gone", "gsink", "create", "rsink", "osink")
 
 
 def names_for(u: str) -> dict[str, str]:
     n = {k: f"spark-{k}-{u}" for k in CONNECTORS}
-    n.update({f"t_{k}": f"spark-{k}-{u}" for k in ("data", "trim", "empty", "lonely", "pre", "rtopic", "gtopic")})
+    topics = ("data", "trim", "empty", "lonely", "pre", "rtopic", "gtopic", "rxa", "rxb")
+    n.update({f"t_{k}": f"spark-{k}-{u}" for k in topics})
     return n
 
 
@@ -141,10 +146,12 @@ async def run_scenario(
     producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap)
     await producer.start()
     try:
-        topics = [n[f"t_{k}"] for k in ("data", "trim", "empty", "lonely", "pre")]
+        topics = [n[f"t_{k}"] for k in ("data", "trim", "empty", "lonely", "pre", "rxa", "rxb")]
         await admin.create_topics([NewTopic(t, 1, 1) for t in topics])
         for i in range(3):
             await producer.send_and_wait(n["t_trim"], json.dumps(f"t{i}").encode())  # the worker reads JSON
+        for t, i in ((t, i) for t in (n["t_rxa"], n["t_rxb"]) for i in range(2)):  # before T1: the log end then
+            await producer.send_and_wait(t, json.dumps(f"x{i}").encode())
 
         # src: T1 after its first two lines, then two more, then stopped and altered down
         Path(files["src"]).write_text("a1\na2\n")
@@ -213,6 +220,19 @@ async def run_scenario(
         await eventually(lambda: offsets_of(worker, n["gsink"]), sink_offset_is(n["t_data"], 4), what="gsink caught up")
         for name in (n["gone"], n["gsink"]):
             await call(worker, "DELETE", f"/connectors/{name}", 204)
+
+        # rsink: to Java, spark-rx[ab&&b]-u is spark-rxb-u only; Python's re would match spark-rxa-u too
+        regex = f"spark-rx[ab&&b]-{u}"
+        rsink = {"connector.class": FILE_SINK, "file": str(tmp / "r.txt"), "topics.regex": regex}
+        await create(worker, n["rsink"], rsink)
+        await eventually(lambda: offsets_of(worker, n["rsink"]), sink_offset_is(n["t_rxb"], 2), what="rsink at 2")
+        # osink: its consumer names the stack's broker otherwise (localhost): the worker reads through it,
+        # but the sidecar's rule compares the named servers, so to the job it reads another cluster
+        other = ",".join(a.replace("127.0.0.1", "localhost") for a in stack.bootstrap.split(","))
+        assert other != stack.bootstrap
+        osink = {"connector.class": FILE_SINK, "file": str(tmp / "o.txt"), "topics": n["t_data"]}
+        await create(worker, n["osink"], {**osink, "consumer.override.bootstrap.servers": other})
+        await eventually(lambda: offsets_of(worker, n["osink"]), sink_offset_is(n["t_data"], 4), what="osink at 4")
 
         # create: topic-creation rules that disagree with the topic created beforehand
         Path(files["create"]).write_text("c1\n")
@@ -453,19 +473,41 @@ async def test_restore_plan_puts_the_connectors_back(reconciled: Scenario) -> No
     data = {"partition": {"kafka_topic": n["t_data"], "kafka_partition": 0}, "offset": {"kafka_offset": 2}}
     assert data in sink  # a3, the first record written after T1
     assert n["reset"] not in plan["connectors"]  # no offsets then, none now
-    assert (src["based_on"], src["warnings"], src["not_restored"]) == (["offsets_topic"], [], [])
+    assert (src["based_on"], src["not_restored"]) == (["offsets_topic"], [])
     assert "offsets_for_times" in plan["connectors"][n["sink"]]["based_on"]
-    # trim's committed offset (altered to 0) is below its position then (the log end, 3): a warning, the
-    # entry skips the one record still in the log; data's (1000) is not
-    lagged = items(reconciled.offsets_report(), "restore_sink_lagged", connector=n["sink"])
-    assert [i["partition_json"]["kafka_topic"] for i in lagged] == [n["t_trim"]]
-    assert "skips 1 unread record(s)" in lagged[0]["warning"]
+    # trim's committed offset (altered to 0, the records before 2 deleted since) is below its position then
+    # (the log end, 3): set, it would skip record 2, which the sink has not read: left out, with why;
+    # data's (1000, beyond the log end) is above its position then (2): a rewind, planned
+    not_planned = items(reconciled.offsets_report(), "restore_sink_not_planned", connector=n["sink"])
+    assert [(i["partition_json"]["kafka_topic"], i["based_on"]) for i in not_planned] == [(n["t_trim"], "sink_behind")]
+    assert "would skip 1 unread record(s)" in not_planned[0]["reason"]
+    assert n["t_trim"] not in [e["partition"]["kafka_topic"] for e in sink]
+    assert [e["partition"]["kafka_topic"] for e in plan["connectors"][n["sink"]]["not_restored"]] == [n["t_trim"]]
     async with httpx.AsyncClient(base_url=reconciled.cluster.connect_url, timeout=60) as worker:
         for name in (n["src"], n["sink"]):
             assert plan["connectors"][name]["path"] == f"/connectors/{name}/offsets"
             await patch(worker, name, plan["connectors"][name]["body"])
         assert {"partition": a, "offset": {"position": 6}} in await offsets_of(worker, n["src"])
         assert data in await offsets_of(worker, n["sink"])
+
+
+def test_restore_plan_matches_topics_regex_as_java_and_skips_a_sink_on_another_cluster(
+    reconciled: Scenario,
+) -> None:
+    plan, report, n = reconciled.restore_plan(), reconciled.offsets_report(), reconciled.names
+    # rsink reads spark-rxb-u only (its committed offset, 2, is the log end then); spark-rxa-u, which
+    # Python's re would match, is neither in its body nor anywhere else in its plan
+    rsink = plan["connectors"][n["rsink"]]
+    rxb = {"partition": {"kafka_topic": n["t_rxb"], "kafka_partition": 0}, "offset": {"kafka_offset": 2}}
+    assert (rsink["body"], rsink["based_on"], rsink["not_restored"]) == ({"offsets": [rxb]}, ["log_end"], [])
+    assert n["t_rxa"] not in json.dumps(plan) + json.dumps(report["findings"])
+    # osink's group, on the stack's broker, has offsets (4 on data); to the job, whose rule compares the
+    # named servers, its consumer reads another cluster: not planned, and why
+    assert n["osink"] not in plan["connectors"]
+    reason = plan["skipped"][n["osink"]]
+    assert reason.startswith("its consumer reads another Kafka cluster (localhost:")
+    assert items(report, "restore_sinks_skipped", connector=n["osink"]) == [{"connector": n["osink"], "reason": reason}]
+    assert not [i for i in report["findings"]["sink_lag"]["items"] if i["connector"] == n["osink"]]  # not read
 
 
 def test_history_table_per_connector_and_partition(reconciled: Scenario, spark: SparkSession) -> None:  # noqa: F811

@@ -87,8 +87,8 @@ def test_orphans_of_deleted_and_unknown_connectors(
     sinks = sink_offsets(
         spark.createDataFrame(
             [
-                ("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None, None),
-                ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None, None),
+                ("old-sink", "connect-old-sink", False, "t", 0, 5, 0, 9, None, None, True),
+                ("sink", "connect-sink", True, "t", 0, 5, 0, 9, None, None, True),
             ],
             SINK_PARTITIONS_SCHEMA,
         )

@@ -3,7 +3,10 @@ comparison with the sidecar's view."""
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
+from collections.abc import Sequence
+
+import pytest
+from pyspark.sql import Row, SparkSession
 
 from spark_jobs.transforms import (
     connector_configs,
@@ -23,13 +26,19 @@ from spark_jobs.transforms.sinks import SINK_PARTITIONS_SCHEMA
 from tests.support.spark_records import OFFSET_PARTITIONS, SINK, SOURCE, History
 
 ROWS = [
-    # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of, its basis
-    ("sink", "connect-sink", True, "t", 0, 4, 0, 10, 2, "offsets_for_times"),
-    ("sink", "connect-sink", True, "t", 1, 1, 3, 10, 10, "log_end"),  # lagged: committed 1, log start 3
-    ("sink", "connect-sink", True, "t", 2, 50, 0, 10, None, None),
-    ("sink", "connect-sink", True, "t", 3, None, 0, 7, 5, "offsets_for_times"),  # never committed
-    ("gone", "connect-gone", False, "t", 0, 9, 0, 10, None, None),
+    # connector, group, exists, topic, partition, committed, log_start, log_end, offset_at_as_of, its basis,
+    # subscribed
+    ("sink", "connect-sink", True, "t", 0, 4, 0, 10, 2, "offsets_for_times", True),
+    ("sink", "connect-sink", True, "t", 1, 1, 3, 10, 10, "log_end", True),  # lagged: committed 1, log start 3
+    ("sink", "connect-sink", True, "t", 2, 50, 0, 10, None, None, True),
+    ("sink", "connect-sink", True, "t", 3, None, 0, 7, 5, "offsets_for_times", True),  # never committed
+    ("gone", "connect-gone", False, "t", 0, 9, 0, 10, None, None, True),
 ]
+
+
+def plan_of(rows: Sequence[tuple[object, ...]], spark: SparkSession) -> dict[str, Row]:
+    frame = sink_offsets(spark.createDataFrame(rows, SINK_PARTITIONS_SCHEMA))
+    return {r["partition_json"]: r for r in sink_restore_plan(frame).collect()}
 
 
 def test_status_lag_and_orphans(spark: SparkSession) -> None:
@@ -43,27 +52,79 @@ def test_status_lag_and_orphans(spark: SparkSession) -> None:
         ("gone", 0): ("ok", 1),
     }
     assert [tuple(r) for r in orphaned_sink_offsets(offsets).collect()] == [("gone", "sink", "connect-gone", 1)]
-    plan = {
-        r["partition_json"]: (r["offset_json"], r["action"], r["based_on"], r["warning"])
-        for r in sink_restore_plan(offsets).collect()
-    }
-    assert set(plan) == {
-        '{"kafka_topic":"t","kafka_partition":0}',
-        '{"kafka_topic":"t","kafka_partition":1}',
-        '{"kafka_topic":"t","kafka_partition":3}',
+
+
+def test_the_plan_never_skips_records_the_sink_has_not_read(spark: SparkSession) -> None:
+    plan = {k: (r["offset_json"], r["action"], r["based_on"]) for k, r in plan_of(ROWS, spark).items()}
+    assert plan == {
+        '{"kafka_topic":"t","kafka_partition":0}': ('{"kafka_offset":2}', "set", "offsets_for_times"),  # a rewind
+        # committed 1 (the records before 3 are gone): the log end, 10, would skip 3..9, never read
+        '{"kafka_topic":"t","kafka_partition":1}': (None, "unknown", "sink_behind"),
+        # never committed: it reads from the log start, 0; 5 would skip 0..4
+        '{"kafka_topic":"t","kafka_partition":3}': (None, "unknown", "sink_behind"),
     }  # partition 2: no position known at the time, so not in the plan
-    assert plan['{"kafka_topic":"t","kafka_partition":0}'] == ('{"kafka_offset":2}', "set", "offsets_for_times", None)
-    offset, _, based_on, warning = plan['{"kafka_topic":"t","kafka_partition":1}']
-    assert (offset, based_on) == ('{"kafka_offset":10}', "log_end")
-    assert warning.startswith("the sink lagged then: its group's committed offset now (1) is below this position (10)")
-    assert warning.endswith("this entry skips 7 unread record(s) still in the log")  # 3..9: 0..2 are gone
-    assert "committed offset now (none)" in plan['{"kafka_topic":"t","kafka_partition":3}'][3]
+    reasons = {k: r["reason"] for k, r in plan_of(ROWS, spark).items()}
+    assert reasons['{"kafka_topic":"t","kafka_partition":0}'] is None
+    lagged = reasons['{"kafka_topic":"t","kafka_partition":1}']
+    assert "the next record it reads is 3 (its committed offset now: 1, the log start: 3)" in lagged
+    assert "would skip 7 unread record(s) still in the log" in lagged
+    assert "would skip 5 unread record(s)" in reasons['{"kafka_topic":"t","kafka_partition":3}']
+
+
+@pytest.mark.parametrize(
+    ("committed", "log_start", "position", "planned"),
+    [
+        pytest.param(4, 0, 4, True, id="at-its-commit"),
+        pytest.param(4, 0, 3, True, id="below-its-commit-a-rewind"),
+        pytest.param(4, 0, 5, False, id="past-its-commit"),
+        pytest.param(1, 3, 3, True, id="commit-below-the-log-start-position-at-it"),  # 1, 2: gone, none skipped
+        pytest.param(1, 3, 4, False, id="commit-below-the-log-start-position-past-it"),
+        pytest.param(None, 2, 2, True, id="never-committed-position-at-the-log-start"),
+        pytest.param(None, 2, 3, False, id="never-committed-position-past-the-log-start"),
+    ],
+)
+@pytest.mark.parametrize("basis", ["offsets_for_times", "log_end"])
+def test_a_past_position_is_planned_only_where_the_sink_had_read_up_to_it(
+    spark: SparkSession, committed: int | None, log_start: int, position: int, planned: bool, basis: str
+) -> None:
+    rows = [("s", "connect-s", True, "t", 0, committed, log_start, 10, position, basis, True)]
+    (entry,) = plan_of(rows, spark).values()
+    if planned:
+        assert (entry["action"], entry["offset_json"], entry["based_on"]) == (
+            "set",
+            f'{{"kafka_offset":{position}}}',
+            basis,
+        )
+    else:
+        assert (entry["action"], entry["offset_json"], entry["based_on"]) == ("unknown", None, "sink_behind")
 
 
 def test_plan_as_of_now_is_the_committed_offsets(spark: SparkSession) -> None:
-    rows = [("sink", "connect-sink", True, "t", 0, 4, 0, 10, 4, "committed")]
-    (entry,) = sink_restore_plan(sink_offsets(spark.createDataFrame(rows, SINK_PARTITIONS_SCHEMA))).collect()
-    assert (entry["offset_json"], entry["based_on"], entry["warning"]) == ('{"kafka_offset":4}', "committed", None)
+    rows = [("sink", "connect-sink", True, "t", 0, 4, 0, 10, 4, "committed", True)]
+    (entry,) = plan_of(rows, spark).values()
+    assert (entry["offset_json"], entry["based_on"], entry["reason"]) == ('{"kafka_offset":4}', "committed", None)
+
+
+def test_a_stale_offset_beyond_the_log_end_is_not_planned(spark: SparkSession) -> None:
+    # committed 50 on a topic recreated since (its log ends at 10): once the log passes 50 again, a
+    # consumer starting there skips 10..49
+    rows = [("sink", "connect-sink", True, "t", 0, 50, 0, 10, 50, "committed", True)]
+    (entry,) = plan_of(rows, spark).values()
+    assert (entry["action"], entry["offset_json"], entry["based_on"]) == ("unknown", None, "beyond_log_end")
+    assert entry["reason"].startswith("this position (50) is beyond the log end (10)")
+
+
+def test_offsets_of_topics_the_connector_does_not_read_are_not_planned(spark: SparkSession) -> None:
+    # a group shared with another consumer (the worker's consumer.group.id), or a topic it no longer reads
+    rows = [
+        ("sink", "shared", True, "mine", 0, 4, 0, 10, 4, "committed", True),
+        ("sink", "shared", True, "theirs", 0, 7, 0, 10, 7, "committed", False),
+    ]
+    plan = plan_of(rows, spark)
+    assert plan['{"kafka_topic":"mine","kafka_partition":0}']["action"] == "set"
+    theirs = plan['{"kafka_topic":"theirs","kafka_partition":0}']
+    assert (theirs["action"], theirs["offset_json"], theirs["based_on"]) == ("unknown", None, "not_read_by_connector")
+    assert theirs["reason"].startswith("the connector does not read topic theirs")
 
 
 def test_sidecar_disagreements(spark: SparkSession) -> None:
