@@ -196,21 +196,8 @@ class ConsumerGroups:
 
     async def active_members(self, group: str) -> int:
         """How many members the group has now (0 for an empty or unknown group)."""
-        async with self._client(f"describing consumer group {group}") as client:
-
-            async def describe() -> int:
-                node = await self._coordinator(client, group)
-                response = await client.send(node, DescribeGroupsRequest([group]))
-                for code, _group, state, _ptype, _protocol, members, *_ in response.groups:
-                    self._check(code)
-                    if code == GROUP_ID_NOT_FOUND:
-                        return 0
-                    if code:
-                        raise GroupOperationError("DescribeGroups", _error_name(code))
-                    return 0 if state in EMPTY_STATES and not members else max(len(members), 1)
-                return 0
-
-            return await self._retrying(describe)
+        described = await self.describe(group)
+        return 0 if described.state in EMPTY_STATES and not described.members else max(len(described.members), 1)
 
     async def describe(self, group: str) -> GroupDescription:
         """The group's state and members (an unknown group: Dead with none)."""
