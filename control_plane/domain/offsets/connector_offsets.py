@@ -135,7 +135,7 @@ def _lookup_rank(name: str, key: bytes, record: SourceOffset) -> int:
     return 1 if key == OffsetKey(name, partition).to_bytes() else 2
 
 
-class ConnectorConfig(dict[str, str | None]):
+class ResolvedConfig(dict[str, str | None]):
     """A connector's configuration as its worker uses it: config provider references resolved
     (WorkerConfigTransformer), the keys the sidecar could not resolve, and, per bootstrap string its
     offsets client uses, whether that is the worker's Kafka cluster (True, False, or why it is not known)."""
@@ -224,14 +224,14 @@ class EmulatedOffsets:
         # the connector's own topic is on its producer's cluster, which _check_reachable found the worker's
         return _Source(worker_topic, own if own and own != worker_topic else None)
 
-    async def _as_worker_uses(self, kind: str, config: Mapping[str, str | None]) -> ConnectorConfig:
+    async def _as_worker_uses(self, kind: str, config: Mapping[str, str | None]) -> ResolvedConfig:
         """``config`` with its provider references resolved as the worker resolves them, and whether the
         cluster of its offsets (``_offsets_client``) is the worker's: the same bootstrap servers, or other
         ones that reach a cluster of the same id (ConnectUtils.lookupKafkaClusterId)."""
-        if isinstance(config, ConnectorConfig):
+        if isinstance(config, ResolvedConfig):
             return config
         resolved = self._worker.config_providers.resolve(config)
-        connector = ConnectorConfig(resolved.values, resolved.unresolved)
+        connector = ResolvedConfig(resolved.values, resolved.unresolved)
         client = self._offsets_client(kind, connector)
         if client is None or client[0] in connector.unresolved:
             return connector
@@ -309,7 +309,7 @@ class EmulatedOffsets:
         reference the sidecar cannot resolve; source offsets of an exactly-once cluster (they need zombie
         fencing)."""
         label = "sink" if kind == "sink" else "source"
-        connector = config if isinstance(config, ConnectorConfig) else ConnectorConfig(config, {})
+        connector = config if isinstance(config, ResolvedConfig) else ResolvedConfig(config, {})
         needed: tuple[str, ...] = (GROUP_OVERRIDE_KEY,) if kind == "sink" else (OFFSETS_TOPIC_KEY,)
         client = self._offsets_client(kind, connector)
         needed += (client[0],) if client else ()
@@ -598,4 +598,4 @@ def _show(partitions: Sequence[TopicPartition], committed: Mapping[TopicPartitio
     return ", ".join(f"{t}-{p}={committed.get((t, p), 'none')}" for t, p in partitions)
 
 
-__all__ = ["ConnectorConfig", "DuplicateKeys", "EmulatedOffsets", "OffsetsRead", "PartitionOffset", "WorkerKafka"]
+__all__ = ["DuplicateKeys", "EmulatedOffsets", "OffsetsRead", "PartitionOffset", "ResolvedConfig", "WorkerKafka"]
