@@ -3,7 +3,9 @@ as a ``DescribeGroups`` answers it, and the leader; each worker's version from i
 
 Connect's own mechanism is the model: a worker joins the group with its advertised URL in its member
 metadata, and the leader's assignment names the leader and its URL (``ConnectProtocol``,
-``IncrementalCooperativeConnectProtocol``; ``codecs.connect_group``). A worker that leaves is out of the
+``IncrementalCooperativeConnectProtocol``; ``codecs.connect_group``). What each worker runs is not read
+from the assignment: with the incremental cooperative protocols it holds only what the last rebalance
+changed. A worker that leaves is out of the
 group once it has left or its session timed out (``session.timeout.ms``), so the answer forgets it within
 that bound; it is read again at most every ``refresh_s``.
 """
@@ -34,8 +36,6 @@ class ClusterWorker:
     config_offset: int  # the config-topic offset it has read, as it joined
     leader: bool
     version: str | None  # its GET /; None when it did not answer
-    connectors: int  # what the leader assigned it
-    tasks: int
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,6 @@ class Membership:
                     "version": w.version,
                     "leader": w.leader,
                     "config_offset": w.config_offset,
-                    "connectors": w.connectors,
-                    "tasks": w.tasks,
                 }
                 for w in self.workers
             ],
@@ -125,10 +123,8 @@ class ClusterMembership:
                 offset,
                 member.member_id == leader_id,
                 version,
-                len(assignment.connectors) if assignment else 0,
-                len(assignment.tasks) if assignment else 0,
             )
-            for (member, url, assignment), version, offset in zip(
+            for (member, url, _), version, offset in zip(
                 decoded, versions, (_offset(m) for m in group.members), strict=True
             )
         )

@@ -67,8 +67,6 @@ class ClusterWorkerInfo(BaseModel):
     version: str | None = Field(description="its GET / version; null when it did not answer")
     leader: bool
     config_offset: int = Field(description="the config-topic offset it had read when it joined")
-    connectors: int
-    tasks: int
 
 
 class ClusterInfo(Open):

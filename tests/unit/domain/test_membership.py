@@ -32,8 +32,6 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
                 "version": "3.4.1",
                 "leader": True,
                 "config_offset": 7,
-                "connectors": 0,
-                "tasks": 0,
             },
             {
                 "id": "m2",
@@ -42,8 +40,6 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
                 "version": "3.4.1",
                 "leader": False,
                 "config_offset": 7,
-                "connectors": 0,
-                "tasks": 2,
             },
         ],
         "read_at": 100.0,
