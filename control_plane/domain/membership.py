@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from ..codecs.connect_group import GroupRecordError, WorkerAssignment, decode_assignment, decode_metadata
+from ..codecs.connect_group import GroupRecordError, decode_assignment, decode_metadata
 from ..storage.consumer_groups import GroupDescription, GroupMember
 from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
@@ -111,22 +111,13 @@ class ClusterMembership:
         return await self._members(group, read_at)
 
     async def _members(self, group: GroupDescription, read_at: float) -> Membership:
-        decoded = [_decoded(member) for member in group.members]
-        leaders = {a.leader: a.leader_url.rstrip("/") for _, _, a in decoded if a is not None and a.leader}
+        joined = [_joined(member) for member in group.members]
+        leaders = {j.leader: j.leader_url for j in joined if j.leader}
         leader_id, leader_url = next(iter(leaders.items()), (None, None))
-        versions = await asyncio.gather(*(self._version(url) for _, url, _ in decoded))
+        versions = await asyncio.gather(*(self._version(j.url) for j in joined))
         workers = tuple(
-            ClusterWorker(
-                member.member_id,
-                url,
-                member.host.lstrip("/"),
-                offset,
-                member.member_id == leader_id,
-                version,
-            )
-            for (member, url, _), version, offset in zip(
-                decoded, versions, (_offset(m) for m in group.members), strict=True
-            )
+            ClusterWorker(j.member_id, j.url, j.host, j.config_offset, j.member_id == leader_id, version)
+            for j, version in zip(joined, versions, strict=True)
         )
         return Membership(
             group.group, group.state, group.protocol, leader_url, tuple(sorted(workers, key=_by_url)), read_at
@@ -147,23 +138,31 @@ class ClusterMembership:
         return version if isinstance(version, str) else None
 
 
-def _decoded(member: GroupMember) -> tuple[GroupMember, str, WorkerAssignment | None]:
+@dataclass(frozen=True)
+class _Joined:
+    """One member as its group protocol bytes say: its own metadata, and the leader its assignment names
+    (empty where the bytes are not Connect's)."""
+
+    member_id: str
+    host: str
+    url: str
+    config_offset: int
+    leader: str
+    leader_url: str
+
+
+def _joined(member: GroupMember) -> _Joined:
     try:
-        url = decode_metadata(member.metadata).url.rstrip("/")
+        metadata = decode_metadata(member.metadata)
+        url, offset = metadata.url.rstrip("/"), metadata.config_offset
     except GroupRecordError:
-        url = ""
+        url, offset = "", -1
     try:
         assignment = decode_assignment(member.assignment) if member.assignment else None
     except GroupRecordError:
         assignment = None
-    return member, url, assignment
-
-
-def _offset(member: GroupMember) -> int:
-    try:
-        return decode_metadata(member.metadata).config_offset
-    except GroupRecordError:
-        return -1
+    leader, leader_url = (assignment.leader, assignment.leader_url.rstrip("/")) if assignment else ("", "")
+    return _Joined(member.member_id, member.host.lstrip("/"), url, offset, leader, leader_url)
 
 
 def _by_url(worker: ClusterWorker) -> str:
