@@ -25,7 +25,7 @@ from control_plane.domain.connector_writes import ConnectorWrites
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
 from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
-from control_plane.domain.ports import TopicPartition
+from control_plane.domain.ports import TopicPartition, Workers
 from control_plane.domain.read_rule import ReadRule
 from control_plane.storage.config_writer import ConfigWriter
 from control_plane.storage.consumer_groups import GroupDescription, GroupMember
@@ -189,6 +189,11 @@ class Kafka:
         self.while_sleeping: Callable[[], None] = lambda: None  # what happens on the cluster meanwhile
         self.offsets = self.connector_offsets()
 
+    def creation(self, workers: Workers, configs: ConnectorConfigs) -> ConnectorCreation:
+        """``initial_state``'s emulation over this config log."""
+        writer = ConfigWriter(CONFIG, self.producer, 1.0, self.writes)
+        return ConnectorCreation(workers, configs, self.view, writer, 1.0, self.connector_writes)
+
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
         self.now += seconds
@@ -302,9 +307,10 @@ def newer_api(rule: ReadRule) -> NewerApi:
 
 def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | None = None) -> Configs:
     """The configurations feature over the fakes (``kafka``: its config log; else none)."""
-    writer = ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes) if kafka else None
-    writes = kafka.connector_writes if kafka else ConnectorWrites(rule.view, FakeGroups(), 1.0)
-    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, writer, 1.0, writes))
+    if kafka:
+        return Configs(rule, configs, kafka.creation(rule.workers, configs))
+    writes = ConnectorWrites(rule.view, FakeGroups(), 1.0)
+    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, None, 1.0, writes))
 
 
 class FakeStatusSink:

@@ -13,7 +13,7 @@ from control_plane.codecs import ConnectorConfig, TargetState, decode_config
 from control_plane.domain.api_version import effective_version
 from control_plane.domain.capabilities import Feature, Version, decide
 from control_plane.domain.configs.connector_configs import NO_PATCH, ConnectorConfigs
-from control_plane.domain.configs.initial_state import ConnectorCreation, InitialState, Unreadable, read_initial_state
+from control_plane.domain.configs.initial_state import InitialState, Unreadable, read_initial_state
 from control_plane.domain.connect_api import validate_path
 from control_plane.domain.definitions import newest_definition
 from control_plane.domain.errors import ConflictError, NotFoundError, OperationFailed
@@ -22,7 +22,6 @@ from control_plane.domain.newer.health import HEALTHY, STARTING, UNHEALTHY, Heal
 from control_plane.domain.newer.loggers import Loggers
 from control_plane.domain.outcomes import Refusal, Relay, Reply
 from control_plane.modes import FeatureMode
-from control_plane.storage.config_writer import ConfigWriter
 from control_plane.upstream import UpstreamRequest, UpstreamResponse, UpstreamTimeout
 from tests.support.fakes import CONFIG, FakeWorkers, Kafka
 
@@ -81,14 +80,7 @@ async def test_a_paused_create_writes_the_target_state_before_the_worker_creates
     workers.before_answer = worker_creates
     workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
     configs = ConnectorConfigs(workers, ())
-    creation = ConnectorCreation(
-        workers,
-        configs,
-        kafka.view,
-        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
-        1.0,
-        kafka.connector_writes,
-    )
+    creation = kafka.creation(workers, configs)
     body = {"name": "c", "config": {"connector.class": CLASS}, "initial_state": "stopped"}
     outcome = await creation.create(body, {"connector.class": CLASS}, InitialState("STOPPED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 201
@@ -100,14 +92,7 @@ async def test_a_create_the_worker_refuses_leaves_no_target_state() -> None:
     kafka, workers = Kafka(), FakeWorkers("3.4.1")
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":0,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (500, b'{"error_code":500,"message":"boom"}')
-    creation = ConnectorCreation(
-        workers,
-        ConnectorConfigs(workers, ()),
-        kafka.view,
-        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
-        1.0,
-        kafka.connector_writes,
-    )
+    creation = kafka.creation(workers, ConnectorConfigs(workers, ()))
     outcome = await creation.create({"name": "c", "config": {}}, {"connector.class": CLASS}, InitialState("PAUSED"))
     assert isinstance(outcome, Relay) and outcome.response.status == 500
     assert [v for _, k, v in kafka.log if k == b"target-state-c"][-1] is None  # removed again
@@ -117,14 +102,7 @@ async def test_an_invalid_config_or_an_existing_connector_writes_nothing() -> No
     kafka, workers = Kafka(), FakeWorkers("3.4.1")
     workers.answers[("PUT", validate_path(CLASS))] = (200, b'{"error_count":1,"configs":[]}')
     workers.answers[("POST", "/connectors")] = (400, b'{"error_code":400}')
-    creation = ConnectorCreation(
-        workers,
-        ConnectorConfigs(workers, ()),
-        kafka.view,
-        ConfigWriter(CONFIG, kafka.producer, 1.0, kafka.writes),
-        1.0,
-        kafka.connector_writes,
-    )
+    creation = kafka.creation(workers, ConnectorConfigs(workers, ()))
     config = {"connector.class": CLASS}
     assert isinstance(await creation.create({"name": "c", "config": config}, config, InitialState("PAUSED")), Relay)
     kafka.view.state.apply_config(ConnectorConfig("d", config))
