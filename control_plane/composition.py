@@ -14,6 +14,8 @@ real upstream client and status writer (the unit tests' seams); nothing is swapp
 from __future__ import annotations
 
 import contextlib
+import socket
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -23,6 +25,7 @@ from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
+from .domain.fence import ConnectorFence
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.membership import ClusterMembership
@@ -49,6 +52,7 @@ from .storage.kafka_writes import KafkaWriteObserver, KafkaWrites, RetryPolicy
 from .storage.log_reader import KafkaTopicReader
 from .storage.offsets_writer import OffsetsWriter
 from .storage.record_producer import AiokafkaRecordProducer, RecordProducer
+from .storage.sidecar_topic import SidecarTopic
 from .storage.status_writer import StatusWriter
 from .storage.status_writes import StatusWriteObserver
 from .storage.topic_admin import TopicAdmin
@@ -131,6 +135,7 @@ def build_view(settings: Settings, metrics: Metrics | None = None) -> Materializ
         config_topic=settings.config_storage_topic,
         status_topic=settings.status_storage_topic,
         offsets_topic=settings.offset_storage_topic,
+        sidecars_topic=settings.sidecars_topic_name,
         timeline_capacity=settings.state_timeline_size,
     )
     if metrics is not None:
@@ -233,7 +238,32 @@ async def running(
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
             connector_admins=connector_admins(settings, write_timeout_ms),
         )
-        connector_writes = ConnectorWrites(view, groups, read_back_s)  # the one step of a write under a precondition
+        sidecars = (
+            SidecarTopic(
+                settings.sidecars_topic_name,
+                TopicAdmin(kafka, write_timeout_ms),
+                producer,
+                attempt_s,
+                writes,
+                replication_factor=settings.sidecars_topic_replication_factor,
+            )
+            if view
+            else None
+        )
+        fence = (
+            ConnectorFence(
+                sidecars,
+                view,
+                sidecar=sidecar_id(settings),
+                lease_s=settings.fence_lease_ms / 1000,
+                wait_s=settings.fence_wait_s,
+                read_timeout_s=read_back_s,
+            )
+            if sidecars and view
+            else None
+        )
+        # the one step of a write under a precondition, fenced among the sidecars
+        connector_writes = ConnectorWrites(view, groups, read_back_s, fence)
         configs = ConnectorConfigs(
             upstream,
             checks=(topic_creation, plugin_versions),
@@ -301,18 +331,30 @@ async def running(
             ),
             writes=connector_writes,
             membership=ClusterMembership(
-                groups, upstream, settings.group_id, version_timeout_s=settings.worker_probe_timeout_s
+                groups,
+                upstream,
+                settings.group_id,
+                version_timeout_s=settings.worker_probe_timeout_s,
+                fence=fence,
             ),
         )
         metrics.watch_states(herder.reads.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
         started.push_async_callback(status_writer.stop, settings.shutdown_flush_timeout_s)
+        if sidecars is not None:
+            await sidecars.ensure()  # before its tail starts
+            started.push_async_callback(sidecars.stop)
         for part in (access.audit.sink, view, probe, capabilities):
             if part is not None:
                 await _start(started, part)
         if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)
             await _start(started, HeapFreezer(view.wait_ready))
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
+
+
+def sidecar_id(settings: Settings) -> str:
+    """How this sidecar names itself to the others: its host and port, and a suffix of this process."""
+    return f"{socket.gethostname()}:{settings.port}/{uuid.uuid4().hex[:6]}"
 
 
 class _Part(Protocol):

@@ -325,6 +325,18 @@ class Settings(BaseSettings):
     """How long an emulated alter or reset waits for the status topic to show the connector's tasks stopped
     (their last offset commits must not overwrite new offsets); then 409, and nothing is written."""
 
+    # -- Several sidecars in front of one cluster
+    sidecars_topic: str | None = None
+    """The sidecars' own topic (the connectors' fences), created at start when it does not exist; default
+    ``<group.id>.control-plane``. Every sidecar of one Connect cluster must name the same topic."""
+    sidecars_topic_replication_factor: int = Field(-1, ge=-1)
+    """Its replication factor when the sidecar creates it; -1: the broker's ``default.replication.factor``."""
+    fence_lease_ms: int = Field(10000, ge=100)
+    """The lease of a connector's fence: how long a sidecar that died holding it blocks the others' writes
+    of that connector. Renewed while the holder works."""
+    fence_wait_s: float = Field(60.0, gt=0)
+    """How long a write waits for another sidecar's fence of the same connector; then 500."""
+
     # -- Access control and audit
     auth_enabled: bool = False
     """Authentication and roles. Off, every request is an anonymous admin (a warning at start when the
@@ -430,6 +442,11 @@ class Settings(BaseSettings):
         cannot know them and leaves topic tracking to the workers."""
         explicit = {"topic_tracking_enable", "topic_tracking_allow_reset"} <= self.model_fields_set
         return self.worker_properties is not None or explicit
+
+    @property
+    def sidecars_topic_name(self) -> str:
+        """The sidecars' own topic: as set, else named after the Connect cluster's group."""
+        return self.sidecars_topic or f"{self.group_id}.control-plane"
 
     def feature_modes(self) -> dict[str, FeatureMode]:
         prefix = "feature_"

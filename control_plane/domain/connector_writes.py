@@ -14,6 +14,11 @@ queue, so none lands between the check and the write. Here:
   checked on what it holds, and the write is made (``checked``). Whatever a request waited for before
   (the tasks' last commits, a worker's answer) is behind it: a change in between is seen here.
 
+With several sidecars in front of one cluster, each write of a connector also holds the connector's fence
+(``fence.ConnectorFence``, a lease in the sidecars' own topic) inside the sidecar's own serialization: one
+writer of a connector at a time among them all, and the lease is checked again at the moment of the write.
+Without the sidecars' topic (no Kafka settings) a sidecar serializes only its own writes.
+
 A change written straight to a worker between the check and the write is not seen: the window is the
 write's own time (milliseconds), where it was every wait before it.
 """
@@ -28,6 +33,7 @@ from typing import TypeVar
 from ..storage.errors import ReadTimeout
 from ..view import ClusterView
 from .errors import OperationFailed
+from .fence import ConnectorFence, Lease
 from .ports import ClusterMetadata, ViewSnapshot
 
 T = TypeVar("T")
@@ -43,12 +49,20 @@ async def read_failure(view: ViewSnapshot, tail: str, err: ReadTimeout, kafka: C
 
 
 class ConnectorWrites:
-    def __init__(self, view: ViewSnapshot | None, kafka: ClusterMetadata, read_back_timeout_s: float) -> None:
+    def __init__(
+        self,
+        view: ViewSnapshot | None,
+        kafka: ClusterMetadata,
+        read_back_timeout_s: float,
+        fence: ConnectorFence | None = None,
+    ) -> None:
         self._view = view
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
+        self.fence = fence
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
         self._holders: dict[str, asyncio.Task[object] | None] = {}  # per connector: the task inside
+        self._leases: dict[str, Lease] = {}  # per connector: the fence its writer holds
 
     @contextlib.asynccontextmanager
     async def serialized(self, name: str) -> AsyncIterator[None]:
@@ -61,7 +75,7 @@ class ConnectorWrites:
         lock, users = self._locks.get(name, (asyncio.Lock(), 0))
         self._locks[name] = (lock, users + 1)
         try:
-            async with lock:
+            async with lock, self._fenced(name):
                 self._holders[name] = me
                 try:
                     yield
@@ -73,6 +87,18 @@ class ConnectorWrites:
                 del self._locks[name]
             else:
                 self._locks[name] = (lock, users - 1)
+
+    @contextlib.asynccontextmanager
+    async def _fenced(self, name: str) -> AsyncIterator[None]:
+        if self.fence is None:
+            yield
+            return
+        async with self.fence.held(name) as lease:
+            self._leases[name] = lease
+            try:
+                yield
+            finally:
+                self._leases.pop(name, None)
 
     async def read_to_end(self, failure: str) -> ClusterView:
         """The config topic read to its end, as the worker's herder refreshes its snapshot; ``failure``
@@ -93,6 +119,9 @@ class ConnectorWrites:
         of ``name`` through this sidecar in between."""
         async with self.serialized(name):
             precondition(await self.read_to_end(failure))
+            lease = self._leases.get(name)
+            if lease is not None:
+                lease.ensure(failure)
             return await write()
 
 

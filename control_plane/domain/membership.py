@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import orjson
 
@@ -23,6 +23,8 @@ from ..codecs.connect_group import GroupRecordError, decode_assignment, decode_m
 from ..storage.consumer_groups import GroupDescription, GroupMember
 from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
+from ..view.fences import FenceHolder
+from .fence import ConnectorFence
 from .ports import WorkerGroup, Workers
 
 CONNECT_PROTOCOL_TYPE = "connect"  # ConnectProtocol: the workers' group protocol type
@@ -47,6 +49,8 @@ class Membership:
     workers: tuple[ClusterWorker, ...]
     read_at: float  # time.time() of the DescribeGroups
     error: str | None = None  # why the group could not be read (then no workers)
+    sidecar: str | None = None  # how this sidecar names itself in the sidecars' topic
+    fences: tuple[FenceHolder, ...] = ()  # the connectors' fences held now, as the sidecars' topic says
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -67,6 +71,11 @@ class Membership:
             ],
             "read_at": self.read_at,
             "error": self.error,
+            "sidecar": self.sidecar,
+            "fences": [
+                {"connector": f.connector, "sidecar": f.sidecar, "since_ms": f.since_ms, "expires_ms": f.expires_ms}
+                for f in self.fences
+            ],
         }
 
 
@@ -80,7 +89,9 @@ class ClusterMembership:
         version_timeout_s: float,
         refresh_s: float = 1.0,
         clock: Callable[[], float] = time.time,
+        fence: ConnectorFence | None = None,
     ) -> None:
+        self._fence = fence
         self._groups = groups
         self._workers = workers
         self._group_id = group_id
@@ -91,13 +102,15 @@ class ClusterMembership:
         self._reading: asyncio.Lock = asyncio.Lock()
 
     async def read(self) -> Membership:
-        """The cluster's members, read at most every ``refresh_s`` (concurrent callers share one read)."""
+        """The cluster's members, read at most every ``refresh_s`` (concurrent callers share one read), and
+        the fences held now."""
         async with self._reading:
             last = self._last
-            if last is not None and self._clock() - last.read_at < self._refresh_s:
-                return last
-            self._last = await self._read_now()
-            return self._last
+            if last is None or self._clock() - last.read_at >= self._refresh_s:
+                last = self._last = await self._read_now()
+        if self._fence is None:
+            return last
+        return replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
 
     async def _read_now(self) -> Membership:
         read_at = self._clock()

@@ -69,6 +69,13 @@ class ClusterWorkerInfo(BaseModel):
     config_offset: int = Field(description="the config-topic offset it had read when it joined")
 
 
+class FenceInfo(BaseModel):
+    connector: str
+    sidecar: str = Field(description="the sidecar that holds it")
+    since_ms: int = Field(description="the broker's time of the claim that took it")
+    expires_ms: int = Field(description="the broker's time its lease ends unless renewed")
+
+
 class ClusterInfo(Open):
     group: str = Field(description="the workers' group.id")
     state: str = Field(description="the group's state: Stable, PreparingRebalance, CompletingRebalance, Empty")
@@ -77,6 +84,8 @@ class ClusterInfo(Open):
     workers: list[ClusterWorkerInfo]
     read_at: float
     error: str | None = Field(description="why the group could not be read")
+    sidecar: str | None = Field(description="how this sidecar names itself to the others (host:port/process)")
+    fences: list[FenceInfo] = Field(description="the connectors' fences held now, by connector")
 
 
 class SidecarInfo(Open):

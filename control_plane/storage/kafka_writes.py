@@ -46,6 +46,7 @@ class TopicKind(StrEnum):
     CONFIG = "config"
     OFFSETS = "offsets"
     AUDIT = "audit"
+    SIDECARS = "sidecars"
 
 
 class KafkaWriteObserver(Protocol):

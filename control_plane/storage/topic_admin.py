@@ -189,14 +189,23 @@ class TopicAdmin:
 
     async def try_create(self, topics: Sequence[NewTopic]) -> list[CreationOutcome]:
         """A validate-only CreateTopics of ``topics`` (distinct names), answered per topic in their order."""
+        return await self._create(topics, validate_only=True)
+
+    async def create(self, topics: Sequence[NewTopic]) -> list[CreationOutcome]:
+        """CreateTopics of ``topics``, answered per topic in their order (``TopicAlreadyExistsError`` for one
+        that exists)."""
+        return await self._create(topics, validate_only=False)
+
+    async def _create(self, topics: Sequence[NewTopic], *, validate_only: bool) -> list[CreationOutcome]:
         if not topics:
             return []
         entries: list[tuple[Any, ...]] = [
             (t.name, t.partitions, t.replication_factor, [], [(k, v, {}) for k, v in t.configs.items()], {})
             for t in topics
         ]
-        async with self._client("validating new topics (CreateTopics, validate_only)") as client:
-            request = CreateTopicsV5Request(entries, self._timeout_ms, True)
+        doing = "validating new topics (CreateTopics, validate_only)" if validate_only else "creating topics"
+        async with self._client(doing) as client:
+            request = CreateTopicsV5Request(entries, self._timeout_ms, validate_only)
             response = (await client.send(self._node(client), request)).to_object()
         by_name = {}
         for topic in response["topics"]:

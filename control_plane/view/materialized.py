@@ -1,4 +1,5 @@
-"""The live view: three topic tails feeding one ``ClusterView``.
+"""The live view: three topic tails feeding one ``ClusterView``, and a fourth, of the sidecars' own topic,
+feeding the connectors' fences (``fences``).
 
 Reads the config, status and offsets topics from the beginning, decodes every record with the pure
 codecs and applies it. Ready once each tail has read up to the end offsets it saw at start. Records
@@ -16,13 +17,16 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
+from ..codecs.fence import decode_fence
 from ..storage.log_reader import Record, TailLag, TopicTail
+from .fences import FenceTable
 from .model import ClusterView
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
 log = structlog.get_logger(__name__)
 
 MAX_LOGGED_KEYS = 10_000
+VIEW_TAILS = frozenset({"config", "status", "offsets"})  # what the view's readiness waits for
 
 
 class MaterializedView:
@@ -33,9 +37,11 @@ class MaterializedView:
         config_topic: str,
         status_topic: str,
         offsets_topic: str | None,
+        sidecars_topic: str | None = None,
         timeline_capacity: int = DEFAULT_CAPACITY,
     ) -> None:
         self.state = ClusterView(timeline=StateTimeline(timeline_capacity))
+        self.fences = FenceTable()
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
         self._logged: set[tuple[str, bytes | None]] = set()
@@ -45,6 +51,8 @@ class MaterializedView:
         }
         if offsets_topic:
             self.tails["offsets"] = TopicTail(offsets_topic, client_kwargs, self._on_offset)
+        if sidecars_topic:
+            self.tails["sidecars"] = TopicTail(sidecars_topic, client_kwargs, self._on_sidecars)
 
     async def start(self) -> None:
         for tail in self.tails.values():
@@ -56,12 +64,14 @@ class MaterializedView:
 
     @property
     def ready(self) -> bool:
-        return all(tail.caught_up.is_set() for tail in self.tails.values())
+        return all(tail.caught_up.is_set() for name, tail in self.tails.items() if name in VIEW_TAILS)
 
     async def wait_ready(self) -> None:
-        """Until every tail has read up to the end offsets it saw at start (``ready``)."""
-        for tail in self.tails.values():
-            await tail.caught_up.wait()
+        """Until every tail of Connect's topics has read up to the end offsets it saw at start (``ready``;
+        the fences need no start: a claim reads the sidecars' topic to its end)."""
+        for name, tail in self.tails.items():
+            if name in VIEW_TAILS:
+                await tail.caught_up.wait()
 
     def progress(self) -> dict[str, dict[str, Any]]:
         return {
@@ -165,3 +175,11 @@ class MaterializedView:
             return
         self.state.apply_offset(decoded, record.key, record.timestamp)
         self.applied["offsets"] += 1
+
+    def _on_sidecars(self, record: Record) -> None:
+        decoded = decode_fence(record.key, record.value)
+        if isinstance(decoded, UnknownKey | Malformed):
+            self._skip("sidecars", record, decoded)
+            return
+        self.fences.apply(decoded, record.timestamp)
+        self.applied["sidecars"] += 1

@@ -18,6 +18,7 @@ from control_plane.codecs import (
     encode_offset,
 )
 from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
+from control_plane.codecs.fence import FenceClaim, FenceRelease, decode_fence
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
@@ -36,6 +37,7 @@ from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.storage.status_writes import StatusWrites
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view import ClusterView
+from control_plane.view.fences import FenceTable
 from tests.support.scripted_producer import CountingWritesObserver, make_writes
 
 CONFIG, OFFSETS, OWN = "configs", "offsets", "own-offsets"
@@ -333,3 +335,52 @@ class FakeStatusSink:
 
     def snapshot(self) -> StatusWrites:
         return StatusWrites("status", self.running, [], [])
+
+
+class FakeSidecarsTopic:
+    """The sidecars' topic in memory: one ordered log every reader sees, stamped with the time given by
+    ``now_ms`` (the broker's append time)."""
+
+    def __init__(self, now_ms: Callable[[], float]) -> None:
+        self.records: list[tuple[bytes, bytes | None, int]] = []
+        self.now_ms = now_ms
+        self.appended = asyncio.Condition()
+
+    def reader(self) -> FakeSidecarReader:
+        return FakeSidecarReader(self)
+
+    async def write(self, key: bytes, value: bytes | None) -> None:
+        async with self.appended:
+            self.records.append((key, value, int(self.now_ms())))
+            self.appended.notify_all()
+
+
+class FakeSidecarReader:
+    """One sidecar's tail of ``FakeSidecarsTopic`` (``domain.fence.FenceReader``), which reads a record
+    only when asked to (``read_to_end``) or while it waits (``wait_for``)."""
+
+    def __init__(self, topic: FakeSidecarsTopic) -> None:
+        self.topic = topic
+        self.fences = FenceTable()
+        self._read = 0
+
+    def tail_error(self, topic: str) -> str | None:
+        return None
+
+    async def read_to_end(self, topic: str, timeout_s: float) -> None:
+        for key, value, timestamp in self.topic.records[self._read :]:
+            decoded = decode_fence(key, value)
+            if isinstance(decoded, FenceClaim | FenceRelease):
+                self.fences.apply(decoded, timestamp)
+        self._read = len(self.topic.records)
+
+    async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
+        try:
+            async with asyncio.timeout(timeout_s), self.topic.appended:
+                while True:
+                    await self.read_to_end(topic, timeout_s)
+                    if condition(ClusterView()):
+                        return
+                    await self.topic.appended.wait()
+        except TimeoutError:
+            raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {topic}") from None

@@ -112,3 +112,13 @@ async def read_values(bootstrap: str, topic: str, count: int, *, timeout_s: floa
         what=f"{count} values in {topic}",
     )
     return log.json_values()
+
+
+async def produce_record(bootstrap: str, topic: str, key: bytes, value: bytes | None) -> None:
+    """One record as given, to partition 0 of ``topic``."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, value, key=key, partition=0)
+    finally:
+        await producer.stop()
