@@ -61,12 +61,20 @@ class TaskShutdown:
 
     async def wait(self, name: str) -> None:
         """Returns once the tasks of ``name`` cannot commit offsets any more and every offset they
-        committed is readable; ``ConflictError`` when they are still active after ``status_timeout_s``."""
+        committed is readable; ``ConflictError`` when they are still active after ``status_timeout_s``.
+        Returns at once when the connector is no longer STOPPED (a resume landed meanwhile): the check at
+        the write answers that, as Connect does, rather than a wait for tasks that now run."""
         view = self._view
+
+        def done(state: ClusterView) -> bool:
+            return not active_tasks(state, name) or state.target_state(name) != "STOPPED"
+
         try:
-            await view.wait_for("status", lambda state: not active_tasks(state, name), self._status_timeout_s)
+            await view.wait_for("status", done, self._status_timeout_s)
         except ReadTimeout:
             raise ConflictError(still_active(name, active_tasks(view.state, name), self._status_timeout_s)) from None
+        if view.state.target_state(name) != "STOPPED":
+            return  # the check at the write refuses it
         deleted_ms = view.state.task_status_deleted_ms.get(name)
         if deleted_ms is not None:
             remaining = deleted_ms / 1000 + self._graceful_s - self._clock()

@@ -4,6 +4,7 @@ that fail half-way are made to fail here at a chosen record."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -436,6 +437,27 @@ async def test_a_resume_while_an_alter_waits_for_the_tasks_is_seen_at_the_write(
     with pytest.raises(BadRequestError) as refused:
         await kafka.offsets.alter("c", entries)
     assert refused.value.message == not_stopped("c") and kafka.slept == [4.0]
+    assert kafka.written(OFFSETS) == []
+
+
+async def test_a_resume_before_the_tasks_stopped_ends_the_wait_with_the_400(kafka: Kafka) -> None:
+    """A resume that lands before the alter sees its tasks down: the tasks run again and never stop, and
+    the alter answers Connect's 400 at once, not a conflict after the whole wait."""
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    waits = kafka.view.wait_for
+
+    async def resumed_meanwhile(topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
+        written_straight_to_the_config_topic(kafka, TargetState.of("c", "STARTED"))
+        await waits(topic, condition, timeout_s)
+
+    kafka.view.wait_for = resumed_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(BadRequestError) as refused:
+        await kafka.offsets.alter("c", entries)
+    assert refused.value.message == not_stopped("c") and kafka.slept == []
     assert kafka.written(OFFSETS) == []
 
 
