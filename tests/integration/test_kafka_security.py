@@ -25,11 +25,14 @@ import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from control_plane.composition import build_view
+from control_plane.composition import build_kafka_writes, build_view
 from control_plane.kafka_config import client_kwargs
 from control_plane.settings import Settings, SettingsError, load_settings
 from control_plane.storage.consumer_groups import ConsumerGroups
 from control_plane.storage.errors import GroupOperationError
+from control_plane.storage.record_producer import AiokafkaRecordProducer
+from control_plane.storage.sidecar_topic import SidecarTopic
+from control_plane.storage.topic_admin import TopicAdmin
 from tests.support.deploy_local import local_stack
 from tests.support.tls_material import keytool
 
@@ -201,9 +204,20 @@ async def test_the_view_and_the_admin_reads_connect_through_sasl_ssl(
     assert counts == {STATUS_TOPIC: 5, CONFIG_TOPIC: 1}
     view = build_view(settings)
     assert view is not None
+    # the sidecars' own topic, created through the same listener, as a sidecar does at start
+    kafka = client_kwargs(settings)
+    sidecars = SidecarTopic(
+        settings.sidecars_topic_name,
+        TopicAdmin(kafka, 10000),
+        lambda: AiokafkaRecordProducer(kafka, 10000),
+        20,
+        build_kafka_writes(settings),
+        replication_factor=-1,
+    )
+    await sidecars.ensure()
     await view.start()
     try:
-        async with asyncio.timeout(60):  # caught up with what both topics held at the start
+        async with asyncio.timeout(60):  # caught up with what the topics held at the start
             await asyncio.gather(*(tail.caught_up.wait() for tail in view.tails.values()))
         assert view.ready
         assert view.state.connectors() == ("secure-source",)
