@@ -278,6 +278,7 @@ async def running(
             probe=probe,
             reads_from_view=settings.read_from == "view",
             read_your_writes_s=settings.read_your_writes_timeout_s,
+            view_read_sync_s=settings.view_read_sync_s,
         )
         advertise_effective = settings.advertised_version == "effective"
         offsets = EmulatedOffsets(

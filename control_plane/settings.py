@@ -161,6 +161,10 @@ class Settings(BaseSettings):
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
     """After a change of a connector through the sidecar, how long the view may take to read it back before
     the answer goes to the client (read-your-writes)."""
+    view_read_sync_s: float = Field(1.0, ge=0)
+    """Before the view answers a read, how long it may take to read its topics to the ends they had when the
+    read arrived, so that a change acknowledged through another sidecar shows; then it answers what it has,
+    marked stale (the ``X-Sidecar-Stale`` header). 0: answer what this sidecar has read, without asking."""
 
     # -- Hardening: request limits (0 turns a limit off)
     max_header_bytes: int = Field(65536, ge=0)

@@ -7,11 +7,18 @@ view answers anyway, marked stale with its age. Where the workers cannot stop co
 view knows better than they do: a connector the sidecar stopped is shown as 3.5+ shows it, STOPPED and
 without tasks, whoever else would answer.
 
+With several sidecars in front of one cluster, a write acknowledged through one must show in a read
+through any other: before the view answers, it reads the topics the answer comes from to the end offsets
+they have after the read arrived (``synced``; concurrent reads share one end-offset request per topic).
+When that does not finish within ``view_read_sync_s`` (or a tail cannot read now), the view answers what
+it has, marked stale.
+
 The read rule is built once (``control_plane.composition``) and shared by every feature and the herder.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -45,6 +52,7 @@ class ReadRule:
         probe: WorkerProbe | None,
         reads_from_view: bool,
         read_your_writes_s: float = 5.0,
+        view_read_sync_s: float = 0.0,
     ) -> None:
         self.capabilities = capabilities
         self.workers = workers
@@ -52,6 +60,7 @@ class ReadRule:
         self.probe = probe
         self._reads_from_view_setting = reads_from_view
         self._read_your_writes_s = read_your_writes_s
+        self._sync_s = view_read_sync_s
 
     @property
     def view_ready(self) -> bool:
@@ -75,10 +84,30 @@ class ReadRule:
     def fallback(self, build: Callable[[ClusterView], T]) -> Answer[T] | Refusal | None:
         return self.from_view(build, stale=True) if self.view_ready else None
 
-    def read(self, build: Callable[[ClusterView], T], *, view_knows_better: bool = False) -> Read[T]:
+    def read(
+        self, build: Callable[[ClusterView], T], *, view_knows_better: bool = False, synced: bool = True
+    ) -> Read[T]:
+        """Who answers: the view (marked stale when no worker answers the probe, or when it was not
+        ``synced``) or a worker (the view's answer, stale, when none answers)."""
         if self.reads_from_view() or (view_knows_better and self.view_ready):
-            return self.from_view(build, stale=self.stale())
+            return self.from_view(build, stale=self.stale() or not synced)
         return Forward(lambda: self.fallback(build))
+
+    async def synced(self, tails: Sequence[str] = ("config", "status")) -> bool:
+        """Whether the view has read ``tails`` to the end offsets they had after this call (bounded by
+        ``view_read_sync_s``; 0 turns it off). A tail that cannot read now is not waited for."""
+        view = self.view
+        if view is None or self._sync_s <= 0 or not self.view_ready:
+            return True
+        wanted = [t for t in tails if view.has_tail(t)]
+        if any(view.tail_error(t) for t in wanted):
+            return False
+        try:
+            async with asyncio.timeout(self._sync_s):
+                await asyncio.gather(*(view.read_to_end(t, self._sync_s) for t in wanted))
+        except (TimeoutError, ReadTimeout):
+            return False
+        return True
 
     def knows_better(self, build: Callable[[ClusterView], T], name: str) -> Answer[T] | Refusal | None:
         """A read the workers answer (a connector's info or task configs): the view's answer instead when the

@@ -57,23 +57,25 @@ def _listing_data(listing: ConnectorListing) -> object:
 
 async def list_connectors(request: Request) -> Response:
     expand = request.query_params.getlist("expand") if "expand" in request.query_params else []
-    return await respond(request, herder(request).reads.list_connectors(expand), _listing_json)
+    return await respond(request, await herder(request).reads.list_connectors(expand), _listing_json)
 
 
 async def connector_status(request: Request) -> Response:
     name = request.path_params["connector"]
-    return await respond(request, herder(request).reads.connector_status(name), _state_json)
+    return await respond(request, await herder(request).reads.connector_status(name), _state_json)
 
 
 async def connector_config(request: Request) -> Response:
     name = request.path_params["connector"]
-    return await respond(request, herder(request).reads.connector_config(name), dict)
+    return await respond(request, await herder(request).reads.connector_config(name), dict)
 
 
 async def task_status(request: Request) -> Response:
     name = request.path_params["connector"]
     task = int(request.path_params["task"])  # the route let through only what Integer.valueOf reads
-    return await respond(request, herder(request).reads.task_status(name, task), lambda s: render.state_json(s, task))
+    return await respond(
+        request, await herder(request).reads.task_status(name, task), lambda s: render.state_json(s, task)
+    )
 
 
 async def connector_topics(request: Request) -> Response:

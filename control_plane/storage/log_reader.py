@@ -145,12 +145,19 @@ class TopicTail:
         # connection in order, so on the tail's they would wait behind its long-poll fetch (up to 500 ms)
         self._ends_client: AIOKafkaConsumer | None = None
         self._ends_lock = asyncio.Lock()
+        # callers of ``read_to_end`` share end-offset requests: those who came while one was in flight wait
+        # for the next, which all of them share (``_ends_after_now``)
+        self._next_ends: asyncio.Future[dict[int, int]] | None = None
+        self._asking: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"tail-{self.topic}")
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
+        await cancel_and_wait(self._asking)
+        if self._next_ends is not None and not self._next_ends.done():
+            self._next_ends.set_exception(ReadTimeout(f"stopped reading {self.topic}"))
         consumer, self._consumer = self._consumer, None
         await _stopped(consumer, self.topic)
         await self._close_ends_client()
@@ -311,11 +318,32 @@ class TopicTail:
         except TimeoutError:
             raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {self.topic}") from None
 
+    async def _ends_after_now(self) -> dict[int, int]:
+        """The end offsets from a request sent after this call: one request shared by every caller that
+        came while the previous one was in flight (many concurrent reads cost one round trip, not many)."""
+        if self._next_ends is None:
+            self._next_ends = asyncio.get_running_loop().create_future()
+            self._next_ends.add_done_callback(_retrieved)  # all its callers may have given up
+            if self._asking is None or self._asking.done():
+                self._asking = asyncio.create_task(self._ask_ends(), name=f"end-offsets-{self.topic}")
+        return await asyncio.shield(self._next_ends)
+
+    async def _ask_ends(self) -> None:
+        while (waiting := self._next_ends) is not None:
+            self._next_ends = None  # who comes from now on waits for the next request
+            try:
+                waiting.set_result(await self.end_offsets())
+            except Exception as err:  # handed to the callers
+                waiting.set_exception(err)
+            except BaseException:  # stopped
+                waiting.set_exception(ReadTimeout(f"stopped reading {self.topic}"))
+                raise
+
     async def read_to_end(self, timeout_s: float) -> None:
         """Wait until every record written to the topic before this call has been handed on."""
         try:
             async with asyncio.timeout(timeout_s):
-                ends = await self.end_offsets()
+                ends = await self._ends_after_now()
                 async with self._progress:
                     await self._progress.wait_for(
                         lambda: all(self._positions.get(p, 0) >= end for p, end in ends.items())
@@ -324,6 +352,11 @@ class TopicTail:
             raise ReadTimeout(f"did not read {self.topic} to its end within {timeout_s}s") from None
         except KafkaError as err:
             raise ReadTimeout(f"cannot read {self.topic} to its end: {err!r}") from err
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
 
 
 class KafkaTopicReader:

@@ -84,3 +84,35 @@ async def test_a_sidecar_that_died_holding_a_fence_delays_writes_by_its_lease_on
         assert (await sidecar.get("/_sidecar/cluster")).json()["fences"] == []
     finally:
         await sidecar.delete(f"/connectors/{name}")
+
+
+async def test_a_write_through_one_sidecar_shows_through_another_at_once(
+    cluster: Cluster, sidecar: httpx.AsyncClient, in_process: InProcess, unique: str
+) -> None:
+    """Read-your-writes across sidecars: the read that follows an acknowledged write, through another
+    sidecar, shows it (no retry, no wait in between), and is not marked stale."""
+    other = await in_process()
+    names = [f"seen-{unique}-{i}" for i in range(5)]
+    try:
+        for i, name in enumerate(names):
+            config = {"connector.class": FILE_SOURCE, "topic": f"seen-{unique}", "file": "/dev/null", "n": "0"}
+            created = await sidecar.post(
+                "/connectors", json={"name": name, "config": config, "initial_state": "PAUSED"}
+            )
+            assert created.status_code == 201, created.text
+            shown = await other.get(f"/connectors/{name}/config")
+            assert (shown.status_code, shown.json().get("n"), shown.headers.get("x-sidecar-stale")) == (
+                200,
+                "0",
+                None,
+            )
+            assert name in (await other.get("/connectors")).json()
+            changed = await sidecar.put(f"/connectors/{name}/config", json={**config, "n": str(i + 1)})
+            assert changed.status_code == 200, changed.text
+            assert (await other.get(f"/connectors/{name}/config")).json()["n"] == str(i + 1)
+            deleted = await other.delete(f"/connectors/{name}")
+            assert deleted.status_code == 204, deleted.text
+            assert (await sidecar.get(f"/connectors/{name}/config")).status_code == 404
+    finally:
+        for name in names:
+            await sidecar.delete(f"/connectors/{name}")

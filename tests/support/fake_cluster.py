@@ -29,6 +29,7 @@ class FakeCluster:
         *,
         read_from_view: bool = True,
         modes: Mapping[Feature, FeatureMode] | None = None,
+        view_read_sync_s: float = 0.0,
     ) -> None:
         self.kafka = Kafka()
         self.workers = FakeWorkers(version)
@@ -43,7 +44,14 @@ class FakeCluster:
         catalog = PluginCatalog(self.workers, refresh_s=60)
         self.probe = WorkerProbe(self.workers, self.kafka.view, catalog, interval_s=60, plugins_refresh_s=60)
         view = self.kafka.view
-        rule = read_rule(self.capabilities, self.workers, view, self.probe, reads_from_view=read_from_view)
+        rule = read_rule(
+            self.capabilities,
+            self.workers,
+            view,
+            self.probe,
+            reads_from_view=read_from_view,
+            view_read_sync_s=view_read_sync_s,
+        )
         self.herder = Herder(
             rule,
             reads=Reads(rule, self.sink, describe_settings=dict),

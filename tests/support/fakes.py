@@ -296,9 +296,17 @@ def read_rule(
     probe: WorkerProbe | None = None,
     *,
     reads_from_view: bool = False,
+    view_read_sync_s: float = 0.0,
 ) -> ReadRule:
     """The read rule over the fakes (no view: every read goes to the workers)."""
-    return ReadRule(capabilities=capabilities, workers=workers, view=view, probe=probe, reads_from_view=reads_from_view)
+    return ReadRule(
+        capabilities=capabilities,
+        workers=workers,
+        view=view,
+        probe=probe,
+        reads_from_view=reads_from_view,
+        view_read_sync_s=view_read_sync_s,
+    )
 
 
 def newer_api(rule: ReadRule) -> NewerApi:

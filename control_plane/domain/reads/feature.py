@@ -84,7 +84,7 @@ class Reads:
         return versions if versions is not None and versions.emulated() else None
 
     # -- the connector read endpoints ------------------------------------------------------------
-    def list_connectors(self, expand: Sequence[str]) -> Read[ConnectorListing]:
+    async def list_connectors(self, expand: Sequence[str]) -> Read[ConnectorListing]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
         with_status, with_info = "status" in expand, "info" in expand
 
@@ -119,11 +119,14 @@ class Reads:
 
         versions = self._versions_added()
         names = self._rule.view.state.connectors() if self._rule.view is not None else ()
-        read = self._rule.read(build, view_knows_better=bool(expand) and self._rule.stopped_by_sidecar(names))
+        synced = await self._rule.synced()
+        read = self._rule.read(
+            build, view_knows_better=bool(expand) and self._rule.stopped_by_sidecar(names), synced=synced
+        )
         config_of = self._rule.connector_config
         return _amended(read, versions.amend_listing(config_of) if versions and with_status else None)
 
-    def connector_status(self, name: str) -> Read[ConnectorStateView]:
+    async def connector_status(self, name: str) -> Read[ConnectorStateView]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
 
         def build(view: ClusterView) -> ConnectorStateView:
@@ -142,19 +145,20 @@ class Reads:
             return state
 
         versions = self._versions_added()
-        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
+        synced = await self._rule.synced()
+        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]), synced=synced)
         return _amended(read, versions.amend_status(self._rule.connector_config) if versions else None)
 
-    def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
+    async def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
         def build(view: ClusterView) -> Mapping[str, str | None]:
             config = view.connector_config(name)
             if config is None:
                 raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.connectorConfig
             return config
 
-        return self._rule.read(build)
+        return self._rule.read(build, synced=await self._rule.synced(("config",)))
 
-    def task_status(self, name: str, task: int) -> Read[StateEntry]:
+    async def task_status(self, name: str, task: int) -> Read[StateEntry]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
 
         def build(view: ClusterView) -> StateEntry:
@@ -164,7 +168,8 @@ class Reads:
             return versions.task_with_version(state, view.connector_config(name)) if versions else state
 
         versions = self._versions_added()
-        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]))
+        synced = await self._rule.synced()
+        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]), synced=synced)
         return _amended(read, versions.amend_task(name, self._rule.connector_config) if versions else None)
 
     # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers. The view answers them

@@ -3,12 +3,14 @@ does a feature (the workers or the sidecar) on an old and a new worker, and what
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
 
 from control_plane.codecs import (
+    ConnectorConfig,
     ConnectorStatus,
     TargetState,
     TaskCommit,
@@ -45,13 +47,13 @@ async def test_reads_come_from_the_ready_view_on_every_version(version: str) -> 
     cluster = FakeCluster(version)
     await cluster.detect()
     cluster.running("c")
-    state = view_answer(cluster.herder.reads.connector_status("c"))
+    state = view_answer(await cluster.herder.reads.connector_status("c"))
     assert state.connector.state == "RUNNING" and state.type == "source"
-    assert view_answer(cluster.herder.reads.connector_config("c")) == {
+    assert view_answer(await cluster.herder.reads.connector_config("c")) == {
         "connector.class": "FileStreamSource",
         "name": "c",
     }
-    listing = view_answer(cluster.herder.reads.list_connectors([]))
+    listing = view_answer(await cluster.herder.reads.list_connectors([]))
     assert listing.names == ("c",) and listing.expanded is None
 
 
@@ -59,15 +61,15 @@ async def test_a_listing_is_built_once_per_change_of_the_view() -> None:
     cluster = FakeCluster("4.3.1")
     await cluster.detect()
     cluster.running("a")
-    first = view_answer(cluster.herder.reads.list_connectors(["status"]))
-    assert view_answer(cluster.herder.reads.list_connectors(["status"])) is first  # nothing changed: the same one
-    assert view_answer(cluster.herder.reads.list_connectors(["info"])) is not first  # another expansion
+    first = view_answer(await cluster.herder.reads.list_connectors(["status"]))
+    assert view_answer(await cluster.herder.reads.list_connectors(["status"])) is first  # nothing changed: the same one
+    assert view_answer(await cluster.herder.reads.list_connectors(["info"])) is not first  # another expansion
     cluster.kafka.view.state.apply_status(ConnectorStatus("a", "PAUSED", None, "w1", 2))
-    paused = view_answer(cluster.herder.reads.list_connectors(["status"]))
+    paused = view_answer(await cluster.herder.reads.list_connectors(["status"]))
     assert paused is not first and paused.expanded is not None
     assert paused.expanded["a"].status is not None and paused.expanded["a"].status.connector.state == "PAUSED"
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
-    retyped = view_answer(cluster.herder.reads.list_connectors(["status"]))
+    retyped = view_answer(await cluster.herder.reads.list_connectors(["status"]))
     assert retyped.expanded is not None and retyped.expanded["a"].status is not None
     assert retyped.expanded["a"].status.type == "sink"
 
@@ -78,33 +80,60 @@ async def test_a_status_is_built_once_per_change_of_the_view(version: str) -> No
     await cluster.detect()
     cluster.running("a")
     cluster.running("b")
-    first = view_answer(cluster.herder.reads.connector_status("a"))
-    assert view_answer(cluster.herder.reads.connector_status("a")) is first  # nothing changed: the same one
-    assert view_answer(cluster.herder.reads.connector_status("b")).name == "b"
+    first = view_answer(await cluster.herder.reads.connector_status("a"))
+    assert view_answer(await cluster.herder.reads.connector_status("a")) is first  # nothing changed: the same one
+    assert view_answer(await cluster.herder.reads.connector_status("b")).name == "b"
     cluster.kafka.view.state.apply_status(TaskStatus("a", 0, "FAILED", "trace", "w1", 2))
-    failed = view_answer(cluster.herder.reads.connector_status("a"))
+    failed = view_answer(await cluster.herder.reads.connector_status("a"))
     assert failed is not first and [e.state for _, e in failed.tasks] == ["FAILED"]
     cluster.kafka.view.state.plugin_types = {"FileStreamSource": "sink"}  # reloaded from the workers
-    assert view_answer(cluster.herder.reads.connector_status("a")).type == "sink"
-    assert isinstance(cluster.herder.reads.connector_status("nope"), Refusal)  # a missing one is asked again
+    assert view_answer(await cluster.herder.reads.connector_status("a")).type == "sink"
+    assert isinstance(await cluster.herder.reads.connector_status("nope"), Refusal)  # a missing one is asked again
     cluster.running("nope")
-    assert view_answer(cluster.herder.reads.connector_status("nope")).connector.state == "RUNNING"
+    assert view_answer(await cluster.herder.reads.connector_status("nope")).connector.state == "RUNNING"
 
 
 async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> None:
     cluster = FakeCluster("4.3.1")
     await cluster.detect()
-    refusal = cluster.herder.reads.connector_status("nope")
+    refusal = await cluster.herder.reads.connector_status("nope")
     assert isinstance(refusal, Refusal) and isinstance(refusal.error, NotFoundError)
     assert refusal.error.message == "No status found for connector nope"
     assert refusal.provenance.source is Source.VIEW
+
+
+@pytest.mark.parametrize("sync_s", [pytest.param(1.0, id="synced"), pytest.param(0.0, id="not-synced")])
+async def test_a_view_read_shows_what_another_sidecar_wrote_before_it(sync_s: float) -> None:
+    """The config topic holds a record this sidecar's view has not read yet (another sidecar's write): a
+    synced read reads the topic to its end first; one that is not answers what it has."""
+    cluster = FakeCluster("4.3.1", view_read_sync_s=sync_s)
+    await cluster.detect()
+    cluster.running("c")
+    key, value = encode_config(ConnectorConfig("c", {"connector.class": "FileStreamSource", "name": "c", "n": "1"}))
+    cluster.kafka.log.append((CONFIG, key, value))
+    outcome = await cluster.herder.reads.connector_config("c")
+    assert isinstance(outcome, Answer) and not outcome.provenance.stale
+    assert outcome.value.get("n") == ("1" if sync_s else None)
+
+
+async def test_a_view_read_that_cannot_sync_in_time_is_marked_stale() -> None:
+    cluster = FakeCluster("4.3.1", view_read_sync_s=0.05)
+    await cluster.detect()
+    cluster.running("c")
+
+    async def hangs(topic: str, timeout_s: float) -> None:
+        await asyncio.sleep(10)
+
+    cluster.kafka.view.read_to_end = hangs  # type: ignore[method-assign]
+    outcome = await cluster.herder.reads.connector_status("c")
+    assert isinstance(outcome, Answer) and outcome.provenance.stale and outcome.value.name == "c"
 
 
 async def test_with_read_from_upstream_reads_go_to_the_workers_and_fall_back_to_the_stale_view() -> None:
     cluster = FakeCluster("4.3.1", read_from_view=False)
     await cluster.detect()
     cluster.running("c")
-    outcome = cluster.herder.reads.connector_config("c")
+    outcome = await cluster.herder.reads.connector_config("c")
     assert isinstance(outcome, Forward) and outcome.fallback is not None
     fallback = outcome.fallback()
     assert isinstance(fallback, Answer) and fallback.provenance.stale
@@ -179,7 +208,7 @@ async def test_while_no_worker_answers_view_answers_are_marked_stale_with_their_
     cluster.kafka.view.state.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 2), timestamp_ms=1)
     cluster.workers.versions = {"http://w1:8083": None}
     await cluster.probe.probe()
-    outcome = cluster.herder.reads.connector_status("c")
+    outcome = await cluster.herder.reads.connector_status("c")
     assert isinstance(outcome, Answer) and outcome.provenance.stale
     assert outcome.provenance.age_s is not None and outcome.provenance.age_s > 0
 
@@ -194,7 +223,7 @@ async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar
     assert isinstance(await old.herder.offsets.stop("c"), Done)
     assert [k for k, _ in old.kafka.written(CONFIG)] == [b"commit-c", b"target-state-c"]
     # the old worker would show PAUSED: the view knows better, even with reads from the workers
-    state = view_answer(old.herder.reads.connector_status("c"))
+    state = view_answer(await old.herder.reads.connector_status("c"))
     assert state.connector.state == "STOPPED" and state.tasks == ()
 
 
@@ -268,7 +297,7 @@ async def test_the_probe_loads_plugin_types_for_connector_types() -> None:
     )
     await cluster.detect()
     cluster.running("c", **{"connector.class": "Thing"})
-    state = view_answer(cluster.herder.reads.connector_status("c"))
+    state = view_answer(await cluster.herder.reads.connector_status("c"))
     assert state.type == "sink"
 
 
@@ -347,9 +376,9 @@ async def test_task_statuses_follow_the_status_rule_of_the_workers_version(versi
     await cluster.detect()
     cluster.running("c")
     cluster.kafka.view.state.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w2", 1))  # stale on 3.6+
-    assert [e.state for _, e in view_answer(cluster.herder.reads.connector_status("c")).tasks] == [shown]
-    assert view_answer(cluster.herder.reads.task_status("c", 0)).state == shown
-    listing = view_answer(cluster.herder.reads.list_connectors(["status"]))
+    assert [e.state for _, e in view_answer(await cluster.herder.reads.connector_status("c")).tasks] == [shown]
+    assert view_answer(await cluster.herder.reads.task_status("c", 0)).state == shown
+    listing = view_answer(await cluster.herder.reads.list_connectors(["status"]))
     assert listing.expanded is not None
     status = listing.expanded["c"].status
     assert status is not None and [e.state for _, e in status.tasks] == [shown]
