@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from . import __version__
 from .access import Access, build_access
 from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
@@ -33,6 +34,7 @@ from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
 from .domain.plugins import PluginCatalog, Plugins, PluginVersions
 from .domain.ports import ConnectorAdmins
+from .domain.presence import Presence
 from .domain.read_rule import ReadRule
 from .domain.reads import Reads
 from .domain.topic_creation import CreationPreviews, TopicCreation
@@ -250,14 +252,30 @@ async def running(
             if view
             else None
         )
+        me = sidecar_id(settings)
         fence = (
             ConnectorFence(
                 sidecars,
                 view,
-                sidecar=sidecar_id(settings),
+                sidecar=me,
                 lease_s=settings.fence_lease_ms / 1000,
                 wait_s=settings.fence_wait_s,
                 read_timeout_s=read_back_s,
+            )
+            if sidecars and view
+            else None
+        )
+        presence = (
+            Presence(
+                sidecars,
+                view.sidecars,
+                sidecar=me,
+                url=settings.advertised_url or f"http://{socket.gethostname()}:{settings.port}",
+                version=__version__,
+                interval_s=settings.presence_interval_s,
+                workers=lambda: capabilities.worker_versions,
+                view_lag=lambda: {tail: lag.records if lag else None for tail, lag in view.lag().items()},
+                stop_timeout_s=settings.shutdown_flush_timeout_s,
             )
             if sidecars and view
             else None
@@ -278,6 +296,7 @@ async def running(
             probe=probe,
             reads_from_view=settings.read_from == "view",
             read_your_writes_s=settings.read_your_writes_timeout_s,
+            view_read_sync=settings.view_read_sync,
             view_read_sync_s=settings.view_read_sync_s,
         )
         advertise_effective = settings.advertised_version == "effective"
@@ -337,6 +356,7 @@ async def running(
                 settings.group_id,
                 version_timeout_s=settings.worker_probe_timeout_s,
                 fence=fence,
+                presence=presence,
             ),
         )
         metrics.watch_states(herder.reads.state_gauges)
@@ -345,7 +365,7 @@ async def running(
         if sidecars is not None:
             await sidecars.ensure()  # before its tail starts
             started.push_async_callback(sidecars.stop)
-        for part in (access.audit.sink, view, probe, capabilities):
+        for part in (access.audit.sink, view, probe, capabilities, presence):
             if part is not None:
                 await _start(started, part)
         if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)

@@ -161,10 +161,13 @@ class Settings(BaseSettings):
     read_your_writes_timeout_s: float = Field(5.0, gt=0)
     """After a change of a connector through the sidecar, how long the view may take to read it back before
     the answer goes to the client (read-your-writes)."""
-    view_read_sync_s: float = Field(1.0, ge=0)
-    """Before the view answers a read, how long it may take to read its topics to the ends they had when the
-    read arrived, so that a change acknowledged through another sidecar shows; then it answers what it has,
-    marked stale (the ``X-Sidecar-Stale`` header). 0: answer what this sidecar has read, without asking."""
+    view_read_sync: Literal["missing", "always", "never"] = "missing"
+    """When the view reads its topics to the ends they had when a read arrived, before it answers, so that a
+    change acknowledged through another sidecar shows: ``missing``, before it answers that a connector does
+    not exist; ``always``, before every answer (a round trip to Kafka per read); ``never``."""
+    view_read_sync_s: float = Field(1.0, gt=0)
+    """How long that may take; then the view answers what it has, marked stale (the ``X-Sidecar-Stale``
+    header)."""
 
     # -- Hardening: request limits (0 turns a limit off)
     max_header_bytes: int = Field(65536, ge=0)
@@ -340,6 +343,12 @@ class Settings(BaseSettings):
     of that connector. Renewed while the holder works."""
     fence_wait_s: float = Field(60.0, gt=0)
     """How long a write waits for another sidecar's fence of the same connector; then 500."""
+    presence_interval_s: float = Field(5.0, gt=0)
+    """How often a sidecar writes its presence to the sidecars' topic; one silent for three intervals is
+    forgotten by the others."""
+    advertised_url: str | None = None
+    """Where the other sidecars and operators reach this sidecar, as its presence says (the pod's address in
+    Kubernetes); default ``http://<hostname>:<port>``."""
 
     # -- Access control and audit
     auth_enabled: bool = False

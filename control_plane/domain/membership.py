@@ -24,8 +24,10 @@ from ..storage.consumer_groups import GroupDescription, GroupMember
 from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
 from ..view.fences import FenceHolder
+from ..view.sidecars import KnownSidecar
 from .fence import ConnectorFence
 from .ports import WorkerGroup, Workers
+from .presence import Presence
 
 CONNECT_PROTOCOL_TYPE = "connect"  # ConnectProtocol: the workers' group protocol type
 
@@ -51,6 +53,7 @@ class Membership:
     error: str | None = None  # why the group could not be read (then no workers)
     sidecar: str | None = None  # how this sidecar names itself in the sidecars' topic
     fences: tuple[FenceHolder, ...] = ()  # the connectors' fences held now, as the sidecars' topic says
+    sidecars: tuple[KnownSidecar, ...] = ()  # the live sidecars of the cluster, as their presence says
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -76,6 +79,17 @@ class Membership:
                 {"connector": f.connector, "sidecar": f.sidecar, "since_ms": f.since_ms, "expires_ms": f.expires_ms}
                 for f in self.fences
             ],
+            "sidecars": [
+                {
+                    "id": s.presence.sidecar,
+                    "url": s.presence.url,
+                    "version": s.presence.version,
+                    "workers": dict(s.presence.workers),
+                    "view_lag": dict(s.presence.view_lag),
+                    "seen_ms": s.seen_ms,
+                }
+                for s in self.sidecars
+            ],
         }
 
 
@@ -90,8 +104,10 @@ class ClusterMembership:
         refresh_s: float = 1.0,
         clock: Callable[[], float] = time.time,
         fence: ConnectorFence | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self._fence = fence
+        self._presence = presence
         self._groups = groups
         self._workers = workers
         self._group_id = group_id
@@ -108,9 +124,11 @@ class ClusterMembership:
             last = self._last
             if last is None or self._clock() - last.read_at >= self._refresh_s:
                 last = self._last = await self._read_now()
-        if self._fence is None:
-            return last
-        return replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
+        if self._fence is not None:
+            last = replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
+        if self._presence is not None:
+            last = replace(last, sidecars=tuple(self._presence.live()))
+        return last
 
     async def _read_now(self) -> Membership:
         read_at = self._clock()

@@ -8,10 +8,13 @@ view knows better than they do: a connector the sidecar stopped is shown as 3.5+
 without tasks, whoever else would answer.
 
 With several sidecars in front of one cluster, a write acknowledged through one must show in a read
-through any other: before the view answers, it reads the topics the answer comes from to the end offsets
-they have after the read arrived (``synced``; concurrent reads share one end-offset request per topic).
-When that does not finish within ``view_read_sync_s`` (or a tail cannot read now), the view answers what
-it has, marked stale.
+through any other (``read_synced``). A sidecar's view reads a record within milliseconds of its write, but a
+client can be faster: the view then reads the topics the answer comes from to the end offsets they have
+after the read arrived (``synced``; concurrent reads share one end-offset request per topic) before it
+answers. ``view_read_sync`` says when: ``missing``, before the view answers that a connector does not exist
+(a create through another sidecar is never a 404 here); ``always``, before every answer (every change, at
+the cost of a round trip to Kafka per read); ``never``. When the sync does not finish within
+``view_read_sync_s`` (or a tail cannot read now), the view answers what it has, marked stale.
 
 The read rule is built once (``control_plane.composition``) and shared by every feature and the herder.
 """
@@ -29,7 +32,7 @@ from ..upstream import UpstreamError, UpstreamRequest
 from ..view import ClusterView
 from .capabilities import Capabilities, Feature, Mode, Version
 from .connect_api import Config, config_path
-from .errors import ControlPlaneError
+from .errors import ControlPlaneError, NotFoundError
 from .liveness import WorkerProbe
 from .outcomes import Answer, Forward, Provenance, Read, Refusal, Source
 from .ports import ViewSnapshot, Workers
@@ -52,7 +55,8 @@ class ReadRule:
         probe: WorkerProbe | None,
         reads_from_view: bool,
         read_your_writes_s: float = 5.0,
-        view_read_sync_s: float = 0.0,
+        view_read_sync: str = "never",
+        view_read_sync_s: float = 1.0,
     ) -> None:
         self.capabilities = capabilities
         self.workers = workers
@@ -60,6 +64,7 @@ class ReadRule:
         self.probe = probe
         self._reads_from_view_setting = reads_from_view
         self._read_your_writes_s = read_your_writes_s
+        self._sync = view_read_sync
         self._sync_s = view_read_sync_s
 
     @property
@@ -93,11 +98,27 @@ class ReadRule:
             return self.from_view(build, stale=self.stale() or not synced)
         return Forward(lambda: self.fallback(build))
 
-    async def synced(self, tails: Sequence[str] = ("config", "status")) -> bool:
+    async def read_synced(
+        self, build: Callable[[ClusterView], T], tails: Sequence[str], *, view_knows_better: bool = False
+    ) -> Read[T]:
+        """``read``, with the view synced on ``tails`` as ``view_read_sync`` says."""
+        synced = await self.synced(tails) if self._sync == "always" else True
+        read = self.read(build, view_knows_better=view_knows_better, synced=synced)
+        if (
+            self._sync == "missing"
+            and isinstance(read, Refusal)
+            and isinstance(read.error, NotFoundError)
+            and read.provenance.source is Source.VIEW
+        ):
+            synced = await self.synced(tails)
+            read = self.read(build, view_knows_better=view_knows_better, synced=synced)
+        return read
+
+    async def synced(self, tails: Sequence[str]) -> bool:
         """Whether the view has read ``tails`` to the end offsets they had after this call (bounded by
-        ``view_read_sync_s``; 0 turns it off). A tail that cannot read now is not waited for."""
+        ``view_read_sync_s``). A tail that cannot read now is not waited for."""
         view = self.view
-        if view is None or self._sync_s <= 0 or not self.view_ready:
+        if view is None or not self.view_ready:
             return True
         wanted = [t for t in tails if view.has_tail(t)]
         if any(view.tail_error(t) for t in wanted):

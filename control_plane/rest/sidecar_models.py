@@ -69,6 +69,15 @@ class ClusterWorkerInfo(BaseModel):
     config_offset: int = Field(description="the config-topic offset it had read when it joined")
 
 
+class ClusterSidecarInfo(BaseModel):
+    id: str
+    url: str | None = Field(description="where it is reached (ADVERTISED_URL)")
+    version: str = Field(description="the sidecar's release")
+    workers: dict[str, str | None] = Field(description="the workers it knows and their versions")
+    view_lag: dict[str, int | None] = Field(description="records of each topic its view has not read yet")
+    seen_ms: int = Field(description="the broker's time of its last presence record")
+
+
 class FenceInfo(BaseModel):
     connector: str
     sidecar: str = Field(description="the sidecar that holds it")
@@ -86,6 +95,7 @@ class ClusterInfo(Open):
     error: str | None = Field(description="why the group could not be read")
     sidecar: str | None = Field(description="how this sidecar names itself to the others (host:port/process)")
     fences: list[FenceInfo] = Field(description="the connectors' fences held now, by connector")
+    sidecars: list[ClusterSidecarInfo] = Field(description="the live sidecars of the cluster, by id")
 
 
 class SidecarInfo(Open):

@@ -333,7 +333,7 @@ class TopicTail:
             self._next_ends = None  # who comes from now on waits for the next request
             try:
                 waiting.set_result(await self.end_offsets())
-            except Exception as err:  # handed to the callers
+            except Exception as err:  # noqa: BLE001 - handed to the callers, who decide
                 waiting.set_exception(err)
             except BaseException:  # stopped
                 waiting.set_exception(ReadTimeout(f"stopped reading {self.topic}"))

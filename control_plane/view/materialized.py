@@ -1,5 +1,5 @@
 """The live view: three topic tails feeding one ``ClusterView``, and a fourth, of the sidecars' own topic,
-feeding the connectors' fences (``fences``).
+feeding the connectors' fences (``fences``) and the live sidecars (``sidecars``).
 
 Reads the config, status and offsets topics from the beginning, decodes every record with the pure
 codecs and applies it. Ready once each tail has read up to the end offsets it saw at start. Records
@@ -18,9 +18,11 @@ import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
 from ..codecs.fence import decode_fence
+from ..codecs.presence import decode_presence
 from ..storage.log_reader import Record, TailLag, TopicTail
 from .fences import FenceTable
 from .model import ClusterView
+from .sidecars import SidecarTable
 from .timeline import DEFAULT_CAPACITY, StateTimeline
 
 log = structlog.get_logger(__name__)
@@ -42,6 +44,7 @@ class MaterializedView:
     ) -> None:
         self.state = ClusterView(timeline=StateTimeline(timeline_capacity))
         self.fences = FenceTable()
+        self.sidecars = SidecarTable()
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
         self._logged: set[tuple[str, bytes | None]] = set()
@@ -177,9 +180,16 @@ class MaterializedView:
         self.applied["offsets"] += 1
 
     def _on_sidecars(self, record: Record) -> None:
-        decoded = decode_fence(record.key, record.value)
-        if isinstance(decoded, UnknownKey | Malformed):
-            self._skip("sidecars", record, decoded)
+        fence = decode_fence(record.key, record.value)
+        if isinstance(fence, UnknownKey):
+            presence = decode_presence(record.key, record.value)
+            if isinstance(presence, UnknownKey | Malformed):
+                self._skip("sidecars", record, presence)
+                return
+            self.sidecars.apply(presence, record.timestamp)
+        elif isinstance(fence, Malformed):
+            self._skip("sidecars", record, fence)
             return
-        self.fences.apply(decoded, record.timestamp)
+        else:
+            self.fences.apply(fence, record.timestamp)
         self.applied["sidecars"] += 1

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import httpx
 
 from control_plane.codecs.fence import FenceClaim, encode_fence
-from tests.support.harness import InProcess
+from tests.support.harness import InProcess, sidecar_with
 from tests.support.kafka_topics import produce_record
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
@@ -90,8 +91,9 @@ async def test_a_write_through_one_sidecar_shows_through_another_at_once(
     cluster: Cluster, sidecar: httpx.AsyncClient, in_process: InProcess, unique: str
 ) -> None:
     """Read-your-writes across sidecars: the read that follows an acknowledged write, through another
-    sidecar, shows it (no retry, no wait in between), and is not marked stale."""
-    other = await in_process()
+    sidecar, shows it (no retry, no wait in between), and is not marked stale. A new connector on every
+    sidecar (``view_read_sync=missing``, the default); every change with ``always``."""
+    default, strict = await in_process(), await in_process(view_read_sync="always")
     names = [f"seen-{unique}-{i}" for i in range(5)]
     try:
         for i, name in enumerate(names):
@@ -100,19 +102,50 @@ async def test_a_write_through_one_sidecar_shows_through_another_at_once(
                 "/connectors", json={"name": name, "config": config, "initial_state": "PAUSED"}
             )
             assert created.status_code == 201, created.text
-            shown = await other.get(f"/connectors/{name}/config")
-            assert (shown.status_code, shown.json().get("n"), shown.headers.get("x-sidecar-stale")) == (
-                200,
-                "0",
-                None,
-            )
-            assert name in (await other.get("/connectors")).json()
+            for other in (default, strict):
+                shown = await other.get(f"/connectors/{name}/config")
+                assert (shown.status_code, shown.json().get("n"), shown.headers.get("x-sidecar-stale")) == (
+                    200,
+                    "0",
+                    None,
+                )
             changed = await sidecar.put(f"/connectors/{name}/config", json={**config, "n": str(i + 1)})
             assert changed.status_code == 200, changed.text
-            assert (await other.get(f"/connectors/{name}/config")).json()["n"] == str(i + 1)
-            deleted = await other.delete(f"/connectors/{name}")
+            assert (await strict.get(f"/connectors/{name}/config")).json()["n"] == str(i + 1)
+            assert name in (await strict.get("/connectors")).json()
+            deleted = await default.delete(f"/connectors/{name}")
             assert deleted.status_code == 204, deleted.text
-            assert (await sidecar.get(f"/connectors/{name}/config")).status_code == 404
+            assert name not in (await strict.get("/connectors")).json()
     finally:
         for name in names:
             await sidecar.delete(f"/connectors/{name}")
+
+
+async def test_every_sidecar_knows_every_live_sidecar_and_forgets_one_that_stops(
+    cluster: Cluster, sidecar: httpx.AsyncClient
+) -> None:
+    def ids(answer: httpx.Response) -> set[str]:
+        return {s["id"] for s in answer.json()["sidecars"]}
+
+    me = (await sidecar.get("/_sidecar/cluster")).json()["sidecar"]
+    async with sidecar_with(cluster, presence_interval_s=0.5) as other:
+        them = (await other.client.get("/_sidecar/cluster")).json()["sidecar"]
+
+        def shown(answer: httpx.Response) -> dict[str, Any]:
+            return next((s for s in answer.json()["sidecars"] if s["id"] == them), {})
+
+        both = await eventually(
+            lambda: sidecar.get("/_sidecar/cluster"),
+            lambda a: me in ids(a) and bool(shown(a).get("workers")),
+            timeout_s=10,
+            what="both sidecars listed, the other with its worker",
+        )
+        assert shown(both)["workers"] == {cluster.connect_url.rstrip("/"): cluster.version}
+        assert set(shown(both)["view_lag"]) >= {"config", "status"}
+    # stopped: its leave is read at once, long before three intervals
+    await eventually(
+        lambda: sidecar.get("/_sidecar/cluster"),
+        lambda a: them not in ids(a) and me in ids(a),
+        timeout_s=1.4,
+        what="the stopped sidecar forgotten",
+    )

@@ -29,7 +29,8 @@ class FakeCluster:
         *,
         read_from_view: bool = True,
         modes: Mapping[Feature, FeatureMode] | None = None,
-        view_read_sync_s: float = 0.0,
+        view_read_sync: str = "never",
+        view_read_sync_s: float = 1.0,
     ) -> None:
         self.kafka = Kafka()
         self.workers = FakeWorkers(version)
@@ -50,6 +51,7 @@ class FakeCluster:
             view,
             self.probe,
             reads_from_view=read_from_view,
+            view_read_sync=view_read_sync,
             view_read_sync_s=view_read_sync_s,
         )
         self.herder = Herder(

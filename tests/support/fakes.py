@@ -296,7 +296,8 @@ def read_rule(
     probe: WorkerProbe | None = None,
     *,
     reads_from_view: bool = False,
-    view_read_sync_s: float = 0.0,
+    view_read_sync: str = "never",
+    view_read_sync_s: float = 1.0,
 ) -> ReadRule:
     """The read rule over the fakes (no view: every read goes to the workers)."""
     return ReadRule(
@@ -305,6 +306,7 @@ def read_rule(
         view=view,
         probe=probe,
         reads_from_view=reads_from_view,
+        view_read_sync=view_read_sync,
         view_read_sync_s=view_read_sync_s,
     )
 

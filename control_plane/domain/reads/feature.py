@@ -50,6 +50,9 @@ class Readiness:
     checks: dict[str, bool]
 
 
+STATUS_TAILS = ("config", "status")  # what a status answer is read from
+
+
 def _amended(read: Read[T], amend: Amend | None) -> Read[T]:
     """A forwarded read whose worker's JSON answer gets what the sidecar adds (the plugin versions)."""
     return replace(read, rewrite=json_amended(amend)) if amend is not None and isinstance(read, Forward) else read
@@ -119,9 +122,8 @@ class Reads:
 
         versions = self._versions_added()
         names = self._rule.view.state.connectors() if self._rule.view is not None else ()
-        synced = await self._rule.synced()
-        read = self._rule.read(
-            build, view_knows_better=bool(expand) and self._rule.stopped_by_sidecar(names), synced=synced
+        read = await self._rule.read_synced(
+            build, STATUS_TAILS, view_knows_better=bool(expand) and self._rule.stopped_by_sidecar(names)
         )
         config_of = self._rule.connector_config
         return _amended(read, versions.amend_listing(config_of) if versions and with_status else None)
@@ -145,8 +147,9 @@ class Reads:
             return state
 
         versions = self._versions_added()
-        synced = await self._rule.synced()
-        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]), synced=synced)
+        read = await self._rule.read_synced(
+            build, STATUS_TAILS, view_knows_better=self._rule.stopped_by_sidecar([name])
+        )
         return _amended(read, versions.amend_status(self._rule.connector_config) if versions else None)
 
     async def connector_config(self, name: str) -> Read[Mapping[str, str | None]]:
@@ -156,7 +159,7 @@ class Reads:
                 raise NotFoundError(f"Connector {name} not found")  # DistributedHerder.connectorConfig
             return config
 
-        return self._rule.read(build, synced=await self._rule.synced(("config",)))
+        return await self._rule.read_synced(build, ("config",))
 
     async def task_status(self, name: str, task: int) -> Read[StateEntry]:
         overlay, rule = self._rule.stop_emulated(), self._rule.ignores_stale_unassigned()
@@ -168,8 +171,9 @@ class Reads:
             return versions.task_with_version(state, view.connector_config(name)) if versions else state
 
         versions = self._versions_added()
-        synced = await self._rule.synced()
-        read = self._rule.read(build, view_knows_better=self._rule.stopped_by_sidecar([name]), synced=synced)
+        read = await self._rule.read_synced(
+            build, STATUS_TAILS, view_knows_better=self._rule.stopped_by_sidecar([name])
+        )
         return _amended(read, versions.amend_task(name, self._rule.connector_config) if versions else None)
 
     # GET /connectors/{c} and GET /connectors/{c}/tasks pass through to the workers. The view answers them

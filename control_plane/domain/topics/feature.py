@@ -31,7 +31,7 @@ class Topics:
         tracking = await self._by_sidecar()
         if tracking is None:
             return Forward()
-        return self._rule.read(lambda _: tracking.active_topics(name), synced=await self._rule.synced(("status",)))
+        return await self._rule.read_synced(lambda _: tracking.active_topics(name), ("status",))
 
     async def reset(self, name: str) -> Forward[None] | Accepted[None]:
         """``PUT /connectors/{c}/topics/reset``. Workers that have KIP-558 (2.5+) write the reset themselves

@@ -102,22 +102,50 @@ async def test_a_missing_connector_is_a_refusal_with_the_views_provenance() -> N
     assert refusal.provenance.source is Source.VIEW
 
 
-@pytest.mark.parametrize("sync_s", [pytest.param(1.0, id="synced"), pytest.param(0.0, id="not-synced")])
-async def test_a_view_read_shows_what_another_sidecar_wrote_before_it(sync_s: float) -> None:
-    """The config topic holds a record this sidecar's view has not read yet (another sidecar's write): a
-    synced read reads the topic to its end first; one that is not answers what it has."""
-    cluster = FakeCluster("4.3.1", view_read_sync_s=sync_s)
+def another_sidecar_wrote(cluster: FakeCluster, name: str, **config: str) -> None:
+    """A config record in the config topic that this sidecar's view has not read yet."""
+    key, value = encode_config(ConnectorConfig(name, {"connector.class": "FileStreamSource", "name": name, **config}))
+    cluster.kafka.log.append((CONFIG, key, value))
+
+
+@pytest.mark.parametrize(
+    ("sync", "shown"),
+    [
+        pytest.param("always", "1", id="always"),
+        pytest.param("missing", None, id="missing"),
+        pytest.param("never", None, id="never"),
+    ],
+)
+async def test_a_change_another_sidecar_wrote_shows_when_every_read_syncs(sync: str, shown: str | None) -> None:
+    cluster = FakeCluster("4.3.1", view_read_sync=sync)
     await cluster.detect()
     cluster.running("c")
-    key, value = encode_config(ConnectorConfig("c", {"connector.class": "FileStreamSource", "name": "c", "n": "1"}))
-    cluster.kafka.log.append((CONFIG, key, value))
+    another_sidecar_wrote(cluster, "c", n="1")
     outcome = await cluster.herder.reads.connector_config("c")
     assert isinstance(outcome, Answer) and not outcome.provenance.stale
-    assert outcome.value.get("n") == ("1" if sync_s else None)
+    assert outcome.value.get("n") == shown
+
+
+@pytest.mark.parametrize("sync", ["always", "missing"])
+async def test_a_connector_another_sidecar_created_is_never_a_404(sync: str) -> None:
+    cluster = FakeCluster("4.3.1", view_read_sync=sync)
+    await cluster.detect()
+    another_sidecar_wrote(cluster, "new")
+    outcome = await cluster.herder.reads.connector_config("new")
+    assert isinstance(outcome, Answer) and outcome.value["name"] == "new"
+    listing = await cluster.herder.reads.list_connectors([])
+    assert isinstance(listing, Answer) and "new" in listing.value.names
+
+
+async def test_without_sync_a_connector_another_sidecar_created_is_not_known_yet() -> None:
+    cluster = FakeCluster("4.3.1", view_read_sync="never")
+    await cluster.detect()
+    another_sidecar_wrote(cluster, "new")
+    assert isinstance(await cluster.herder.reads.connector_config("new"), Refusal)
 
 
 async def test_a_view_read_that_cannot_sync_in_time_is_marked_stale() -> None:
-    cluster = FakeCluster("4.3.1", view_read_sync_s=0.05)
+    cluster = FakeCluster("4.3.1", view_read_sync="always", view_read_sync_s=0.05)
     await cluster.detect()
     cluster.running("c")
 

@@ -44,8 +44,9 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
         ],
         "read_at": 100.0,
         "error": None,
-        "sidecar": None,  # no sidecars' topic: no fences
+        "sidecar": None,  # no sidecars' topic: no fences, no other sidecars known
         "fences": [],
+        "sidecars": [],
     }
     assert sorted(worker for worker, _ in workers.sent_to) == ["http://w1:8083", "http://w2:8083"]
 

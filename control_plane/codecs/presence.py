@@ -1,0 +1,84 @@
+"""The presence records of the sidecars' own topic: which sidecars are live, and what each knows of its
+workers. Pure, no I/O.
+
+Key ``sidecar-<id>``, value JSON ``{"url": ..., "version": ..., "workers": {url: version | null},
+"view_lag": {tail: records | null}, "interval_ms": 5000}``, written by each sidecar every ``interval_ms``;
+a tombstone when it stops. What a sequence of them means is ``view.sidecars``'s to decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import orjson
+
+from .results import Malformed, Tombstone, UnknownKey
+
+PRESENCE_PREFIX = "sidecar-"
+
+
+@dataclass(frozen=True, slots=True)
+class SidecarPresence:
+    sidecar: str
+    url: str | None  # where the other sidecars and operators reach it, when it knows
+    version: str  # the sidecar's own release
+    interval_ms: int  # how often it writes this record
+    workers: Mapping[str, str | None] = field(default_factory=dict)  # the workers it knows: URL -> version
+    view_lag: Mapping[str, int | None] = field(default_factory=dict)  # records its view has not read, per tail
+
+
+def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
+    if isinstance(record, Tombstone):
+        return (PRESENCE_PREFIX + record.key).encode(), None
+    body = {
+        "url": record.url,
+        "version": record.version,
+        "interval_ms": record.interval_ms,
+        "workers": dict(record.workers),
+        "view_lag": dict(record.view_lag),
+    }
+    return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
+
+
+def decode_presence(
+    key: bytes | None, value: bytes | None
+) -> SidecarPresence | Tombstone[str] | UnknownKey | Malformed:
+    try:
+        text = key.decode() if key is not None else ""
+    except UnicodeDecodeError:
+        return Malformed("key is not UTF-8", key)
+    if not text.startswith(PRESENCE_PREFIX):
+        return UnknownKey(key or b"")
+    sidecar = text[len(PRESENCE_PREFIX) :]
+    if value is None:
+        return Tombstone(sidecar)
+    try:
+        body = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return Malformed("value is not JSON", key)
+    if not isinstance(body, dict):
+        return Malformed("value is not an object", key)
+    url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
+    workers, lag = body.get("workers", {}), body.get("view_lag", {})
+    if (
+        not (url is None or isinstance(url, str))
+        or not isinstance(version, str)
+        or not isinstance(interval, int)
+        or isinstance(interval, bool)
+        or interval <= 0
+        or not isinstance(workers, dict)
+        or not isinstance(lag, dict)
+    ):
+        return Malformed("not a sidecar's presence", key)
+    return SidecarPresence(
+        sidecar,
+        url,
+        version,
+        interval,
+        {str(k): v if isinstance(v, str) else None for k, v in workers.items()},
+        {str(k): v if isinstance(v, int) and not isinstance(v, bool) else None for k, v in lag.items()},
+    )
+
+
+__all__ = ["PRESENCE_PREFIX", "SidecarPresence", "decode_presence", "encode_presence"]

@@ -1,0 +1,86 @@
+"""This sidecar's presence among the sidecars of its cluster: a record in the sidecars' own topic every
+``interval_s`` (who it is, where it is reached, the workers it knows and their versions, how far its view is
+behind), and a tombstone when it stops. Every sidecar reads them all (``view.sidecars``), so each knows every
+live sidecar, and forgets one that stopped writing within a bounded time (three intervals)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+
+import structlog
+
+from ..background import cancel_and_wait
+from ..codecs.presence import SidecarPresence, encode_presence
+from ..codecs.results import Tombstone
+from ..view.sidecars import KnownSidecar, SidecarTable
+from .fence import SidecarLog
+
+log = structlog.get_logger(__name__)
+
+
+class Presence:
+    def __init__(
+        self,
+        log_: SidecarLog,
+        table: SidecarTable,
+        *,
+        sidecar: str,
+        url: str | None,
+        version: str,
+        interval_s: float,
+        workers: Callable[[], Mapping[str, str | None]],
+        view_lag: Callable[[], Mapping[str, int | None]],
+        stop_timeout_s: float,
+        now_ms: Callable[[], float] = lambda: time.time() * 1000,
+    ) -> None:
+        self._log = log_
+        self._table = table
+        self.sidecar = sidecar
+        self._url = url
+        self._version = version
+        self._interval_s = interval_s
+        self._workers = workers
+        self._view_lag = view_lag
+        self._stop_timeout_s = stop_timeout_s
+        self._now_ms = now_ms
+        self._task: asyncio.Task[None] | None = None
+
+    def live(self) -> list[KnownSidecar]:
+        """The sidecars of the cluster that wrote their presence lately, this one among them once its
+        first record is read."""
+        return self._table.live(self._now_ms())
+
+    def record(self) -> SidecarPresence:
+        return SidecarPresence(
+            self.sidecar,
+            self._url,
+            self._version,
+            round(self._interval_s * 1000),
+            dict(self._workers()),
+            dict(self._view_lag()),
+        )
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="sidecar-presence")
+
+    async def stop(self) -> None:
+        """Stops writing, and says so with a tombstone (bounded): the others forget it at once."""
+        await cancel_and_wait(self._task)
+        try:
+            async with asyncio.timeout(self._stop_timeout_s):
+                await self._log.write(*encode_presence(Tombstone(self.sidecar)))
+        except Exception as err:  # noqa: BLE001 - best effort: the others forget it after three intervals
+            log.warning("writing the sidecar's leave failed", sidecar=self.sidecar, error=str(err))
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._log.write(*encode_presence(self.record()))
+            except Exception as err:  # noqa: BLE001 - tried again at the next interval
+                log.warning("writing the sidecar's presence failed", sidecar=self.sidecar, error=str(err))
+            await asyncio.sleep(self._interval_s)
+
+
+__all__ = ["Presence"]
