@@ -262,7 +262,7 @@ async def running(
                 wait_s=settings.fence_wait_s,
                 read_timeout_s=read_back_s,
             )
-            if sidecars and view
+            if sidecars and view and settings.fence_enabled
             else None
         )
         presence = (
@@ -270,7 +270,7 @@ async def running(
                 sidecars,
                 view.sidecars,
                 sidecar=me,
-                url=settings.advertised_url or f"http://{socket.gethostname()}:{settings.port}",
+                url=settings.advertised,
                 version=__version__,
                 interval_s=settings.presence_interval_s,
                 workers=lambda: capabilities.worker_versions,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -45,6 +46,7 @@ WORKER_KEYS: dict[str, str] = {
     "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
     "exactly.once.source.support": "exactly_once_source_support",
     "plugin.path": "plugin_path",
+    "rest.advertised.host.name": "worker_advertised_host_name",
     "task.shutdown.graceful.timeout.ms": "task_shutdown_graceful_timeout_ms",
     "status.storage.retry.max.retries": "status_storage_retry_max_retries",
     "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
@@ -338,6 +340,9 @@ class Settings(BaseSettings):
     ``<group.id>.control-plane``. Every sidecar of one Connect cluster must name the same topic."""
     sidecars_topic_replication_factor: int = Field(-1, ge=-1)
     """Its replication factor when the sidecar creates it; -1: the broker's ``default.replication.factor``."""
+    fence_enabled: bool = True
+    """Fence each connector's writes among the sidecars of the cluster (the sidecars' topic). False: each
+    sidecar serializes only its own writes (one sidecar alone, or sidecars that may not use the topic)."""
     fence_lease_ms: int = Field(10000, ge=100)
     """The lease of a connector's fence: how long a sidecar that died holding it blocks the others' writes
     of that connector. Renewed while the holder works."""
@@ -347,8 +352,11 @@ class Settings(BaseSettings):
     """How often a sidecar writes its presence to the sidecars' topic; one silent for three intervals is
     forgotten by the others."""
     advertised_url: str | None = None
-    """Where the other sidecars and operators reach this sidecar, as its presence says (the pod's address in
-    Kubernetes); default ``http://<hostname>:<port>``."""
+    """Where the other sidecars and operators reach this sidecar, as its presence says; default
+    ``http://<host>:<port>``, the host being the worker's ``rest.advertised.host.name`` (in a worker pod,
+    the pod's address), else this machine's name."""
+    worker_advertised_host_name: str | None = None
+    """The worker's ``rest.advertised.host.name``: the host of the default ``ADVERTISED_URL``."""
 
     # -- Access control and audit
     auth_enabled: bool = False
@@ -455,6 +463,12 @@ class Settings(BaseSettings):
         cannot know them and leaves topic tracking to the workers."""
         explicit = {"topic_tracking_enable", "topic_tracking_allow_reset"} <= self.model_fields_set
         return self.worker_properties is not None or explicit
+
+    @property
+    def advertised(self) -> str:
+        """``advertised_url``, or its default."""
+        host = self.worker_advertised_host_name or socket.gethostname()
+        return self.advertised_url or f"http://{host}:{self.port}"
 
     @property
     def sidecars_topic_name(self) -> str:

@@ -128,6 +128,13 @@ class ConnectorFence:
 
     async def _take(self, connector: str) -> Lease:
         token = uuid.uuid4().hex
+        try:
+            return await self._claimed(connector, token)
+        except BaseException:  # a claim of ours may have taken it (a cancelled request): given back
+            await asyncio.shield(self._release(Lease(connector, token, 0.0)))
+            raise
+
+    async def _claimed(self, connector: str, token: str) -> Lease:
         deadline = time.monotonic() + self.wait_s
         while True:
             sent, holder = await self._claim(connector, token)

@@ -87,3 +87,24 @@ async def test_the_holder_renews_while_it_works() -> None:
         with pytest.raises(OperationFailed):
             async with waiter.held("c"):
                 pass
+
+
+async def test_a_request_cancelled_while_claiming_gives_the_fence_back() -> None:
+    """A claim appended, then the request cancelled before it read the claim back (the client left): the
+    claim took the fence, and is released at once, not held until its lease ends."""
+    topic = FakeSidecarsTopic(now_ms)
+    cancelled, next_one = sidecars(topic, 2, lease_s=5.0, wait_s=1.0)
+    reading = asyncio.Event()
+
+    async def never_reads(tail: str, timeout_s: float) -> None:
+        reading.set()
+        await asyncio.Event().wait()
+
+    cancelled._reader.read_to_end = never_reads  # type: ignore[method-assign]
+    claiming = asyncio.create_task(cancelled._take("c"))
+    await reading.wait()
+    claiming.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await claiming
+    async with next_one.held("c") as lease:  # within its 1 s wait, not the 5 s lease
+        lease.ensure("writing")
