@@ -56,12 +56,16 @@ async def test_concurrent_patches_through_two_sidecars_all_hold(
         await sidecar.delete(f"/connectors/{name}")
 
 
-async def test_a_sidecar_that_died_holding_a_fence_delays_writes_by_its_lease_only(
-    cluster: Cluster, stack: Stack, in_process: InProcess, unique: str
-) -> None:
+async def test_a_sidecar_that_died_holding_a_fence_delays_writes_by_its_lease_only(stack: Stack, unique: str) -> None:
     """A claim nobody renews or releases, as a sidecar killed in the middle of a write leaves it: the next
-    write of that connector waits for the lease's end, then goes through."""
-    sidecar = await in_process()
+    write of that connector waits for the lease's end, then goes through. The fence does not depend on the
+    Connect version: the oldest cluster of the stack (its PATCH emulated)."""
+    cluster = list(stack.clusters.values())[-1]
+    async with sidecar_with(cluster) as running:
+        await dead_holder_delays(cluster, stack, running.client, unique)
+
+
+async def dead_holder_delays(cluster: Cluster, stack: Stack, sidecar: httpx.AsyncClient, unique: str) -> None:
     name = f"orphaned-{unique}"
     config = {"connector.class": FILE_SOURCE, "topic": f"orphaned-{unique}", "file": "/dev/null"}
     created = await sidecar.post("/connectors", json={"name": name, "config": config, "initial_state": "PAUSED"})
@@ -121,9 +125,14 @@ async def test_a_write_through_one_sidecar_shows_through_another_at_once(
             await sidecar.delete(f"/connectors/{name}")
 
 
-async def test_every_sidecar_knows_every_live_sidecar_and_forgets_one_that_stops(
-    cluster: Cluster, sidecar: httpx.AsyncClient
-) -> None:
+async def test_every_sidecar_knows_every_live_sidecar_and_forgets_one_that_stops(stack: Stack) -> None:
+    """The newest cluster of the stack: presence does not depend on the Connect version."""
+    cluster = stack.newest
+    async with sidecar_with(cluster) as running:
+        await presence_shown(cluster, running.client)
+
+
+async def presence_shown(cluster: Cluster, sidecar: httpx.AsyncClient) -> None:
     def ids(answer: httpx.Response) -> set[str]:
         return {s["id"] for s in answer.json()["sidecars"]}
 
