@@ -365,6 +365,8 @@ async def running(
         if sidecars is not None:
             await sidecars.ensure()  # before its tail starts
             started.push_async_callback(sidecars.stop)
+        if fence is not None:
+            started.push_async_callback(fence.stop)  # its releases written before the producer stops
         for part in (access.audit.sink, view, probe, capabilities, presence):
             if part is not None:
                 await _start(started, part)

@@ -102,6 +102,7 @@ class ConnectorFence:
         self.wait_s = wait_s
         self._read_timeout_s = read_timeout_s
         self._now_ms = now_ms
+        self._releasing: set[asyncio.Task[None]] = set()
 
     def holders(self) -> list[FenceHolder]:
         return self._reader.fences.live(self._now_ms())
@@ -116,7 +117,16 @@ class ConnectorFence:
             yield lease
         finally:
             await cancel_and_wait(renewing)
-            await self._release(lease)
+            # given back behind the answer: the request does not wait for the release's write. A next
+            # claim that lands before it is ignored and claims again once the release is read
+            releasing = asyncio.create_task(self._release(lease), name=f"fence-release-{connector}")
+            self._releasing.add(releasing)
+            releasing.add_done_callback(self._releasing.discard)
+
+    async def stop(self) -> None:
+        """At shutdown: the releases still on their way written (each bounded by the write path)."""
+        if self._releasing:
+            await asyncio.gather(*self._releasing, return_exceptions=True)
 
     async def _claim(self, connector: str, token: str) -> tuple[float, FenceHolder | None]:
         """Appends a claim and reads the topic back: when it was sent, and who holds the fence now."""

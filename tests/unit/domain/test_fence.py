@@ -38,8 +38,11 @@ async def test_one_writer_at_a_time_among_sidecars() -> None:
             await asyncio.sleep(0.002)
             inside.pop()
 
-    await asyncio.gather(*(write(f, n) for n in range(10) for f in sidecars(topic, 3)))
+    fences = sidecars(topic, 3)
+    await asyncio.gather(*(write(f, n) for n in range(10) for f in fences))
     assert overlaps == 0
+    for fence in fences:
+        await fence.stop()  # the releases behind the last answers written
     assert sidecars(topic, 1)[0].holders() == []  # every fence given back
 
 
