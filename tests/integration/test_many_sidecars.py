@@ -2,18 +2,25 @@
 (a sidecar per worker pod, or replicas behind one Service): concurrent writes of one connector spread
 across them hold, on every Connect version. Connect 4.3.1 itself, sent the same PATCHes directly, keeps
 only about half (DistributedHerder.patchConnectorConfig reads the config it patches before validating,
-and writes after): the sidecars serialize them under the connector's fence."""
+and writes after): the sidecars serialize them under the connector's fence. A sidecar that dies holding a
+fence, even killed in the middle of a write, holds up the others' writes of that connector for its lease
+only, and leaves what it acknowledged."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from control_plane.codecs.fence import FenceClaim, encode_fence
+from tests.support import sidecar_process
 from tests.support.harness import InProcess, sidecar_with
+from tests.support.holding_proxy import HoldingProxy
 from tests.support.kafka_topics import produce_record
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
@@ -158,3 +165,92 @@ async def presence_shown(cluster: Cluster, sidecar: httpx.AsyncClient) -> None:
         timeout_s=1.4,
         what="the stopped sidecar forgotten",
     )
+
+
+async def test_a_sidecar_killed_holding_a_fence_mid_write_leaves_its_acknowledged_writes_only(
+    stack: Stack, unique: str, tmp_path: Path
+) -> None:
+    """A real sidecar process, SIGKILLed in the middle of an emulated PATCH, the connector's fence held:
+    its config PUT is under way (held by a proxy in front of the worker, so it never lands). Through another
+    sidecar the next write of that connector waits out the dead holder's lease, then goes through; what the
+    killed sidecar acknowledged before holds, and nothing of the interrupted write is left."""
+    # one cluster whose writes the sidecar emulates (3.4.1) is enough: each run waits out a lease
+    cluster = stack.clusters["old"]
+    async with (
+        sidecar_with(cluster) as running,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
+    ):
+        await killed_mid_write(cluster, running.client, worker, unique, tmp_path)
+
+
+async def killed_mid_write(
+    cluster: Cluster, survivor: httpx.AsyncClient, worker: httpx.AsyncClient, unique: str, tmp_path: Path
+) -> None:
+    name = f"killed-{unique}"
+    lease_s = 2.0
+    async with HoldingProxy(cluster.connect_url) as proxy:
+        doomed = sidecar_process.serve(
+            ["--worker-properties", cluster.properties, "--connect-url", proxy.url],
+            tmp_path / "doomed.log",
+            name="doomed",
+            env={"CONTROL_PLANE_FENCE_LEASE_MS": str(round(lease_s * 1000))},
+        )
+        try:
+            await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
+            async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
+                # acknowledged before the kill: a create STOPPED, a PATCH, an offsets alter (all emulated)
+                config = {"connector.class": FILE_SOURCE, "topic": f"killed-{unique}", "file": "/dev/null"}
+                created = await client.post(
+                    "/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"}
+                )
+                assert created.status_code == 201, created.text
+                patched = await client.patch(f"/connectors/{name}/config", json={"kept": "before the kill"})
+                assert patched.status_code == 200, patched.text
+                partition = {"filename": "/dev/null"}
+                offsets = {"offsets": [{"partition": partition, "offset": {"position": 7}}]}
+                altered = await client.patch(f"/connectors/{name}/offsets", json=offsets)
+                assert altered.status_code == 200, altered.text
+
+                proxy.hold = lambda line: line.startswith(f"PUT /connectors/{name}/config ".encode())
+                interrupted = asyncio.create_task(client.patch(f"/connectors/{name}/config", json={"lost": "killed"}))
+                await asyncio.wait_for(proxy.holding.wait(), 10)  # its fence taken, the config checked
+                own = (await survivor.get("/_sidecar/cluster")).json()["sidecar"]
+
+                def holders(answer: httpx.Response) -> list[str]:
+                    return [f["sidecar"] for f in answer.json()["fences"] if f["connector"] == name]
+
+                shown = await eventually(
+                    lambda: survivor.get("/_sidecar/cluster"),
+                    lambda a: len(holders(a)) == 1,
+                    timeout_s=10,
+                    what="the fence held by the sidecar about to be killed, shown by the other",
+                )
+                assert holders(shown)[0] != own
+                doomed.kill()
+                killed = time.monotonic()
+                with pytest.raises(httpx.TransportError):
+                    await interrupted
+
+            # the next write of the connector: an emulated stop (the config topic alone, so that nothing but
+            # the fence can hold it: a rebalance of the shared worker can hold a write that reaches it)
+            stopped = await survivor.put(f"/connectors/{name}/stop")
+            waited = time.monotonic() - killed
+            assert stopped.status_code == 204, stopped.text
+            assert 0.5 < waited < lease_s + 3, waited  # it waited for the lease, and not much beyond
+            after = await survivor.patch(f"/connectors/{name}/config", json={"after": "the kill"})
+            assert after.status_code == 200, after.text
+
+            def answered(path: str) -> Awaitable[httpx.Response]:
+                return eventually(lambda: worker.get(path), lambda a: a.status_code == 200, timeout_s=30, what=path)
+
+            kept = (await answered(f"/connectors/{name}/config")).json()
+            assert (kept.get("kept"), kept.get("after"), kept.get("lost")) == ("before the kill", "the kill", None)
+            assert (await answered(f"/connectors/{name}/tasks")).json() == []
+            assert (await survivor.get(f"/connectors/{name}/status")).json()["connector"]["state"] == "STOPPED"
+            read = (await survivor.get(f"/connectors/{name}/offsets")).json()
+            assert read == {"offsets": [{"partition": partition, "offset": {"position": 7}}]}, read
+            assert holders(await survivor.get("/_sidecar/cluster")) == []  # given back; the dead one's over
+            assert proxy.held == [f"PUT /connectors/{name}/config HTTP/1.1".encode()]
+        finally:
+            doomed.kill()
+            await worker.delete(f"/connectors/{name}")
