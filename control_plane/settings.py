@@ -444,6 +444,13 @@ class Settings(BaseSettings):
         return self.worker_properties is not None or explicit
 
     @property
+    def workers_group_known(self) -> bool:
+        """Whether the sidecar knows the Kafka cluster of the workers' group, to read who is in it: the
+        worker's properties file was read, or ``bootstrap_servers`` was set. Otherwise the capabilities are
+        decided from the given workers alone (``localhost:9092``, the default, is only a guess)."""
+        return self.worker_properties is not None or "bootstrap_servers" in self.model_fields_set
+
+    @property
     def sidecars_topic_name(self) -> str:
         """The sidecars' own topic: as set, else named after the Connect cluster's group."""
         return self.sidecars_topic or f"{self.group_id}.control-plane"

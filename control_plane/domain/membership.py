@@ -7,7 +7,8 @@ metadata, and the leader's assignment names the leader and its URL (``ConnectPro
 from the assignment: with the incremental cooperative protocols it holds only what the last rebalance
 changed. A worker that leaves is out of the
 group once it has left or its session timed out (``session.timeout.ms``), so the answer forgets it within
-that bound; it is read again at most every ``refresh_s``.
+that bound; it is read again at most every ``refresh_s``. The capabilities are decided from these members'
+versions (``live_workers``), so that every sidecar of the cluster decides the same.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ..storage.consumer_groups import GroupDescription, GroupMember
 from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
 from ..view.fences import FenceHolder
+from .cluster_versions import LiveWorkers
 from .fence import ConnectorFence
 from .ports import WorkerGroup, Workers
 
@@ -111,6 +113,12 @@ class ClusterMembership:
         if self._fence is None:
             return last
         return replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
+
+    async def live_workers(self) -> LiveWorkers:
+        """Every live member's version, as the capabilities read them (``cluster_versions.GroupVersions``): a
+        member without a URL is named by its member id, its version unknown."""
+        read = await self.read()
+        return LiveWorkers(read.group, {w.url or w.member_id: w.version for w in read.workers}, read.error)
 
     async def _read_now(self) -> Membership:
         read_at = self._clock()

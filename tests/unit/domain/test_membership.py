@@ -4,6 +4,7 @@ protocol's bytes, each worker's version from its GET /."""
 from __future__ import annotations
 
 from control_plane.domain.membership import ClusterMembership
+from control_plane.storage.consumer_groups import GroupMember
 from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
 
 
@@ -67,3 +68,23 @@ async def test_a_group_that_cannot_be_read_says_why() -> None:
     group.failing = "CoordinatorNotAvailableError"
     read = await membership(group, FakeWorkers(), [1.0]).read()
     assert read.workers == () and read.error is not None and "CoordinatorNotAvailableError" in read.error
+
+
+async def test_the_live_workers_the_capabilities_read() -> None:
+    group = FakeWorkerGroup(
+        member("m1", "http://w1:8083/", "m1", "http://w1:8083/"),
+        GroupMember("m2", "connect-2", "/127.0.0.1", b"\x00", b""),  # bytes that are not Connect's: no URL
+    )
+    workers = FakeWorkers()
+    workers.answers[("GET", "/")] = (200, b'{"version":"3.4.1"}')
+    members = membership(group, workers, [1.0])
+    live = await members.live_workers()
+    assert (live.group, dict(live.versions), live.error) == (
+        "connect-cluster",
+        {"http://w1:8083": "3.4.1", "m2": None},  # a member without a URL: named by its id, its version unknown
+        None,
+    )
+    group.failing = "CoordinatorNotAvailableError"
+    unread = await membership(group, workers, [1.0]).live_workers()
+    assert (unread.group, dict(unread.versions)) == ("connect-cluster", {})
+    assert unread.error is not None and "CoordinatorNotAvailableError" in unread.error
