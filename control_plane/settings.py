@@ -240,7 +240,8 @@ class Settings(BaseSettings):
     (``order`` before 4.2)."""
     advertised_version: Literal["effective", "worker"] = "effective"
     """What ``GET /`` says the version is: ``effective``, the newest Connect release whose whole REST API the
-    sidecar provides on this cluster; ``worker``, the worker's own answer."""
+    sidecar provides on this cluster; ``worker``, the workers' own: the answering worker's ``GET /`` with the
+    oldest live worker's version (the same on every sidecar during a rolling upgrade)."""
     health_check_timeout_s: float = Field(10.0, gt=0)
     """``GET /health`` on workers before 3.9: how long their herder may take to answer (Connect's own
     10 s)."""

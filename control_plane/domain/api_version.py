@@ -42,12 +42,14 @@ def provided(decision: Decision, worker: Version) -> bool:
 
 
 def advertised_version(capabilities: Capabilities, *, effective: bool) -> str | None:
-    """The version ``GET /`` shows (and ``/_sidecar/capabilities`` names): None for the workers' own
-    (``advertised_version=worker``, or no worker reported its version yet)."""
+    """The version ``GET /`` shows (and ``/_sidecar/capabilities`` names): the effective one, or with
+    ``advertised_version=worker`` the workers' own, the version that decides (the oldest live worker's:
+    during a rolling upgrade every sidecar says the same, whichever worker answers); None before any worker
+    reported its version."""
     worker = capabilities.version
-    if not effective or worker is None:
+    if worker is None:
         return None
-    return str(effective_version(worker, capabilities.decisions))
+    return str(effective_version(worker, capabilities.decisions)) if effective else str(worker)
 
 
 def effective_version(worker: Version, decisions: Mapping[Feature, Decision]) -> Version:

@@ -65,7 +65,7 @@ class CapabilitiesInfo(Open):
     )
     detected_at: float | None
     features: dict[str, FeatureDecision]
-    advertised_version: str | None = Field(description="what GET / advertises (null: the worker's own)")
+    advertised_version: str | None = Field(description="what GET / advertises (null: no worker reported its version)")
     kafka_writes: KafkaWritesInfo | None = Field(
         None, description="the sidecar's one write path to Kafka: the topics written through it, its retry bounds"
     )

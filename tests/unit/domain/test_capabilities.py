@@ -218,6 +218,24 @@ async def test_capabilities_follow_the_oldest_worker(router: respx.MockRouter, s
     assert body["features"]["offsets_alter_reset"]["mode"] == "emulated"
 
 
+@pytest.mark.parametrize(
+    ("advertised", "shown"),
+    [pytest.param("worker", "3.5.0", id="the-workers-own"), pytest.param("effective", "4.3.1", id="effective")],
+)
+async def test_get_root_shows_the_version_of_the_oldest_worker_whichever_answers(
+    router: respx.MockRouter, serve, advertised: str, shown: str
+) -> None:
+    versions = {"w1": "3.6.0", "w2": "3.5.0"}
+    router["root"].mock(side_effect=lambda request: root(versions[request.url.host]))
+    settings = load_settings(connect_urls=f"{W1},{W2}", advertised_version=advertised)
+    async with serve(settings=settings) as running:
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
+        answer = (await running.client.get("/")).json()
+        capabilities = (await running.client.get("/_sidecar/capabilities")).json()
+    assert answer == {"version": shown, "commit": "abc", "kafka_cluster_id": "k"}  # w1's answer, but for its version
+    assert capabilities["advertised_version"] == shown
+
+
 async def test_capabilities_from_the_workers_that_answer(router: respx.MockRouter, serve) -> None:
     router["root"].mock(
         side_effect=lambda request: root("4.3.1") if request.url.host == "w2" else httpx.Response(503, text="starting")
