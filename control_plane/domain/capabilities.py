@@ -406,9 +406,12 @@ class Capabilities:
             except Exception:
                 log.exception("capability detection failed")
                 ok = False
-            # until a worker has answered once, try again soon; then at the configured pace
-            await asyncio.sleep(self._refresh_s if ok else delay)
-            delay = min(delay * 2, self._refresh_s)
+            # until a worker has answered, and while a live worker's version is unknown (one that does not
+            # answer; the group rebalancing, as it does when a worker joins or leaves), try again soon (backing
+            # off); then at the configured pace
+            settled = ok and self.unknown is None
+            await asyncio.sleep(self._refresh_s if settled else delay)
+            delay = 0.5 if settled else min(delay * 2, self._refresh_s)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ from control_plane.domain.cluster_versions import LiveWorkers, deciding_versions
 from control_plane.settings import FeatureMode, load_settings
 from tests.support.fakes import FakeWorkers
 from tests.support.ports import free_port
+from tests.support.waiting import eventually
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
@@ -479,3 +480,24 @@ def test_deciding_versions(
     assert seen.versions == versions
     assert seen.unknown is None if unknown is None else unknown in (seen.unknown or "")
     assert seen.group == (None if live is None else "g")
+
+
+async def test_a_live_worker_of_unknown_version_is_asked_again_soon() -> None:
+    """The group rebalancing as a worker joins (its members' URLs are not in the answer then): the sidecar
+    starting with that worker decides from the versions known, then again within a second, not a refresh
+    period later."""
+    group = FakeGroupVersions()
+    group.versions = {W1: "4.3.1", "connect-2-member-id": None}
+    capabilities = in_front_of("4.3.1", group)  # refresh_s=60
+
+    async def decided_by() -> Version | None:
+        return capabilities.version
+
+    await capabilities.start()
+    try:
+        assert await capabilities.wait_detected(1.0) and capabilities.unknown is not None
+        group.versions = {W1: "4.3.1", W2: "3.4.1"}  # the group stable again: an old worker in it
+        await eventually(decided_by, lambda v: str(v) == "3.4.1", timeout_s=2, what="3.4.1 deciding")
+        assert capabilities.unknown is None
+    finally:
+        await capabilities.stop()
