@@ -363,7 +363,9 @@ class Capabilities:
         if self._group is None:
             answers, live = await self._workers.worker_versions(), None
         else:
-            answers, live = await asyncio.gather(self._workers.worker_versions(), self._group.live_workers())
+            # the group read within the bound of a request's wait for the first decision
+            group = self._group.live_workers(self._first_wait_s)
+            answers, live = await asyncio.gather(self._workers.worker_versions(), group)
         if self._on_answer:
             for url, answer in answers.items():
                 self._on_answer(url, answer is not None)

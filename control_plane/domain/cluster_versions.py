@@ -34,9 +34,10 @@ class LiveWorkers:
 
 
 class GroupVersions(Protocol):
-    """The port ``Capabilities`` reads the group through (``membership.ClusterMembership``)."""
+    """The port ``Capabilities`` reads the group through (``membership.ClusterMembership``): a group not
+    read within ``timeout_s`` is one that could not be read."""
 
-    async def live_workers(self) -> LiveWorkers: ...
+    async def live_workers(self, timeout_s: float) -> LiveWorkers: ...
 
 
 @dataclass(frozen=True)

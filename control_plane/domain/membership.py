@@ -114,10 +114,16 @@ class ClusterMembership:
             return last
         return replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
 
-    async def live_workers(self) -> LiveWorkers:
+    async def live_workers(self, timeout_s: float) -> LiveWorkers:
         """Every live member's version, as the capabilities read them (``cluster_versions.GroupVersions``): a
-        member without a URL is named by its member id, its version unknown."""
-        read = await self.read()
+        member without a URL (none has one while the group rebalances) is named by its member id, its version
+        unknown. Bounded by ``timeout_s``: Kafka's own bound on the read (twice its request timeout) would
+        hold the first decision back as long."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                read = await self.read()
+        except TimeoutError:
+            return LiveWorkers(self._group_id, {}, f"DescribeGroups not answered within {timeout_s:g} s")
         return LiveWorkers(read.group, {w.url or w.member_id: w.version for w in read.workers}, read.error)
 
     async def _read_now(self) -> Membership:

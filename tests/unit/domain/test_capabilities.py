@@ -370,7 +370,7 @@ class FakeGroupVersions:
         self.versions = {f"http://{host}:8083": version for host, version in versions.items()}
         self.error: str | None = None
 
-    async def live_workers(self) -> LiveWorkers:
+    async def live_workers(self, timeout_s: float) -> LiveWorkers:
         return LiveWorkers("connect-cluster", dict(self.versions), self.error)
 
 
