@@ -3,7 +3,7 @@
 Clients gate features on that version (kcctl refuses stop and offsets below 3.5 and 3.6, and sends
 cluster-wide logger changes from 3.7 on). The sidecar advertises the newest Connect release whose whole
 REST API it provides on this cluster: every feature of ``capabilities.FEATURES`` that a release has is
-either the workers' own (the oldest worker has it) or the sidecar's (emulated). A feature the workers lack
+either the workers' own (the oldest live worker has it) or the sidecar's (emulated). A feature the workers lack
 and the sidecar does not emulate (or one forced ``native`` on workers that lack it) caps the version below
 the release that added it. Never higher than the newest release whose API the sidecar knows
 (``NEWEST_KNOWN``), never lower than the workers' own version.

@@ -1,6 +1,7 @@
 """Where it is decided whether the workers do a feature themselves or the sidecar does it for them.
 
-Everything about that decision is in this file:
+Everything about that decision is in this file (the versions that decide it are gathered in
+``cluster_versions``):
 
 - ``Feature``: the features of the proposals, a typed enum; ``FEATURES`` says, for each, the first
   Connect release that has it natively and what the sidecar does on older workers (``emulation``, or
