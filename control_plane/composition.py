@@ -186,15 +186,6 @@ async def running(
         upstream = build_upstream(settings, metrics, transport)
         started.push_async_callback(upstream.aclose)
         view = build_view(settings, metrics)
-        capabilities = Capabilities(
-            upstream,
-            {Feature(name): mode for name, mode in settings.feature_modes().items()},
-            refresh_s=settings.capability_refresh_s,
-            first_detection_wait_s=settings.upstream_connect_timeout_s,
-            # the view serves topic tracking when it answers reads and the worker's switches are known
-            view_answers=view is not None and settings.read_from == "view" and settings.tracking_switches_known,
-            on_answer=metrics.worker_answered,
-        )
         status_writer = build_status_writer(settings, metrics, status_producer, writes)
         kafka = client_kwargs(settings)
         write_timeout_ms = settings.emulation_request_timeout_ms
@@ -209,37 +200,6 @@ async def running(
             started.push_async_callback(config_log.stop)
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
-        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
-        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
-        plugin_versions = PluginVersions(capabilities, catalog)
-        probe = (
-            WorkerProbe(
-                upstream,
-                view,
-                catalog,
-                interval_s=settings.worker_probe_s,
-                plugins_refresh_s=settings.capability_refresh_s,
-            )
-            if view
-            else None
-        )
-        tracking = (
-            TopicTracking(
-                view.state,
-                status_writer,
-                enabled=settings.topic_tracking_enable,
-                allow_reset=settings.topic_tracking_allow_reset,
-            )
-            if view
-            else None
-        )
-        topic_creation = TopicCreation(  # KIP-158: the sidecar's own checks and preview, with the broker
-            TopicAdmin(kafka, write_timeout_ms),
-            worker_enabled=settings.topic_creation_enable,
-            plugin_types=lambda: view.state.plugin_types if view else {},
-            active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
-            connector_admins=connector_admins(settings, write_timeout_ms),
-        )
         sidecars = (
             SidecarTopic(
                 settings.sidecars_topic_name,
@@ -279,6 +239,56 @@ async def running(
             )
             if sidecars and view
             else None
+        )
+        membership = ClusterMembership(
+            groups,
+            upstream,
+            settings.group_id,
+            version_timeout_s=settings.worker_probe_timeout_s,
+            fence=fence,
+            presence=presence,
+        )
+        capabilities = Capabilities(
+            upstream,
+            {Feature(name): mode for name, mode in settings.feature_modes().items()},
+            # the versions of every live worker of the group decide, not only the given workers'
+            group=membership if settings.workers_group_known else None,
+            refresh_s=settings.capability_refresh_s,
+            first_detection_wait_s=settings.upstream_connect_timeout_s,
+            # the view serves topic tracking when it answers reads and the worker's switches are known
+            view_answers=view is not None and settings.read_from == "view" and settings.tracking_switches_known,
+            on_answer=metrics.worker_answered,
+        )
+        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
+        plugin_versions = PluginVersions(capabilities, catalog)
+        probe = (
+            WorkerProbe(
+                upstream,
+                view,
+                catalog,
+                interval_s=settings.worker_probe_s,
+                plugins_refresh_s=settings.capability_refresh_s,
+            )
+            if view
+            else None
+        )
+        tracking = (
+            TopicTracking(
+                view.state,
+                status_writer,
+                enabled=settings.topic_tracking_enable,
+                allow_reset=settings.topic_tracking_allow_reset,
+            )
+            if view
+            else None
+        )
+        topic_creation = TopicCreation(  # KIP-158: the sidecar's own checks and preview, with the broker
+            TopicAdmin(kafka, write_timeout_ms),
+            worker_enabled=settings.topic_creation_enable,
+            plugin_types=lambda: view.state.plugin_types if view else {},
+            active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
+            connector_admins=connector_admins(settings, write_timeout_ms),
         )
         # the one step of a write under a precondition, fenced among the sidecars
         connector_writes = ConnectorWrites(view, groups, read_back_s, fence)
@@ -350,14 +360,7 @@ async def running(
                 advertise_effective=advertise_effective,
             ),
             writes=connector_writes,
-            membership=ClusterMembership(
-                groups,
-                upstream,
-                settings.group_id,
-                version_timeout_s=settings.worker_probe_timeout_s,
-                fence=fence,
-                presence=presence,
-            ),
+            membership=membership,
         )
         metrics.watch_states(herder.reads.state_gauges)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)

@@ -249,7 +249,8 @@ class Settings(BaseSettings):
     (``order`` before 4.2)."""
     advertised_version: Literal["effective", "worker"] = "effective"
     """What ``GET /`` says the version is: ``effective``, the newest Connect release whose whole REST API the
-    sidecar provides on this cluster; ``worker``, the worker's own answer."""
+    sidecar provides on this cluster; ``worker``, the workers' own: the answering worker's ``GET /`` with the
+    oldest live worker's version (the same on every sidecar during a rolling upgrade)."""
     health_check_timeout_s: float = Field(10.0, gt=0)
     """``GET /health`` on workers before 3.9: how long their herder may take to answer (Connect's own
     10 s)."""
@@ -469,6 +470,13 @@ class Settings(BaseSettings):
         """``advertised_url``, or its default."""
         host = self.worker_advertised_host_name or socket.gethostname()
         return self.advertised_url or f"http://{host}:{self.port}"
+
+    @property
+    def workers_group_known(self) -> bool:
+        """Whether the sidecar knows the Kafka cluster of the workers' group, to read who is in it: the
+        worker's properties file was read, or ``bootstrap_servers`` was set. Otherwise the capabilities are
+        decided from the given workers alone (``localhost:9092``, the default, is only a guess)."""
+        return self.worker_properties is not None or "bootstrap_servers" in self.model_fields_set
 
     @property
     def sidecars_topic_name(self) -> str:

@@ -4,7 +4,8 @@ whether the workers do it natively or the sidecar emulates it. Never imports Sta
 The spine, the top-level modules, is what every feature shares:
 
 - ``herder``: ``Herder``, one facade per feature (``herder.offsets.stop(name)``), and its own ``forward``;
-- ``capabilities``: ``Capabilities``, per feature native or emulated, from the workers' versions and the
+- ``capabilities``: ``Capabilities``, per feature native or emulated, from the oldest live worker's
+  ``version`` (``cluster_versions``: the given workers' and every member's of the workers' group) and the
   settings;
 - ``read_rule``: ``ReadRule``, who answers a read (the view or a worker) and how fresh its answer is;
 - ``outcomes``: what a feature answers (``Answer``, ``Refusal``, ``Forward``, ``Accepted``, ``Done``, ...);

@@ -3,7 +3,7 @@
 Clients gate features on that version (kcctl refuses stop and offsets below 3.5 and 3.6, and sends
 cluster-wide logger changes from 3.7 on). The sidecar advertises the newest Connect release whose whole
 REST API it provides on this cluster: every feature of ``capabilities.FEATURES`` that a release has is
-either the workers' own (the oldest worker has it) or the sidecar's (emulated). A feature the workers lack
+either the workers' own (the oldest live worker has it) or the sidecar's (emulated). A feature the workers lack
 and the sidecar does not emulate (or one forced ``native`` on workers that lack it) caps the version below
 the release that added it. Never higher than the newest release whose API the sidecar knows
 (``NEWEST_KNOWN``), never lower than the workers' own version.
@@ -42,12 +42,14 @@ def provided(decision: Decision, worker: Version) -> bool:
 
 
 def advertised_version(capabilities: Capabilities, *, effective: bool) -> str | None:
-    """The version ``GET /`` shows (and ``/_sidecar/capabilities`` names): None for the workers' own
-    (``advertised_version=worker``, or no worker reported its version yet)."""
+    """The version ``GET /`` shows (and ``/_sidecar/capabilities`` names): the effective one, or with
+    ``advertised_version=worker`` the workers' own, the version that decides (the oldest live worker's:
+    during a rolling upgrade every sidecar says the same, whichever worker answers); None before any worker
+    reported its version."""
     worker = capabilities.version
-    if not effective or worker is None:
+    if worker is None:
         return None
-    return str(effective_version(worker, capabilities.decisions))
+    return str(effective_version(worker, capabilities.decisions)) if effective else str(worker)
 
 
 def effective_version(worker: Version, decisions: Mapping[Feature, Decision]) -> Version:

@@ -1,27 +1,32 @@
 """Where it is decided whether the workers do a feature themselves or the sidecar does it for them.
 
-Everything about that decision is in this file:
+Everything about that decision is in this file (the versions that decide it are gathered in
+``cluster_versions``):
 
 - ``Feature``: the features of the proposals, a typed enum; ``FEATURES`` says, for each, the first
   Connect release that has it natively and what the sidecar does on older workers (``emulation``, or
   None where the sidecar does not emulate it: then the feature is ``unavailable`` on such workers);
 - ``FeatureMode``: the operator's setting per feature (``auto``, or forced ``native`` / ``emulated``);
-- ``decide``: pure, from the oldest worker version and the settings, one ``Decision`` per feature;
-- ``Capabilities``: keeps the decisions current (every worker's ``GET /`` at start, then every
-  ``refresh_s``; during a rolling upgrade the oldest version that answers decides, so a feature is used
-  natively only once every worker has it), and ``mode(feature)``, the one question the herder
-  asks before each request: before any worker reported its version (just after start) it waits for one a
-  bounded moment; when none does, the request goes to the workers (their own answer, or Connect's 503)
-  rather than a guess.
+- ``decide``: pure, from the version that decides (the oldest live worker's) and the settings, one
+  ``Decision`` per feature;
+- ``Capabilities``: keeps the decisions current (the workers' ``GET /`` at start, then every
+  ``refresh_s``), and ``mode(feature)``, the one question the herder asks before each request: before any
+  worker reported its version (just after start) it waits for one a bounded moment; when none does, the
+  request goes to the workers (their own answer, or Connect's 503) rather than a guess.
+
+The version that decides is the oldest of the cluster's live workers, not only of the workers this sidecar
+was given: with the workers' group every member's version counts (``cluster_versions``), so during a
+rolling upgrade a feature is used natively only once every live worker has it, every sidecar of the cluster
+decides the same, and once the last old worker has left the group the features turn native at the next
+refresh. While a live worker's version is unknown the decision moves to an older version only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -29,6 +34,8 @@ import structlog
 
 from ..background import cancel_and_wait
 from ..modes import FeatureMode
+from .cluster_versions import GroupVersions, deciding_versions
+from .version import Version
 
 log = structlog.get_logger(__name__)
 
@@ -56,48 +63,6 @@ class Mode(StrEnum):
     NATIVE = "native"  # the workers do it; requests go through to them
     EMULATED = "emulated"  # the sidecar does it, through Connect's internal topics
     UNAVAILABLE = "unavailable"  # the workers lack it and the sidecar does not emulate it
-
-
-@dataclass(frozen=True, order=True)
-class Version:
-    parts: tuple[int, int, int]
-    text: str = field(compare=False, default="")
-
-    @classmethod
-    def parse(cls, text: str) -> Version | None:
-        """``4.3.1``, ``3.7.0-SNAPSHOT`` -> the numeric release; None if there is none.
-
-        Confluent Platform builds (``7.6.0-ccs``, ``7.4.1-ce``) report the platform's version: they
-        are read as the Apache Kafka release they ship (CP 7.6 is Kafka 3.6, CP 8.1 is Kafka 4.1).
-        """
-        match = re.match(r"\s*(\d+)(?:\.(\d+))?(?:\.(\d+))?(-c[ce]s?\b)?", text or "")
-        if not match:
-            return None
-        major, minor, patch = (int(g) if g else 0 for g in match.groups()[:3])
-        if match.group(4):
-            major, minor = _kafka_of_confluent(major, minor)
-        return cls((major, minor, patch), text.strip())
-
-    @classmethod
-    def of(cls, text: str) -> Version:
-        version = cls.parse(text)
-        if version is None:
-            raise ValueError(f"not a version: {text!r}")
-        return version
-
-    def __str__(self) -> str:
-        return self.text or ".".join(map(str, self.parts))
-
-
-def _kafka_of_confluent(major: int, minor: int) -> tuple[int, int]:
-    """Confluent Platform major.minor -> the Apache Kafka major.minor it is built on."""
-    if major >= 7:  # CP 7.x ships Kafka 3.x, CP 8.x Kafka 4.x
-        return major - 4, minor
-    if major == 6:  # CP 6.0, 6.1, 6.2 ship Kafka 2.6, 2.7, 2.8
-        return 2, 6 + minor
-    if major == 5:  # CP 5.0 ... 5.5 ship Kafka 2.0 ... 2.5
-        return 2, minor
-    return major, minor
 
 
 @dataclass(frozen=True)
@@ -311,19 +276,21 @@ def decide(
 
 
 class WorkerVersions(Protocol):
-    """The port the detection reads: every worker's ``GET /`` version, None where it did not answer."""
+    """The port the detection reads: every given worker's ``GET /`` version, None where it did not answer."""
 
     async def worker_versions(self) -> dict[str, str | None]: ...
 
 
 class Capabilities:
-    """Keeps the per-feature decisions in step with the versions the workers report."""
+    """Keeps the per-feature decisions in step with the versions the cluster's live workers report: the given
+    workers' and, with ``group``, every member's of the workers' group (``cluster_versions``)."""
 
     def __init__(
         self,
         workers: WorkerVersions,
         modes: Mapping[Feature, FeatureMode],
         *,
+        group: GroupVersions | None = None,
         refresh_s: float,
         first_detection_wait_s: float,
         view_answers: bool = False,
@@ -331,14 +298,17 @@ class Capabilities:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._workers = workers
+        self._group = group
         self._view_answers = view_answers
         self._on_answer = on_answer
         self._modes = dict(modes)
         self._refresh_s = refresh_s
         self._first_wait_s = first_detection_wait_s
         self._clock = clock
-        self.worker_versions: dict[str, str] = {}
-        self.version: Version | None = None
+        self.worker_versions: dict[str, str | None] = {}  # the workers that decided (None: version unknown)
+        self.group: str | None = None  # the workers' group they were read with (None: the given workers alone)
+        self.unknown: str | None = None  # why a live worker's version is unknown, and what was decided then
+        self.version: Version | None = None  # the version that decides: the oldest live worker's
         self.detected_at: float | None = None
         self.decisions = decide(None, self._modes, view_answers=view_answers)
         self._task: asyncio.Task[None] | None = None
@@ -349,12 +319,12 @@ class Capabilities:
         return self.version is not None
 
     def worker_has(self, since: Version) -> bool:
-        """Whether the oldest worker that answered is ``since`` or newer; True before any answered (the
-        newest behaviour)."""
+        """Whether the version that decides (the oldest live worker's) is ``since`` or newer; True before any
+        worker answered (the newest behaviour)."""
         return self.version is None or self.version >= since
 
     def workers_do(self, feature: Feature) -> bool:
-        """Whether the workers that answered all have ``feature`` natively and no setting forces the
+        """Whether the live workers all have ``feature`` natively and no setting forces the
         sidecar's emulation: where the sidecar serves a feature's reads from the view (``view_served``),
         its writes still go to such workers."""
         spec = SPECS[feature]
@@ -387,21 +357,34 @@ class Capabilities:
         return self.decisions[feature].mode
 
     async def refresh(self) -> bool:
-        answers = await self._workers.worker_versions()
+        """Decide again from the versions the live workers report now; False when no version is known.
+
+        While a live worker's version is unknown the version that decides may go down (an older worker
+        is known), never up: the worker not heard from may be the old one."""
+        if self._group is None:
+            answers, live = await self._workers.worker_versions(), None
+        else:
+            # the group read within the bound of a request's wait for the first decision
+            group = self._group.live_workers(self._first_wait_s)
+            answers, live = await asyncio.gather(self._workers.worker_versions(), group)
         if self._on_answer:
             for url, answer in answers.items():
                 self._on_answer(url, answer is not None)
-        versions = {url: v for url, v in answers.items() if v is not None}
-        parsed = [p for p in (Version.parse(v) for v in versions.values()) if p is not None]
-        if not parsed:
+        seen = deciding_versions(answers, live)
+        oldest = seen.oldest
+        if oldest is None:
             return False
-        oldest = min(parsed)
-        if oldest != self.version or versions != self.worker_versions:
-            log.info("capabilities detected", worker_versions=versions, version=str(oldest))
-        self.worker_versions = versions
-        self.version = oldest
+        version, unknown = oldest, None
+        if seen.unknown is not None and self.version is not None and oldest > self.version:
+            version, unknown = self.version, f"{seen.unknown}: {self.version} kept until every live worker's is known"
+        elif seen.unknown is not None:
+            unknown = f"{seen.unknown}: {oldest} decided by the versions known"
+        if version != self.version or seen.versions != self.worker_versions or unknown != self.unknown:
+            log.info("capabilities detected", worker_versions=seen.versions, version=str(version), unknown=unknown)
+        self.worker_versions, self.group, self.unknown = seen.versions, seen.group, unknown
+        self.version = version
         self.detected_at = self._clock()
-        self.decisions = decide(oldest, self._modes, view_answers=self._view_answers)
+        self.decisions = decide(version, self._modes, view_answers=self._view_answers)
         self._detected.set()
         return True
 
@@ -426,14 +409,19 @@ class Capabilities:
             except Exception:
                 log.exception("capability detection failed")
                 ok = False
-            # until a worker has answered once, try again soon; then at the configured pace
-            await asyncio.sleep(self._refresh_s if ok else delay)
-            delay = min(delay * 2, self._refresh_s)
+            # until a worker has answered, and while a live worker's version is unknown (one that does not
+            # answer; the group rebalancing, as it does when a worker joins or leaves), try again soon (backing
+            # off); then at the configured pace
+            settled = ok and self.unknown is None
+            await asyncio.sleep(self._refresh_s if settled else delay)
+            delay = 0.5 if settled else min(delay * 2, self._refresh_s)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "worker_version": str(self.version) if self.version else None,
             "worker_versions": self.worker_versions,
+            "group": self.group,
+            "unknown": self.unknown,
             "detected_at": self.detected_at,
             "features": {feature.value: d.as_dict() for feature, d in self.decisions.items()},
         }

@@ -7,7 +7,8 @@ metadata, and the leader's assignment names the leader and its URL (``ConnectPro
 from the assignment: with the incremental cooperative protocols it holds only what the last rebalance
 changed. A worker that leaves is out of the
 group once it has left or its session timed out (``session.timeout.ms``), so the answer forgets it within
-that bound; it is read again at most every ``refresh_s``.
+that bound; it is read again at most every ``refresh_s``. The capabilities are decided from these members'
+versions (``live_workers``), so that every sidecar of the cluster decides the same.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
 from ..view.fences import FenceHolder
 from ..view.sidecars import KnownSidecar
+from .cluster_versions import LiveWorkers
 from .fence import ConnectorFence
 from .ports import WorkerGroup, Workers
 from .presence import Presence
@@ -129,6 +131,18 @@ class ClusterMembership:
         if self._presence is not None:
             last = replace(last, sidecars=tuple(self._presence.live()))
         return last
+
+    async def live_workers(self, timeout_s: float) -> LiveWorkers:
+        """Every live member's version, as the capabilities read them (``cluster_versions.GroupVersions``): a
+        member without a URL (none has one while the group rebalances) is named by its member id, its version
+        unknown. Bounded by ``timeout_s``: Kafka's own bound on the read (twice its request timeout) would
+        hold the first decision back as long."""
+        try:
+            async with asyncio.timeout(timeout_s):
+                read = await self.read()
+        except TimeoutError:
+            return LiveWorkers(self._group_id, {}, f"DescribeGroups not answered within {timeout_s:g} s")
+        return LiveWorkers(read.group, {w.url or w.member_id: w.version for w in read.workers}, read.error)
 
     async def _read_now(self) -> Membership:
         read_at = self._clock()

@@ -144,7 +144,7 @@ class ReadRule:
         return self.capabilities.decision(Feature.STOP_AND_OFFSETS_READ).mode is Mode.EMULATED
 
     def ignores_stale_unassigned(self) -> bool:
-        """The status rule of the workers' version (the oldest that answers; 3.6+'s before any did)."""
+        """The status rule of the workers' version (the oldest live worker's; 3.6+'s before any answered)."""
         version = self.capabilities.version
         return version is None or version >= STALE_UNASSIGNED_IGNORED_SINCE
 

@@ -50,11 +50,22 @@ class KafkaWritesInfo(BaseModel):
 
 
 class CapabilitiesInfo(Open):
-    worker_version: str | None
-    worker_versions: dict[str, str | None]
+    worker_version: str | None = Field(description="the version that decides: the oldest live worker's")
+    worker_versions: dict[str, str | None] = Field(
+        description="the workers that decided: the given workers that answered GET / and every live member of the "
+        "workers' group (null: its version is unknown)"
+    )
+    group: str | None = Field(
+        None, description="the workers' group whose live members decided too (null: the given workers alone)"
+    )
+    unknown: str | None = Field(
+        None,
+        description="why a live worker's version is unknown (null: none is); until it is known the version that "
+        "decides can go down, not up",
+    )
     detected_at: float | None
     features: dict[str, FeatureDecision]
-    advertised_version: str | None = Field(description="what GET / advertises (null: the worker's own)")
+    advertised_version: str | None = Field(description="what GET / advertises (null: no worker reported its version)")
     kafka_writes: KafkaWritesInfo | None = Field(
         None, description="the sidecar's one write path to Kafka: the topics written through it, its retry bounds"
     )

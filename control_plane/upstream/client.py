@@ -321,6 +321,20 @@ class ConnectUpstream:
         headers, framing = _split_framing(raw_headers)
         return UpstreamResponse(status, headers, body, worker, framing=framing)
 
+    def _reach(self, worker: str) -> None:
+        """What the lean path needs of a worker it was not given, derived once (as for the given ones)."""
+        if worker in self._origins:
+            return
+        try:
+            url = httpx.URL(worker)
+        except httpx.InvalidURL:
+            url = httpx.URL()
+        if url.scheme not in ("http", "https") or not url.host:
+            raise WorkerUnreachable(worker, "not an http or https URL")
+        self._origins[worker] = _origin(worker)
+        if (endpoint := _plain_http(worker)) is not None:
+            self._plain_http[worker] = endpoint
+
     def _suspect(self, worker: str) -> None:
         """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""
         self._down_until[worker] = time.monotonic() + self._worker_down_s
@@ -437,8 +451,10 @@ class ConnectUpstream:
         )
 
     async def send_to(self, worker: str, request: UpstreamRequest, timeout_s: float | None = None) -> UpstreamResponse:
-        """``request`` to one given worker (one of ``workers``), no failover, no retry; ``UpstreamTimeout``
-        when it does not answer within ``timeout_s``."""
+        """``request`` to one given worker, no failover, no retry; ``UpstreamTimeout`` when it does not answer
+        within ``timeout_s``. The worker may be one the sidecar was not given (another member of the
+        workers' group): it is reached as the given ones are."""
+        self._reach(worker)
         try:
             async with asyncio.timeout(timeout_s):
                 return await self._send_once(worker, request)

@@ -266,22 +266,29 @@ def test_plugin_paths(version: str) -> list[str]:
     return [str(versioned_plugins.build(lib.classpath, lib.classpath.parent / "test-plugins"))]
 
 
-def start_connect(name: str, version: str, bootstrap: str) -> Proc:
+def start_connect(
+    name: str, version: str, bootstrap: str, cluster: str | None = None, properties: dict[str, str] | None = None
+) -> Proc:
+    """A Connect worker, its config and log named ``name``, in the Connect cluster ``cluster``: the group.id
+    and the prefix of the three internal topics. By default a cluster of its own (``name``); another
+    worker's name makes it a second worker of that one's cluster (of another version: a rolling upgrade).
+    ``properties``: worker properties over the ones below."""
     port = free_port()
     lib = jars.resolve(version)
     log = STACK / "logs" / f"{name}.log"
+    group = cluster or name
     props = write_props(
         STACK / "config" / f"{name}.properties",
         {
             "bootstrap.servers": bootstrap,
-            "group.id": name,
+            "group.id": group,
             "key.converter": "org.apache.kafka.connect.json.JsonConverter",
             "value.converter": "org.apache.kafka.connect.json.JsonConverter",
             "key.converter.schemas.enable": "false",
             "value.converter.schemas.enable": "false",
-            "config.storage.topic": f"{name}-configs",
-            "offset.storage.topic": f"{name}-offsets",
-            "status.storage.topic": f"{name}-status",
+            "config.storage.topic": f"{group}-configs",
+            "offset.storage.topic": f"{group}-offsets",
+            "status.storage.topic": f"{group}-status",
             "config.storage.replication.factor": "1",
             "offset.storage.replication.factor": "1",
             "status.storage.replication.factor": "1",
@@ -293,6 +300,7 @@ def start_connect(name: str, version: str, bootstrap: str) -> Proc:
             "scheduled.rebalance.max.delay.ms": "10000",
             # the default from 3.0 on (KIP-722); 2.8's default, None, refuses every client override
             "connector.client.config.override.policy": "All",
+            **(properties or {}),
         },
     )
     proc = spawn(name, java_cmd(version, "org.apache.kafka.connect.cli.ConnectDistributed", [str(props)], log), log)

@@ -433,6 +433,16 @@ def test_the_tracking_switches_are_known_from_the_worker_file_or_when_both_are_s
     assert load_settings(topic_tracking_enable=True, topic_tracking_allow_reset=False).tracking_switches_known
 
 
+def test_the_workers_group_is_read_with_the_worker_file_or_bootstrap_servers_set(
+    worker_file, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert load_settings(worker_properties=worker_file()).workers_group_known
+    assert load_settings(bootstrap_servers="kafka:9092").workers_group_known
+    assert not load_settings(group_id="connect-cluster").workers_group_known  # localhost:9092 is only a guess
+    monkeypatch.setenv("CONTROL_PLANE_BOOTSTRAP_SERVERS", "kafka:9092")
+    assert load_settings().workers_group_known
+
+
 @pytest.mark.parametrize(
     ("settings", "named"),
     [

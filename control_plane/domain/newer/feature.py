@@ -127,12 +127,10 @@ class NewerApi:
     # -- GET / -------------------------------------------------------------------------------------
     async def server_info(self) -> Forward[None]:
         """The worker's answer with the version the sidecar advertises (``domain.api_version``)."""
-        if not self._advertise_effective:
-            return Forward()
         return Forward(rewrite=reshaped(self._advertised))
 
     def _advertised(self, answer: UpstreamResponse) -> UpstreamResponse:
-        """The worker's ``GET /`` with the effective version (its ``commit`` and ``kafka_cluster_id`` kept)."""
+        """The worker's ``GET /`` with the advertised version (its ``commit`` and ``kafka_cluster_id`` kept)."""
         version = advertised_version(self._rule.capabilities, effective=self._advertise_effective)
         if answer.status != 200 or version is None:
             return answer

@@ -230,8 +230,8 @@ class Reads:
         return self._status_writes.snapshot()
 
     def capabilities_info(self) -> dict[str, Any]:
-        """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: the
-        worker's own), and the sidecar's write path to Kafka: which topics it writes through it, its retry
+        """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: no worker
+        reported its version yet), and the sidecar's write path to Kafka: which topics it writes through it, its retry
         bounds (``storage.kafka_writes.KafkaWrites.describe``; None without one)."""
         capabilities = self._rule.capabilities
         advertised = advertised_version(capabilities, effective=self._advertise_effective)

@@ -9,9 +9,12 @@ import httpx
 import pytest
 import respx
 
-from control_plane.domain.capabilities import FEATURES, Feature, Mode, Version, decide
+from control_plane.domain.capabilities import FEATURES, Capabilities, Feature, Mode, Version, decide
+from control_plane.domain.cluster_versions import LiveWorkers, deciding_versions
 from control_plane.settings import FeatureMode, load_settings
+from tests.support.fakes import FakeWorkers
 from tests.support.ports import free_port
+from tests.support.waiting import eventually
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
@@ -186,6 +189,7 @@ async def test_capabilities_endpoint_after_detection(router: respx.MockRouter, s
     body = response.json()
     assert body["worker_version"] == "3.4.1"
     assert body["worker_versions"] == {W1: "3.4.1", W2: "3.4.1"}
+    assert (body["group"], body["unknown"]) == (None, None)  # no Kafka settings: the given workers alone decide
     assert isinstance(body["detected_at"], float)
     modes = {name: f["mode"] for name, f in body["features"].items()}
     assert modes == {
@@ -215,6 +219,24 @@ async def test_capabilities_follow_the_oldest_worker(router: respx.MockRouter, s
     assert body["features"]["offsets_alter_reset"]["mode"] == "emulated"
 
 
+@pytest.mark.parametrize(
+    ("advertised", "shown"),
+    [pytest.param("worker", "3.5.0", id="the-workers-own"), pytest.param("effective", "4.3.1", id="effective")],
+)
+async def test_get_root_shows_the_version_of_the_oldest_worker_whichever_answers(
+    router: respx.MockRouter, serve, advertised: str, shown: str
+) -> None:
+    versions = {"w1": "3.6.0", "w2": "3.5.0"}
+    router["root"].mock(side_effect=lambda request: root(versions[request.url.host]))
+    settings = load_settings(connect_urls=f"{W1},{W2}", advertised_version=advertised)
+    async with serve(settings=settings) as running:
+        assert await running.runtime.herder.capabilities.wait_detected(1.0)
+        answer = (await running.client.get("/")).json()
+        capabilities = (await running.client.get("/_sidecar/capabilities")).json()
+    assert answer == {"version": shown, "commit": "abc", "kafka_cluster_id": "k"}  # w1's answer, but for its version
+    assert capabilities["advertised_version"] == shown
+
+
 async def test_capabilities_from_the_workers_that_answer(router: respx.MockRouter, serve) -> None:
     router["root"].mock(
         side_effect=lambda request: root("4.3.1") if request.url.host == "w2" else httpx.Response(503, text="starting")
@@ -224,6 +246,20 @@ async def test_capabilities_from_the_workers_that_answer(router: respx.MockRoute
         body = (await running.client.get("/_sidecar/capabilities")).json()
     assert body["worker_version"] == "4.3.1"
     assert body["worker_versions"] == {W2: "4.3.1"}
+
+
+async def test_the_workers_group_decides_too_once_its_kafka_is_known(router: respx.MockRouter, serve) -> None:
+    settings = load_settings(connect_urls=W1, bootstrap_servers=f"127.0.0.1:{free_port()}")  # nothing listens
+    async with serve(version="4.3.1", settings=settings) as running:
+        assert await running.runtime.herder.capabilities.refresh()
+        body = (await running.client.get("/_sidecar/capabilities")).json()
+    assert (body["worker_version"], body["worker_versions"], body["group"]) == (
+        "4.3.1",
+        {W1: "4.3.1"},
+        "connect-cluster",
+    )
+    assert body["unknown"].startswith("the live workers of group connect-cluster are unknown (")
+    assert body["unknown"].endswith("): 4.3.1 decided by the versions known")
 
 
 async def test_forced_mode_shows_in_the_endpoint(router: respx.MockRouter, serve) -> None:
@@ -322,3 +358,146 @@ async def test_capabilities_describe_the_write_path_to_kafka(router: respx.MockR
     }
     retries = body["features"]["status_store_retries"]["emulation"]
     assert all(kind in retries for kind in ("status-topic", "config-topic", "offsets-topic", "audit"))
+
+
+# -- every live worker of the cluster decides (the workers' group), not only the given ones
+
+
+class FakeGroupVersions:
+    """The group port: the live members' versions as ``live`` holds them (``error``: the group unreadable)."""
+
+    def __init__(self, **versions: str | None) -> None:
+        self.versions = {f"http://{host}:8083": version for host, version in versions.items()}
+        self.error: str | None = None
+
+    async def live_workers(self, timeout_s: float) -> LiveWorkers:
+        return LiveWorkers("connect-cluster", dict(self.versions), self.error)
+
+
+def in_front_of(version: str | None, group: FakeGroupVersions | None) -> Capabilities:
+    """The capabilities of a sidecar given one worker (w1) of ``version``."""
+    return Capabilities(FakeWorkers(version), {}, group=group, refresh_s=60, first_detection_wait_s=0.1)
+
+
+def stop_mode(capabilities: Capabilities) -> Mode:
+    return capabilities.decision(Feature.STOP_AND_OFFSETS_READ).mode
+
+
+async def test_the_oldest_live_member_decides_and_features_turn_native_once_it_left() -> None:
+    group = FakeGroupVersions(w1="4.3.1", w2="3.4.1")  # a rolling upgrade: w2 not upgraded yet
+    capabilities = in_front_of("4.3.1", group)
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), stop_mode(capabilities)) == ("3.4.1", Mode.EMULATED)
+    shown = capabilities.as_dict()
+    assert shown["worker_versions"] == {W1: "4.3.1", W2: "3.4.1"}
+    assert (shown["group"], shown["unknown"]) == ("connect-cluster", None)
+    del group.versions[W2]  # it left the group
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), stop_mode(capabilities)) == ("4.3.1", Mode.NATIVE)
+    assert capabilities.as_dict()["worker_versions"] == {W1: "4.3.1"}
+
+
+async def test_every_sidecar_of_the_cluster_decides_the_same() -> None:
+    group = FakeGroupVersions(w1="4.3.1", w2="3.4.1")
+    on_new, on_old = in_front_of("4.3.1", group), in_front_of("3.4.1", group)
+    for capabilities in (on_new, on_old):
+        assert await capabilities.refresh()
+    assert on_new.version == on_old.version == Version.of("3.4.1")
+    assert on_new.decisions == on_old.decisions
+
+
+async def test_a_member_of_unknown_version_keeps_the_older_decision() -> None:
+    group = FakeGroupVersions(w1="4.3.1", w2="3.4.1")
+    capabilities = in_front_of("4.3.1", group)
+    assert await capabilities.refresh()
+    group.versions[W2] = None  # its GET / does not answer: it may still be the 3.4.1 worker
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), stop_mode(capabilities)) == ("3.4.1", Mode.EMULATED)
+    shown = capabilities.as_dict()
+    assert shown["worker_versions"] == {W1: "4.3.1", W2: None}
+    assert shown["unknown"] == (
+        f"no version from {W2} (GET / did not answer or named no release): 3.4.1 kept until every live worker's "
+        "is known"
+    )
+    group.versions[W2] = "unknown"  # a version that names no release: unknown as well
+    assert await capabilities.refresh() and str(capabilities.version) == "3.4.1"
+    group.versions[W2] = "4.3.1"  # upgraded: every version known, the decision moves up
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), stop_mode(capabilities), capabilities.unknown) == ("4.3.1", Mode.NATIVE, None)
+
+
+async def test_an_older_version_decides_at_once_even_while_another_is_unknown() -> None:
+    group = FakeGroupVersions(w1="4.3.1", w2=None)
+    capabilities = in_front_of("4.3.1", group)
+    assert await capabilities.refresh()  # the first decision: from the versions known
+    assert str(capabilities.version) == "4.3.1"
+    assert capabilities.unknown is not None and capabilities.unknown.endswith("4.3.1 decided by the versions known")
+    group.versions["http://w3:8083"] = "3.4.1"  # an older worker joins
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), stop_mode(capabilities)) == ("3.4.1", Mode.EMULATED)
+
+
+async def test_a_group_that_cannot_be_read_keeps_the_older_decision() -> None:
+    group = FakeGroupVersions(w1="4.3.1", w2="3.4.1")
+    capabilities = in_front_of("4.3.1", group)
+    assert await capabilities.refresh()
+    group.error = "no answer from Kafka within 60 s"
+    assert await capabilities.refresh()
+    assert str(capabilities.version) == "3.4.1" and capabilities.worker_versions == {W1: "4.3.1"}
+    assert capabilities.unknown == (
+        "the live workers of group connect-cluster are unknown (no answer from Kafka within 60 s): 3.4.1 kept until "
+        "every live worker's is known"
+    )
+
+
+async def test_a_given_worker_that_does_not_answer_and_is_not_in_the_group_decides_nothing() -> None:
+    group = FakeGroupVersions(w2="4.3.1")
+    capabilities = in_front_of(None, group)  # w1 is gone: out of the group, no answer
+    assert await capabilities.refresh()
+    assert (str(capabilities.version), capabilities.worker_versions, capabilities.unknown) == (
+        "4.3.1",
+        {W2: "4.3.1"},
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("given", "live", "versions", "unknown"),
+    [
+        pytest.param({W1: "3.6.0", W2: None}, None, {W1: "3.6.0"}, None, id="no-group-the-answers-alone"),
+        pytest.param({W1: "4.3.1"}, {W1: None}, {W1: "4.3.1"}, None, id="a-given-workers-own-answer-first"),
+        pytest.param({W1: None}, {W1: None}, {W1: None}, f"no version from {W1}", id="neither-answered"),
+        pytest.param({W1: "4.3.1"}, {}, {W1: "4.3.1"}, None, id="not-joined-yet"),
+    ],
+)
+def test_deciding_versions(
+    given: dict[str, str | None],
+    live: dict[str, str | None] | None,
+    versions: dict[str, str | None],
+    unknown: str | None,
+) -> None:
+    seen = deciding_versions(given, None if live is None else LiveWorkers("g", live))
+    assert seen.versions == versions
+    assert seen.unknown is None if unknown is None else unknown in (seen.unknown or "")
+    assert seen.group == (None if live is None else "g")
+
+
+async def test_a_live_worker_of_unknown_version_is_asked_again_soon() -> None:
+    """The group rebalancing as a worker joins (its members' URLs are not in the answer then): the sidecar
+    starting with that worker decides from the versions known, then again within a second, not a refresh
+    period later."""
+    group = FakeGroupVersions()
+    group.versions = {W1: "4.3.1", "connect-2-member-id": None}
+    capabilities = in_front_of("4.3.1", group)  # refresh_s=60
+
+    async def decided_by() -> Version | None:
+        return capabilities.version
+
+    await capabilities.start()
+    try:
+        assert await capabilities.wait_detected(1.0) and capabilities.unknown is not None
+        group.versions = {W1: "4.3.1", W2: "3.4.1"}  # the group stable again: an old worker in it
+        await eventually(decided_by, lambda v: str(v) == "3.4.1", timeout_s=2, what="3.4.1 deciding")
+        assert capabilities.unknown is None
+    finally:
+        await capabilities.stop()

@@ -3,7 +3,10 @@ protocol's bytes, each worker's version from its GET /."""
 
 from __future__ import annotations
 
+import asyncio
+
 from control_plane.domain.membership import ClusterMembership
+from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
 
 
@@ -68,3 +71,37 @@ async def test_a_group_that_cannot_be_read_says_why() -> None:
     group.failing = "CoordinatorNotAvailableError"
     read = await membership(group, FakeWorkers(), [1.0]).read()
     assert read.workers == () and read.error is not None and "CoordinatorNotAvailableError" in read.error
+
+
+async def test_the_live_workers_the_capabilities_read() -> None:
+    group = FakeWorkerGroup(
+        member("m1", "http://w1:8083/", "m1", "http://w1:8083/"),
+        GroupMember("m2", "connect-2", "/127.0.0.1", b"\x00", b""),  # bytes that are not Connect's: no URL
+    )
+    workers = FakeWorkers()
+    workers.answers[("GET", "/")] = (200, b'{"version":"3.4.1"}')
+    members = membership(group, workers, [1.0])
+    live = await members.live_workers(1.0)
+    assert (live.group, dict(live.versions), live.error) == (
+        "connect-cluster",
+        {"http://w1:8083": "3.4.1", "m2": None},  # a member without a URL: named by its id, its version unknown
+        None,
+    )
+    group.failing = "CoordinatorNotAvailableError"
+    unread = await membership(group, workers, [1.0]).live_workers(1.0)
+    assert (unread.group, dict(unread.versions)) == ("connect-cluster", {})
+    assert unread.error is not None and "CoordinatorNotAvailableError" in unread.error
+
+
+async def test_a_group_not_read_in_time_is_one_that_could_not_be_read() -> None:
+    class SlowGroup(FakeWorkerGroup):
+        async def describe(self, group: str) -> GroupDescription:
+            await asyncio.sleep(5)
+            return await super().describe(group)
+
+    live = await membership(SlowGroup(), FakeWorkers(), [1.0]).live_workers(0.05)
+    assert (live.group, dict(live.versions), live.error) == (
+        "connect-cluster",
+        {},
+        "DescribeGroups not answered within 0.05 s",
+    )

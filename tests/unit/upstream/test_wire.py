@@ -179,3 +179,20 @@ async def test_a_worker_that_does_not_answer_times_out() -> None:
                 await upstream._send_once(url, UpstreamRequest("GET", "/connectors"))
         finally:
             await upstream.aclose()
+
+
+@pytest.mark.parametrize("through_httpx", [pytest.param(False, id="lean"), pytest.param(True, id="httpx")])
+async def test_a_worker_not_given_is_reached_by_send_to(through_httpx: bool) -> None:
+    """Another member of the workers' group (``domain.membership`` asks each one's ``GET /``)."""
+    heads: list[bytes] = []
+    async with worker(recording(heads)) as given, worker(recording(heads)) as member:
+        upstream = ConnectUpstream([given], transport=ThroughHttpx() if through_httpx else None)
+        try:
+            answer = await upstream.send_to(member, UpstreamRequest("GET", "/connectors"), 5)
+            assert (answer.status, answer.body, answer.worker) == (201, b'{"a":1}', member)
+            assert upstream.workers == (given,)  # never one requests are forwarded to
+            with pytest.raises(WorkerUnreachable, match="not an http or https URL"):
+                await upstream.send_to("w2:8083", UpstreamRequest("GET", "/"), 5)
+        finally:
+            await upstream.aclose()
+    assert heads == [b"GET /connectors HTTP/1.1\r\nHost: " + member.removeprefix("http://").encode() + b"\r\n\r\n"]

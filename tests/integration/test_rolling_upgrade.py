@@ -1,0 +1,129 @@
+"""A Connect cluster in the middle of a rolling upgrade: a 3.4.1 worker and a 4.3.1 worker in one group (the
+same group.id and internal topics), a sidecar in front of each, each given its own worker only (its
+worker's properties file, as in a Kubernetes pod). The features are decided by every live worker of the
+group: while the 3.4.1 worker is in it, both sidecars answer the same capabilities, 3.4.1's (no KIP-875
+stop natively: the sidecar's emulation), and ``GET /`` shows 3.4.1 on both; once it has left the group the
+features turn native and ``GET /`` shows 4.3.1, without a restart of the sidecar.
+
+The workers are this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars,
+against the stack's broker): the shared stack's clusters keep one worker each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.deploy_local import files_under, local_stack
+from tests.support.harness import RunningSidecar, sidecar_with
+from tests.support.stack import Cluster, Stack
+from tests.support.waiting import eventually
+
+NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.3.1, 3.4.1
+# 4.3.1 finds the plugins with a service manifest only (Kafka's own; the test plugins have none): its start
+# skips the scan of every class of the plugin path (half a minute on a loaded machine); no plugin is used here
+SERVICE_LOAD = {"plugin.discovery": "service_load"}
+LEFT_S = 30.0  # the bound on the features turning native once the old worker has stopped
+
+
+@dataclass(frozen=True)
+class Upgrading:
+    group: str
+    new: Cluster  # the 4.3.1 worker
+    old: Cluster  # the 3.4.1 worker, in the same group
+    old_worker: local_stack.Proc
+
+
+@pytest.fixture(scope="module")
+def upgrading(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrading]:
+    home: Path = tmp_path_factory.mktemp("rolling-upgrade")
+    group = f"rolling-{uuid.uuid4().hex[:8]}"
+    # the configs and logs under ``home``; the Popen objects go, the workers run on (stopped below)
+    with files_under(home), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        new = local_stack.start_connect(group, NEW, stack.bootstrap, properties=SERVICE_LOAD)
+        old = local_stack.start_connect(f"{group}-old", OLD, stack.bootstrap, cluster=group)
+    try:
+        for proc in (new, old):
+            ready = functools.partial(local_stack.connect_ready, proc.url)
+            local_stack.wait_until(proc, ready, "answer GET / and GET /connectors")
+        yield Upgrading(
+            group,
+            Cluster("new", NEW, new.url, new.extra["properties"]),
+            Cluster("old", OLD, old.url, old.extra["properties"]),
+            old,
+        )
+    finally:
+        local_stack.stop([new, old])
+
+
+async def capabilities(sidecar: RunningSidecar) -> dict[str, Any]:
+    answer = await sidecar.client.get("/_sidecar/capabilities")
+    assert answer.status_code == 200, answer.text
+    return answer.json()  # type: ignore[no-any-return]
+
+
+def in_front_of(cluster: Cluster) -> contextlib.AbstractAsyncContextManager[RunningSidecar]:
+    """A sidecar given ``cluster``'s worker only: the workers' own version on GET /, read again every second."""
+    return sidecar_with(cluster, advertised_version="worker", capability_refresh_s=1.0)
+
+
+def modes(shown: dict[str, Any]) -> dict[str, str]:
+    return {name: feature["mode"] for name, feature in shown["features"].items()}
+
+
+async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upgrading) -> None:
+    new, old = upgrading.new, upgrading.old
+    both = {new.connect_url: NEW, old.connect_url: OLD}
+    async with httpx.AsyncClient(timeout=30) as client:
+        own_root = (await client.get(new.connect_url + "/")).json()  # the 4.3.1 worker's own GET /
+    assert own_root["version"] == NEW
+    async with in_front_of(new) as on_new:
+        async with in_front_of(old) as on_old:
+            shown = [
+                await eventually(
+                    functools.partial(capabilities, sidecar),
+                    lambda c: c["worker_versions"] == both,
+                    timeout_s=20,
+                    what="both workers of the group deciding",
+                )
+                for sidecar in (on_new, on_old)
+            ]
+            for each in shown:
+                assert (each["worker_version"], each["group"], each["unknown"]) == (OLD, upgrading.group, None)
+                assert each["advertised_version"] == OLD
+            assert modes(shown[0])["stop_and_offsets_read"] == "emulated"  # 3.4.1 has no KIP-875 stop
+            assert shown[0]["features"] == shown[1]["features"]  # one cluster, one decision
+            roots = [(await sidecar.client.get("/")).json() for sidecar in (on_new, on_old)]
+            assert [root["version"] for root in roots] == [OLD, OLD]
+            assert roots[0] == {**own_root, "version": OLD}  # the 4.3.1 worker's answer, with the cluster's version
+        # the old worker leaves the group (its pod and sidecar gone): the sidecar in front of 4.3.1 runs on
+        stopping = time.monotonic()
+        await asyncio.to_thread(local_stack.stop, [upgrading.old_worker])
+        stopped = time.monotonic()
+        upgraded = await eventually(
+            functools.partial(capabilities, on_new),
+            lambda c: c["worker_version"] == NEW,
+            timeout_s=LEFT_S,
+            what="the features decided by the 4.3.1 worker alone",
+        )
+        native = time.monotonic()
+        assert (upgraded["worker_versions"], upgraded["unknown"]) == ({new.connect_url: NEW}, None)
+        assert modes(upgraded)["stop_and_offsets_read"] == "native"
+        assert modes(upgraded)["offsets_alter_reset"] == "native"
+        assert (await on_new.client.get("/")).json() == own_root
+        print(
+            f"the 3.4.1 worker stopped in {stopped - stopping:.1f} s; "
+            f"the features native {native - stopped:.1f} s after, {native - stopping:.1f} s after the stop began"
+        )
