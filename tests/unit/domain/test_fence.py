@@ -99,7 +99,7 @@ async def test_a_request_cancelled_while_claiming_gives_the_fence_back() -> None
     cancelled, next_one = sidecars(topic, 2, lease_s=5.0, wait_s=1.0)
     reading = asyncio.Event()
 
-    async def never_reads(tail: str, timeout_s: float) -> None:
+    async def never_reads(topic: str, timeout_s: float) -> None:
         reading.set()
         await asyncio.Event().wait()
 
