@@ -32,7 +32,7 @@ from .domain.liveness import WorkerProbe
 from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
-from .domain.plugins import PluginCatalog, Plugins, PluginVersions
+from .domain.plugins import PinHealth, PluginCatalog, Plugins, PluginVersions, WorkerCatalogs
 from .domain.ports import ConnectorAdmins
 from .domain.presence import Presence
 from .domain.read_rule import ReadRule
@@ -45,6 +45,7 @@ from .kafka_security import KafkaSecurityError
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
 from .rules.config_providers import ConfigProviders
+from .rules.worker_id import worker_id_of
 from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
@@ -200,6 +201,17 @@ async def running(
             started.push_async_callback(config_log.stop)
         groups = ConsumerGroups(kafka, write_timeout_ms)
         read_back_s = settings.emulation_read_back_timeout_s
+        me = sidecar_id(settings)
+        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
+        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
+        worker_catalogs = WorkerCatalogs(  # this sidecar's worker's plugins, and the others' its peers report
+            catalog,
+            worker_versions=lambda: capabilities.worker_versions,
+            worker_ids=settings.worker_ids(),
+            sidecars=view.sidecars if view else None,
+            installed=view.installed if view else None,
+            sidecar=me,
+        )
         sidecars = (
             SidecarTopic(
                 settings.sidecars_topic_name,
@@ -212,7 +224,6 @@ async def running(
             if view
             else None
         )
-        me = sidecar_id(settings)
         fence = (
             ConnectorFence(
                 sidecars,
@@ -236,6 +247,7 @@ async def running(
                 workers=lambda: capabilities.worker_versions,
                 view_lag=lambda: {tail: lag.records if lag else None for tail, lag in view.lag().items()},
                 stop_timeout_s=settings.shutdown_flush_timeout_s,
+                installed=worker_catalogs.own,
             )
             if sidecars and view
             else None
@@ -247,6 +259,7 @@ async def running(
             version_timeout_s=settings.worker_probe_timeout_s,
             fence=fence,
             presence=presence,
+            plugins=worker_catalogs.records,
         )
         capabilities = Capabilities(
             upstream,
@@ -259,9 +272,6 @@ async def running(
             view_answers=view is not None and settings.read_from == "view" and settings.tracking_switches_known,
             on_answer=metrics.worker_answered,
         )
-        path_converters = PluginPathScan(settings.plugin_path, settings.capability_refresh_s)
-        catalog = PluginCatalog(upstream, refresh_s=settings.capability_refresh_s, path_converters=path_converters)
-        plugin_versions = PluginVersions(capabilities, catalog)
         probe = (
             WorkerProbe(
                 upstream,
@@ -290,6 +300,14 @@ async def running(
             active=lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED,
             connector_admins=connector_admins(settings, write_timeout_ms),
         )
+
+        async def group_members() -> list[str] | None:
+            """The ids of the group's live workers (None when the group cannot be read)."""
+            read = await membership.read()
+            return None if read.error else [worker_id_of(w.url) for w in read.workers if w.url]
+
+        plugin_versions = PluginVersions(capabilities, catalog, worker_catalogs, group_members)
+        pin_health = PinHealth(plugin_versions, lambda: view.state.connector_configs) if view else None
         # the one step of a write under a precondition, fenced among the sidecars
         connector_writes = ConnectorWrites(view, groups, read_back_s, fence)
         configs = ConnectorConfigs(
@@ -349,7 +367,7 @@ async def running(
             offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, connector_writes), offsets),
             topics=Topics(rule, tracking),
             topic_creation=CreationPreviews(rule, topic_creation),
-            plugins=Plugins(rule, plugin_versions, path_converters),
+            plugins=Plugins(rule, plugin_versions, path_converters, pin_health),
             configs=Configs(
                 rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s, connector_writes)
             ),
@@ -363,6 +381,8 @@ async def running(
             membership=membership,
         )
         metrics.watch_states(herder.reads.state_gauges)
+        if pin_health is not None:
+            metrics.watch_plugin_pins(pin_health.counts)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
         started.push_async_callback(status_writer.stop, settings.shutdown_flush_timeout_s)
         if sidecars is not None:

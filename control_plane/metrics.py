@@ -153,6 +153,11 @@ class Metrics:
         the view is not ready: nothing shown rather than partial counts)."""
         self._states = _StateText(source)
 
+    def watch_plugin_pins(self, source: Callable[[], Mapping[tuple[str, str], int]]) -> None:
+        """The connectors' version pins that do not hold on some worker, per (outcome, enforcement), at
+        scrape time (``domain.plugins.pins``)."""
+        self.registry.register(_PluginPinsCollector(source))
+
     def render(self) -> bytes:
         text = generate_latest(self.registry)
         return text + self._states.render() if self._states is not None else text
@@ -194,6 +199,24 @@ class _RequestCollector(Collector):
             latency.add_metric(values, list(zip(bounds, cumulative, strict=True)), stats.total)
         yield requests
         yield latency
+
+
+class _PluginPinsCollector(Collector):
+    def __init__(self, source: Callable[[], Mapping[tuple[str, str], int]]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "plugin_pins_not_holding",
+            "Version pins (KIP-891) of the connectors that do not hold on a worker whose plugins are known, per "
+            "worker: outcome (unsatisfiable, older_only, not_installed, versions_unknown) and enforcement "
+            "('enforced by the worker' from 4.1: a task assigned there fails; 'checked, not enforced by the "
+            "worker' before: it runs another version)",
+            labels=["outcome", "enforcement"],
+        )
+        for (outcome, enforcement), count in sorted(self._source().items()):
+            family.add_metric([outcome, enforcement], count)
+        yield family
 
 
 class TailLagReading(Protocol):

@@ -26,6 +26,7 @@ from .kafka_security import KafkaSecurityError, check_kafka_security
 from .modes import FeatureMode
 from .rules.config_providers import PROVIDERS_KEY
 from .rules.secrets import DEFAULT_SECRET_PATTERNS
+from .rules.worker_id import advertised_worker_id, worker_id_of
 from .worker_properties import connect_url_from_listeners, read_properties
 
 ENV_PREFIX = "CONTROL_PLANE_"
@@ -92,6 +93,9 @@ class WorkerPropertiesSource(PydanticBaseSettingsSource):
         listener = connect_url_from_listeners(props.get("listeners", ""))
         if listener:
             self.values["connect_urls"] = listener
+        worker_id = advertised_worker_id(props)
+        if worker_id:
+            self.values["worker_id"] = worker_id
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return self.values.get(field_name), field_name, False
@@ -129,6 +133,12 @@ class Settings(BaseSettings):
     """The Connect workers of one cluster, comma-separated ``http://`` or ``https://`` URLs. Default: the
     worker's ``listeners`` from its properties file (a wildcard host becomes 127.0.0.1), else
     ``http://127.0.0.1:8083``."""
+    worker_id: str | None = None
+    """The id of the worker of ``connect_urls`` (with one URL) as Connect writes it in the status topic: the
+    ``host:port`` of its advertised URL. Default: from its properties file, as ``RestServer.advertisedUrl``
+    builds it (``rest.advertised.host.name``, ``rest.advertised.port``, ``listeners``), else the URL's
+    ``host:port``. Other sidecars match the plugins this sidecar reports of its worker to statuses and to the
+    group's workers by it: a wrong one leaves the worker's plugins unknown to them."""
     upstream_connect_timeout_s: float = Field(5.0, gt=0)
     """How long connecting to a worker may take."""
     upstream_read_timeout_s: float = Field(95.0, gt=0)
@@ -464,6 +474,13 @@ class Settings(BaseSettings):
         cannot know them and leaves topic tracking to the workers."""
         explicit = {"topic_tracking_enable", "topic_tracking_allow_reset"} <= self.model_fields_set
         return self.worker_properties is not None or explicit
+
+    def worker_ids(self) -> dict[str, str]:
+        """Each URL of ``connect_urls`` -> its worker's id in the status topic: ``worker_id`` for the one URL,
+        else the URL's ``host:port`` (``rules.worker_id``)."""
+        if len(self.connect_urls) == 1 and self.worker_id:
+            return {self.connect_urls[0]: self.worker_id}
+        return {url: worker_id_of(url) for url in self.connect_urls}
 
     @property
     def advertised(self) -> str:

@@ -2,8 +2,11 @@
 workers. Pure, no I/O.
 
 Key ``sidecar-<id>``, value JSON ``{"url": ..., "version": ..., "workers": {url: version | null},
-"view_lag": {tail: records | null}, "interval_ms": 5000}``, written by each sidecar every ``interval_ms``;
-a tombstone when it stops. What a sequence of them means is ``view.sidecars``'s to decide.
+"view_lag": {tail: records | null}, "interval_ms": 5000, "plugins": {worker id: digest}}``, written by each
+sidecar every ``interval_ms``; a tombstone when it stops. ``plugins`` vouches, for each worker the sidecar is
+in front of, for the installed-plugins record of that digest (``codecs.worker_plugins``: too large to write
+every interval); absent in the records of sidecars that do not report plugins. What a sequence of them
+means is ``view.sidecars``'s to decide.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class SidecarPresence:
     interval_ms: int  # how often it writes this record
     workers: Mapping[str, str | None] = field(default_factory=dict)  # the workers it knows: URL -> version
     view_lag: Mapping[str, int | None] = field(default_factory=dict)  # records its view has not read, per tail
+    plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -37,6 +41,7 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
         "interval_ms": record.interval_ms,
         "workers": dict(record.workers),
         "view_lag": dict(record.view_lag),
+        "plugins": dict(record.plugins),
     }
     return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
 
@@ -60,7 +65,7 @@ def decode_presence(
     if not isinstance(body, dict):
         return Malformed("value is not an object", key)
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
-    workers, lag = body.get("workers", {}), body.get("view_lag", {})
+    workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
     if (
         not (url is None or isinstance(url, str))
         or not isinstance(version, str)
@@ -69,6 +74,7 @@ def decode_presence(
         or interval <= 0
         or not isinstance(workers, dict)
         or not isinstance(lag, dict)
+        or not isinstance(plugins, dict)
     ):
         return Malformed("not a sidecar's presence", key)
     return SidecarPresence(
@@ -78,6 +84,7 @@ def decode_presence(
         interval,
         {str(k): v if isinstance(v, str) else None for k, v in workers.items()},
         {str(k): v if isinstance(v, int) and not isinstance(v, bool) else None for k, v in lag.items()},
+        {str(k): v for k, v in plugins.items() if isinstance(v, str)},
     )
 
 

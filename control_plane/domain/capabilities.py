@@ -118,11 +118,15 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-891",
         Version.of("4.1.0"),
         "*.plugin.version, GET /connector-plugins/{p}/config?version=, versions in status",
-        "pins checked against the installed versions on validate, create, update and PATCH: one the newest "
-        "installed version satisfies goes through (the worker ignores the key and runs the newest), one no "
-        "installed version satisfies or that is no version range is refused with Connect 4.1's answers; "
-        "?version= answers 4.1's 400s; statuses show the newest installed version of the connector (null for "
-        "UNASSIGNED). Not emulated: an older version cannot run side by side with the newest on these workers "
+        "pins checked, not enforced by the worker: against the installed versions of every live worker whose "
+        "sidecar reports them (the others named in a warning), on validate, create, update and PATCH: one the "
+        "newest installed version satisfies on each goes through (the worker ignores the key and runs the "
+        "newest), one no installed version satisfies or that is no version range is refused with Connect 4.1's "
+        "answers, one that holds on some workers only is refused by the sidecar's own check; pins a worker's "
+        "changed plugins no longer hold are listed by GET /_sidecar/plugin-pins and counted by the metric "
+        "plugin_pins_not_holding; ?version= answers 4.1's 400s; statuses show the newest installed version of "
+        "the connector on the worker that runs it (null for UNASSIGNED, and where that worker's plugins are "
+        "unknown). Not emulated: an older version cannot run side by side with the newest on these workers "
         "(the worker loads only the newest, so a pin only an older version satisfies is refused), and the "
         "versions of converters, transformations and predicates are unknown (the worker does not report them; "
         "their pins are refused as unchecked, config_checks=warn lets them through with a warning; the plugin "
@@ -331,6 +335,16 @@ class Capabilities:
         if self._modes.get(feature, FeatureMode.AUTO) is FeatureMode.EMULATED or spec.native_since is None:
             return False
         return self.version is not None and self.version >= spec.native_since
+
+    def native_on(self, feature: Feature, worker_version: str | None) -> bool:
+        """Whether a worker of ``worker_version`` does ``feature`` itself, unless a setting forces a mode:
+        where the oldest worker makes a feature the sidecar's for the cluster, its newer workers still do
+        their part (a 4.1 worker loads the plugin version a pin selects, beside a 3.x one that ignores it)."""
+        mode = self._modes.get(feature, FeatureMode.AUTO)
+        if mode is not FeatureMode.AUTO:
+            return mode is FeatureMode.NATIVE
+        since, version = SPECS[feature].native_since, Version.parse(worker_version or "")
+        return since is not None and version is not None and version >= since
 
     def decision(self, feature: Feature) -> Decision:
         return self.decisions[feature]

@@ -5,22 +5,26 @@ Connect's own mechanism is the model: a worker joins the group with its advertis
 metadata, and the leader's assignment names the leader and its URL (``ConnectProtocol``,
 ``IncrementalCooperativeConnectProtocol``; ``codecs.connect_group``). What each worker runs is not read
 from the assignment: with the incremental cooperative protocols it holds only what the last rebalance
-changed. A worker that leaves is out of the
-group once it has left or its session timed out (``session.timeout.ms``), so the answer forgets it within
-that bound; it is read again at most every ``refresh_s``. The capabilities are decided from these members'
-versions (``live_workers``), so that every sidecar of the cluster decides the same.
+changed. Each worker's installed plugins are shown where a live sidecar in front of it reports them
+(``plugins.workers``, through the sidecars' topic): null for a worker no sidecar is in front of. A worker
+that leaves is out of the group once it has left or its session timed out (``session.timeout.ms``), so the
+answer forgets it within that bound; it is read again at most every ``refresh_s``. The capabilities are
+decided from these members' versions (``live_workers``), so that every sidecar of the cluster decides the
+same.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 
 import orjson
 
 from ..codecs.connect_group import GroupRecordError, decode_assignment, decode_metadata
+from ..codecs.worker_plugins import InstalledOnWorker
+from ..rules.worker_id import worker_id_of
 from ..storage.consumer_groups import GroupDescription, GroupMember
 from ..storage.errors import GroupOperationError
 from ..upstream import UpstreamError, UpstreamRequest
@@ -56,6 +60,8 @@ class Membership:
     sidecar: str | None = None  # how this sidecar names itself in the sidecars' topic
     fences: tuple[FenceHolder, ...] = ()  # the connectors' fences held now, as the sidecars' topic says
     sidecars: tuple[KnownSidecar, ...] = ()  # the live sidecars of the cluster, as their presence says
+    # each worker's installed plugins where a live sidecar in front of it reports them, by worker id
+    plugins: Mapping[str, InstalledOnWorker] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -71,6 +77,7 @@ class Membership:
                     "version": w.version,
                     "leader": w.leader,
                     "config_offset": w.config_offset,
+                    "plugins": _plugins_json(self.plugins.get(worker_id_of(w.url))) if w.url else None,
                 }
                 for w in self.workers
             ],
@@ -88,6 +95,7 @@ class Membership:
                     "version": s.presence.version,
                     "workers": dict(s.presence.workers),
                     "view_lag": dict(s.presence.view_lag),
+                    "plugins": dict(s.presence.plugins),
                     "seen_ms": s.seen_ms,
                 }
                 for s in self.sidecars
@@ -107,7 +115,9 @@ class ClusterMembership:
         clock: Callable[[], float] = time.time,
         fence: ConnectorFence | None = None,
         presence: Presence | None = None,
+        plugins: Callable[[], Mapping[str, InstalledOnWorker]] | None = None,
     ) -> None:
+        self._plugins = plugins
         self._fence = fence
         self._presence = presence
         self._groups = groups
@@ -130,6 +140,8 @@ class ClusterMembership:
             last = replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
         if self._presence is not None:
             last = replace(last, sidecars=tuple(self._presence.live()))
+        if self._plugins is not None:
+            last = replace(last, plugins=self._plugins())
         return last
 
     async def live_workers(self, timeout_s: float) -> LiveWorkers:
@@ -208,6 +220,14 @@ def _joined(member: GroupMember) -> _Joined:
         assignment = None
     leader, leader_url = (assignment.leader, assignment.leader_url.rstrip("/")) if assignment else ("", "")
     return _Joined(member.member_id, member.host.lstrip("/"), url, offset, leader, leader_url)
+
+
+def _plugins_json(installed: InstalledOnWorker | None) -> dict[str, dict[str, list[str | None]]] | None:
+    """A worker's installed plugins (type -> class -> versions, null where unreported); None: unknown (no
+    live sidecar in front of it reports them)."""
+    if installed is None:
+        return None
+    return {kind: {name: list(v) for name, v in classes.items()} for kind, classes in installed.plugins.items()}
 
 
 def _by_url(worker: ClusterWorker) -> str:

@@ -172,9 +172,14 @@ class PluginTypes(Protocol):
 class StatusVersions(Protocol):
     """The plugin versions statuses show where the workers do not (KIP-891 before 4.1;
     ``plugins.PluginVersions``): in the view's answers, and added to a worker's JSON answers, each
-    connector's configuration read with ``config_of``."""
+    connector's configuration read with ``config_of``; each connector's and task's version that of the
+    worker that runs it (its ``worker_id``)."""
 
     def emulated(self) -> bool: ...
+
+    def revision(self) -> object:
+        """Changes when a version shown may change (what is known of the workers' plugins)."""
+        ...
 
     def with_versions(self, state: ConnectorStateView, config: Config | None) -> ConnectorStateView: ...
 

@@ -1,7 +1,12 @@
 """This sidecar's presence among the sidecars of its cluster: a record in the sidecars' own topic every
 ``interval_s`` (who it is, where it is reached, the workers it knows and their versions, how far its view is
-behind), and a tombstone when it stops. Every sidecar reads them all (``view.sidecars``), so each knows every
-live sidecar, and forgets one that stopped writing within a bounded time (three intervals)."""
+behind, the digest of its worker's installed plugins), and a tombstone when it stops. Every sidecar reads
+them all (``view.sidecars``), so each knows every live sidecar, and forgets one that stopped writing within a
+bounded time (three intervals).
+
+The installed plugins themselves (``codecs.worker_plugins``, a few kB) are written only when they change,
+before the presence that names their digest: a reader that reads the presence has read them already (one
+partition, one order)."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import structlog
 from ..background import cancel_and_wait
 from ..codecs.presence import SidecarPresence, encode_presence
 from ..codecs.results import Tombstone
+from ..codecs.worker_plugins import InstalledOnWorker, encode_installed
 from ..view.sidecars import KnownSidecar, SidecarTable
 from .fence import SidecarLog
 
@@ -33,6 +39,7 @@ class Presence:
         workers: Callable[[], Mapping[str, str | None]],
         view_lag: Callable[[], Mapping[str, int | None]],
         stop_timeout_s: float,
+        installed: Callable[[], InstalledOnWorker | None] = lambda: None,
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
         self._log = log_
@@ -45,6 +52,8 @@ class Presence:
         self._view_lag = view_lag
         self._stop_timeout_s = stop_timeout_s
         self._now_ms = now_ms
+        self._installed = installed
+        self._written: str | None = None  # the digest of the installed plugins last written
         self._task: asyncio.Task[None] | None = None
 
     def live(self) -> list[KnownSidecar]:
@@ -53,6 +62,7 @@ class Presence:
         return self._table.live(self._now_ms())
 
     def record(self) -> SidecarPresence:
+        written = self._installed()
         return SidecarPresence(
             self.sidecar,
             self._url,
@@ -60,7 +70,16 @@ class Presence:
             round(self._interval_s * 1000),
             dict(self._workers()),
             dict(self._view_lag()),
+            {written.worker: written.digest} if written is not None and written.digest == self._written else {},
         )
+
+    async def write(self) -> None:
+        """The worker's installed plugins when they changed since last written, then the presence."""
+        installed = self._installed()
+        if installed is not None and installed.digest != self._written:
+            await self._log.write(*encode_installed(installed))
+            self._written = installed.digest
+        await self._log.write(*encode_presence(self.record()))
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="sidecar-presence")
@@ -77,7 +96,7 @@ class Presence:
     async def _run(self) -> None:
         while True:
             try:
-                await self._log.write(*encode_presence(self.record()))
+                await self.write()
             except Exception as err:  # noqa: BLE001 - tried again at the next interval
                 log.warning("writing the sidecar's presence failed", sidecar=self.sidecar, error=str(err))
             await asyncio.sleep(self._interval_s)

@@ -1,7 +1,8 @@
 """Versioned plugins (KIP-891): ``GET /connector-plugins/{p}/config?version=`` (ConnectorPluginsResource) and
 the sidecar's own report of what each plugin key of a connector resolves to: ``GET
 /_sidecar/connectors/{c}/plugin-versions`` (a connector by name), ``PUT /_sidecar/plugin-versions`` (a
-configuration in the body). Parse, one herder call, render."""
+configuration in the body); and ``GET /_sidecar/plugin-pins``, the pins that do not hold on some worker now.
+Parse, one herder call, render."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from starlette.responses import Response
 
 from ..domain.errors import BadRequestError
 from ..domain.outcomes import SIDECAR, Refusal
-from ..domain.plugins import PluginVersionReport
+from ..domain.plugins import PinHealthReport, PluginVersionReport
 from .configs import config_map
 from .outcomes import answered
 from .state import herder
@@ -60,3 +61,36 @@ async def config_plugin_versions(request: Request) -> Response:
         )
     name = config.get("name")
     return answered(await herder(request).plugins.version_report(name, config), report_json)
+
+
+def pins_json(report: PinHealthReport) -> dict[str, Any]:
+    return {
+        "workers": [
+            {"worker": w.worker, "version": w.version, "enforcement": enforcement, "reported_by": w.reported_by}
+            for w, enforcement in report.checked
+        ],
+        "unknown_workers": list(report.unknown),
+        "pins": report.pins,
+        "not_holding": [
+            {
+                "connector": found.connector,
+                "class_key": found.pin.resolution.key.class_key,
+                "version_key": found.pin.resolution.key.version_key,
+                "class": found.pin.resolution.class_name,
+                "requested": found.pin.resolution.key.spec,
+                "requirement": found.pin.resolution.requirement,
+                "worker": found.pin.worker,
+                "worker_version": found.pin.worker_version,
+                "installed": list(found.pin.resolution.installed),
+                "runs": found.pin.runs,
+                "outcome": found.pin.resolution.outcome.value,
+                "enforcement": found.pin.enforcement.value,
+                "reason": found.pin.consequence(),
+            }
+            for found in report.not_holding
+        ],
+    }
+
+
+async def plugin_pins(request: Request) -> Response:
+    return answered(await herder(request).plugins.pin_health(), pins_json)

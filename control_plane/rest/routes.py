@@ -397,6 +397,14 @@ SIDECAR: tuple[Route, ...] = (
         body=cm.ConnectorConfigInfo,
         tag="sidecar",
     ),
+    Route(
+        "GET",
+        f"{_S}/plugin-pins",
+        "The connectors' version pins that do not hold on some worker now (KIP-891)",
+        {200: sm.PluginPinsInfo},
+        plugins.plugin_pins,
+        tag="sidecar",
+    ),
 )
 
 ROUTES: tuple[Route, ...] = CONNECT + SIDECAR

@@ -78,6 +78,10 @@ class ClusterWorkerInfo(BaseModel):
     version: str | None = Field(description="its GET / version; null when it did not answer")
     leader: bool
     config_offset: int = Field(description="the config-topic offset it had read when it joined")
+    plugins: dict[str, dict[str, list[str | None]]] | None = Field(
+        description="its installed plugins, type -> class -> versions (null where the worker does not report "
+        "one), as the live sidecar in front of it reports them; null: unknown (no sidecar in front of it)"
+    )
 
 
 class ClusterSidecarInfo(BaseModel):
@@ -86,6 +90,9 @@ class ClusterSidecarInfo(BaseModel):
     version: str = Field(description="the sidecar's release")
     workers: dict[str, str | None] = Field(description="the workers it knows and their versions")
     view_lag: dict[str, int | None] = Field(description="records of each topic its view has not read yet")
+    plugins: dict[str, str] = Field(
+        description="the workers whose installed plugins it reports (their id) -> the digest of that report"
+    )
     seen_ms: int = Field(description="the broker's time of its last presence record")
 
 
@@ -279,3 +286,37 @@ class PluginVersionReportInfo(BaseModel):
     worker_version: str | None
     mode: str
     plugins: list[PluginResolution]
+
+
+class CheckedWorkerInfo(BaseModel):
+    worker: str = Field(description="its id, as Connect writes it in the status topic (host:port)")
+    version: str | None = Field(description="its Connect version")
+    enforcement: Literal["enforced by the worker", "checked, not enforced by the worker"]
+    reported_by: str | None = Field(description="the sidecar that reports its plugins; null: this sidecar's worker")
+
+
+class PinNotHoldingInfo(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    connector: str
+    class_key: str
+    version_key: str
+    class_: str | None = Field(alias="class")
+    requested: str | None
+    requirement: str | None
+    worker: str
+    worker_version: str | None
+    installed: list[str] = Field(description="the versions installed on that worker")
+    runs: str | None = Field(description="the version that worker runs (before 4.1: its newest, whatever the pin)")
+    outcome: str
+    enforcement: Literal["enforced by the worker", "checked, not enforced by the worker"]
+    reason: str
+
+
+class PluginPinsInfo(BaseModel):
+    """KIP-891: the version pins of the cluster's connectors that do not hold on some worker now."""
+
+    workers: list[CheckedWorkerInfo] = Field(description="the workers the pins are checked against")
+    unknown_workers: list[str] = Field(description="the group's workers whose installed plugins nobody reports")
+    pins: int = Field(description="the pins checked (each pinned plugin key of each connector)")
+    not_holding: list[PinNotHoldingInfo]

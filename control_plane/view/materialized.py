@@ -1,5 +1,6 @@
 """The live view: three topic tails feeding one ``ClusterView``, and a fourth, of the sidecars' own topic,
-feeding the connectors' fences (``fences``) and the live sidecars (``sidecars``).
+feeding the connectors' fences (``fences``), the live sidecars (``sidecars``) and what their workers have
+installed (``installed``).
 
 Reads the config, status and offsets topics from the beginning, decodes every record with the pure
 codecs and applies it. Ready once each tail has read up to the end offsets it saw at start. Records
@@ -19,8 +20,10 @@ import structlog
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
 from ..codecs.fence import decode_fence
 from ..codecs.presence import decode_presence
+from ..codecs.worker_plugins import decode_installed
 from ..storage.log_reader import Record, TailLag, TopicTail
 from .fences import FenceTable
+from .installed import InstalledTable
 from .model import ClusterView
 from .sidecars import SidecarTable
 from .timeline import DEFAULT_CAPACITY, StateTimeline
@@ -45,6 +48,7 @@ class MaterializedView:
         self.state = ClusterView(timeline=StateTimeline(timeline_capacity))
         self.fences = FenceTable()
         self.sidecars = SidecarTable()
+        self.installed = InstalledTable()
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
         self._logged: set[tuple[str, bytes | None]] = set()
@@ -183,10 +187,17 @@ class MaterializedView:
         fence = decode_fence(record.key, record.value)
         if isinstance(fence, UnknownKey):
             presence = decode_presence(record.key, record.value)
-            if isinstance(presence, UnknownKey | Malformed):
+            if isinstance(presence, UnknownKey):
+                installed = decode_installed(record.key, record.value)
+                if isinstance(installed, UnknownKey | Malformed):
+                    self._skip("sidecars", record, installed)
+                    return
+                self.installed.apply(installed)
+            elif isinstance(presence, Malformed):
                 self._skip("sidecars", record, presence)
                 return
-            self.sidecars.apply(presence, record.timestamp)
+            else:
+                self.sidecars.apply(presence, record.timestamp)
         elif isinstance(fence, Malformed):
             self._skip("sidecars", record, fence)
             return

@@ -24,8 +24,10 @@ class KnownSidecar:
 class SidecarTable:
     def __init__(self) -> None:
         self._known: dict[str, KnownSidecar] = {}
+        self.revision = 0  # bumped by every record applied
 
     def apply(self, record: SidecarPresence | Tombstone[str], timestamp_ms: int) -> None:
+        self.revision += 1
         if isinstance(record, Tombstone):
             self._known.pop(record.key, None)
         else:

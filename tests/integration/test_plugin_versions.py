@@ -10,6 +10,7 @@ NullPointerException, which the sidecar in front of it does not give)."""
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -280,3 +281,40 @@ async def test_a_converter_pin_an_old_worker_cannot_check_is_the_sidecars_to_ref
         assert "value.converter.plugin.version" in warned.headers["warning"]
     finally:
         await sidecar.delete(f"/connectors/{name}")
+
+
+async def test_two_sidecars_answer_a_pin_the_same_and_show_each_workers_plugins(
+    cluster: Cluster, sidecar: httpx.AsyncClient, in_process: Any
+) -> None:
+    """Two sidecars in front of the cluster: each reports its worker's plugins through the sidecars' topic
+    (``/_sidecar/cluster`` shows them per worker), and both answer a pin check alike."""
+    other = await in_process(presence_interval_s=0.5)
+    worker_id = cluster.connect_url.split("://", 1)[1].rstrip("/")
+    them = (await other.get("/_sidecar/cluster")).json()["sidecar"]
+
+    def installed(answer: httpx.Response) -> list[str] | None:
+        (worker,) = [w for w in answer.json()["workers"] if w["url"].endswith(worker_id)]
+        versions: list[str] | None = (worker["plugins"] or {}).get("source", {}).get(CONNECTOR)
+        return versions
+
+    def reported(answer: httpx.Response) -> bool:  # the other sidecar vouches for its worker's plugins
+        return any(s["id"] == them and worker_id in s["plugins"] for s in answer.json()["sidecars"])
+
+    for client in (sidecar, other):
+        shown = await eventually(
+            functools.partial(client.get, "/_sidecar/cluster"),
+            lambda a: installed(a) == INSTALLED and reported(a),
+            timeout_s=15,
+            what="the worker's plugins shown, reported by the other sidecar",
+        )
+        assert installed(shown) == INSTALLED
+    path = f"/connector-plugins/{CONNECTOR}/config/validate"
+    for pin in ("1.0.0", "[2.0,)", fresh_range()):
+        body = {"name": "anything", **config(connector=pin)}
+        one, two = await sidecar.put(path, json=body), await other.put(path, json=body)
+        assert (one.status_code, one.json()) == (two.status_code, two.json()), pin
+    pins = [(await s.get("/_sidecar/plugin-pins")).json() for s in (sidecar, other)]
+    expected = "enforced by the worker" if cluster.newest else "checked, not enforced by the worker"
+    for answer in pins:
+        assert [(w["worker"], w["enforcement"]) for w in answer["workers"]] == [(worker_id, expected)]
+        assert answer["unknown_workers"] == []

@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from control_plane.codecs import (
     ConnectorConfig,
     SourceOffset,
@@ -19,13 +21,16 @@ from control_plane.codecs import (
 )
 from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
 from control_plane.codecs.fence import FenceClaim, FenceRelease, decode_fence
+from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.status import StatusKey, StatusKind
+from control_plane.codecs.worker_plugins import InstalledOnWorker
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from control_plane.domain.connector_writes import ConnectorWrites
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
 from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
+from control_plane.domain.plugins import PluginCatalog, PluginVersions, WorkerCatalogs
 from control_plane.domain.ports import TopicPartition, Workers
 from control_plane.domain.read_rule import ReadRule
 from control_plane.storage.config_writer import ConfigWriter
@@ -38,6 +43,8 @@ from control_plane.storage.status_writes import StatusWrites
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view import ClusterView
 from control_plane.view.fences import FenceTable
+from control_plane.view.installed import InstalledTable
+from control_plane.view.sidecars import SidecarTable
 from tests.support.scripted_producer import CountingWritesObserver, make_writes
 
 CONFIG, OFFSETS, OWN = "configs", "offsets", "own-offsets"
@@ -394,3 +401,76 @@ class FakeSidecarReader:
                     await self.topic.appended.wait()
         except TimeoutError:
             raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {topic}") from None
+
+
+def plugin_listing(plugins: Mapping[str, Mapping[str, Sequence[str | None]]]) -> bytes:
+    """A worker's ``GET /connector-plugins?connectorsOnly=false`` answer: type -> class -> versions (None: the
+    plugin listed once, without a version, as before 4.1)."""
+    listed: list[dict[str, Any]] = []
+    for kind, classes in plugins.items():
+        for name, versions in classes.items():
+            for version in versions:
+                listed.append({"class": name, "type": kind} | ({"version": version} if version is not None else {}))
+    return orjson.dumps(listed)
+
+
+class SidecarsOfWorkers:
+    """Workers with a sidecar in front of each, sharing the sidecars' topic as they all read it: each worker
+    by id (``host:port``) with its version and plugins; ``sidecar(worker)`` is the ``PluginVersions`` of the
+    sidecar in front of that worker (its catalog its worker's list; the others' from the shared tables);
+    ``report(worker)`` puts that sidecar's presence and installed-plugins record on the topic. ``members``:
+    the group's live workers (None: the group cannot be read)."""
+
+    def __init__(self, now_ms: int = 1_000_000) -> None:
+        self.now_ms = now_ms
+        self.table = SidecarTable()
+        self.installed = InstalledTable()
+        self.members: list[str] | None = []
+        self.workers: dict[str, tuple[FakeWorkers, Capabilities]] = {}
+
+    async def add(self, worker: str, version: str, plugins: Mapping[str, Mapping[str, Sequence[str | None]]]) -> None:
+        workers = FakeWorkers(version)
+        workers.answers[("GET", "/connector-plugins")] = (200, plugin_listing(plugins))
+        capabilities = Capabilities(workers, {}, refresh_s=60, first_detection_wait_s=0.1)
+        assert await capabilities.refresh()
+        self.workers[worker] = (workers, capabilities)
+        if self.members is not None:
+            self.members.append(worker)
+
+    def sidecar(self, worker: str, capabilities: Capabilities | None = None) -> PluginVersions:
+        workers, own = self.workers[worker]
+        catalog = PluginCatalog(workers, refresh_s=60)
+        catalogs = WorkerCatalogs(
+            catalog,
+            worker_versions=lambda: own.worker_versions,
+            worker_ids={"http://w1:8083": worker},  # FakeWorkers' one URL is this worker
+            sidecars=self.table,
+            installed=self.installed,
+            sidecar=f"sidecar-of-{worker}",
+            now_ms=lambda: self.now_ms,
+        )
+
+        async def members() -> list[str] | None:
+            return None if self.members is None else list(self.members)
+
+        return PluginVersions(capabilities or self.cluster_capabilities(), catalog, catalogs, members)
+
+    def cluster_capabilities(self) -> Capabilities:
+        """The decision every sidecar makes: by the oldest worker."""
+        return min((c for _, c in self.workers.values()), key=lambda c: c.version.parts if c.version else (0, 0, 0))
+
+    async def report(
+        self, worker: str, plugins: Mapping[str, Mapping[str, Sequence[str | None]]] | None = None
+    ) -> None:
+        """The sidecar in front of ``worker`` reports its plugins (``plugins``: changed since ``add``)."""
+        workers, capabilities = self.workers[worker]
+        if plugins is not None:
+            workers.answers[("GET", "/connector-plugins")] = (200, plugin_listing(plugins))
+        catalog = PluginCatalog(workers, refresh_s=60)
+        assert await catalog.load()
+        version = capabilities.worker_versions.get("http://w1:8083")
+        record = InstalledOnWorker(worker, version, catalog.snapshot.by_type())
+        self.installed.apply(record)
+        sidecar = f"sidecar-of-{worker}"
+        presence = SidecarPresence(sidecar, None, "test", 5000, {}, {}, {worker: record.digest})
+        self.table.apply(presence, int(self.now_ms))

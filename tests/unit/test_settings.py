@@ -133,6 +133,15 @@ def test_worker_file_without_listeners_keeps_the_default_url(worker_file) -> Non
     assert settings.group_id == "g"
 
 
+def test_the_workers_id_is_the_one_it_advertises_and_else_its_urls(worker_file) -> None:
+    """The Kubernetes sidecar layout: the worker on the pod's loopback, advertising the pod's address and the
+    sidecar's port: that is its id in the status topic, not the URL the sidecar calls."""
+    text = "listeners=http://127.0.0.1:8083\nrest.advertised.port=8084\nrest.advertised.host.name=10.0.0.7\n"
+    assert load_settings(worker_properties=worker_file(text)).worker_ids() == {"http://127.0.0.1:8083": "10.0.0.7:8084"}
+    several = load_settings(connect_urls="http://a:8083,http://b:8083", worker_id="ignored:1")
+    assert several.worker_ids() == {"http://a:8083": "a:8083", "http://b:8083": "b:8083"}
+
+
 @pytest.mark.parametrize(
     ("env", "value", "field", "expected"),
     [

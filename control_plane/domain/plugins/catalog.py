@@ -3,7 +3,9 @@
 ``PluginCatalog.load`` is the one loader of the workers' plugin list: the ``WorkerProbe`` calls it every
 ``refresh_s`` (and takes the connector types for the view from it), and ``current()`` loads it on demand
 when it was never loaded or is older than ``refresh_s`` (a sidecar without a view has no probe). A failed
-load keeps the last list. Plugins change only when a worker restarts, so a cached list is good enough.
+load keeps the last list. Plugins change only when a worker restarts, so a cached list is good enough. It is
+the list of one worker, the one that answered (``worker``: the sidecar's own, in front of one worker); the
+other workers' lists reach this sidecar through the sidecars' topic (``plugins.workers``).
 
 What the list says differs by version: 4.1+ lists one entry per installed version of every plugin,
 ascending; before, connectors are listed per installed version but converters, transformations and
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from ...codecs.worker_plugins import PluginsByType
 from ...rules.connectors import plugin_types
 from ...rules.maven_range import sort_versions
 from ...rules.plugin_versions import connect_aliases
@@ -63,6 +66,27 @@ class PluginList:
     def connector_types(self) -> dict[str, str]:
         return plugin_types((p.class_name, p.type) for p in self.plugins)
 
+    def by_type(self) -> dict[str, dict[str, tuple[str | None, ...]]]:
+        """type -> class -> its installed versions (``versions``' order): what a version pin is checked against."""
+        out: dict[str, dict[str, tuple[str | None, ...]]] = {}
+        for p in self.plugins:
+            out.setdefault(p.type, {}).setdefault(p.class_name, ())
+        for kind, classes in out.items():
+            for name in classes:
+                classes[name] = tuple(self.versions(name, (kind,)))
+        return out
+
+    @classmethod
+    def from_types(cls, plugins: PluginsByType) -> PluginList:
+        """The list ``by_type`` describes (another worker's, from its installed-plugins record)."""
+        listed = [
+            InstalledPlugin(name, kind, version)
+            for kind, classes in plugins.items()
+            for name, versions in classes.items()
+            for version in versions
+        ]
+        return cls.of(listed)
+
 
 class PluginCatalog:
     def __init__(
@@ -79,6 +103,7 @@ class PluginCatalog:
         self._monotonic = monotonic
         self.snapshot = PluginList()
         self.loaded_at: float | None = None
+        self.worker: str | None = None  # the URL of the worker that listed ``snapshot``
 
     async def load(self) -> bool:
         try:
@@ -99,6 +124,7 @@ class PluginCatalog:
             plugins += await self._converters()
         self.snapshot = PluginList.of(plugins)
         self.loaded_at = self._monotonic()
+        self.worker = answer.worker
         return True
 
     async def _converters(self) -> list[InstalledPlugin]:

@@ -3,7 +3,8 @@ installed: ``GET /connector-plugins?connectorsOnly=false`` and ``GET /connector-
 (KIP-769, native from 3.2: composed of older endpoints before, ``plugins.listings``), a plugin config by
 version (KIP-891's ``?version=``, native from 4.1: ``plugins.versions``) and in 4.2's shape
 (``order_in_group``, ``definitions``); and the sidecar's own report of what each plugin key of a
-configuration resolves to.
+configuration resolves to, and the pins of the cluster's connectors that do not hold on some worker now
+(``plugins.pins``).
 
 The rest of KIP-891 reaches the other features through ports, met by ``plugins.PluginVersions`` and handed
 to them at composition: the version pins checked on the way to a worker (a ``ConfigCheck`` of ``configs``)
@@ -24,6 +25,7 @@ from ..errors import NotFoundError
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, json_reshaped
 from ..read_rule import ReadRule
 from .listings import ListedPlugin, PathConverters, PluginListings
+from .pins import PinHealth, PinHealthReport
 from .versions import PluginVersions
 
 
@@ -39,10 +41,15 @@ class PluginVersionReport:
 
 class Plugins:
     def __init__(
-        self, rule: ReadRule, versions: PluginVersions | None, path_converters: PathConverters | None = None
+        self,
+        rule: ReadRule,
+        versions: PluginVersions | None,
+        path_converters: PathConverters | None = None,
+        pins: PinHealth | None = None,
     ) -> None:
         self._rule = rule
         self._versions = versions
+        self._pins = pins
         self._listings = PluginListings(rule.workers, path_converters)
 
     async def connector_plugins(
@@ -90,6 +97,12 @@ class Plugins:
         mode = await capabilities.mode(Feature.PLUGIN_VERSIONS)  # the one the check uses
         resolutions = await versions.resolutions(config, native=mode is not Mode.EMULATED)
         return Answer(PluginVersionReport(name, str(capabilities.version or ""), mode, tuple(resolutions)))
+
+    async def pin_health(self) -> Answer[PinHealthReport] | Refusal:
+        """The sidecar's own: the pins of the connectors in the view that do not hold on some worker now."""
+        if self._pins is None:
+            return Refusal(NotFoundError("Plugin pins are checked only with the view"), SIDECAR)
+        return Answer(await self._pins.report())
 
 
 __all__ = ["PluginVersionReport", "Plugins"]

@@ -93,7 +93,17 @@ class Reads:
 
         def build(view: ClusterView) -> ConnectorListing:
             # the same listing until the view changes: a record applied, or the plugin types reloaded
-            key = (id(view), view.revision, id(view.plugin_types), with_status, with_info, overlay, bool(expand))
+            plugins = versions.revision() if versions is not None else None
+            key = (
+                id(view),
+                view.revision,
+                id(view.plugin_types),
+                plugins,
+                with_status,
+                with_info,
+                overlay,
+                bool(expand),
+            )
             if self._listing is not None and self._listing[0] == key:
                 return self._listing[1]
             listing = build_listing(view)
@@ -133,7 +143,8 @@ class Reads:
 
         def build(view: ClusterView) -> ConnectorStateView:
             # the same answer until the view changes (a record applied, the plugin types reloaded), as the listing
-            key = (id(view), view.revision, id(view.plugin_types), overlay, rule, versions is not None)
+            plugins = versions.revision() if versions is not None else None
+            key = (id(view), view.revision, id(view.plugin_types), overlay, rule, versions is not None, plugins)
             if self._statuses[0] != key:
                 self._statuses = (key, {})
             known = self._statuses[1].get(name)

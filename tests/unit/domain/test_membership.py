@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import asyncio
 
+from control_plane.codecs.worker_plugins import InstalledOnWorker
 from control_plane.domain.membership import ClusterMembership
 from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
 
 
-def membership(group: FakeWorkerGroup, workers: FakeWorkers, now: list[float]) -> ClusterMembership:
-    return ClusterMembership(group, workers, "connect-cluster", version_timeout_s=1.0, clock=lambda: now[0])
+def membership(
+    group: FakeWorkerGroup, workers: FakeWorkers, now: list[float], plugins: dict[str, InstalledOnWorker] | None = None
+) -> ClusterMembership:
+    return ClusterMembership(
+        group,
+        workers,
+        "connect-cluster",
+        version_timeout_s=1.0,
+        clock=lambda: now[0],
+        plugins=(lambda: plugins) if plugins is not None else None,
+    )
 
 
 async def test_every_member_with_its_url_version_and_the_leader() -> None:
@@ -21,7 +31,11 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
     )
     workers = FakeWorkers("3.4.1")
     workers.answers[("GET", "/")] = (200, b'{"version":"3.4.1","commit":"x"}')
-    read = await membership(group, workers, [100.0]).read()
+    # w1's plugins reported by a sidecar in front of it; none in front of w2
+    installed = InstalledOnWorker(
+        "w1:8083", "3.4.1", {"source": {"a.Source": ("1.0", "2.0")}, "converter": {"a.C": (None,)}}
+    )
+    read = await membership(group, workers, [100.0], {"w1:8083": installed}).read()
     assert read.to_json() == {
         "group": "connect-cluster",
         "state": "Stable",
@@ -35,6 +49,7 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
                 "version": "3.4.1",
                 "leader": True,
                 "config_offset": 7,
+                "plugins": {"source": {"a.Source": ["1.0", "2.0"]}, "converter": {"a.C": [None]}},
             },
             {
                 "id": "m2",
@@ -43,6 +58,7 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
                 "version": "3.4.1",
                 "leader": False,
                 "config_offset": 7,
+                "plugins": None,  # unknown: no sidecar in front of it
             },
         ],
         "read_at": 100.0,

@@ -232,13 +232,17 @@ def test_statuses_get_versions_in_connects_field_order_and_null_when_unassigned(
         "tasks": [
             {"id": 0, "state": "FAILED", "worker_id": "w", "trace": "boom"},
             {"id": 1, "state": "UNASSIGNED", "worker_id": "w"},
+            {"id": 2, "state": "RUNNING", "worker_id": "v"},
+            {"id": 3, "state": "RUNNING", "worker_id": "unknown"},
         ],
         "type": "source",
     }
-    shown = add_versions_json(status, "2.0.0")
+    versions = {"w": "2.0.0", "v": "1.1.0"}
+    shown = add_versions_json(status, lambda worker: versions.get(worker or ""))  # each worker's own version
     assert shown["connector"] == {"state": "RUNNING", "worker_id": "w", "version": "2.0.0"}
     assert list(shown["tasks"][0]) == ["id", "state", "worker_id", "version", "trace"]
     assert shown["tasks"][1]["version"] is None
+    assert [t["version"] for t in shown["tasks"][2:]] == ["1.1.0", None]  # a worker's plugins unknown: never guessed
 
 
 def test_the_report_routes_have_templates_that_do_not_grow_with_names() -> None:

@@ -1,4 +1,4 @@
-"""The live sidecars of a cluster, from their presence records."""
+"""The live sidecars of a cluster, from their presence records, and their workers' installed plugins."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import pytest
 
 from control_plane.codecs import Malformed, Tombstone, UnknownKey
 from control_plane.codecs.presence import SidecarPresence, decode_presence, encode_presence
+from control_plane.codecs.worker_plugins import InstalledOnWorker
+from control_plane.view.installed import InstalledTable
 from control_plane.view.sidecars import SidecarTable
 
 
@@ -43,3 +45,13 @@ def test_presence_records_round_trip(record: SidecarPresence | Tombstone[str]) -
 )
 def test_records_that_are_not_presences(key: bytes, value: bytes, expected: type) -> None:
     assert isinstance(decode_presence(key, value), expected)
+
+
+def test_the_latest_installed_plugins_of_each_worker_until_a_tombstone() -> None:
+    table = InstalledTable()
+    first = InstalledOnWorker("w:8083", "3.4.1", {"source": {"a.S": ("1.0",)}})
+    table.apply(first)
+    table.apply(InstalledOnWorker("w:8083", "3.4.1", {"source": {"a.S": ("1.0", "2.0")}}))
+    assert table.of("w:8083") != first and table.revision == 2
+    table.apply(Tombstone("w:8083"))
+    assert table.of("w:8083") is None
