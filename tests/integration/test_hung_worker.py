@@ -53,7 +53,10 @@ def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     # (stopped below)
     with files_under(home), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        proc = local_stack.start_connect(name, local_stack.NEW_VERSION, stack.bootstrap)
+        # service-load discovery: the reflective scan of the plugin path took most of its start (about 25 s)
+        proc = local_stack.start_connect(
+            name, local_stack.NEW_VERSION, stack.bootstrap, properties={"plugin.discovery": "service_load"}
+        )
     try:
         local_stack.wait_until(proc, lambda: local_stack.connect_ready(proc.url), "answer on its REST port")
         yield OwnWorker(Cluster(name, local_stack.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
