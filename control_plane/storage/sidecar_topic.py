@@ -12,6 +12,7 @@ its tail of the topic (``MaterializedView``, tail ``sidecars``).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import structlog
@@ -49,6 +50,7 @@ class SidecarTopic:
         self._replication_factor = replication_factor
         self._producer: RecordProducer | None = None
         self._ensured = False
+        self._starting = asyncio.Lock()
         writes.covers(TopicKind.SIDECARS, attempt_timeout_s)
 
     async def ensure(self) -> None:
@@ -70,20 +72,33 @@ class SidecarTopic:
         self._ensured = True
 
     async def write(self, key: bytes, value: bytes | None) -> None:
-        """One record, with the write path's retries; raises its last error."""
+        """One record, with the write path's retries; raises its last error. Writes run concurrently (a
+        presence, a claim, a release): they share the one producer, made once."""
         if not self._ensured:
             await self.ensure()
+        producer = await self._started()
         try:
+            await self._writes.write(TopicKind.SIDECARS, producer, self.topic, (key, value), self.attempt_timeout_s)
+        except Exception:
+            await self._drop(producer)  # failed for good: the next write makes a new one
+            raise
+
+    async def _started(self) -> RecordProducer:
+        async with self._starting:
             if self._producer is None:
                 producer = self._producer_factory()
-                await producer.start()
+                try:
+                    await producer.start()
+                except BaseException:
+                    await producer.stop()
+                    raise
                 self._producer = producer
-            await self._writes.write(
-                TopicKind.SIDECARS, self._producer, self.topic, (key, value), self.attempt_timeout_s
-            )
-        except BaseException:
-            await self.stop()
-            raise
+            return self._producer
+
+    async def _drop(self, producer: RecordProducer) -> None:
+        if self._producer is producer:
+            self._producer = None
+            await producer.stop()
 
     async def stop(self) -> None:
         producer, self._producer = self._producer, None
