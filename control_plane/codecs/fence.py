@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import orjson
 
 from .results import Malformed, UnknownKey
+from .sidecar_record import split_record
 
 FENCE_PREFIX = "fence-"
 
@@ -49,17 +50,10 @@ def encode_fence(record: FenceRecord) -> tuple[bytes, bytes]:
 def decode_fence(key: bytes | None, value: bytes | None) -> FenceRecord | UnknownKey | Malformed:
     """A record of the sidecars' topic: a fence record, ``UnknownKey`` for another kind (the topic holds
     more than fences), ``Malformed`` for a fence key whose value is not one."""
-    try:
-        text = key.decode() if key is not None else ""
-    except UnicodeDecodeError:
-        return Malformed("key is not UTF-8", key)
-    if not text.startswith(FENCE_PREFIX):
-        return UnknownKey(key or b"")
-    connector = text[len(FENCE_PREFIX) :]
-    try:
-        body = orjson.loads(value) if value is not None else None
-    except orjson.JSONDecodeError:
-        return Malformed("value is not JSON", key)
+    split = split_record(key, value, FENCE_PREFIX)
+    if isinstance(split, UnknownKey | Malformed):
+        return split
+    connector, body = split
     if not isinstance(body, dict) or len(body) != 1:
         return Malformed("value is not one fence record", key)
     ((kind, fields),) = body.items()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from .results import Malformed, Tombstone, UnknownKey
+from .sidecar_record import split_record
 
 PRESENCE_PREFIX = "sidecar-"
 
@@ -49,21 +50,12 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
 def decode_presence(
     key: bytes | None, value: bytes | None
 ) -> SidecarPresence | Tombstone[str] | UnknownKey | Malformed:
-    try:
-        text = key.decode() if key is not None else ""
-    except UnicodeDecodeError:
-        return Malformed("key is not UTF-8", key)
-    if not text.startswith(PRESENCE_PREFIX):
-        return UnknownKey(key or b"")
-    sidecar = text[len(PRESENCE_PREFIX) :]
-    if value is None:
+    split = split_record(key, value, PRESENCE_PREFIX)
+    if isinstance(split, UnknownKey | Malformed):
+        return split
+    sidecar, body = split
+    if body is None:
         return Tombstone(sidecar)
-    try:
-        body = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return Malformed("value is not JSON", key)
-    if not isinstance(body, dict):
-        return Malformed("value is not an object", key)
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
     workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
     if (

@@ -20,6 +20,7 @@ from functools import cached_property
 import orjson
 
 from .results import Malformed, Tombstone, UnknownKey
+from .sidecar_record import split_record
 
 PLUGINS_PREFIX = "plugins-"
 
@@ -51,21 +52,12 @@ def encode_installed(record: InstalledOnWorker | Tombstone[str]) -> tuple[bytes,
 def decode_installed(
     key: bytes | None, value: bytes | None
 ) -> InstalledOnWorker | Tombstone[str] | UnknownKey | Malformed:
-    try:
-        text = key.decode() if key is not None else ""
-    except UnicodeDecodeError:
-        return Malformed("key is not UTF-8", key)
-    if not text.startswith(PLUGINS_PREFIX):
-        return UnknownKey(key or b"")
-    worker = text[len(PLUGINS_PREFIX) :]
-    if value is None:
+    split = split_record(key, value, PLUGINS_PREFIX)
+    if isinstance(split, UnknownKey | Malformed):
+        return split
+    worker, body = split
+    if body is None:
         return Tombstone(worker)
-    try:
-        body = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return Malformed("value is not JSON", key)
-    if not isinstance(body, dict):
-        return Malformed("value is not an object", key)
     version, plugins = body.get("version"), body.get("plugins")
     if not (version is None or isinstance(version, str)) or not isinstance(plugins, dict):
         return Malformed("not a worker's installed plugins", key)
