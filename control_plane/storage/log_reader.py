@@ -273,7 +273,11 @@ class TopicTail:
                 client = AIOKafkaConsumer(
                     **self._kwargs, group_id=None, enable_auto_commit=False, isolation_level="read_committed"
                 )
-                await client.start()
+                try:
+                    await client.start()
+                except BaseException:  # cut short (a stop, a broker down): its connections closed here
+                    await _stopped(client, self.topic)
+                    raise
                 self._ends_client = client
             try:
                 ends = await self._ends_client.end_offsets(tps)

@@ -13,10 +13,12 @@ message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any, Protocol
 
 import structlog
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import KafkaError
 
 from .errors import AttemptTimeout, is_retriable
 
@@ -107,6 +109,10 @@ class AiokafkaRecordProducer:
                 await producer.stop()
         except TimeoutError:
             log.error("record producer did not stop in time", timeout_s=self._stop_timeout_s)
+            # aiokafka closes its client last, so a stop cut short leaves the connections open: closed
+            # here, not left to the garbage collector
+            with contextlib.suppress(KafkaError, OSError):
+                await producer.client.close()
 
 
 def _consume(future: asyncio.Future[Any]) -> None:

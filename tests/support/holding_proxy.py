@@ -42,9 +42,11 @@ class HoldingProxy:
         me = asyncio.current_task()
         assert me is not None
         self._connections.add(me)
-        up_reader, up_writer = await asyncio.open_connection(*self._upstream)
-        answers = asyncio.create_task(_copy(up_reader, writer))
-        try:
+        up_writer: asyncio.StreamWriter | None = None
+        answers: asyncio.Task[None] | None = None
+        try:  # from the first await: a proxy closed while this connects closes the client's connection too
+            up_reader, up_writer = await asyncio.open_connection(*self._upstream)
+            answers = asyncio.create_task(_copy(up_reader, writer))
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 fields = [line.split(b":", 1) for line in head.lower().split(b"\r\n")[1:] if b":" in line]
@@ -61,9 +63,11 @@ class HoldingProxy:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass  # the client went away (a killed sidecar, say)
         finally:
-            answers.cancel()
+            if answers is not None:
+                answers.cancel()
             for stream in (writer, up_writer):
-                stream.close()
+                if stream is not None:
+                    stream.close()
             self._connections.discard(me)
 
 

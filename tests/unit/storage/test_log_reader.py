@@ -61,3 +61,32 @@ async def test_a_stop_that_is_cancelled_itself_is_cancelled() -> None:
     stopping.cancel()
     with pytest.raises(asyncio.CancelledError):
         await stopping
+
+
+async def test_an_end_offsets_client_whose_start_is_cut_short_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stop (or a broker down) while the end-offsets client connects: it is never kept, so it is closed
+    there, not left with its connections open for the garbage collector."""
+    made: list[StartingForever] = []
+
+    class StartingForever:
+        def __init__(self, **_: object) -> None:
+            self.stopped = False
+            self._client = Client()
+            made.append(self)
+
+        async def start(self) -> None:
+            await asyncio.Event().wait()
+
+        async def stop(self) -> None:
+            self.stopped = True
+
+    monkeypatch.setattr("control_plane.storage.log_reader.AIOKafkaConsumer", StartingForever)
+    tail = TopicTail("connect-status", {}, lambda record: None)
+    tail._consumer = object()  # a tail that runs
+    asking = asyncio.create_task(tail.end_offsets())
+    while not made:  # noqa: ASYNC110 - the client is made inside end_offsets, nothing to wait on
+        await asyncio.sleep(0)
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert made[0].stopped and tail._ends_client is None
