@@ -195,9 +195,8 @@ class TopicTail:
                     error=repr(err),
                     exc_info=not isinstance(err, KafkaError),
                 )
-                if self._consumer:
-                    await self._consumer.stop()
-                    self._consumer = None
+                consumer, self._consumer = self._consumer, None
+                await _stopped(consumer, self.topic)  # its connections closed even if its close fails
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
