@@ -124,8 +124,8 @@ class ReadRule:
         if any(view.tail_error(t) for t in wanted):
             return False
         try:
-            async with asyncio.timeout(self._sync_s):
-                await asyncio.gather(*(view.read_to_end(t, self._sync_s) for t in wanted))
+            async with asyncio.timeout(self._sync_s):  # bounded here too: whatever the view port does
+                await view.read_all_to_end(wanted, self._sync_s)
         except (TimeoutError, ReadTimeout):
             return False
         return True

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
@@ -321,15 +321,16 @@ class TopicTail:
         except TimeoutError:
             raise ReadTimeout(f"the condition did not hold within {timeout_s:g}s of reading {self.topic}") from None
 
-    async def _ends_after_now(self) -> dict[int, int]:
+    def ends_after_now(self) -> asyncio.Future[dict[int, int]]:
         """The end offsets from a request sent after this call: one request shared by every caller that
-        came while the previous one was in flight (many concurrent reads cost one round trip, not many)."""
+        came while the previous one was in flight (many concurrent reads cost one round trip, not many).
+        Await it shielded: it is every such caller's."""
         if self._next_ends is None:
             self._next_ends = asyncio.get_running_loop().create_future()
             self._next_ends.add_done_callback(_retrieved)  # all its callers may have given up
             if self._asking is None or self._asking.done():
                 self._asking = asyncio.create_task(self._ask_ends(), name=f"end-offsets-{self.topic}")
-        return await asyncio.shield(self._next_ends)
+        return self._next_ends
 
     async def _ask_ends(self) -> None:
         while (waiting := self._next_ends) is not None:
@@ -342,19 +343,35 @@ class TopicTail:
                 waiting.set_exception(ReadTimeout(f"stopped reading {self.topic}"))
                 raise
 
+    def _reached(self, ends: Mapping[int, int]) -> bool:
+        return all(self._positions.get(p, 0) >= end for p, end in ends.items())
+
+    async def read_to(self, ends: Mapping[int, int]) -> None:
+        """Wait until every record before ``ends`` has been handed on (at once when it has)."""
+        if self._reached(ends):
+            return
+        async with self._progress:
+            await self._progress.wait_for(lambda: self._reached(ends))
+
     async def read_to_end(self, timeout_s: float) -> None:
         """Wait until every record written to the topic before this call has been handed on."""
-        try:
-            async with asyncio.timeout(timeout_s):
-                ends = await self._ends_after_now()
-                async with self._progress:
-                    await self._progress.wait_for(
-                        lambda: all(self._positions.get(p, 0) >= end for p, end in ends.items())
-                    )
-        except TimeoutError:
-            raise ReadTimeout(f"did not read {self.topic} to its end within {timeout_s}s") from None
-        except KafkaError as err:
-            raise ReadTimeout(f"cannot read {self.topic} to its end: {err!r}") from err
+        await read_all_to_end([self], timeout_s)
+
+
+async def read_all_to_end(tails: Sequence[TopicTail], timeout_s: float) -> None:
+    """Wait until each tail has handed on every record written to its topic before this call: their end
+    offsets asked for at once (one round trip for all, each shared with the other callers of the moment)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            asked = [(tail, tail.ends_after_now()) for tail in tails]
+            for tail, ends in asked:
+                await tail.read_to(await asyncio.shield(ends))
+    except TimeoutError:
+        topics = ", ".join(tail.topic for tail in tails)
+        raise ReadTimeout(f"did not read {topics} to its end within {timeout_s}s") from None
+    except KafkaError as err:
+        topics = ", ".join(tail.topic for tail in tails)
+        raise ReadTimeout(f"cannot read {topics} to its end: {err!r}") from err
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:

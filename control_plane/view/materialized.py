@@ -21,7 +21,7 @@ from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode
 from ..codecs.fence import decode_fence
 from ..codecs.presence import decode_presence
 from ..codecs.worker_plugins import decode_installed
-from ..storage.log_reader import Record, TailLag, TopicTail
+from ..storage.log_reader import Record, TailLag, TopicTail, read_all_to_end
 from .fences import FenceTable
 from .installed import InstalledTable
 from .model import ClusterView
@@ -118,6 +118,10 @@ class MaterializedView:
 
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         await self.tails[topic].read_to_end(timeout_s)
+
+    async def read_all_to_end(self, topics: Sequence[str], timeout_s: float) -> None:
+        """``read_to_end`` of several topics, their end offsets asked for at once."""
+        await read_all_to_end([self.tails[t] for t in topics], timeout_s)
 
     # -- the callbacks of the tails ---------------------------------------------------------------
     def _skip(self, topic: str, record: Record, decoded: UnknownKey | Malformed) -> None:

@@ -4,7 +4,7 @@ does a feature (the workers or the sidecar) on an old and a new worker, and what
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import pytest
@@ -149,10 +149,10 @@ async def test_a_view_read_that_cannot_sync_in_time_is_marked_stale() -> None:
     await cluster.detect()
     cluster.running("c")
 
-    async def hangs(topic: str, timeout_s: float) -> None:
+    async def hangs(topics: Sequence[str], timeout_s: float) -> None:
         await asyncio.sleep(10)
 
-    cluster.kafka.view.read_to_end = hangs  # type: ignore[method-assign]
+    cluster.kafka.view.read_all_to_end = hangs  # type: ignore[method-assign]
     outcome = await cluster.herder.reads.connector_status("c")
     assert isinstance(outcome, Answer) and outcome.provenance.stale and outcome.value.name == "c"
 
