@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+import itertools
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -85,12 +86,13 @@ async def sidecar_with(
 
 
 class Sidecars:
-    """The session's sidecar with default settings, one per cluster, started on first use and stopped
-    at the end of the session."""
+    """The session's sidecar with default settings, one per cluster, and the session's pair of sidecars
+    per cluster (``pair_of``); started on first use and stopped at the end of the session."""
 
     def __init__(self) -> None:
         self._stack = contextlib.AsyncExitStack()
         self._running: dict[str, RunningSidecar] = {}
+        self._pairs: dict[str, tuple[RunningSidecar, RunningSidecar]] = {}
         self._lock = asyncio.Lock()
 
     async def of(self, cluster: Cluster) -> RunningSidecar:
@@ -99,8 +101,38 @@ class Sidecars:
                 self._running[cluster.name] = await self._stack.enter_async_context(sidecar_with(cluster))
             return self._running[cluster.name]
 
+    async def pair_of(self, cluster: Cluster) -> tuple[RunningSidecar, RunningSidecar]:
+        """Two sidecars in front of ``cluster``, as a worker pod's sidecars behind one Service are: each
+        read synced (``VIEW_READ_SYNC=always``), so that what one acknowledged shows through the other."""
+        async with self._lock:
+            if cluster.name not in self._pairs:
+                first, second = await asyncio.gather(
+                    *(self._stack.enter_async_context(sidecar_with(cluster, view_read_sync="always")) for _ in "ab")
+                )
+                self._pairs[cluster.name] = (first, second)
+            return self._pairs[cluster.name]
+
     async def aclose(self) -> None:
         await self._stack.aclose()
+
+
+class Alternating(httpx.AsyncBaseTransport):
+    """Sends each request to the next of ``urls`` in turn, as a Service spreads a client's requests over
+    the pods behind it (the request's path and query kept, its scheme, host and port replaced)."""
+
+    def __init__(self, urls: Sequence[str]) -> None:
+        self._targets = [httpx.URL(u) for u in urls]
+        self._turn = itertools.cycle(range(len(self._targets)))
+        self._transport = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        target = self._targets[next(self._turn)]
+        request.url = request.url.copy_with(scheme=target.scheme, host=target.host, port=target.port)
+        request.headers["host"] = target.netloc.decode("ascii")
+        return await self._transport.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._transport.aclose()
 
 
 InProcess = Callable[..., Awaitable[httpx.AsyncClient]]

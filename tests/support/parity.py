@@ -37,7 +37,7 @@ from control_plane.domain.offsets.messages import framework_managed
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 
 from .connect_answers import states
-from .harness import Sidecars
+from .harness import Alternating, Sidecars
 from .kafka_topics import read_to_end, topic_configs
 from .stack import Cluster, Stack, version_key
 from .waiting import eventually
@@ -201,14 +201,20 @@ Scenario = Callable[[Way], Awaitable[None]]
 
 @contextlib.asynccontextmanager
 async def every_way(stack: Stack, sidecars: Sidecars, home: Path, run: str) -> AsyncIterator[list[Way]]:
-    """The ways of this stack: the session's sidecar in front of every cluster, newest first, and the
-    newest cluster's worker directly; connectors the ways created are deleted afterwards."""
+    """The ways of this stack: the session's pair of sidecars in front of every cluster, newest first, each
+    way's requests sent to the two in turn (as a Service spreads them over the worker pods' sidecars), and
+    the newest cluster's worker directly; connectors the ways created are deleted afterwards."""
     async with contextlib.AsyncExitStack() as exits:
         ways: list[Way] = []
-        for cluster in stack.clusters.values():
-            running = await sidecars.of(cluster)
+        pairs = [await sidecars.pair_of(cluster) for cluster in stack.clusters.values()]
+        served = [running.requests_served for pair in pairs for running in pair]
+        for cluster, pair in zip(stack.clusters.values(), pairs, strict=True):
+            transport = Alternating([running.url for running in pair])
+            client = await exits.enter_async_context(
+                httpx.AsyncClient(transport=transport, base_url=pair[0].url, timeout=60)
+            )
             label = f"via-{cluster.name}"
-            ways.append(Way(label, cluster, stack, running.client, True, f"{label}-{run}", home / label))
+            ways.append(Way(label, cluster, stack, client, True, f"{label}-{run}", home / label))
         newest = stack.newest
         direct = await exits.enter_async_context(httpx.AsyncClient(base_url=newest.connect_url, timeout=60))
         label = f"direct-{newest.name}"
@@ -217,6 +223,10 @@ async def every_way(stack: Stack, sidecars: Sidecars, home: Path, run: str) -> A
             way.home.mkdir(parents=True, exist_ok=True)
         try:
             yield ways
+            # the two sidecars of a pair that the scenario used both answered their share of its requests
+            after = [running.requests_served for pair in pairs for running in pair]
+            grew = [a > b for a, b in zip(after, served, strict=True)]
+            assert all(grew[i] == grew[i + 1] for i in range(0, len(grew), 2)), f"served: {served} then {after}"
         finally:
             for way in ways:
                 async with httpx.AsyncClient(base_url=way.cluster.connect_url, timeout=30) as worker:
