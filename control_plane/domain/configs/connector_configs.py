@@ -142,14 +142,13 @@ class ConnectorConfigs:
 
     async def _patch_here(self, name: str, patch: Config | None) -> Refusal | Relay:
         for _ in range(PATCH_ATTEMPTS):
-            answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
-            if answer.status == 404:
+            current = await self._current_config(name)
+            if current is None:
                 return Refusal(NotFoundError(f"Connector {name} not found"), SIDECAR)  # patchConnectorConfig
             if patch is None:  # the connector first, then ConnectUtils.patchConfig (DistributedHerder)
                 return Refusal(OperationFailed(NO_PATCH), SIDECAR)
-            current = answer.json() if answer.status == 200 else None
-            if not isinstance(current, dict):
-                return Relay(answer)
+            if isinstance(current, UpstreamResponse):
+                return Relay(current)
             config = patched(current, patch)
             checked = await self._write(RequestKind.PATCH, name, config)
             if isinstance(checked, Refusal):
@@ -166,6 +165,19 @@ class ConnectorConfigs:
             ),
             SIDECAR,
         )
+
+    async def _current_config(self, name: str) -> Mapping[str, str | None] | UpstreamResponse | None:
+        """The config a PATCH applies to (None: no such connector): as the leader's herder has it, the config
+        topic read to its end (DistributedHerder.patchConnectorConfig reads its config snapshot), where the
+        sidecar has a view; else the worker's ``GET /connectors/{c}/config`` (its answer when not a config)."""
+        if self._writes is not None and self._view is not None and self._view.ready:
+            failure = f"Failed to patch connector {name}: cannot read the config topic"
+            return (await self._writes.read_to_end(failure)).connector_config(name)
+        answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
+        if answer.status == 404:
+            return None
+        current = answer.json() if answer.status == 200 else None
+        return current if isinstance(current, dict) else answer
 
     async def _put_if_unchanged(
         self, name: str, current: Mapping[str, object], put: UpstreamRequest

@@ -127,6 +127,7 @@ async def test_an_emulated_patch_puts_the_patched_config() -> None:
     )
     assert isinstance(outcome, Relay) and outcome.response.status == 200
     assert orjson.loads(workers.forwarded[-1].body) == {"connector.class": CLASS, "name": "c", "b": "3"}
+    assert [r.method for r in workers.forwarded] == ["PUT"]  # applied to the config topic read to its end
 
 
 async def test_an_emulated_patch_of_a_missing_connector_is_4_3_1s_404() -> None:
@@ -167,8 +168,15 @@ def test_a_scalar_name_reads_as_jackson_coerces_it_into_a_string(body: bytes, ex
 
 async def test_a_patch_raced_by_other_changes_is_refused() -> None:
     workers, kafka = patching({"connector.class": CLASS, "name": "c"})
-    # another client keeps changing the config between the worker's answer and the PUT
-    kafka.view.state.apply_config(ConnectorConfig("c", {"connector.class": CLASS, "name": "c", "x": "other"}))
+    # another client keeps changing the config between the read the patch applies to and the PUT
+    read_to_end, changes = kafka.view.read_to_end, iter(range(100))
+
+    async def changed_each_time(topic: str, timeout_s: float) -> None:
+        await read_to_end(topic, timeout_s)
+        config = {"connector.class": CLASS, "name": "c", "x": str(next(changes))}
+        kafka.view.state.apply_config(ConnectorConfig("c", config))
+
+    kafka.view.read_to_end = changed_each_time  # type: ignore[method-assign]
     outcome = await ConnectorConfigs(workers, (), view=kafka.view, writes=kafka.connector_writes).patch(
         "c", {"a": "1"}, emulate=True
     )
