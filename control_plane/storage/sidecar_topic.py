@@ -51,6 +51,7 @@ class SidecarTopic:
         self._producer: RecordProducer | None = None
         self._ensured = False
         self._starting = asyncio.Lock()
+        self._users: dict[int, int] = {}  # per producer (by id): the writes under way on it
         writes.covers(TopicKind.SIDECARS, attempt_timeout_s)
 
     async def ensure(self) -> None:
@@ -77,11 +78,21 @@ class SidecarTopic:
         if not self._ensured:
             await self.ensure()
         producer = await self._started()
+        self._users[id(producer)] = self._users.get(id(producer), 0) + 1
         try:
             await self._writes.write(TopicKind.SIDECARS, producer, self.topic, (key, value), self.attempt_timeout_s)
         except Exception:
-            await self._drop(producer)  # failed for good: the next write makes a new one
+            if self._producer is producer:
+                self._producer = None  # failed for good: the next write makes a new one
             raise
+        finally:
+            left = self._users.pop(id(producer)) - 1
+            if left:
+                self._users[id(producer)] = left
+            elif self._producer is not producer:
+                # stopped once no other write uses it: a write that failed never stops the producer under
+                # the others still retrying on it (a fence's release riding out a broker restart, say)
+                await producer.stop()
 
     async def _started(self) -> RecordProducer:
         async with self._starting:
@@ -94,11 +105,6 @@ class SidecarTopic:
                     raise
                 self._producer = producer
             return self._producer
-
-    async def _drop(self, producer: RecordProducer) -> None:
-        if self._producer is producer:
-            self._producer = None
-            await producer.stop()
 
     async def stop(self) -> None:
         producer, self._producer = self._producer, None

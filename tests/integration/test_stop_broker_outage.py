@@ -11,6 +11,9 @@ sidecar is forced to do the work itself), the sidecar in process.
 - a stop whose second write meets a short outage (the broker restarted right after the task commit was
   acknowledged) rides it out: the write is retried with the status-store retry proposal's backoff until
   the broker is back, and the stop answers 204, counted on ``/metrics`` as retries of config writes.
+
+After each outage a second sidecar writes the same connector: the fence the first held through the outage
+is given back or expires, and what either acknowledged holds in both views.
 """
 
 from __future__ import annotations
@@ -165,8 +168,17 @@ async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeate
     await restart(live_broker, side)
     assert side.view is not None
     assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STARTED", 0)
-    again = await client.put(f"/connectors/{name}/stop")
-    assert (again.status_code, again.content) == (204, b"")
+    # repeated through another sidecar: the fence the first held when the broker went is no obstacle (given
+    # back or expired), and the first then sees the stop and can repeat it too
+    async with emulating(live_broker, cluster_topics) as (other, through_other):
+        again = await through_other.put(f"/connectors/{name}/stop")
+        assert (again.status_code, again.content) == (204, b""), again.text
+        assert other.view is not None
+        assert (other.view.state.target_state(name), other.view.state.task_counts.get(name)) == ("STOPPED", 0)
+        await side.view.read_to_end("config", 5)  # no worker writes statuses here: the view itself is read
+        assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
+        again = await client.put(f"/connectors/{name}/stop")
+        assert (again.status_code, again.content) == (204, b"")
     assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
 
 
@@ -222,6 +234,14 @@ async def test_a_stop_whose_write_meets_a_short_outage_is_retried_and_completes(
         assert side.view is not None
         assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
         after = await config_writes(client)
+        # another sidecar's write of the connector after the outage: the fence is free, the stop holds
+        body = {"offsets": [{"partition": {"filename": "/data/in.txt"}, "offset": {"position": 7}}]}
+        async with emulating(live_broker, cluster_topics, **retry) as (_, through_other):
+            altered = await through_other.patch(f"/connectors/{name}/offsets", json=body)
+            assert (altered.status_code, altered.json()) == (200, {"message": framework_managed("altered")})
+        read = await client.get(f"/connectors/{name}/offsets")
+        assert read.json() == {"offsets": body["offsets"]}, read.text
+        assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 0)
     retries = after["kafka_write_retries_total"] - before["kafka_write_retries_total"]
     assert retries >= 1, (before, after)
     assert after["kafka_write_acknowledged_total"] - before["kafka_write_acknowledged_total"] == 2
