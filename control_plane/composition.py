@@ -26,6 +26,7 @@ from .backoff import ProposalBackoff
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
+from .domain.create_route import CreateRoute
 from .domain.fence import ConnectorFence
 from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
@@ -354,6 +355,11 @@ async def running(
             writes=connector_writes,
             connector_offsets_topics=lambda: capabilities.worker_has(CONNECTOR_OFFSETS_TOPIC_SINCE),
         )
+        create_route = CreateRoute(
+            upstream,
+            membership.read if settings.workers_group_known else None,
+            timeout_s=settings.worker_probe_timeout_s,
+        )
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
             rule,
             reads=Reads(
@@ -369,7 +375,7 @@ async def running(
             topic_creation=CreationPreviews(rule, topic_creation),
             plugins=Plugins(rule, plugin_versions, path_converters, pin_health),
             configs=Configs(
-                rule, configs, ConnectorCreation(upstream, configs, view, config_log, read_back_s, connector_writes)
+                rule, configs, ConnectorCreation(create_route, configs, view, config_log, read_back_s, connector_writes)
             ),
             newer=NewerApi(
                 rule,
@@ -379,6 +385,7 @@ async def running(
             ),
             writes=connector_writes,
             membership=membership,
+            route=create_route,
         )
         metrics.watch_states(herder.reads.state_gauges)
         if pin_health is not None:

@@ -26,6 +26,7 @@ from urllib.parse import unquote
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .configs import Configs
 from .connector_writes import ConnectorWrites
+from .create_route import CreateRoute
 from .membership import ClusterMembership
 from .newer import NewerApi
 from .offsets import StopAndOffsets
@@ -53,6 +54,7 @@ class Herder:
         newer: NewerApi,
         writes: ConnectorWrites,
         membership: ClusterMembership,
+        route: CreateRoute,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -66,6 +68,7 @@ class Herder:
         self._workers = rule.workers
         self._writes = writes
         self.membership = membership
+        self._route = route
 
     @property
     def view_ready(self) -> bool:
@@ -93,7 +96,7 @@ class Herder:
 
     async def _pass(self, request: UpstreamRequest) -> UpstreamResponse:
         await self.offsets.before_resume(request)
-        answer = await self._workers.forward(request)
+        answer = await self._route.send(request)
         if (
             request.method in WRITE_METHODS
             and 200 <= answer.status < 300

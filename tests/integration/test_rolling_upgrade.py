@@ -3,7 +3,8 @@ same group.id and internal topics), a sidecar in front of each, each given its o
 worker's properties file, as in a Kubernetes pod). The features are decided by every live worker of the
 group: while the 3.4.1 worker is in it, both sidecars answer the same capabilities, 3.4.1's (no KIP-875
 stop natively: the sidecar's emulation), and ``GET /`` shows 3.4.1 on both; once it has left the group the
-features turn native and ``GET /`` shows 4.3.1, without a restart of the sidecar.
+features turn native and ``GET /`` shows 4.3.1, without a restart of the sidecar. The old worker leaves in
+the middle of an emulated stop: the stop acknowledged, the connector stays STOPPED on the 4.3.1 worker.
 
 The workers are this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars,
 against the stack's broker): the shared stack's clusters keep one worker each.
@@ -34,6 +35,7 @@ NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.3.1, 3.4.1
 # 4.3.1 finds the plugins with a service manifest only (Kafka's own; the test plugins have none): its start
 # skips the scan of every class of the plugin path (half a minute on a loaded machine); no plugin is used here
 SERVICE_LOAD = {"plugin.discovery": "service_load"}
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 LEFT_S = 30.0  # the bound on the features turning native once the old worker has stopped
 
 
@@ -79,6 +81,19 @@ def in_front_of(cluster: Cluster) -> contextlib.AbstractAsyncContextManager[Runn
     return sidecar_with(cluster, advertised_version="worker", capability_refresh_s=1.0)
 
 
+async def running_source(sidecar: RunningSidecar, name: str) -> None:
+    """A FileStreamSource connector (reading nothing) created through ``sidecar``, once its task runs."""
+    config = {"connector.class": FILE_SOURCE, "topic": name, "file": "/dev/null", "tasks.max": "1"}
+    created = await sidecar.client.post("/connectors", json={"name": name, "config": config})
+    assert created.status_code == 201, created.text
+    await eventually(
+        lambda: sidecar.client.get(f"/connectors/{name}/status"),
+        lambda r: r.status_code == 200 and [t["state"] for t in r.json()["tasks"]] == ["RUNNING"],
+        timeout_s=30,
+        what=f"{name}'s task running",
+    )
+
+
 def modes(shown: dict[str, Any]) -> dict[str, str]:
     return {name: feature["mode"] for name, feature in shown["features"].items()}
 
@@ -108,10 +123,16 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
             roots = [(await sidecar.client.get("/")).json() for sidecar in (on_new, on_old)]
             assert [root["version"] for root in roots] == [OLD, OLD]
             assert roots[0] == {**own_root, "version": OLD}  # the 4.3.1 worker's answer, with the cluster's version
-        # the old worker leaves the group (its pod and sidecar gone): the sidecar in front of 4.3.1 runs on
+        # the old worker leaves the group (its pod and sidecar gone) while the sidecar in front of 4.3.1 is
+        # in the middle of an emulated stop (the cluster's features are still 3.4.1's); the sidecar runs on
+        name = f"upgraded-{uuid.uuid4().hex[:6]}"
+        await running_source(on_new, name)
         stopping = time.monotonic()
+        stop = asyncio.create_task(on_new.client.put(f"/connectors/{name}/stop"))
         await asyncio.to_thread(local_stack.stop, [upgrading.old_worker])
         stopped = time.monotonic()
+        answer = await stop
+        assert (answer.status_code, answer.content) == (204, b""), answer.text
         upgraded = await eventually(
             functools.partial(capabilities, on_new),
             lambda c: c["worker_version"] == NEW,
@@ -123,6 +144,17 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
         assert modes(upgraded)["stop_and_offsets_read"] == "native"
         assert modes(upgraded)["offsets_alter_reset"] == "native"
         assert (await on_new.client.get("/")).json() == own_root
+        # the acknowledged stop holds: the 4.3.1 worker, alone now, has the connector STOPPED without tasks
+        async with httpx.AsyncClient(base_url=new.connect_url, timeout=30) as worker:
+            await eventually(
+                lambda: worker.get(f"/connectors/{name}/status"),
+                lambda r: (
+                    r.status_code == 200 and (r.json()["connector"]["state"], r.json()["tasks"]) == ("STOPPED", [])
+                ),
+                timeout_s=LEFT_S,
+                what="the connector STOPPED on the 4.3.1 worker",
+            )
+            await worker.delete(f"/connectors/{name}")
         print(
             f"the 3.4.1 worker stopped in {stopped - stopping:.1f} s; "
             f"the features native {native - stopped:.1f} s after, {native - stopping:.1f} s after the stop began"

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit, TaskStatus
 from control_plane.domain.capabilities import Capabilities, Feature
 from control_plane.domain.configs import ConnectorConfigs
+from control_plane.domain.create_route import CreateRoute
 from control_plane.domain.herder import Herder
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.membership import ClusterMembership
@@ -54,6 +55,7 @@ class FakeCluster:
             view_read_sync=view_read_sync,
             view_read_sync_s=view_read_sync_s,
         )
+        membership = ClusterMembership(FakeWorkerGroup(), self.workers, "connect-cluster", version_timeout_s=1.0)
         self.herder = Herder(
             rule,
             reads=Reads(rule, self.sink, describe_settings=dict),
@@ -68,7 +70,8 @@ class FakeCluster:
             ),
             newer=newer_api(rule),
             writes=self.kafka.connector_writes,
-            membership=ClusterMembership(FakeWorkerGroup(), self.workers, "connect-cluster", version_timeout_s=1.0),
+            membership=membership,
+            route=CreateRoute(self.workers, membership.read),
         )
 
     async def detect(self) -> None:

@@ -27,6 +27,7 @@ from control_plane.codecs.worker_plugins import InstalledOnWorker
 from control_plane.domain.capabilities import Capabilities
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from control_plane.domain.connector_writes import ConnectorWrites
+from control_plane.domain.create_route import CreateRoute
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
 from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
@@ -204,7 +205,7 @@ class Kafka:
     def creation(self, workers: Workers, configs: ConnectorConfigs) -> ConnectorCreation:
         """``initial_state``'s emulation over this config log."""
         writer = ConfigWriter(CONFIG, self.producer, 1.0, self.writes)
-        return ConnectorCreation(workers, configs, self.view, writer, 1.0, self.connector_writes)
+        return ConnectorCreation(CreateRoute(workers, None), configs, self.view, writer, 1.0, self.connector_writes)
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
@@ -332,7 +333,8 @@ def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | No
     if kafka:
         return Configs(rule, configs, kafka.creation(rule.workers, configs))
     writes = ConnectorWrites(rule.view, FakeGroups(), 1.0)
-    return Configs(rule, configs, ConnectorCreation(rule.workers, configs, rule.view, None, 1.0, writes))
+    creation = ConnectorCreation(CreateRoute(rule.workers, None), configs, rule.view, None, 1.0, writes)
+    return Configs(rule, configs, creation)
 
 
 class FakeStatusSink:

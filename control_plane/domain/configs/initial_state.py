@@ -38,10 +38,11 @@ from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamRequest, UpstreamResponse
 from ..connect_api import JSON_HEADERS, Config
 from ..connector_writes import ConnectorWrites
+from ..create_route import CreateRoute
 from ..errors import OperationFailed, ViewNotReady
 from ..jackson import chain, location, members
 from ..outcomes import Refusal, Relay
-from ..ports import ConfigLog, ViewSnapshot, Workers
+from ..ports import ConfigLog, ViewSnapshot
 from .connector_configs import ConnectorConfigs
 
 log = structlog.get_logger(__name__)
@@ -122,7 +123,7 @@ class ConnectorCreation:
 
     def __init__(
         self,
-        workers: Workers,
+        workers: CreateRoute,
         configs: ConnectorConfigs,
         view: ViewSnapshot | None,
         writer: ConfigLog | None,
@@ -171,7 +172,7 @@ class ConnectorCreation:
         return self._view, self._writer
 
     async def _send(self, request: Mapping[str, Any]) -> UpstreamResponse:
-        return await self._workers.forward(
+        return await self._workers.send(
             UpstreamRequest("POST", "/connectors", headers=JSON_HEADERS, body=orjson.dumps(request))
         )
 

@@ -1,0 +1,68 @@
+"""Where a ``POST /connectors`` goes during a rolling upgrade across Connect 3.7.
+
+A worker that is not the leader forwards a create to the leader (``ConnectorsResource.createConnector``,
+through ``HerderRequestHandler.completeOrForwardRequest``) as the ``CreateConnectorRequest`` it read,
+serialized again: a 3.7+ worker's has ``initial_state`` (KIP-980), null when the client sent none. A leader before 3.7 refuses the field (Jackson:
+``Unrecognized field "initial_state"``, a 500), so while the leader is older than some workers, every create
+through a newer worker fails. KIP-980 specifies a create without ``initial_state`` as a create RUNNING: the
+sidecar sends such a create to the leader itself (the group names it, ``membership``), whose own parser
+reads the client's request. Anywhere else a create goes to the workers as any request does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import structlog
+
+from ..upstream import UpstreamRequest, UpstreamResponse
+from .membership import Membership
+from .ports import Workers
+from .version import Version
+
+log = structlog.get_logger(__name__)
+
+INITIAL_STATE_SINCE = Version.of("3.7.0")  # KIP-980: CreateConnectorRequest.initialState
+
+
+def _release(text: str | None) -> Version | None:
+    return Version.parse(text) if text else None
+
+
+def older_leader(membership: Membership) -> str | None:
+    """The leader's URL when it predates ``initial_state`` and another live worker has it, else None."""
+    leader = next((w for w in membership.workers if w.leader and w.url), None)
+    release = _release(leader.version) if leader is not None else None
+    if leader is None or release is None or release >= INITIAL_STATE_SINCE:
+        return None
+    newer = (_release(w.version) for w in membership.workers if w is not leader)
+    return leader.url if any(v is not None and v >= INITIAL_STATE_SINCE for v in newer) else None
+
+
+class CreateRoute:
+    """``send``: a request to the workers, a create to an older leader directly (see the module docstring).
+    ``group``: the group's members as last read (None: the group is not known, creates go as any request)."""
+
+    def __init__(
+        self, workers: Workers, group: Callable[[], Awaitable[Membership]] | None, *, timeout_s: float = 2.0
+    ) -> None:
+        self._workers = workers
+        self._group = group
+        self._timeout_s = timeout_s
+
+    async def send(self, request: UpstreamRequest) -> UpstreamResponse:
+        if self._group is None or request.method != "POST" or request.path.rstrip("/") != "/connectors":
+            return await self._workers.forward(request)
+        try:
+            async with asyncio.timeout(self._timeout_s):
+                leader = older_leader(await self._group())
+        except TimeoutError:
+            leader = None  # the group not read in time: the create goes as any request
+        if leader is None:
+            return await self._workers.forward(request)
+        log.info("create sent to the leader, older than KIP-980", leader=leader)
+        return await self._workers.send_to(leader, request)
+
+
+__all__ = ["INITIAL_STATE_SINCE", "CreateRoute", "older_leader"]

@@ -1,0 +1,49 @@
+"""Where a create goes (domain/create_route.py): to the leader itself while it predates KIP-980's
+``initial_state`` and another worker has it (a newer follower would forward the create with the field, which
+the leader refuses); anywhere else to the workers as any request."""
+
+from __future__ import annotations
+
+import orjson
+
+from control_plane.domain.create_route import CreateRoute, older_leader
+from control_plane.domain.membership import ClusterWorker, Membership
+from control_plane.upstream import UpstreamRequest
+from tests.support.fakes import FakeWorkers
+
+CREATE = UpstreamRequest("POST", "/connectors", body=orjson.dumps({"name": "c", "config": {}}))
+
+
+def group(*workers: tuple[str, str | None, bool]) -> Membership:
+    members = tuple(ClusterWorker(f"m-{url}", url, "h", 0, leader, version) for url, version, leader in workers)
+    return Membership("connect-cluster", "Stable", "sessioned", None, members, 0.0)
+
+
+def test_a_leader_older_than_initial_state_with_a_newer_worker_takes_the_creates() -> None:
+    mixed = group(("http://old:8083", "3.4.1", True), ("http://new:8083", "4.3.1", False))
+    assert older_leader(mixed) == "http://old:8083"
+
+
+def test_otherwise_no_worker_is_singled_out() -> None:
+    assert older_leader(group(("http://new:8083", "4.3.1", True), ("http://old:8083", "3.4.1", False))) is None
+    assert older_leader(group(("http://a:8083", "3.4.1", True), ("http://b:8083", "3.4.1", False))) is None
+    assert older_leader(group(("http://a:8083", None, True), ("http://b:8083", "4.3.1", False))) is None
+    assert older_leader(group(("http://a:8083", "3.7.0", True), ("http://b:8083", "4.3.1", False))) is None
+    assert older_leader(group()) is None
+
+
+async def test_a_create_goes_to_the_older_leader_and_every_other_request_to_the_workers() -> None:
+    workers = FakeWorkers("4.3.1")
+    workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
+    mixed = group(("http://old:8083", "3.4.1", True), ("http://new:8083", "4.3.1", False))
+
+    async def read() -> Membership:
+        return mixed
+
+    route = CreateRoute(workers, read)
+    assert (await route.send(CREATE)).status == 201
+    assert [(w, r.method) for w, r in workers.sent_to] == [("http://old:8083", "POST")]
+    await route.send(UpstreamRequest("PUT", "/connectors/c/config", body=b"{}"))
+    assert [r.method for r in workers.forwarded] == ["PUT"]
+    await CreateRoute(workers, None).send(CREATE)  # the group not known: as any request
+    assert [r.method for r in workers.forwarded] == ["PUT", "POST"]
