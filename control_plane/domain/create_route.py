@@ -2,11 +2,12 @@
 
 A worker that is not the leader forwards a create to the leader (``ConnectorsResource.createConnector``,
 through ``HerderRequestHandler.completeOrForwardRequest``) as the ``CreateConnectorRequest`` it read,
-serialized again: a 3.7+ worker's has ``initial_state`` (KIP-980), null when the client sent none. A leader before 3.7 refuses the field (Jackson:
-``Unrecognized field "initial_state"``, a 500), so while the leader is older than some workers, every create
-through a newer worker fails. KIP-980 specifies a create without ``initial_state`` as a create RUNNING: the
-sidecar sends such a create to the leader itself (the group names it, ``membership``), whose own parser
-reads the client's request. Anywhere else a create goes to the workers as any request does.
+serialized again: a 3.7+ worker's has ``initial_state`` (KIP-980), null when the client sent none. A leader
+before 3.7 refuses the field (Jackson: ``Unrecognized field "initial_state"``, a 500), so while the leader
+is older than some workers, every create through a newer worker fails. KIP-980 specifies a create without
+``initial_state`` as a create RUNNING: the sidecar sends such a create to the leader itself (the group
+names it, ``membership``), whose own parser reads the client's request. Anywhere else a create goes to the
+workers as any request does.
 """
 
 from __future__ import annotations
