@@ -358,6 +358,7 @@ async def running(
         create_route = CreateRoute(
             upstream,
             membership.read if settings.workers_group_known else None,
+            lambda: capabilities.worker_versions,
             timeout_s=settings.worker_probe_timeout_s,
         )
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions

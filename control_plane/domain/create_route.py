@@ -13,7 +13,7 @@ workers as any request does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import structlog
 
@@ -41,19 +41,38 @@ def older_leader(membership: Membership) -> str | None:
     return leader.url if any(v is not None and v >= INITIAL_STATE_SINCE for v in newer) else None
 
 
+def straddles(versions: Mapping[str, str | None]) -> bool:
+    """Whether the live workers' versions (URL -> version) are on both sides of ``initial_state``."""
+    known = [v for v in map(_release, versions.values()) if v is not None]
+    return any(v < INITIAL_STATE_SINCE for v in known) and any(v >= INITIAL_STATE_SINCE for v in known)
+
+
 class CreateRoute:
     """``send``: a request to the workers, a create to an older leader directly (see the module docstring).
-    ``group``: the group's members as last read (None: the group is not known, creates go as any request)."""
+    ``group``: the group's members as last read (None: the group is not known, creates go as any request);
+    ``versions``: the live workers' versions as the capabilities last decided from them (the group is read
+    for its leader only while they straddle ``initial_state``)."""
 
     def __init__(
-        self, workers: Workers, group: Callable[[], Awaitable[Membership]] | None, *, timeout_s: float = 2.0
+        self,
+        workers: Workers,
+        group: Callable[[], Awaitable[Membership]] | None,
+        versions: Callable[[], Mapping[str, str | None]] = dict,
+        *,
+        timeout_s: float = 2.0,
     ) -> None:
         self._workers = workers
         self._group = group
+        self._versions = versions
         self._timeout_s = timeout_s
 
     async def send(self, request: UpstreamRequest) -> UpstreamResponse:
-        if self._group is None or request.method != "POST" or request.path.rstrip("/") != "/connectors":
+        if (
+            self._group is None
+            or request.method != "POST"
+            or request.path.rstrip("/") != "/connectors"
+            or not straddles(self._versions())
+        ):
             return await self._workers.forward(request)
         try:
             async with asyncio.timeout(self._timeout_s):
@@ -66,4 +85,4 @@ class CreateRoute:
         return await self._workers.send_to(leader, request)
 
 
-__all__ = ["INITIAL_STATE_SINCE", "CreateRoute", "older_leader"]
+__all__ = ["INITIAL_STATE_SINCE", "CreateRoute", "older_leader", "straddles"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 
-from control_plane.domain.create_route import CreateRoute, older_leader
+from control_plane.domain.create_route import CreateRoute, older_leader, straddles
 from control_plane.domain.membership import ClusterWorker, Membership
 from control_plane.upstream import UpstreamRequest
 from tests.support.fakes import FakeWorkers
@@ -40,10 +40,17 @@ async def test_a_create_goes_to_the_older_leader_and_every_other_request_to_the_
     async def read() -> Membership:
         return mixed
 
-    route = CreateRoute(workers, read)
+    route = CreateRoute(workers, read, lambda: {"http://old:8083": "3.4.1", "http://new:8083": "4.3.1"})
     assert (await route.send(CREATE)).status == 201
     assert [(w, r.method) for w, r in workers.sent_to] == [("http://old:8083", "POST")]
     await route.send(UpstreamRequest("PUT", "/connectors/c/config", body=b"{}"))
     assert [r.method for r in workers.forwarded] == ["PUT"]
     await CreateRoute(workers, None).send(CREATE)  # the group not known: as any request
-    assert [r.method for r in workers.forwarded] == ["PUT", "POST"]
+    uniform = CreateRoute(workers, read, lambda: {"http://a:8083": "3.4.1", "http://b:8083": "3.4.1"})
+    await uniform.send(CREATE)  # every worker on one side of initial_state: the group is not even read
+    assert [r.method for r in workers.forwarded] == ["PUT", "POST", "POST"]
+
+
+def test_the_workers_straddle_initial_state_when_some_have_it_and_some_do_not() -> None:
+    assert straddles({"a": "3.4.1", "b": "4.3.1"}) and straddles({"a": "3.6.2", "b": "3.7.0", "c": None})
+    assert not straddles({"a": "3.4.1", "b": "2.8.2"}) and not straddles({"a": "4.3.1"}) and not straddles({})
