@@ -357,7 +357,7 @@ async def running(
         )
         create_route = CreateRoute(
             upstream,
-            membership.read if settings.workers_group_known else None,
+            membership.read_within if settings.workers_group_known else None,
             lambda: capabilities.worker_versions,
             timeout_s=settings.worker_probe_timeout_s,
         )

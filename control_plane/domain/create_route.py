@@ -12,7 +12,6 @@ workers as any request does.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 
 import structlog
@@ -49,14 +48,15 @@ def straddles(versions: Mapping[str, str | None]) -> bool:
 
 class CreateRoute:
     """``send``: a request to the workers, a create to an older leader directly (see the module docstring).
-    ``group``: the group's members as last read (None: the group is not known, creates go as any request);
+    ``group``: the group's members read within a bound (None: the group is not known, creates go as any
+    request);
     ``versions``: the live workers' versions as the capabilities last decided from them (the group is read
     for its leader only while they straddle ``initial_state``)."""
 
     def __init__(
         self,
         workers: Workers,
-        group: Callable[[], Awaitable[Membership]] | None,
+        group: Callable[[float], Awaitable[Membership | None]] | None,
         versions: Callable[[], Mapping[str, str | None]] = dict,
         *,
         timeout_s: float = 2.0,
@@ -74,11 +74,8 @@ class CreateRoute:
             or not straddles(self._versions())
         ):
             return await self._workers.forward(request)
-        try:
-            async with asyncio.timeout(self._timeout_s):
-                leader = older_leader(await self._group())
-        except TimeoutError:
-            leader = None  # the group not read in time: the create goes as any request
+        read = await self._group(self._timeout_s)
+        leader = older_leader(read) if read is not None else None  # not read in time: as any request
         if leader is None:
             return await self._workers.forward(request)
         log.info("create sent to the leader, older than KIP-980", leader=leader)

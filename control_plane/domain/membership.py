@@ -128,6 +128,7 @@ class ClusterMembership:
         self._clock = clock
         self._last: Membership | None = None
         self._reading: asyncio.Lock = asyncio.Lock()
+        self._pending: asyncio.Task[Membership] | None = None
 
     async def read(self) -> Membership:
         """The cluster's members, read at most every ``refresh_s`` (concurrent callers share one read), and
@@ -149,12 +150,23 @@ class ClusterMembership:
         member without a URL (none has one while the group rebalances) is named by its member id, its version
         unknown. Bounded by ``timeout_s``: Kafka's own bound on the read (twice its request timeout) would
         hold the first decision back as long."""
-        try:
-            async with asyncio.timeout(timeout_s):
-                read = await self.read()
-        except TimeoutError:
+        read = await self.read_within(timeout_s)
+        if read is None:
             return LiveWorkers(self._group_id, {}, f"DescribeGroups not answered within {timeout_s:g} s")
         return LiveWorkers(read.group, {w.url or w.member_id: w.version for w in read.workers}, read.error)
+
+    async def read_within(self, timeout_s: float) -> Membership | None:
+        """``read``, None when it does not answer within ``timeout_s``. The read itself is not cut short: it
+        goes on (bounded by Kafka's own timeout) and the next caller shares it. A Kafka client cancelled
+        in the middle of its bootstrap would leave its connection open."""
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.create_task(self.read(), name="group-read")
+            self._pending.add_done_callback(_retrieved)
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await asyncio.shield(self._pending)
+        except TimeoutError:
+            return None
 
     async def _read_now(self) -> Membership:
         read_at = self._clock()
@@ -232,6 +244,11 @@ def _plugins_json(installed: InstalledOnWorker | None) -> dict[str, dict[str, li
 
 def _by_url(worker: ClusterWorker) -> str:
     return worker.url
+
+
+def _retrieved(task: asyncio.Task[Membership]) -> None:
+    if not task.cancelled():
+        task.exception()  # a read nobody waited for to the end: its error is its callers' to see, or none
 
 
 __all__ = ["ClusterMembership", "ClusterWorker", "Membership"]

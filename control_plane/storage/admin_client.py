@@ -47,7 +47,8 @@ class AdminClients:
         except KafkaError as err:
             raise self._error(operation, describe_error(err)) from err
         finally:
-            await client.close()
+            # a close cut short by a cancellation would leave its connections open: it finishes regardless
+            await asyncio.shield(client.close())
 
 
 __all__ = ["AdminClients"]

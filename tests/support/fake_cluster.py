@@ -71,7 +71,7 @@ class FakeCluster:
             newer=newer_api(rule),
             writes=self.kafka.connector_writes,
             membership=membership,
-            route=CreateRoute(self.workers, membership.read),
+            route=CreateRoute(self.workers, membership.read_within),
         )
 
     async def detect(self) -> None:

@@ -37,7 +37,7 @@ async def test_a_create_goes_to_the_older_leader_and_every_other_request_to_the_
     workers.answers[("POST", "/connectors")] = (201, b'{"name":"c"}')
     mixed = group(("http://old:8083", "3.4.1", True), ("http://new:8083", "4.3.1", False))
 
-    async def read() -> Membership:
+    async def read(timeout_s: float) -> Membership | None:
         return mixed
 
     route = CreateRoute(workers, read, lambda: {"http://old:8083": "3.4.1", "http://new:8083": "4.3.1"})
