@@ -52,7 +52,7 @@ class DecidingVersions:
     @property
     def oldest(self) -> Version | None:
         """The oldest of the versions known; None when none is."""
-        return min((v for v in map(_release, self.versions.values()) if v is not None), default=None)
+        return min((v for v in map(release, self.versions.values()) if v is not None), default=None)
 
 
 def deciding_versions(given: Mapping[str, str | None], live: LiveWorkers | None) -> DecidingVersions:
@@ -65,7 +65,7 @@ def deciding_versions(given: Mapping[str, str | None], live: LiveWorkers | None)
         why = f"the live workers of group {live.group} are unknown ({live.error})"
         return DecidingVersions(dict(sorted(answered.items())), live.group, why)
     versions = dict(sorted({**live.versions, **answered}.items()))  # a worker's own answer to the sidecar first
-    unread = [url for url, version in versions.items() if _release(version) is None]
+    unread = [url for url, version in versions.items() if release(version) is None]
     if not unread:
         return DecidingVersions(versions, live.group)
     named = ", ".join(unread)
@@ -73,8 +73,9 @@ def deciding_versions(given: Mapping[str, str | None], live: LiveWorkers | None)
     return DecidingVersions(versions, live.group, why)
 
 
-def _release(text: str | None) -> Version | None:
+def release(text: str | None) -> Version | None:
+    """The release a worker's ``GET /`` names, None when it names none."""
     return Version.parse(text) if text else None
 
 
-__all__ = ["DecidingVersions", "GroupVersions", "LiveWorkers", "deciding_versions"]
+__all__ = ["DecidingVersions", "GroupVersions", "LiveWorkers", "deciding_versions", "release"]

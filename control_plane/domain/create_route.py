@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 import structlog
 
 from ..upstream import UpstreamRequest, UpstreamResponse
+from .cluster_versions import release
 from .membership import Membership
 from .ports import Workers
 from .version import Version
@@ -26,23 +27,19 @@ log = structlog.get_logger(__name__)
 INITIAL_STATE_SINCE = Version.of("3.7.0")  # KIP-980: CreateConnectorRequest.initialState
 
 
-def _release(text: str | None) -> Version | None:
-    return Version.parse(text) if text else None
-
-
 def older_leader(membership: Membership) -> str | None:
     """The leader's URL when it predates ``initial_state`` and another live worker has it, else None."""
     leader = next((w for w in membership.workers if w.leader and w.url), None)
-    release = _release(leader.version) if leader is not None else None
-    if leader is None or release is None or release >= INITIAL_STATE_SINCE:
+    its = release(leader.version) if leader is not None else None
+    if leader is None or its is None or its >= INITIAL_STATE_SINCE:
         return None
-    newer = (_release(w.version) for w in membership.workers if w is not leader)
+    newer = (release(w.version) for w in membership.workers if w is not leader)
     return leader.url if any(v is not None and v >= INITIAL_STATE_SINCE for v in newer) else None
 
 
 def straddles(versions: Mapping[str, str | None]) -> bool:
     """Whether the live workers' versions (URL -> version) are on both sides of ``initial_state``."""
-    known = [v for v in map(_release, versions.values()) if v is not None]
+    known = [v for v in map(release, versions.values()) if v is not None]
     return any(v < INITIAL_STATE_SINCE for v in known) and any(v >= INITIAL_STATE_SINCE for v in known)
 
 

@@ -124,8 +124,8 @@ class ReadRule:
         if any(view.tail_error(t) for t in wanted):
             return False
         try:
-            async with asyncio.timeout(self._sync_s):  # bounded here too: whatever the view port does
-                await view.read_all_to_end(wanted, self._sync_s)
+            async with asyncio.timeout(self._sync_s):  # bounded here, whatever the view port does
+                await view.read_all_to_end(wanted, None)
         except (TimeoutError, ReadTimeout):
             return False
         return True

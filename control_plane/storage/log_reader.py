@@ -358,9 +358,10 @@ class TopicTail:
         await read_all_to_end([self], timeout_s)
 
 
-async def read_all_to_end(tails: Sequence[TopicTail], timeout_s: float) -> None:
+async def read_all_to_end(tails: Sequence[TopicTail], timeout_s: float | None) -> None:
     """Wait until each tail has handed on every record written to its topic before this call: their end
-    offsets asked for at once (one round trip for all, each shared with the other callers of the moment)."""
+    offsets asked for at once (one round trip for all, each shared with the other callers of the moment).
+    ``timeout_s`` None: the caller bounds the wait itself (no second timer on a read's path)."""
     try:
         async with asyncio.timeout(timeout_s):
             asked = [(tail, tail.ends_after_now()) for tail in tails]

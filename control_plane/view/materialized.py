@@ -119,7 +119,7 @@ class MaterializedView:
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         await self.tails[topic].read_to_end(timeout_s)
 
-    async def read_all_to_end(self, topics: Sequence[str], timeout_s: float) -> None:
+    async def read_all_to_end(self, topics: Sequence[str], timeout_s: float | None) -> None:
         """``read_to_end`` of several topics, their end offsets asked for at once."""
         await read_all_to_end([self.tails[t] for t in topics], timeout_s)
 

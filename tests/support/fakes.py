@@ -97,8 +97,8 @@ class FakeView:
     def diagnostics(self) -> dict[str, Any]:
         return {}
 
-    async def read_all_to_end(self, topics: Sequence[str], timeout_s: float) -> None:
-        await self.read_to_end(topics[0] if topics else CONFIG, timeout_s)  # one log: every topic read at once
+    async def read_all_to_end(self, topics: Sequence[str], timeout_s: float | None) -> None:
+        await self.read_to_end(topics[0] if topics else CONFIG, timeout_s or 0.0)  # one log: every topic read at once
 
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         for topic_name, key, value in self._log[self._read :]:

@@ -149,7 +149,7 @@ async def test_a_view_read_that_cannot_sync_in_time_is_marked_stale() -> None:
     await cluster.detect()
     cluster.running("c")
 
-    async def hangs(topics: Sequence[str], timeout_s: float) -> None:
+    async def hangs(topics: Sequence[str], timeout_s: float | None) -> None:
         await asyncio.sleep(10)
 
     cluster.kafka.view.read_all_to_end = hangs  # type: ignore[method-assign]
