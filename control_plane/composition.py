@@ -249,6 +249,8 @@ async def running(
                 view_lag=lambda: {tail: lag.records if lag else None for tail, lag in view.lag().items()},
                 stop_timeout_s=settings.shutdown_flush_timeout_s,
                 installed=worker_catalogs.own,
+                write_wait_s=settings.view_read_sync_window_s if settings.view_read_sync == "always" else 0.0,
+                read=view.tails["sidecars"].caught_up.is_set,
             )
             if sidecars and view
             else None
@@ -327,6 +329,8 @@ async def running(
             read_your_writes_s=settings.read_your_writes_timeout_s,
             view_read_sync=settings.view_read_sync,
             view_read_sync_s=settings.view_read_sync_s,
+            view_read_sync_window_s=settings.view_read_sync_window_s,
+            writers_wait_s=presence.least_write_wait_s if presence else lambda: None,
         )
         advertise_effective = settings.advertised_version == "effective"
         offsets = EmulatedOffsets(

@@ -180,6 +180,11 @@ class Settings(BaseSettings):
     view_read_sync_s: float = Field(1.0, gt=0)
     """How long that may take; then the view answers what it has, marked stale (the ``X-Sidecar-Stale``
     header)."""
+    view_read_sync_window_s: float = Field(0.025, gt=0, le=1.0)
+    """With ``always``: a read is answered at once when the view has read its topics to ends asked for at
+    most this long ago (the view asks ahead while reads come), and a write through the sidecar is answered
+    this long after it is done, so that any read through any sidecar after the answer shows it. Every
+    sidecar of a cluster must have the same value."""
 
     # -- Hardening: request limits (0 turns a limit off)
     max_header_bytes: int = Field(65536, ge=0)

@@ -2,10 +2,12 @@
 workers. Pure, no I/O.
 
 Key ``sidecar-<id>``, value JSON ``{"url": ..., "version": ..., "workers": {url: version | null},
-"view_lag": {tail: records | null}, "interval_ms": 5000, "plugins": {worker id: digest}}``, written by each
-sidecar every ``interval_ms``; a tombstone when it stops. ``plugins`` vouches, for each worker the sidecar is
-in front of, for the installed-plugins record of that digest (``codecs.worker_plugins``: too large to write
-every interval); absent in the records of sidecars that do not report plugins. What a sequence of them
+"view_lag": {tail: records | null}, "interval_ms": 5000, "plugins": {worker id: digest},
+"write_wait_ms": 25.0}``, written by each sidecar every ``interval_ms``; a tombstone when it stops.
+``plugins`` vouches, for each worker the sidecar is in front of, for the installed-plugins record of that
+digest (``codecs.worker_plugins``: too large to write every interval); absent in the records of sidecars
+that do not report plugins. ``write_wait_ms``: how long after a write the sidecar answers it
+(``domain.read_rule``'s window; 0, or absent, when it does not wait). What a sequence of them
 means is ``view.sidecars``'s to decide.
 """
 
@@ -31,6 +33,7 @@ class SidecarPresence:
     workers: Mapping[str, str | None] = field(default_factory=dict)  # the workers it knows: URL -> version
     view_lag: Mapping[str, int | None] = field(default_factory=dict)  # records its view has not read, per tail
     plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
+    write_wait_ms: float = 0.0  # how long after a write it answers
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -43,6 +46,7 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
         "workers": dict(record.workers),
         "view_lag": dict(record.view_lag),
         "plugins": dict(record.plugins),
+        "write_wait_ms": record.write_wait_ms,
     }
     return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
 
@@ -58,6 +62,7 @@ def decode_presence(
         return Tombstone(sidecar)
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
     workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
+    write_wait = body.get("write_wait_ms", 0)
     if (
         not (url is None or isinstance(url, str))
         or not isinstance(version, str)
@@ -67,6 +72,9 @@ def decode_presence(
         or not isinstance(workers, dict)
         or not isinstance(lag, dict)
         or not isinstance(plugins, dict)
+        or not isinstance(write_wait, int | float)
+        or isinstance(write_wait, bool)
+        or write_wait < 0
     ):
         return Malformed("not a sidecar's presence", key)
     return SidecarPresence(
@@ -77,6 +85,7 @@ def decode_presence(
         {str(k): v if isinstance(v, str) else None for k, v in workers.items()},
         {str(k): v if isinstance(v, int) and not isinstance(v, bool) else None for k, v in lag.items()},
         {str(k): v for k, v in plugins.items() if isinstance(v, str)},
+        float(write_wait),
     )
 
 

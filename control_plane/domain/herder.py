@@ -74,6 +74,10 @@ class Herder:
     def view_ready(self) -> bool:
         return self._rule.view_ready
 
+    async def settle_write(self) -> None:
+        """Before the answer to a write that succeeded, whoever did it (``ReadRule.settle_write``)."""
+        await self._rule.settle_write()
+
     async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
         """Pass a Connect REST request through to a worker of the cluster, unchanged.
 

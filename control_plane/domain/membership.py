@@ -60,6 +60,8 @@ class Membership:
     sidecar: str | None = None  # how this sidecar names itself in the sidecars' topic
     fences: tuple[FenceHolder, ...] = ()  # the connectors' fences held now, as the sidecars' topic says
     sidecars: tuple[KnownSidecar, ...] = ()  # the live sidecars of the cluster, as their presence says
+    # the least wait between a write and its answer among them (``domain.read_rule``'s window), if known
+    least_write_wait_s: float | None = None
     # each worker's installed plugins where a live sidecar in front of it reports them, by worker id
     plugins: Mapping[str, InstalledOnWorker] = field(default_factory=dict)
 
@@ -96,10 +98,12 @@ class Membership:
                     "workers": dict(s.presence.workers),
                     "view_lag": dict(s.presence.view_lag),
                     "plugins": dict(s.presence.plugins),
+                    "write_wait_ms": s.presence.write_wait_ms,
                     "seen_ms": s.seen_ms,
                 }
                 for s in self.sidecars
             ],
+            "least_write_wait_ms": None if self.least_write_wait_s is None else self.least_write_wait_s * 1000,
         }
 
 
@@ -140,7 +144,8 @@ class ClusterMembership:
         if self._fence is not None:
             last = replace(last, sidecar=self._fence.sidecar, fences=tuple(self._fence.holders()))
         if self._presence is not None:
-            last = replace(last, sidecars=tuple(self._presence.live()))
+            presence = self._presence
+            last = replace(last, sidecars=tuple(presence.live()), least_write_wait_s=presence.least_write_wait_s())
         if self._plugins is not None:
             last = replace(last, plugins=self._plugins())
         return last

@@ -40,8 +40,12 @@ class Presence:
         view_lag: Callable[[], Mapping[str, int | None]],
         stop_timeout_s: float,
         installed: Callable[[], InstalledOnWorker | None] = lambda: None,
+        write_wait_s: float = 0.0,
+        read: Callable[[], bool] = lambda: True,
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
+        """``write_wait_s``: how long after a write this sidecar answers it (``ReadRule.settle_write``);
+        ``read``: whether the sidecars' topic has been read to the end offsets it had at start."""
         self._log = log_
         self._table = table
         self.sidecar = sidecar
@@ -53,6 +57,9 @@ class Presence:
         self._stop_timeout_s = stop_timeout_s
         self._now_ms = now_ms
         self._installed = installed
+        self._write_wait_s = write_wait_s
+        self._read = read
+        self._least_wait: tuple[int, float | None] = (-1, None)  # (table revision, least_write_wait_s)
         self._written: str | None = None  # the digest of the installed plugins last written
         self._task: asyncio.Task[None] | None = None
 
@@ -60,6 +67,22 @@ class Presence:
         """The sidecars of the cluster that wrote their presence lately, this one among them once its
         first record is read."""
         return self._table.live(self._now_ms())
+
+    def least_write_wait_s(self) -> float | None:
+        """The shortest wait between a write and its answer among the live sidecars, this one among them
+        (None until the sidecars' topic is read and this sidecar's own presence with it). Kept per revision
+        of the table: a sidecar that leaves without a record only lowers the figure kept, never raises it.
+        """
+        revision, least = self._least_wait
+        if revision != self._table.revision:
+            live = self.live()
+            least = (
+                min(s.presence.write_wait_ms for s in live) / 1000
+                if self._read() and any(s.presence.sidecar == self.sidecar for s in live)
+                else None
+            )
+            self._least_wait = (self._table.revision, least)
+        return least
 
     def record(self) -> SidecarPresence:
         written = self._installed()
@@ -71,6 +94,7 @@ class Presence:
             dict(self._workers()),
             dict(self._view_lag()),
             {written.worker: written.digest} if written is not None and written.digest == self._written else {},
+            self._write_wait_s * 1000,
         )
 
     async def write(self) -> None:

@@ -12,9 +12,18 @@ through any other (``read_synced``). A sidecar's view reads a record within mill
 client can be faster: the view then reads the topics the answer comes from to the end offsets they have
 after the read arrived (``synced``; concurrent reads share one end-offset request per topic) before it
 answers. ``view_read_sync`` says when: ``missing``, before the view answers that a connector does not exist
-(a create through another sidecar is never a 404 here); ``always``, before every answer (every change, at
-the cost of a round trip to Kafka per read); ``never``. When the sync does not finish within
-``view_read_sync_s`` (or a tail cannot read now), the view answers what it has, marked stale.
+(a create through another sidecar is never a 404 here); ``always``, before every answer (every change);
+``never``. When the sync does not finish within ``view_read_sync_s`` (or a tail cannot read now), the view
+answers what it has, marked stale.
+
+``always`` costs no round trip per read: it is a window, ``view_read_sync_window_s`` (W), kept by both sides.
+A write through a sidecar is answered W after it is done (``settle_write``); a read is answered at once when
+the view has read its topics to end offsets asked for at most W ago (``ViewSnapshot.fresh_within``, which
+asks ahead while reads come), else after a sync. A read that comes after a write's answer therefore finds a
+view that read ends asked for after the write was in the log. This is a commit wait (as Spanner's): what it
+assumes is that the sidecars' clocks run at one rate, not that they agree. Each sidecar's presence says how
+long it waits (``write_wait_ms``); while a live sidecar waits less than W (another setting, an older release),
+or the sidecars are not known yet, every read syncs.
 
 The read rule is built once (``control_plane.composition``) and shared by every feature and the herder.
 """
@@ -57,7 +66,11 @@ class ReadRule:
         read_your_writes_s: float = 5.0,
         view_read_sync: str = "never",
         view_read_sync_s: float = 1.0,
+        view_read_sync_window_s: float = 0.025,
+        writers_wait_s: Callable[[], float | None] = lambda: None,
     ) -> None:
+        """``writers_wait_s``: the least wait between a write and its answer among the live sidecars (None
+        when not known): the window holds only while every one of them keeps it."""
         self.capabilities = capabilities
         self.workers = workers
         self.view = view
@@ -66,6 +79,8 @@ class ReadRule:
         self._read_your_writes_s = read_your_writes_s
         self._sync = view_read_sync
         self._sync_s = view_read_sync_s
+        self._window_s = view_read_sync_window_s
+        self._writers_wait_s = writers_wait_s
 
     @property
     def view_ready(self) -> bool:
@@ -123,9 +138,15 @@ class ReadRule:
         wanted = [t for t in tails if view.has_tail(t)]
         if any(view.tail_error(t) for t in wanted):
             return False
+        window = self._sync == "always" and self.window_holds()
+        if window and view.fresh_within(wanted, self._window_s):
+            return True  # every write answered before this read was in the ends the view read to
         try:
             async with asyncio.timeout(self._sync_s):  # bounded here, whatever the view port does
-                await view.read_all_to_end(wanted, None)
+                if window:  # a round of the read-ahead sent within the window will do
+                    await view.until_fresh(wanted, self._window_s)
+                else:
+                    await view.read_all_to_end(wanted, None)
         except (TimeoutError, ReadTimeout):
             return False
         return True
@@ -167,6 +188,18 @@ class ReadRule:
 
     async def emulates(self, feature: Feature) -> bool:
         return await self.capabilities.mode(feature) is Mode.EMULATED
+
+    def window_holds(self) -> bool:
+        """Whether every live sidecar waits the window out after its writes (one that does not, or an
+        older one, or one not known yet: every read syncs)."""
+        least = self._writers_wait_s()
+        return least is not None and least >= self._window_s * (1 - 1e-9)
+
+    async def settle_write(self) -> None:
+        """Under ``always``: the wait between a write's end and its answer, the writers' side of the window
+        (a commit wait by design, not a wait for a condition: the condition is another sidecar's)."""
+        if self._sync == "always":  # whether or not this sidecar's view reads: the others' does
+            await asyncio.sleep(self._window_s)
 
     @property
     def write_wait_s(self) -> float:

@@ -6,7 +6,8 @@ exactly once, in this order:
 2. the admission hook (``rest.admission``);
 3. access control (``rest.access``): a refusal, or the answer rewritten for the principal, and the audit;
 4. the route the table gives it (``rest.router``: the worker's HTTP stack's refusals, then the handler) or,
-   for a path the sidecar does not answer, the forward to a worker unchanged (``rest.proxy``);
+   for a path the sidecar does not answer, the forward to a worker unchanged (``rest.proxy``); a write that
+   succeeded is answered once every sidecar's reads show it (``Herder.settle_write``);
 5. the request metrics, labelled by the route's template;
 6. the workers' ``Server`` and a ``Date`` where the answer has none (``rest.stamp``).
 
@@ -22,6 +23,7 @@ import time
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from ..domain.herder import WRITE_METHODS
 from ..metrics import Metrics
 from ..upstream import REQUEST_DEADLINE, NoWorkerAvailable, UpstreamTimeout
 from .access import AccessControl
@@ -92,10 +94,15 @@ class Pipeline:
     async def _dispatched(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         try:
             if target.resource is None:
-                return await self._forwarded(exchange)
-            return await self._routed(exchange, target)
+                reply = await self._forwarded(exchange)
+            else:
+                reply = await self._routed(exchange, target)
         except Exception as exc:  # noqa: BLE001 - every error has an answer (rest.errors)
             return _reply_of(answer_for(exc, exchange.path))
+        runtime = self._slot.runtime
+        if exchange.method in WRITE_METHODS and reply.status < 400 and runtime is not None:
+            await runtime.herder.settle_write()
+        return reply
 
     async def _routed(self, exchange: Exchange, target: RouteTarget) -> HttpReply:
         """The route's refusals (the worker's HTTP stack's, for a Connect route), then its handler."""

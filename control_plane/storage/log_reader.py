@@ -36,6 +36,8 @@ log = structlog.get_logger(__name__)
 # (``Fetcher._get_actions_per_node``: no fetch to a node with one in flight). Seen once as the view
 # lagging a 4.3.1 worker in tests/integration/test_view.py under load.
 IDLE_FETCH_WAIT_MS = 500
+# How long a round of a tail's read-ahead (``fresh_within``) may take before it is given up.
+READ_AHEAD_TIMEOUT_S = 5.0
 
 
 class Record(Protocol):
@@ -149,12 +151,20 @@ class TopicTail:
         # for the next, which all of them share (``_ends_after_now``)
         self._next_ends: asyncio.Future[dict[int, int]] | None = None
         self._asking: asyncio.Task[None] | None = None
+        # the loop time before the send of the last end-offsets request the tail has read to (``fresh_within``),
+        # the last time a read wanted it fresher, and the read-ahead
+        self._fresh_at = float("-inf")
+        self._wanted_at = float("-inf")
+        self._ahead_asked_at = float("-inf")  # when the read-ahead's round under way was sent, at the earliest
+        self._freshened = asyncio.Event()  # set, and replaced, each time ``_fresh_at`` moves
+        self._reading_ahead: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"tail-{self.topic}")
 
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
+        await cancel_and_wait(self._reading_ahead)
         await cancel_and_wait(self._asking)
         if self._next_ends is not None and not self._next_ends.done():
             self._next_ends.set_exception(ReadTimeout(f"stopped reading {self.topic}"))
@@ -357,6 +367,47 @@ class TopicTail:
         """Wait until every record written to the topic before this call has been handed on."""
         await read_all_to_end([self], timeout_s)
 
+    def fresh_within(self, window_s: float) -> bool:
+        """Whether the tail has handed on every record written before ``window_s`` ago: it has read to
+        the end offsets of a request sent since then. Past an eighth of the window the tail reads ahead (one
+        round after another while reads come, nobody waits for them), so that steady reads find it fresh."""
+        now = asyncio.get_running_loop().time()
+        age = now - self._fresh_at
+        if age > window_s / 8:
+            self._wanted_at = now
+            if self._reading_ahead is None or self._reading_ahead.done():
+                self._reading_ahead = asyncio.create_task(self._read_ahead(), name=f"read-ahead-{self.topic}")
+        return age <= window_s
+
+    async def until_fresh(self, since: float) -> None:
+        """Until the tail has read to the end offsets of a request sent at loop time ``since`` or later: the
+        read-ahead's round under way if it was sent since then, else its next (unbounded: the caller bounds
+        it)."""
+        while self._fresh_at < since:
+            if self._reading_ahead is None or self._reading_ahead.done():
+                self._reading_ahead = asyncio.create_task(self._read_ahead(), name=f"read-ahead-{self.topic}")
+            elif self._ahead_asked_at < since:
+                self._wanted_at = asyncio.get_running_loop().time()  # the round under way is too old: one more
+            await self._freshened.wait()
+
+    async def _read_ahead(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                asked_at = self._ahead_asked_at = loop.time()
+                await read_all_to_end([self], READ_AHEAD_TIMEOUT_S)
+                if self._wanted_at < asked_at:
+                    return  # no read wanted the tail fresher during the round
+        except ReadTimeout:
+            pass  # a read that waits for it is bounded by its caller; the next read starts another
+
+    def note_fresh(self, asked_at: float) -> None:
+        """The tail has read to the end offsets of a request sent after loop time ``asked_at``."""
+        if asked_at > self._fresh_at:
+            self._fresh_at = asked_at
+            freshened, self._freshened = self._freshened, asyncio.Event()
+            freshened.set()
+
 
 async def read_all_to_end(tails: Sequence[TopicTail], timeout_s: float | None) -> None:
     """Wait until each tail has handed on every record written to its topic before this call: their end
@@ -364,9 +415,11 @@ async def read_all_to_end(tails: Sequence[TopicTail], timeout_s: float | None) -
     ``timeout_s`` None: the caller bounds the wait itself (no second timer on a read's path)."""
     try:
         async with asyncio.timeout(timeout_s):
+            asked_at = asyncio.get_running_loop().time()  # each request is sent after this
             asked = [(tail, tail.ends_after_now()) for tail in tails]
             for tail, ends in asked:
                 await tail.read_to(await asyncio.shield(ends))
+                tail.note_fresh(asked_at)
     except TimeoutError:
         topics = ", ".join(tail.topic for tail in tails)
         raise ReadTimeout(f"did not read {topics} to its end within {timeout_s}s") from None

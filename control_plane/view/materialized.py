@@ -11,6 +11,7 @@ as its tail hands it on; ``read_to_end`` lets a writer wait until its own write 
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -122,6 +123,18 @@ class MaterializedView:
     async def read_all_to_end(self, topics: Sequence[str], timeout_s: float | None) -> None:
         """``read_to_end`` of several topics, their end offsets asked for at once."""
         await read_all_to_end([self.tails[t] for t in topics], timeout_s)
+
+    def fresh_within(self, topics: Sequence[str], window_s: float) -> bool:
+        """Whether the view shows every record written to ``topics`` before ``window_s`` ago
+        (``TopicTail.fresh_within``; each tail asked, so that each reads ahead)."""
+        fresh = [self.tails[t].fresh_within(window_s) for t in topics]  # every tail asked: each reads ahead
+        return all(fresh)
+
+    async def until_fresh(self, topics: Sequence[str], window_s: float) -> None:
+        """Until ``fresh_within(topics, window_s)`` holds as of this call (unbounded: the caller bounds it)."""
+        since = asyncio.get_running_loop().time() - window_s
+        for t in topics:
+            await self.tails[t].until_fresh(since)
 
     # -- the callbacks of the tails ---------------------------------------------------------------
     def _skip(self, topic: str, record: Record, decoded: UnknownKey | Malformed) -> None:

@@ -132,6 +132,42 @@ async def test_a_write_through_one_sidecar_shows_through_another_at_once(
             await sidecar.delete(f"/connectors/{name}")
 
 
+async def test_where_every_sidecar_waits_out_the_window_a_write_shows_through_another_at_once(
+    cluster: Cluster, in_process: InProcess, unique: str
+) -> None:
+    """``always`` on every sidecar of a cluster (the Kubernetes layouts): a read answers from a view fresh
+    within the window, without a round trip of its own, and still shows every write acknowledged through
+    another sidecar, since each write is answered only a window after it is done. The two sidecars here
+    share a sidecars' topic of their own, so that no other sidecar of the stack (which does not wait) is
+    among them."""
+    private = {"view_read_sync": "always", "sidecars_topic": f"sidecars-{unique}", "presence_interval_s": 0.5}
+    one, two = await in_process(**private), await in_process(**private)
+
+    def both_wait(answer: httpx.Response) -> bool:
+        return len(answer.json()["sidecars"]) == 2 and answer.json()["least_write_wait_ms"] == 25.0
+
+    for each in (one, two):  # both know both, and that both wait 25 ms: the window holds
+        await eventually(lambda: each.get("/_sidecar/cluster"), both_wait, what="the window held")  # noqa: B023
+    names = [f"window-{unique}-{i}" for i in range(10)]
+    try:
+        for i, name in enumerate(names):
+            writer, reader = (one, two) if i % 2 else (two, one)
+            config = {"connector.class": FILE_SOURCE, "topic": f"window-{unique}", "file": "/dev/null", "n": "0"}
+            created = await writer.post("/connectors", json={"name": name, "config": config, "initial_state": "PAUSED"})
+            assert created.status_code == 201, created.text
+            assert name in (await reader.get("/connectors")).json()
+            changed = await writer.put(f"/connectors/{name}/config", json={**config, "n": str(i + 1)})
+            assert changed.status_code == 200, changed.text
+            shown = await reader.get(f"/connectors/{name}/config")
+            assert (shown.json()["n"], shown.headers.get("x-sidecar-stale")) == (str(i + 1), None)
+            deleted = await reader.delete(f"/connectors/{name}")
+            assert deleted.status_code == 204, deleted.text
+            assert name not in (await writer.get("/connectors")).json()
+    finally:
+        for name in names:
+            await one.delete(f"/connectors/{name}")
+
+
 async def test_every_sidecar_knows_every_live_sidecar_and_forgets_one_that_stops(stack: Stack) -> None:
     """The newest cluster of the stack: presence does not depend on the Connect version."""
     cluster = stack.newest

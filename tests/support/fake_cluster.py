@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit, TaskStatus
 from control_plane.domain.capabilities import Capabilities, Feature
@@ -32,6 +32,7 @@ class FakeCluster:
         modes: Mapping[Feature, FeatureMode] | None = None,
         view_read_sync: str = "never",
         view_read_sync_s: float = 1.0,
+        writers_wait_s: Callable[[], float | None] = lambda: None,
     ) -> None:
         self.kafka = Kafka()
         self.workers = FakeWorkers(version)
@@ -54,6 +55,7 @@ class FakeCluster:
             reads_from_view=read_from_view,
             view_read_sync=view_read_sync,
             view_read_sync_s=view_read_sync_s,
+            writers_wait_s=writers_wait_s,
         )
         membership = ClusterMembership(FakeWorkerGroup(), self.workers, "connect-cluster", version_timeout_s=1.0)
         self.herder = Herder(

@@ -100,6 +100,12 @@ class FakeView:
     async def read_all_to_end(self, topics: Sequence[str], timeout_s: float | None) -> None:
         await self.read_to_end(topics[0] if topics else CONFIG, timeout_s or 0.0)  # one log: every topic read at once
 
+    def fresh_within(self, topics: Sequence[str], window_s: float) -> bool:
+        return False  # no time passes here: a read syncs (reads what the log holds)
+
+    async def until_fresh(self, topics: Sequence[str], window_s: float) -> None:
+        await self.read_all_to_end(topics, None)
+
     async def read_to_end(self, topic: str, timeout_s: float) -> None:
         for topic_name, key, value in self._log[self._read :]:
             if topic_name == CONFIG:
@@ -309,8 +315,10 @@ def read_rule(
     reads_from_view: bool = False,
     view_read_sync: str = "never",
     view_read_sync_s: float = 1.0,
+    writers_wait_s: Callable[[], float | None] = lambda: None,
 ) -> ReadRule:
-    """The read rule over the fakes (no view: every read goes to the workers)."""
+    """The read rule over the fakes (no view: every read goes to the workers; ``writers_wait_s``: what the
+    live sidecars' presence says they wait after a write, None: not known)."""
     return ReadRule(
         capabilities=capabilities,
         workers=workers,
@@ -319,6 +327,8 @@ def read_rule(
         reads_from_view=reads_from_view,
         view_read_sync=view_read_sync,
         view_read_sync_s=view_read_sync_s,
+        view_read_sync_window_s=0.01,
+        writers_wait_s=writers_wait_s,
     )
 
 

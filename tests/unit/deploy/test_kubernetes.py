@@ -111,6 +111,14 @@ def test_every_variable_of_the_sidecar_is_a_setting(variant: Path) -> None:
     assert not unknown, f"not settings of the sidecar: {unknown}"
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_several_sidecars_read_every_write_acknowledged_through_another(variant: Path) -> None:
+    """Both layouts run several sidecars of one cluster: every one syncs its reads (and waits the window out
+    after a write), or none could answer a read at once."""
+    _, sidecar = sidecar_of(render(variant))
+    assert env_of(sidecar)["CONTROL_PLANE_VIEW_READ_SYNC"] == "always"
+
+
 def worker_properties(objects: list[Object], pod_ip: str) -> str:
     """The file the workers' init container writes: the ConfigMap's files in order, then the pod's address."""
     spec = pod_spec(objects, "connect")

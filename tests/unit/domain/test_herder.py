@@ -144,6 +144,48 @@ async def test_without_sync_a_connector_another_sidecar_created_is_not_known_yet
     assert isinstance(await cluster.herder.reads.connector_config("new"), Refusal)
 
 
+@pytest.mark.parametrize(
+    ("writers_wait_s", "synced"),
+    [
+        pytest.param(0.01, False, id="every-sidecar-waits-the-window"),
+        pytest.param(0.02, False, id="every-sidecar-waits-longer"),
+        pytest.param(0.0, True, id="a-sidecar-answers-its-writes-at-once"),
+        pytest.param(None, True, id="the-sidecars-not-known-yet"),
+    ],
+)
+async def test_a_read_within_the_window_syncs_only_where_a_sidecar_does_not_wait_it_out(
+    writers_wait_s: float | None, synced: bool
+) -> None:
+    """``always``: a view fresh within the window answers at once, since every write through any sidecar
+    is answered only a window after it is done; while some live sidecar answers sooner (another setting, an
+    older release), or the sidecars are not known yet, the read syncs."""
+    cluster = FakeCluster("4.3.1", view_read_sync="always", writers_wait_s=lambda: writers_wait_s)
+    await cluster.detect()
+    cluster.running("c")
+    asked: list[tuple[str, ...]] = []
+    cluster.kafka.view.fresh_within = lambda topics, window_s: True  # type: ignore[method-assign]
+    read = cluster.kafka.view.read_all_to_end
+
+    async def read_all_to_end(topics: Sequence[str], timeout_s: float | None) -> None:
+        asked.append(tuple(topics))
+        await read(topics, timeout_s)
+
+    cluster.kafka.view.read_all_to_end = read_all_to_end  # type: ignore[method-assign]
+    another_sidecar_wrote(cluster, "c", n="1")  # not in the window's ends: a write not answered yet
+    outcome = await cluster.herder.reads.connector_config("c")
+    assert isinstance(outcome, Answer) and not outcome.provenance.stale
+    assert (bool(asked), outcome.value.get("n")) == (synced, "1" if synced else None)
+
+
+@pytest.mark.parametrize(("sync", "waits"), [("always", True), ("missing", False), ("never", False)])
+async def test_a_write_is_answered_a_window_after_it_is_done_only_when_every_read_syncs(sync: str, waits: bool) -> None:
+    cluster = FakeCluster("4.3.1", view_read_sync=sync)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await cluster.herder.settle_write()
+    assert (loop.time() - started >= 0.01) is waits
+
+
 async def test_a_view_read_that_cannot_sync_in_time_is_marked_stale() -> None:
     cluster = FakeCluster("4.3.1", view_read_sync="always", view_read_sync_s=0.05)
     await cluster.detect()

@@ -66,6 +66,7 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
         "sidecar": None,  # no sidecars' topic: no fences, no other sidecars known
         "fences": [],
         "sidecars": [],
+        "least_write_wait_ms": None,
     }
     assert sorted(worker for worker, _ in workers.sent_to) == ["http://w1:8083", "http://w2:8083"]
 
