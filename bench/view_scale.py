@@ -131,6 +131,10 @@ class BenchCluster:
     sidecar_ready_s: float
     sidecar_rss_mib: float
     before: SidecarProcess | None = None  # a sidecar of the code before a change (--before), for before/after
+    # a sidecar of this checkout whose every read shows every write acknowledged through any sidecar
+    # (VIEW_READ_SYNC=always), among sidecars that all do (a sidecars' topic of its own: the default one
+    # above answers its writes at once, and with it among them every strict read would sync)
+    strict: SidecarProcess | None = None
 
 
 @contextlib.contextmanager
@@ -154,6 +158,7 @@ def bench_cluster(
     worker = stack.start_connect(group, stack.NEW_VERSION, bootstrap)
     sidecar: SidecarProcess | None = None
     before: SidecarProcess | None = None
+    strict: SidecarProcess | None = None
     try:
         stack.wait_until(worker, lambda: stack.connect_ready(worker.url), "answer GET /connectors", 600)
         worker_ready = time.perf_counter() - t
@@ -163,11 +168,13 @@ def bench_cluster(
         rss = rss_mib(sidecar.pid)
         if before_code is not None:
             before = start_sidecar(f"sidecar-before-{group}", worker.extra["properties"], code=before_code)
+        strict_env = {"CONTROL_PLANE_VIEW_READ_SYNC": "always", "CONTROL_PLANE_SIDECARS_TOPIC": f"{group}.strict"}
+        strict = start_sidecar(f"sidecar-strict-{group}", worker.extra["properties"], env=strict_env)
         yield BenchCluster(
-            connectors, total, topics, catch_up_s, worker, worker_ready, sidecar, sidecar_ready, rss, before
+            connectors, total, topics, catch_up_s, worker, worker_ready, sidecar, sidecar_ready, rss, before, strict
         )
     finally:
-        for started in (sidecar, before):
+        for started in (sidecar, before, strict):
             if started is not None:
                 started.stop()
         stack.stop([worker])
@@ -197,13 +204,14 @@ def view_reads(cluster: BenchCluster, seconds: float) -> dict[str, Any]:
     ]
     if cluster.before is not None:
         sides.insert(1, ("before", cluster.before.url, cluster.before.pid))
-    asyncio.run(wait_ready_listing([base for _, base, _ in sides], cluster.connectors))
+    strict = [("strict", cluster.strict.url, cluster.strict.pid)] if cluster.strict is not None else []
+    asyncio.run(wait_ready_listing([base for _, base, _ in sides + strict], cluster.connectors))
     out: dict[str, Any] = {}
     for what, path, concurrency in (
         ("status", "/connectors/bench-connector-00001/status", 32),
         ("listing", "/connectors?expand=status", 8),
     ):
-        for name, base, pid in sides:
+        for name, base, pid in sides + (strict if what == "status" else []):
             print(f"  {what} from the {name} ...", file=sys.stderr, flush=True)
             watch = {name: pid}
             single = wrk(base + path, 1, seconds, watch).as_dict()
@@ -318,7 +326,7 @@ def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_sam
     fresh = asyncio.run(freshness(cluster, bootstrap, freshness_samples))
     rss_after = rss_mib(cluster.sidecar.pid)
 
-    def line(what: str, read: str, key: str, unit: str, target: str = "") -> dict[str, Any]:
+    def line(what: str, read: str, key: str, unit: str, target: str = "", side: str = "sidecar") -> dict[str, Any]:
         def fig(side: str) -> float | None:
             load = reads.get(f"{read.split('.')[0]}.{side}.{read.split('.')[1]}")
             if load is None:
@@ -326,15 +334,24 @@ def measure(bootstrap: str, cluster: BenchCluster, seconds: float, freshness_sam
             value = load["cpu_ms_per_request"][side] if key == "cpu" else load[key]
             return float(value)
 
-        sidecar_figure = fig("sidecar")
+        sidecar_figure = fig(side)
         assert sidecar_figure is not None
-        return row(what, fig("native"), sidecar_figure, unit, target, fig("before"))
+        return row(what, fig("native"), sidecar_figure, unit, target, fig("before") if side == "sidecar" else None)
 
     rows = [
         line("one status, c=1, p50", "status.c1", "p50_ms", "ms", "<= 0.3 ms"),
         line("one status, c=1, p99", "status.c1", "p99_ms", "ms"),
         line("one status, c=32", "status.c32", "rps", "req/s", ">= 3x native"),
         line("one status, CPU per request, c=32", "status.c32", "cpu", "ms"),
+        *(
+            [
+                line("one status, every read synced, c=1, p50", "status.c1", "p50_ms", "ms", "", "strict"),
+                line("one status, every read synced, c=32", "status.c32", "rps", "req/s", ">= 3x native", "strict"),
+                line("one status, every read synced, CPU per request, c=32", "status.c32", "cpu", "ms", "", "strict"),
+            ]
+            if cluster.strict is not None
+            else []
+        ),
         line(f"expand=status at {connectors:,}, c=1, p50", "listing.c1", "p50_ms", "ms"),
         line(f"expand=status at {connectors:,}, c=8", "listing.c8", "rps", "req/s", ">= 20x native"),
         line(f"expand=status at {connectors:,}, CPU per request", "listing.c8", "cpu", "ms"),
