@@ -102,18 +102,39 @@ class Sidecars:
             return self._running[cluster.name]
 
     async def pair_of(self, cluster: Cluster) -> tuple[RunningSidecar, RunningSidecar]:
-        """Two sidecars in front of ``cluster``, as a worker pod's sidecars behind one Service are: each
-        read synced (``VIEW_READ_SYNC=always``), so that what one acknowledged shows through the other."""
+        """Two sidecars in front of ``cluster``, as the Kubernetes layouts run the sidecars of a cluster
+        (``VIEW_READ_SYNC=always``, so that what one acknowledged shows through the other). They have a
+        sidecars' topic of their own: with the session's sidecar (which answers its writes at once) among
+        them, every read would ask Kafka (``domain.read_rule``), and the window would go untested."""
         async with self._lock:
             if cluster.name not in self._pairs:
+                topic = f"{cluster.name}.pair.control-plane"
                 first, second = await asyncio.gather(
-                    *(self._stack.enter_async_context(sidecar_with(cluster, view_read_sync="always")) for _ in "ab")
+                    *(
+                        self._stack.enter_async_context(
+                            sidecar_with(cluster, view_read_sync="always", sidecars_topic=topic)
+                        )
+                        for _ in "ab"
+                    )
                 )
+                for running in (first, second):
+                    await window_held(running.client)
                 self._pairs[cluster.name] = (first, second)
             return self._pairs[cluster.name]
 
     async def aclose(self) -> None:
         await self._stack.aclose()
+
+
+async def window_held(client: httpx.AsyncClient) -> None:
+    """Until the sidecar knows both sidecars of its pair, and that each waits the window out after a write:
+    from then on its reads are answered within the window."""
+
+    def held(answer: httpx.Response) -> bool:
+        shown = answer.json()
+        return len(shown["sidecars"]) >= 2 and shown["least_write_wait_ms"] == 25.0
+
+    await eventually(lambda: client.get("/_sidecar/cluster"), held, what="the read window held by both sidecars")
 
 
 class Alternating(httpx.AsyncBaseTransport):
