@@ -6,8 +6,8 @@ exactly once, in this order:
 2. the admission hook (``rest.admission``);
 3. access control (``rest.access``): a refusal, or the answer rewritten for the principal, and the audit;
 4. the route the table gives it (``rest.router``: the worker's HTTP stack's refusals, then the handler) or,
-   for a path the sidecar does not answer, the forward to a worker unchanged (``rest.proxy``); a write that
-   succeeded is answered once every sidecar's reads show it (``Herder.settle_write``);
+   for a path the sidecar does not answer, the forward to a worker unchanged (``rest.proxy``); a change of
+   connectors that succeeded is answered once every sidecar's reads show it (``Herder.settle_write``);
 5. the request metrics, labelled by the route's template;
 6. the workers' ``Server`` and a ``Date`` where the answer has none (``rest.stamp``).
 
@@ -100,7 +100,7 @@ class Pipeline:
         except Exception as exc:  # noqa: BLE001 - every error has an answer (rest.errors)
             return _reply_of(answer_for(exc, exchange.path))
         runtime = self._slot.runtime
-        if exchange.method in WRITE_METHODS and reply.status < 400 and runtime is not None:
+        if changed_connectors(exchange) and reply.status < 400 and runtime is not None:
             await runtime.herder.settle_write()
         return reply
 
@@ -141,6 +141,12 @@ class Pipeline:
             else:
                 return HttpReply(answer.status, answer_headers(exchange.method, answer), answer.body)
         return _reply_of(instead)
+
+
+def changed_connectors(exchange: Exchange) -> bool:
+    """A write to Connect's connector resources (``/connectors...``): what the view shows. A validation, a
+    logger's level or a preview of the sidecar's changes nothing a read of the view answers."""
+    return exchange.method in WRITE_METHODS and (exchange.path + "/").startswith("/connectors/")
 
 
 def _reply_of(response: Response) -> HttpReply:

@@ -10,7 +10,8 @@ import pytest
 
 from control_plane.domain.reads import Reads
 from control_plane.rest import create_app
-from control_plane.rest.pipeline import Pipeline
+from control_plane.rest.exchange import Exchange
+from control_plane.rest.pipeline import Pipeline, changed_connectors
 from control_plane.settings import load_settings
 from tests.support.raw_http import CLOSE, DATE, ScriptedWorker, exchange, served
 
@@ -111,3 +112,27 @@ async def test_an_unexpected_error_the_same_500_and_logged_once(
     assert b"boom c" in got["uvicorn"][0]
     logged = [line for line in capsys.readouterr().out.splitlines() if "unexpected error" in line]
     assert len(logged) == 2  # once per request, with its trace (rest.errors), on either server
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "changes"),
+    [
+        ("PUT", "/connectors/c/config", True),
+        ("POST", "/connectors", True),
+        ("DELETE", "/connectors/c", True),
+        ("PATCH", "/connectors/c/offsets", True),
+        ("GET", "/connectors/c/config", False),
+        ("PUT", "/connector-plugins/p/config/validate", False),
+        ("PUT", "/admin/loggers/root", False),
+        ("POST", "/_sidecar/topic-creation/preview", False),
+        ("POST", "/connectorsX", False),
+    ],
+)
+def test_only_a_change_of_connectors_waits_out_the_read_window(method: str, path: str, changes: bool) -> None:
+    """With ``VIEW_READ_SYNC=always`` a change is answered a window after it is done (``Herder.settle_write``):
+    only what the view shows, the connectors; a validation or a logger's level is answered at once."""
+
+    async def unread() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    assert changed_connectors(Exchange(method, path.encode(), b"", [], unread)) is changes
