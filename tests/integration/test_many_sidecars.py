@@ -22,11 +22,13 @@ from tests.support import sidecar_process
 from tests.support.harness import InProcess, sidecar_with
 from tests.support.holding_proxy import HoldingProxy
 from tests.support.kafka_topics import produce_record
+from tests.support.paths import ROOT
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 PATCHES = 60
+FAULTS = ROOT / "tests" / "support" / "faults"  # a held write, for a sidecar process a test kills
 
 
 async def test_concurrent_patches_through_two_sidecars_all_hold(
@@ -287,6 +289,72 @@ async def killed_mid_write(
             assert read == {"offsets": [{"partition": partition, "offset": {"position": 7}}]}, read
             assert holders(await survivor.get("/_sidecar/cluster")) == []  # given back; the dead one's over
             assert proxy.held == [f"PUT /connectors/{name}/config HTTP/1.1".encode()]
+        finally:
+            doomed.kill()
+            await worker.delete(f"/connectors/{name}")
+
+
+async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leaves_the_next_stop_to_finish_it(
+    stack: Stack, unique: str, tmp_path: Path
+) -> None:
+    """A real sidecar process, SIGKILLed in the middle of an emulated stop (3.4.1): its empty set of tasks
+    written, the STOPPED target state never (the write held in the process, ``tests/support/faults``), the
+    fence held. The stop was never acknowledged; through another sidecar the next stop of the connector waits
+    out the dead holder's lease, finishes it (STOPPED, no tasks), and a resume then runs the connector again."""
+    cluster = stack.clusters["old"]
+    name = f"killed-stop-{unique}"
+    lease_s, held = 2.0, tmp_path / "held"
+    async with (
+        sidecar_with(cluster) as running,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
+    ):
+        survivor = running.client
+        config = {"connector.class": FILE_SOURCE, "topic": name, "file": "/dev/null", "tasks.max": "1"}
+        created = await survivor.post("/connectors", json={"name": name, "config": config})
+        assert created.status_code == 201, created.text
+
+        def tasks_running(answer: httpx.Response) -> bool:
+            shown = answer.json() if answer.status_code == 200 else {}
+            return [shown.get("connector", {}).get("state")] + [t["state"] for t in shown.get("tasks", [])] == [
+                "RUNNING",
+                "RUNNING",
+            ]
+
+        await eventually(lambda: survivor.get(f"/connectors/{name}/status"), tasks_running, what="its task running")
+        doomed = sidecar_process.serve(
+            ["--worker-properties", cluster.properties],
+            tmp_path / "doomed.log",
+            name="doomed",
+            env={
+                "CONTROL_PLANE_FENCE_LEASE_MS": str(round(lease_s * 1000)),
+                "PYTHONPATH": str(FAULTS),
+                "SIDECAR_TEST_HOLD_KEY": f"target-state-{name}",
+                "SIDECAR_TEST_HELD_FILE": str(held),
+            },
+        )
+        try:
+            await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
+            async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
+                interrupted = asyncio.create_task(client.put(f"/connectors/{name}/stop"))
+                await eventually(lambda: asyncio.sleep(0, held.exists()), bool, timeout_s=10, what="the write held")
+                doomed.kill()
+                killed = time.monotonic()
+                with pytest.raises(httpx.TransportError):
+                    await interrupted
+            # half-written: its empty set of tasks in the config topic, its target state not
+            assert (await survivor.get(f"/connectors/{name}/status")).json()["connector"]["state"] != "STOPPED"
+            stopped = await survivor.put(f"/connectors/{name}/stop")
+            waited = time.monotonic() - killed
+            assert stopped.status_code == 204, stopped.text
+            assert waited < lease_s + 3, waited  # the dead holder's lease, and not much beyond
+            status = (await survivor.get(f"/connectors/{name}/status")).json()
+            assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
+            assert (await survivor.get("/_sidecar/cluster")).json()["fences"] == []
+            resumed = await survivor.put(f"/connectors/{name}/resume")
+            assert resumed.status_code == 202, resumed.text
+            await eventually(
+                lambda: survivor.get(f"/connectors/{name}/status"), tasks_running, what="running again after the resume"
+            )
         finally:
             doomed.kill()
             await worker.delete(f"/connectors/{name}")
