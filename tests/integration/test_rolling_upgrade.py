@@ -6,6 +6,10 @@ stop natively: the sidecar's emulation), and ``GET /`` shows 3.4.1 on both; once
 features turn native and ``GET /`` shows 4.3.1, without a restart of the sidecar. The old worker leaves in
 the middle of an emulated stop: the stop acknowledged, the connector stays STOPPED on the 4.3.1 worker.
 
+Both workers configure a config provider (``FileConfigProvider``, KIP-297), as the sidecars read in their
+properties: while the emulation answers, a sink whose consumer group is a provider reference has its
+offsets read from the group the workers resolve, as the 4.3.1 worker reads them itself.
+
 The workers are this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars,
 against the stack's broker): the shared stack's clusters keep one worker each.
 """
@@ -28,6 +32,7 @@ import pytest
 
 from tests.support.deploy_local import files_under, local_stack
 from tests.support.harness import RunningSidecar, sidecar_with
+from tests.support.kafka_topics import produce
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
@@ -36,6 +41,11 @@ NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.3.1, 3.4.1
 # skips the scan of every class of the plugin path (half a minute on a loaded machine); no plugin is used here
 SERVICE_LOAD = {"plugin.discovery": "service_load"}
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+FILE_PROVIDER = {
+    "config.providers": "file",
+    "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+}
 LEFT_S = 30.0  # the bound on the features turning native once the old worker has stopped
 
 
@@ -45,17 +55,20 @@ class Upgrading:
     new: Cluster  # the 4.3.1 worker
     old: Cluster  # the 3.4.1 worker, in the same group
     old_worker: local_stack.Proc
+    provided: Path  # a properties file both workers' FileConfigProvider reads
 
 
 @pytest.fixture(scope="module")
 def upgrading(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upgrading]:
     home: Path = tmp_path_factory.mktemp("rolling-upgrade")
     group = f"rolling-{uuid.uuid4().hex[:8]}"
+    provided = home / "provided.properties"
+    provided.write_text(f"group={group}-sink-group\n")
     # the configs and logs under ``home``; the Popen objects go, the workers run on (stopped below)
     with files_under(home), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        new = local_stack.start_connect(group, NEW, stack.bootstrap, properties=SERVICE_LOAD)
-        old = local_stack.start_connect(f"{group}-old", OLD, stack.bootstrap, cluster=group)
+        new = local_stack.start_connect(group, NEW, stack.bootstrap, properties={**SERVICE_LOAD, **FILE_PROVIDER})
+        old = local_stack.start_connect(f"{group}-old", OLD, stack.bootstrap, cluster=group, properties=FILE_PROVIDER)
     try:
         for proc in (new, old):
             ready = functools.partial(local_stack.connect_ready, proc.url)
@@ -65,6 +78,7 @@ def upgrading(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             Cluster("new", NEW, new.url, new.extra["properties"]),
             Cluster("old", OLD, old.url, old.extra["properties"]),
             old,
+            provided,
         )
     finally:
         local_stack.stop([new, old])
@@ -96,6 +110,51 @@ async def running_source(sidecar: RunningSidecar, name: str) -> None:
 
 def modes(shown: dict[str, Any]) -> dict[str, str]:
     return {name: feature["mode"] for name, feature in shown["features"].items()}
+
+
+async def test_a_sinks_group_given_as_a_provider_reference_is_read_as_the_workers_resolve_it(
+    stack: Stack, upgrading: Upgrading, tmp_path: Path
+) -> None:
+    """While the 3.4.1 worker is in the group the sidecar reads offsets itself (KIP-875 emulated): a sink's
+    ``consumer.override.group.id`` given as ``${file:...}`` is resolved as the workers resolve it (with the
+    providers of the worker's properties), and the answer is the 4.3.1 worker's own, read directly. Read as
+    written, the group would be one nobody consumes in: no offsets."""
+    name = f"provided-{uuid.uuid4().hex[:6]}"
+    config = {
+        "connector.class": FILE_SINK,
+        "topics": name,
+        "file": str(tmp_path / "sunk.txt"),
+        "tasks.max": "1",
+        "consumer.override.group.id": f"${{file:{upgrading.provided}:group}}",
+    }
+    async with (
+        in_front_of(upgrading.old) as on_old,
+        httpx.AsyncClient(base_url=upgrading.new.connect_url, timeout=30) as newest,
+    ):
+        shown = await eventually(
+            functools.partial(capabilities, on_old),
+            lambda c: len(c["worker_versions"]) == 2,
+            timeout_s=20,
+            what="both workers of the group deciding",
+        )
+        assert modes(shown)["stop_and_offsets_read"] == "emulated"
+        created = await on_old.client.post("/connectors", json={"name": name, "config": config})
+        assert created.status_code == 201, created.text
+        try:
+            await produce(stack.bootstrap, name, ["a", "b", "c"])
+            expected = {
+                "offsets": [{"partition": {"kafka_topic": name, "kafka_partition": 0}, "offset": {"kafka_offset": 3}}]
+            }
+            direct = await eventually(
+                lambda: newest.get(f"/connectors/{name}/offsets"),
+                lambda r: r.status_code == 200 and r.json() == expected,
+                timeout_s=60,
+                what="the sink's three records committed, as the 4.3.1 worker reads them",
+            )
+            via = await on_old.client.get(f"/connectors/{name}/offsets")
+            assert (via.status_code, via.json()) == (200, direct.json())
+        finally:
+            await on_old.client.delete(f"/connectors/{name}")
 
 
 async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upgrading) -> None:
