@@ -18,7 +18,7 @@ import pytest
 
 from control_plane.codecs import ConfigRecord, TaskCommit, TaskConfig, Tombstone, encode_config
 from control_plane.codecs.config import ConfigKey
-from tests.support.harness import sidecar_with
+from tests.support.harness import Sidecars
 from tests.support.kafka_topics import produce_record
 from tests.support.stack import Stack
 from tests.support.waiting import eventually
@@ -28,15 +28,13 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 @pytest.mark.parametrize("version", ["old", "oldest"], ids=["connect-3.4.1", "connect-2.8.2"])
 async def test_a_delete_between_a_stops_check_and_its_write_leaves_no_stop_behind(
-    stack: Stack, unique: str, version: str
+    stack: Stack, sidecars: Sidecars, unique: str, version: str
 ) -> None:
     cluster = stack.clusters[version]
     name = f"raced-{unique}"
     config = {"connector.class": FILE_SOURCE, "topic": f"raced-{unique}", "file": "/dev/null", "tasks.max": "1"}
-    async with (
-        sidecar_with(cluster) as running,
-        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
-    ):
+    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached below
+    async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
         sidecar = running.client
         try:
             created = await sidecar.post("/connectors", json={"name": name, "config": config})
@@ -60,8 +58,10 @@ async def test_a_delete_between_a_stops_check_and_its_write_leaves_no_stop_behin
                 await write(records)
 
             writer.write = delete_first  # type: ignore[method-assign]
-            stopped = await sidecar.put(f"/connectors/{name}/stop")
-            writer.write = write  # type: ignore[method-assign]
+            try:
+                stopped = await sidecar.put(f"/connectors/{name}/stop")
+            finally:
+                writer.write = write  # type: ignore[method-assign]
             assert raced == [name]
             assert (stopped.status_code, stopped.json()) == (
                 404,
@@ -88,15 +88,13 @@ async def test_a_delete_between_a_stops_check_and_its_write_leaves_no_stop_behin
 
 @pytest.mark.parametrize("version", ["old", "oldest"], ids=["connect-3.4.1", "connect-2.8.2"])
 async def test_task_configs_a_leader_writes_after_a_stops_empty_set_are_replaced_by_it_again(
-    stack: Stack, unique: str, version: str
+    stack: Stack, sidecars: Sidecars, unique: str, version: str
 ) -> None:
     cluster = stack.clusters[version]
     name = f"late-{unique}"
     config = {"connector.class": FILE_SOURCE, "topic": f"late-{unique}", "file": "/dev/null", "tasks.max": "1"}
-    async with (
-        sidecar_with(cluster) as running,
-        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
-    ):
+    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached below
+    async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
         sidecar = running.client
         try:
             created = await sidecar.post("/connectors", json={"name": name, "config": config})
@@ -122,8 +120,10 @@ async def test_task_configs_a_leader_writes_after_a_stops_empty_set_are_replaced
                         await produce_record(stack.bootstrap, topic, *encode_config(record))
 
             writer.write = then_late_tasks  # type: ignore[method-assign]
-            stopped = await sidecar.put(f"/connectors/{name}/stop")
-            writer.write = write  # type: ignore[method-assign]
+            try:
+                stopped = await sidecar.put(f"/connectors/{name}/stop")
+            finally:
+                writer.write = write  # type: ignore[method-assign]
             assert late == [name]
             assert stopped.status_code == 204, stopped.text
             status = (await sidecar.get(f"/connectors/{name}/status")).json()
