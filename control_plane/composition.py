@@ -393,6 +393,7 @@ async def running(
             route=create_route,
         )
         metrics.watch_states(herder.reads.state_gauges)
+        metrics.watch_read_syncs(rule)
         if pin_health is not None:
             metrics.watch_plugin_pins(pin_health.counts)
         await status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)

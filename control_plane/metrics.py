@@ -144,6 +144,10 @@ class Metrics:
         stats.total += seconds
         stats.buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1
 
+    def watch_read_syncs(self, source: ReadSyncs) -> None:
+        """The view's synced reads (``domain.read_rule``), read at every scrape."""
+        self.registry.register(_ReadSyncCollector(source))
+
     def watch_view(self, view: ViewCounters) -> None:
         """Expose the view's own counters at scrape time (no per-record cost on the hot path)."""
         self.registry.register(_ViewCollector(view))
@@ -279,6 +283,36 @@ class _ViewCollector(Collector):
                 poll_age.add_metric([topic], reading.poll_age_s)
         yield lag
         yield poll_age
+
+
+class ReadSyncs(Protocol):
+    @property
+    def read_syncs(self) -> Mapping[str, int]: ...
+
+    def window_in_use(self) -> bool: ...
+
+
+class _ReadSyncCollector(Collector):
+    def __init__(self, source: ReadSyncs) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        syncs = CounterMetricFamily(
+            "view_read_syncs",
+            "Reads the view answered after making sure it shows every change acknowledged through any sidecar "
+            "(VIEW_READ_SYNC), by outcome: window (at once), waited (for a read-ahead round), synced (a request "
+            "of its own), stale (not in time)",
+            labels=["outcome"],
+        )
+        for outcome, count in self._source.read_syncs.items():
+            syncs.add_metric([outcome], count)
+        yield syncs
+        yield GaugeMetricFamily(
+            "view_read_window_in_use",
+            "1 while reads are answered within the read window (VIEW_READ_SYNC=always and every live sidecar "
+            "waits it out after a write)",
+            value=int(self._source.window_in_use()),
+        )
 
 
 class ConnectorStateGauge(Protocol):

@@ -31,6 +31,7 @@ The read rule is built once (``control_plane.composition``) and shared by every 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -81,6 +82,7 @@ class ReadRule:
         self._sync_s = view_read_sync_s
         self._window_s = view_read_sync_window_s
         self._writers_wait_s = writers_wait_s
+        self.read_syncs: Counter[str] = Counter()  # the synced reads by outcome (``synced``)
 
     @property
     def view_ready(self) -> bool:
@@ -131,15 +133,19 @@ class ReadRule:
 
     async def synced(self, tails: Sequence[str]) -> bool:
         """Whether the view has read ``tails`` to the end offsets they had after this call (bounded by
-        ``view_read_sync_s``). A tail that cannot read now is not waited for."""
+        ``view_read_sync_s``). A tail that cannot read now is not waited for. Counted by outcome
+        (``read_syncs``): ``window``, answered at once; ``waited``, for a round of the read-ahead; ``synced``,
+        for a request of its own; ``stale``, not in time (or a tail cannot read)."""
         view = self.view
         if view is None or not self.view_ready:
             return True
         wanted = [t for t in tails if view.has_tail(t)]
         if any(view.tail_error(t) for t in wanted):
+            self.read_syncs["stale"] += 1
             return False
         window = self._sync == "always" and self.window_holds()
         if window and view.fresh_within(wanted, self._window_s):
+            self.read_syncs["window"] += 1
             return True  # every write answered before this read was in the ends the view read to
         try:
             async with asyncio.timeout(self._sync_s):  # bounded here, whatever the view port does
@@ -148,8 +154,14 @@ class ReadRule:
                 else:
                     await view.read_all_to_end(wanted, None)
         except (TimeoutError, ReadTimeout):
+            self.read_syncs["stale"] += 1
             return False
+        self.read_syncs["waited" if window else "synced"] += 1
         return True
+
+    def window_in_use(self) -> bool:
+        """Whether reads are answered within the window now (``always``, and every live sidecar waits it out)."""
+        return self._sync == "always" and self.window_holds()
 
     def knows_better(self, build: Callable[[ClusterView], T], name: str) -> Answer[T] | Refusal | None:
         """A read the workers answer (a connector's info or task configs): the view's answer instead when the

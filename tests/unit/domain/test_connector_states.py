@@ -5,7 +5,6 @@ gauges on /metrics and the two endpoints' parsing and shapes."""
 from __future__ import annotations
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TargetState, TaskCommit, TaskStatus, Tombstone
 from control_plane.codecs.config import ConfigKey, ConfigKind
@@ -20,6 +19,7 @@ from control_plane.view.timeline import StateTimeline, TouchLog
 from tests.support.asgi_app import Running
 from tests.support.fake_cluster import FakeCluster
 from tests.support.fakes import FakeView, Kafka
+from tests.support.metrics_text import samples
 
 RULES = StateRules(stopped_overlay=False, ignore_stale_unassigned=True)
 
@@ -244,15 +244,6 @@ async def test_the_herder_applies_its_workers_rules() -> None:
 
 
 # -- /metrics -------------------------------------------------------------------------------------------
-def samples(text: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    return {
-        tuple(sorted(s.labels.items())): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-        if s.name == name
-    }
-
-
 def test_metrics_show_the_state_gauges_from_the_source() -> None:
     view, states = ready_states()
     connector(view.state, 'odd "name"\\', tasks=2)

@@ -24,6 +24,7 @@ from control_plane.domain.capabilities import Feature
 from control_plane.domain.errors import NotFoundError, OperationFailed
 from control_plane.domain.offsets.stop import RESTART_ATTEMPTS
 from control_plane.domain.outcomes import Accepted, Answer, Done, Forward, Refusal, Source
+from control_plane.metrics import Metrics
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamRequest
 from control_plane.view import ClusterView
@@ -32,6 +33,7 @@ from tests.support.fakes import (
     CONFIG,
     OFFSETS,
 )
+from tests.support.metrics_text import samples
 
 T = TypeVar("T")
 
@@ -175,6 +177,27 @@ async def test_a_read_within_the_window_syncs_only_where_a_sidecar_does_not_wait
     outcome = await cluster.herder.reads.connector_config("c")
     assert isinstance(outcome, Answer) and not outcome.provenance.stale
     assert (bool(asked), outcome.value.get("n")) == (synced, "1" if synced else None)
+
+
+async def test_the_synced_reads_are_counted_by_outcome_and_exported() -> None:
+    """``view_read_syncs_total`` and ``view_read_window_in_use`` on /metrics: what ``always`` costs the reads."""
+    waits: list[float | None] = [0.025]
+    cluster = FakeCluster("4.3.1", view_read_sync="always", writers_wait_s=lambda: waits[0])
+    await cluster.detect()
+    cluster.running("c")
+    fresh = [True]
+    cluster.kafka.view.fresh_within = lambda topics, window_s: fresh[0]  # type: ignore[method-assign]
+    await cluster.herder.reads.connector_config("c")  # within the window
+    fresh[0] = False
+    await cluster.herder.reads.connector_config("c")  # waits for a round (the fake's: reads the log)
+    waits[0] = 0.0  # a sidecar that does not wait: every read asks
+    await cluster.herder.reads.connector_config("c")
+    metrics = Metrics()
+    metrics.watch_read_syncs(cluster.herder._rule)
+    text = metrics.render().decode()
+    counted = {dict(labels)["outcome"]: value for labels, value in samples(text, "view_read_syncs_total").items()}
+    assert counted == {"window": 1.0, "waited": 1.0, "synced": 1.0}
+    assert samples(text, "view_read_window_in_use") == {(): 0.0}
 
 
 @pytest.mark.parametrize(("sync", "waits"), [("always", True), ("missing", False), ("never", False)])

@@ -5,22 +5,13 @@ from __future__ import annotations
 import httpx
 import pytest
 import respx
-from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.rest.router import route_template
+from tests.support.metrics_text import samples
 
 STALE = (
     "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 )
-
-
-def samples(text: str, name: str) -> dict[tuple[tuple[str, str], ...], float]:
-    found = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name:
-                found[tuple(sorted(sample.labels.items()))] = sample.value
-    return found
 
 
 def requests_total(text: str) -> dict[tuple[str, str, str], float]:
