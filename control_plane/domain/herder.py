@@ -102,14 +102,19 @@ class Herder:
         await self.offsets.before_resume(request)
         answer = await self._route.send(request)
         if (
-            request.method in WRITE_METHODS
+            changes_connectors(request.method, request.path)
             and 200 <= answer.status < 300
-            and request.path.startswith("/connectors")
             and not request.path.endswith(TOPICS_RESET)  # a status-topic write, not a change of the config
             and self._rule.view_ready
         ):
             await self._rule.read_config_back("the view did not read a change back in time", path=request.path)
         return answer
+
+
+def changes_connectors(method: str, path: str) -> bool:
+    """A write to Connect's connector resources (``/connectors...``, a query or not): what the view shows. A
+    validation or a logger's level changes nothing a read of the view answers."""
+    return method in WRITE_METHODS and (path.split("?", 1)[0] + "/").startswith("/connectors/")
 
 
 def changed_connector(request: UpstreamRequest) -> str | None:
@@ -122,4 +127,4 @@ def changed_connector(request: UpstreamRequest) -> str | None:
     return unquote(parts[2])
 
 
-__all__ = ["WRITE_METHODS", "Herder", "changed_connector"]
+__all__ = ["WRITE_METHODS", "Herder", "changed_connector", "changes_connectors"]

@@ -143,7 +143,7 @@ class ReadRule:
         if any(view.tail_error(t) for t in wanted):
             self.read_syncs["stale"] += 1
             return False
-        window = self._sync == "always" and self.window_holds()
+        window = self.window_in_use()
         if window and view.fresh_within(wanted, self._window_s):
             self.read_syncs["window"] += 1
             return True  # every write answered before this read was in the ends the view read to

@@ -23,7 +23,7 @@ import time
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from ..domain.herder import WRITE_METHODS
+from ..domain.herder import changes_connectors
 from ..metrics import Metrics
 from ..upstream import REQUEST_DEADLINE, NoWorkerAvailable, UpstreamTimeout
 from .access import AccessControl
@@ -144,9 +144,8 @@ class Pipeline:
 
 
 def changed_connectors(exchange: Exchange) -> bool:
-    """A write to Connect's connector resources (``/connectors...``): what the view shows. A validation, a
-    logger's level or a preview of the sidecar's changes nothing a read of the view answers."""
-    return exchange.method in WRITE_METHODS and (exchange.path + "/").startswith("/connectors/")
+    """A change of connectors (``domain.herder.changes_connectors``); a preview of the sidecar's is none."""
+    return changes_connectors(exchange.method, exchange.path)
 
 
 def _reply_of(response: Response) -> HttpReply:
