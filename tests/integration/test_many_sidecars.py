@@ -19,6 +19,7 @@ import pytest
 
 from control_plane.codecs.fence import FenceClaim, encode_fence
 from tests.support import sidecar_process
+from tests.support.connect_answers import until_states
 from tests.support.harness import InProcess, sidecar_with
 from tests.support.holding_proxy import HoldingProxy
 from tests.support.kafka_topics import produce_record
@@ -313,14 +314,7 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
         created = await survivor.post("/connectors", json={"name": name, "config": config})
         assert created.status_code == 201, created.text
 
-        def tasks_running(answer: httpx.Response) -> bool:
-            shown = answer.json() if answer.status_code == 200 else {}
-            return [shown.get("connector", {}).get("state")] + [t["state"] for t in shown.get("tasks", [])] == [
-                "RUNNING",
-                "RUNNING",
-            ]
-
-        await eventually(lambda: survivor.get(f"/connectors/{name}/status"), tasks_running, what="its task running")
+        await until_states(survivor, name, "RUNNING", ["RUNNING"])
         doomed = sidecar_process.serve(
             ["--worker-properties", cluster.properties],
             tmp_path / "doomed.log",
@@ -352,9 +346,7 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
             assert (await survivor.get("/_sidecar/cluster")).json()["fences"] == []
             resumed = await survivor.put(f"/connectors/{name}/resume")
             assert resumed.status_code == 202, resumed.text
-            await eventually(
-                lambda: survivor.get(f"/connectors/{name}/status"), tasks_running, what="running again after the resume"
-            )
+            await until_states(survivor, name, "RUNNING", ["RUNNING"])  # running again after the resume
         finally:
             doomed.kill()
             await worker.delete(f"/connectors/{name}")

@@ -11,93 +11,104 @@ it can land, through the stop's config writer in this process:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import httpx
 import pytest
 
 from control_plane.codecs import ConfigRecord, TaskCommit, TaskConfig, Tombstone, encode_config
 from control_plane.codecs.config import ConfigKey
-from tests.support.harness import Sidecars
+from tests.support.connect_answers import until_states
+from tests.support.harness import RunningSidecar, Sidecars
 from tests.support.kafka_topics import produce_record
 from tests.support.stack import Stack
 from tests.support.waiting import eventually
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+VERSIONS = pytest.mark.parametrize("version", ["old", "oldest"], ids=["connect-3.4.1", "connect-2.8.2"])
+
+Hook = Callable[[], Awaitable[None]]
 
 
-@pytest.mark.parametrize("version", ["old", "oldest"], ids=["connect-3.4.1", "connect-2.8.2"])
+def source(name: str) -> dict[str, str]:
+    return {"connector.class": FILE_SOURCE, "topic": name, "file": "/dev/null", "tasks.max": "1"}
+
+
+async def raced_stop(
+    running: RunningSidecar, name: str, *, before: Hook | None = None, after: Hook | None = None
+) -> httpx.Response:
+    """``PUT /connectors/{name}/stop`` through ``running`` (a sidecar in this process), with ``before`` run when the
+    stop, its check passed, is about to write its records, or ``after`` once it has written them; the stop's
+    config writer is given back however the stop ends."""
+    runtime = running.app.slot.runtime
+    assert runtime is not None
+    writer = runtime.herder.offsets._stopper._writer
+    assert writer is not None
+    write, hooked = writer.write, list[str]()
+
+    async def raced(records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None:
+        first = not hooked
+        hooked.append(name)
+        if first and before is not None:
+            await before()
+        await write(records)
+        if first and after is not None:
+            await after()
+
+    writer.write = raced  # type: ignore[method-assign]
+    try:
+        stopped = await running.client.put(f"/connectors/{name}/stop")
+    finally:
+        writer.write = write  # type: ignore[method-assign]
+    assert hooked, "the stop wrote nothing"
+    return stopped
+
+
+@VERSIONS
 async def test_a_delete_between_a_stops_check_and_its_write_leaves_no_stop_behind(
     stack: Stack, sidecars: Sidecars, unique: str, version: str
 ) -> None:
     cluster = stack.clusters[version]
     name = f"raced-{unique}"
-    config = {"connector.class": FILE_SOURCE, "topic": f"raced-{unique}", "file": "/dev/null", "tasks.max": "1"}
-    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached below
+    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached
+    sidecar = running.client
     async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
-        sidecar = running.client
         try:
-            created = await sidecar.post("/connectors", json={"name": name, "config": config})
+            created = await sidecar.post("/connectors", json={"name": name, "config": source(name)})
             assert created.status_code == 201, created.text
-            # the stop's config writer, in this process: the delete goes to the worker when the stop, its check
-            # passed, is about to write, and the write waits until the delete is in the config topic
-            runtime = running.app.slot.runtime
-            assert runtime is not None
-            writer = runtime.herder.offsets._stopper._writer
-            assert writer is not None
-            write, raced = writer.write, list[str]()
 
-            async def delete_first(records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None:
-                if not raced:
-                    raced.append(name)
-                    deleted = await worker.delete(f"/connectors/{name}")
-                    assert deleted.status_code == 204, deleted.text
-                    await eventually(
-                        lambda: sidecar.get("/connectors"), lambda r: name not in r.json(), what="the delete read"
-                    )
-                await write(records)
+            async def delete() -> None:  # straight to the worker; the write waits until the delete is read
+                deleted = await worker.delete(f"/connectors/{name}")
+                assert deleted.status_code == 204, deleted.text
+                await eventually(
+                    lambda: sidecar.get("/connectors"), lambda r: name not in r.json(), what="the delete read"
+                )
 
-            writer.write = delete_first  # type: ignore[method-assign]
-            try:
-                stopped = await sidecar.put(f"/connectors/{name}/stop")
-            finally:
-                writer.write = write  # type: ignore[method-assign]
-            assert raced == [name]
+            stopped = await raced_stop(running, name, before=delete)
             assert (stopped.status_code, stopped.json()) == (
                 404,
                 {"error_code": 404, "message": f"Unknown connector {name}"},
             )
 
-            again = await sidecar.post("/connectors", json={"name": name, "config": config})
+            again = await sidecar.post("/connectors", json={"name": name, "config": source(name)})
             assert again.status_code == 201, again.text
-
-            def running_with_its_task(answer: httpx.Response) -> bool:
-                shown = answer.json() if answer.status_code == 200 else {}
-                states = [shown.get("connector", {}).get("state")] + [t["state"] for t in shown.get("tasks", [])]
-                return states == ["RUNNING", "RUNNING"]
-
-            for through in (worker, sidecar):
-                await eventually(
-                    lambda: through.get(f"/connectors/{name}/status"),  # noqa: B023
-                    running_with_its_task,
-                    what=f"{name} created again RUNNING, not STOPPED",
-                )
+            for through in (worker, sidecar):  # created again RUNNING, not STOPPED
+                await until_states(through, name, "RUNNING", ["RUNNING"])
         finally:
             await worker.delete(f"/connectors/{name}")
 
 
-@pytest.mark.parametrize("version", ["old", "oldest"], ids=["connect-3.4.1", "connect-2.8.2"])
+@VERSIONS
 async def test_task_configs_a_leader_writes_after_a_stops_empty_set_are_replaced_by_it_again(
     stack: Stack, sidecars: Sidecars, unique: str, version: str
 ) -> None:
     cluster = stack.clusters[version]
     name = f"late-{unique}"
-    config = {"connector.class": FILE_SOURCE, "topic": f"late-{unique}", "file": "/dev/null", "tasks.max": "1"}
-    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached below
+    running = await sidecars.of(cluster)  # the session's, in this process: its stop's writer is reached
+    sidecar = running.client
     async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker:
-        sidecar = running.client
         try:
-            created = await sidecar.post("/connectors", json={"name": name, "config": config})
+            created = await sidecar.post("/connectors", json={"name": name, "config": source(name)})
             assert created.status_code == 201, created.text
             tasks = await eventually(
                 lambda: worker.get(f"/connectors/{name}/tasks"),
@@ -105,26 +116,13 @@ async def test_task_configs_a_leader_writes_after_a_stops_empty_set_are_replaced
                 what=f"{name}'s task config",
             )
             task_config = tasks.json()[0]["config"]
-            runtime = running.app.slot.runtime
-            assert runtime is not None
-            writer = runtime.herder.offsets._stopper._writer
-            assert writer is not None
-            write, late = writer.write, list[str]()
 
-            async def then_late_tasks(records: Sequence[ConfigRecord | Tombstone[ConfigKey]]) -> None:
-                await write(records)
-                if not late:  # after the stop's records: the leader's reconfiguration lands
-                    late.append(name)
-                    topic = cluster.worker_property("config.storage.topic")
-                    for record in (TaskConfig(name, 0, task_config), TaskCommit(name, 1)):
-                        await produce_record(stack.bootstrap, topic, *encode_config(record))
+            async def late_tasks() -> None:  # the leader's reconfiguration, as it writes it
+                topic = cluster.worker_property("config.storage.topic")
+                for record in (TaskConfig(name, 0, task_config), TaskCommit(name, 1)):
+                    await produce_record(stack.bootstrap, topic, *encode_config(record))
 
-            writer.write = then_late_tasks  # type: ignore[method-assign]
-            try:
-                stopped = await sidecar.put(f"/connectors/{name}/stop")
-            finally:
-                writer.write = write  # type: ignore[method-assign]
-            assert late == [name]
+            stopped = await raced_stop(running, name, after=late_tasks)
             assert stopped.status_code == 204, stopped.text
             status = (await sidecar.get(f"/connectors/{name}/status")).json()
             assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
