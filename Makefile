@@ -62,10 +62,10 @@ stack-status: install
 check: install
 	@VENV=$(VENV) scripts/check
 
-# The local Spark driver JVM's class archive (spark_jobs/class_archive.py): built once per JDK and PySpark,
+# The local Spark driver JVM's class archive (spark_jobs/class_archive.py): built once per JDK, PySpark and builder,
 # in ~/.cache/spark-jobs (SPARK_JOBS_CACHE_DIR); a local job's JVM maps it instead of loading Spark's
 # classes from its jars. A no-op when it is there. Not built (it says why): the jobs run without it, and
-# the targets that ask for it go on (tests/unit/spark_jobs/test_class_archive.py builds one and fails then).
+# the targets that ask for it go on (tests/unit/spark_jobs/test_class_archive.py then builds one itself and fails).
 spark-archive: install
 	@$(PY) -m spark_jobs.build_class_archive || echo "spark-archive: not built; the Spark jobs run without it"
 

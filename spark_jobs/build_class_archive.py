@@ -3,7 +3,8 @@ class archive (:mod:`.class_archive`) of this machine's JDK and PySpark, unless 
 (``--force``: build it again). About a minute, once: a child process runs both jobs on a small synthetic
 history (:mod:`.synthetic`) in a JVM that lists every class it loads, then ``java -Xshare:dump`` archives
 them. The archive replaces one of another JDK or PySpark of the same installation. Exit status 2, with the
-reason and the tail of the log, when it cannot be built; the jobs then run as they would without it.
+reason and the tail of the log, when it cannot be built; the jobs then run as they would without it. A
+change of this module names a new archive (:func:`.class_archive.archive_file`): it is built again.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def build(force: bool = False) -> Path:
     if target is None or java is None:
         raise ArchiveError("no java: neither $JAVA_HOME/bin/java nor java on the PATH")
     if target.is_file() and not force:
+        _remove_others(target)
         print(f"{NAME}: up to date: {target}")
         return target
     started = time.monotonic()
@@ -78,14 +80,19 @@ def build(force: bool = False) -> Path:
             partial.replace(target)  # whole or not at all: a JVM never maps a half-written archive
         finally:
             partial.unlink(missing_ok=True)
-    # an earlier JDK's or PySpark's archive of this installation (another checkout's stays: it is its own)
+    _remove_others(target)
+    size = target.stat().st_size / 2**20
+    print(f"{NAME}: {target} ({size:,.0f} MiB) in {time.monotonic() - started:.0f}s")
+    return target
+
+
+def _remove_others(target: Path) -> None:
+    """An earlier JDK's, PySpark's or builder's archive of this installation (another checkout's stays: it
+    is its own)."""
     for other in target.parent.glob(f"{PREFIX}{installation()}-*{SUFFIX}"):
         if other != target:
             other.unlink(missing_ok=True)
             other.with_suffix(".log").unlink(missing_ok=True)
-    size = target.stat().st_size / 2**20
-    print(f"{NAME}: {target} ({size:,.0f} MiB) in {time.monotonic() - started:.0f}s")
-    return target
 
 
 def train(work: Path) -> None:

@@ -56,16 +56,21 @@ def installation() -> str:
     return _digest(str(spark_jars().resolve()), 8)
 
 
+def builder_code() -> str:
+    """The code that builds the archive (:mod:`.build_class_archive`), as a digest."""
+    return _digest(Path(__file__).with_name("build_class_archive.py").read_text(), 16)
+
+
 def archive_file() -> Path | None:
     """Where the archive of this JDK and this PySpark is (whether or not it was built); None without java.
-    Named by :func:`installation`, then by the java binary (its path, size and time) and PySpark's jars
-    (their names and sizes)."""
+    Named by :func:`installation`, then by the java binary (its path, size and time), PySpark's jars
+    (their names and sizes) and the builder's code (an archive of an earlier builder is built again)."""
     java = java_executable()
     if java is None:
         return None
     stat = java.stat()
     jars = sorted((p.name, p.stat().st_size) for p in spark_jars().glob("*.jar"))
-    identity = json.dumps([str(java), stat.st_size, stat.st_mtime_ns, jars])
+    identity = json.dumps([str(java), stat.st_size, stat.st_mtime_ns, jars, builder_code()])
     return cache_dir() / f"{PREFIX}{installation()}-{_digest(identity, 16)}{SUFFIX}"
 
 

@@ -35,6 +35,8 @@ from spark_jobs.session import (
 from tests.support.paths import ROOT
 from tests.support.spark_fixtures import PYSPARK_SOCKETS
 
+CHECKOUT_CACHE = os.environ.get(CACHE_ENV)  # where make spark-archive builds (the default when unset)
+
 
 @pytest.fixture
 def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
@@ -98,6 +100,14 @@ def test_each_installation_of_pyspark_has_its_own_archive(
     assert theirs.name.split("-")[2] == mine.name.split("-")[2]  # the same JDK and PySpark
 
 
+def test_a_change_of_the_builder_names_another_archive(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mine = archive_file()
+    monkeypatch.setattr(class_archive, "builder_code", lambda: "another")
+    theirs = archive_file()
+    assert mine is not None and theirs is not None and theirs != mine
+    assert theirs.name.split("-")[1] == mine.name.split("-")[1]  # the same installation: it replaces mine
+
+
 def test_the_dump_archives_the_listed_classes_for_the_jvms_class_path(tmp_path: Path) -> None:
     modules = ["--add-modules=m"]
     command = dump_command(Path("/j/bin/java"), tmp_path / "l.txt", tmp_path / "a.jsa", "x.jar:y.jar", modules)
@@ -139,10 +149,29 @@ def _probe(cache: Path, log: Path, java_tool_options: str | None = None) -> tupl
     return info, option
 
 
+def _seeded(cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path | None:
+    """This checkout's archive in ``cache``, where ``make spark-archive`` built it (a link: the build is the
+    target's, once per JDK, PySpark and builder); None where it did not (the test then builds one)."""
+    if CHECKOUT_CACHE is None:
+        monkeypatch.delenv(CACHE_ENV)
+    else:
+        monkeypatch.setenv(CACHE_ENV, CHECKOUT_CACHE)
+    built = archive_file()
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    if built is None or not built.is_file():
+        return None
+    seeded = cache / built.name
+    os.link(built, seeded) if built.stat().st_dev == cache.stat().st_dev else seeded.symlink_to(built)
+    return seeded
+
+
 @pytest.mark.spark
 @PYSPARK_SOCKETS
-def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(cache: Path, tmp_path: Path) -> None:
+def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cache.mkdir()
+    seeded = _seeded(cache, monkeypatch)
     stale = cache / f"classes-{installation()}-0000000000000000.jsa"  # an earlier JDK's or PySpark's, here
     stale.write_bytes(b"old")
     elsewhere = cache / "classes-00000000-0000000000000000.jsa"  # another checkout's PySpark: its own
@@ -157,6 +186,7 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
         timeout=600,
     )
     assert built.returncode == 0, built.stdout + built.stderr
+    assert ("up to date" in built.stdout) == (seeded is not None)
     archive = archive_file()
     assert archive is not None and archive.is_file() and not stale.exists() and elsewhere.exists()
     assert archive.stat().st_size > 50 * 2**20  # Spark's classes, not a stub
@@ -176,6 +206,6 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
     # would fault on its pages (build_class_archive renames a whole archive over the old one)
     bad = cache / "bad"
     bad.write_bytes(b"not an archive")
-    bad.replace(archive)  # the JVM starts as without it
+    bad.replace(archive)  # the JVM starts as without it (a link to the built one is replaced, not written)
     info, option = _probe(cache, tmp_path / "probe-bad.log")
     assert "sharing" not in info and option == f"-XX:SharedArchiveFile={archive}"
