@@ -7,8 +7,8 @@ sidecar's with ``READ_FROM=upstream``, or a passed-through ``GET /connectors/{c}
 marked stale; a request already waiting when the worker stopped too.
 
 The worker is this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars, with
-its own group.id, internal topics and port, against the stack's broker): the shared stack's workers are
-never suspended.
+its own group.id, internal topics and port, against the stack's broker), of each release of the stack: the
+shared stack's workers are never suspended.
 """
 
 from __future__ import annotations
@@ -44,9 +44,13 @@ class OwnWorker:
     pid: int
 
 
-@pytest.fixture(scope="module")
-def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnWorker]:
-    """A Connect worker (the stack's newest release) of this module's own cluster."""
+@pytest.fixture(scope="module", params=[local_stack.NEW_VERSION, local_stack.OLD_VERSION, local_stack.OLDEST_VERSION])
+def own_worker(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[OwnWorker]:
+    """A Connect worker of this module's own cluster, of each release of the stack: the newest (the sidecar
+    defers to it) and the older ones (the sidecar emulates the newer API in front of them)."""
+    version: str = request.param
     home: Path = tmp_path_factory.mktemp("hung-worker")
     name = f"hung-{uuid.uuid4().hex[:8]}"
     # its config and log under ``home``, not the shared stack's; the Popen object goes, the worker runs on
@@ -54,12 +58,11 @@ def own_worker(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with files_under(home), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         # service-load discovery: the reflective scan of the plugin path took most of its start (about 25 s)
-        proc = local_stack.start_connect(
-            name, local_stack.NEW_VERSION, stack.bootstrap, properties={"plugin.discovery": "service_load"}
-        )
+        discovery = {"plugin.discovery": "service_load"} if version == local_stack.NEW_VERSION else {}  # 3.6+
+        proc = local_stack.start_connect(name, version, stack.bootstrap, properties=discovery)
     try:
         local_stack.wait_until(proc, lambda: local_stack.connect_ready(proc.url), "answer on its REST port")
-        yield OwnWorker(Cluster(name, local_stack.NEW_VERSION, proc.url, proc.extra["properties"]), proc.pid)
+        yield OwnWorker(Cluster(name, version, proc.url, proc.extra["properties"]), proc.pid)
     finally:
         os.kill(proc.pid, signal.SIGCONT)
         local_stack.stop([proc])
