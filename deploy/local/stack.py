@@ -300,6 +300,10 @@ def start_connect(
             "scheduled.rebalance.max.delay.ms": "10000",
             # the default from 3.0 on (KIP-722); 2.8's default, None, refuses every client override
             "connector.client.config.override.policy": "All",
+            # KIP-297 (every release of the stack): connectors' configs may name values in files, as operators'
+            # do; the sidecar resolves them with the same providers (control_plane/worker_properties.py)
+            "config.providers": "file",
+            "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
             **(properties or {}),
         },
     )

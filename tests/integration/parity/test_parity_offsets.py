@@ -5,7 +5,8 @@ lines that apply:
 - alter a stopped FileStreamSource back to the start of its file, resume, see the lines produced again;
   the same for a source with its own offsets topic (``offsets.storage.topic``);
 - alter a stopped FileStreamSink's consumer offset back, resume, see the records written again; the same
-  for a sink with an overridden group id, whose alter also deletes an offset (null);
+  for a sink with an overridden group id, whose alter also deletes an offset (null), and for a sink whose
+  group id is a config-provider reference (``${file:...}``, resolved as the workers resolve it);
 - reset both kinds and see them start over; a second reset succeeds too;
 - alter or reset a running, paused or unknown connector is refused and changes nothing;
 - an alter raced by a resume sent straight to the worker: acknowledged, it holds.
@@ -167,12 +168,19 @@ async def sink_offsets(w: Way) -> None:
     topic = w.name("kip875-records")
     await produce(w.stack.bootstrap, topic, ["r1", "r2", "r3"])
     plain, override = w.connector("kip875-sink"), w.connector("kip875-sink-group")
-    groups = {plain: f"connect-{plain}", override: w.name("kip875-group")}
-    files = {plain: w.home / "plain.txt", override: w.home / "override.txt"}
+    provided = w.connector("kip875-sink-provided")
+    groups = {plain: f"connect-{plain}", override: w.name("kip875-group"), provided: w.name("kip875-provided")}
+    files = {plain: w.home / "plain.txt", override: w.home / "override.txt", provided: w.home / "provided.txt"}
+    # the group of ``provided`` named in a file (the workers' FileConfigProvider, KIP-297): its offsets are the
+    # resolved group's, where the worker or the sidecar reads them
+    secrets = w.home / "group.properties"
+    secrets.write_text(f"group={groups[provided]}\n")
     for name, path in files.items():
         config = {"connector.class": FILE_SINK, "tasks.max": "1", "file": str(path), "topics": topic}
         if name == override:
             config["consumer.override.group.id"] = groups[name]
+        if name == provided:
+            config["consumer.override.group.id"] = f"${{file:{secrets}:group}}"
         await w.call("PUT", w.path(name, "/config"), json=config)
 
     def at(offset: int) -> Callable[[list[dict[str, Any]]], bool]:
@@ -193,13 +201,17 @@ async def sink_offsets(w: Way) -> None:
         await stop(w, name)
         await group_empty(w, kafka, groups[name])
     # the default group back to 1; the overridden group's offset deleted (null): it starts at the earliest
-    for name, offset in ((plain, {"kafka_offset": 1}), (override, None)):
+    for name, offset in ((plain, {"kafka_offset": 1}), (override, None), (provided, {"kafka_offset": 2})):
         await w.call("PATCH", w.path(name, "/offsets"), json={"offsets": [{"partition": partition, "offset": offset}]})
         await w.call("GET", w.path(name, "/offsets"))
     w.note("committed", sorted((*tp, o) for tp, o in (await kafka.committed(groups[plain])).items()))
     for name in files:
         await w.call("PUT", w.path(name, "/resume"))
-    want = {plain: ["r1", "r2", "r3", "r4", "r2", "r3", "r4"], override: ["r1", "r2", "r3", "r4"] * 2}
+    want = {
+        plain: ["r1", "r2", "r3", "r4", "r2", "r3", "r4"],
+        override: ["r1", "r2", "r3", "r4"] * 2,
+        provided: ["r1", "r2", "r3", "r4", "r3", "r4"],
+    }
     for name, path in files.items():
         await w.until(w.path(name), holds(path, want[name]), f"{name} rewritten")
         w.note(f"lines of {name}", lines_of(path))
