@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,14 @@ VIEWER = {"authorization": "Bearer view-token"}
 OPERATOR = {"authorization": "Bearer op-token"}
 ADMIN = {"authorization": "Bearer adm-token"}
 TEAM = {"authorization": "Bearer team-token"}
-REFERENCE = "${file:/etc/kafka/secrets.properties:db.password}"
+SECRETS = Path(tempfile.gettempdir()) / "control-plane-tests" / "acl-secrets.properties"
+REFERENCE = f"${{file:{SECRETS}:db.password}}"  # the stack's workers resolve it (a FileConfigProvider each)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def secrets_file() -> None:
+    SECRETS.parent.mkdir(exist_ok=True)
+    SECRETS.write_text("db.password=from-the-file\n")
 
 
 def config_of(topic: str) -> dict[str, str]:
@@ -94,7 +102,7 @@ async def test_roles_patterns_masking_and_audit(
         # the task configs are what the connector made of its config (2.8's FileStreamSource keeps fewer keys)
         direct_tasks = (await worker.get(f"/connectors/{mine}/tasks")).json()
         assert tasks.json() == DEFAULT_SECRET_RULE.mask_deep(direct_tasks)
-        assert "hunter2" not in tasks.text
+        assert "hunter2" not in tasks.text and "from-the-file" not in tasks.text
         if "db.password" in direct_tasks[0]["config"]:
             assert tasks.json()[0]["config"]["db.password"] == REFERENCE
         info = (await sidecar.get("/connectors?expand=info", headers=VIEWER)).json()

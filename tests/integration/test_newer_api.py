@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -320,17 +321,27 @@ async def test_definitions_in_the_workers_shape_by_setting(
 
 
 # -- 4.4: validate shows values given as config provider references as given ---------------------------
-async def test_provider_references_shown_as_given(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
-    """The stack's workers have no config providers, so none resolves the reference and 4.3.1 shows it as
-    given too; the rewrite of resolved values is in tests/unit/domain/test_unresolved.py."""
-    body = {"connector.class": SOURCE, "topic": "${file:/nonexistent/secrets.properties:topic}", "file": "/tmp/x"}
+async def test_provider_references_shown_as_given(
+    sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """The stack's workers resolve ``${file:...}`` (a FileConfigProvider each): 4.3.1 echoes the resolved
+    value, as every release before 4.4 does; through the sidecar, on every release, the value as given."""
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text("topic=resolved-topic\n")
+    body = {"connector.class": SOURCE, "topic": f"${{file:{secrets}:topic}}", "file": "/tmp/x"}
     validate = f"/connector-plugins/{SOURCE}/config/validate"
     via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()
 
-    def values(infos: dict[str, Any]) -> dict[str, Any]:
-        return {c["value"]["name"]: c["value"]["value"] for c in infos["configs"] if c["value"]["name"] in body}
+    def values(infos: dict[str, Any], part: str = "value") -> dict[str, Any]:
+        return {c["value"]["name"]: c["value"][part] for c in infos["configs"] if c["value"]["name"] in body}
 
-    assert values(via) == values(direct) == body
+    assert values(via) == body
+    assert values(direct) == {**body, "topic": "resolved-topic"}
+    assert values(via, "errors") == values(direct, "errors")
+    # a reference no provider can resolve: the worker's own 500, through the sidecar as from the worker
+    missing = {**body, "topic": f"${{file:{tmp_path / 'absent.properties'}:topic}}"}
+    via_missing, direct_missing = await sidecar.put(validate, json=missing), await newest.put(validate, json=missing)
+    assert (via_missing.status_code, via_missing.json()) == (direct_missing.status_code, direct_missing.json())
 
 
 # -- GET / --------------------------------------------------------------------------------------------
