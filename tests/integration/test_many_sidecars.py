@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from control_plane.codecs import OffsetKey
 from control_plane.codecs.fence import FenceClaim, encode_fence
 from tests.support import sidecar_process
 from tests.support.connect_answers import until_states
@@ -347,6 +348,74 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
             resumed = await survivor.put(f"/connectors/{name}/resume")
             assert resumed.status_code == 202, resumed.text
             await until_states(survivor, name, "RUNNING", ["RUNNING"])  # running again after the resume
+        finally:
+            doomed.kill()
+            await worker.delete(f"/connectors/{name}")
+
+
+async def test_a_sidecar_killed_in_the_middle_of_an_emulated_alter_leaves_the_next_alter_to_the_others(
+    stack: Stack, unique: str, tmp_path: Path
+) -> None:
+    """A real sidecar process, SIGKILLed in the middle of an emulated offsets alter (3.4.1) of two source
+    partitions: the first record acknowledged by Kafka, the second never sent (``tests/support/faults``), the
+    fence held. The alter was never acknowledged; what it wrote is what a 3.5+ worker's alter cut off at the
+    same record leaves (offsets-topic records are written one by one, in a transaction only on an
+    exactly-once cluster). Through another sidecar the next alter waits out the dead holder's lease and
+    writes both; the fence is given back."""
+    cluster = stack.clusters["old"]
+    name = f"killed-alter-{unique}"
+    lease_s, held = 2.0, tmp_path / "held"
+    first, second = {"filename": str(tmp_path / "a.txt")}, {"filename": str(tmp_path / "b.txt")}
+
+    def body(a: int, b: int) -> dict[str, Any]:
+        return {
+            "offsets": [
+                {"partition": first, "offset": {"position": a}},
+                {"partition": second, "offset": {"position": b}},
+            ]
+        }
+
+    async def positions(client: httpx.AsyncClient) -> dict[str, int]:
+        read = (await client.get(f"/connectors/{name}/offsets")).json()["offsets"]
+        return {o["partition"]["filename"]: o["offset"]["position"] for o in read}
+
+    async with (
+        sidecar_with(cluster) as running,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
+    ):
+        survivor = running.client
+        config = {"connector.class": FILE_SOURCE, "topic": name, "file": first["filename"], "tasks.max": "1"}
+        created = await survivor.post("/connectors", json={"name": name, "config": config, "initial_state": "STOPPED"})
+        assert created.status_code == 201, created.text
+        altered = await survivor.patch(f"/connectors/{name}/offsets", json=body(1, 2))
+        assert altered.status_code == 200, altered.text
+        doomed = sidecar_process.serve(
+            ["--worker-properties", cluster.properties],
+            tmp_path / "doomed.log",
+            name="doomed",
+            env={
+                "CONTROL_PLANE_FENCE_LEASE_MS": str(round(lease_s * 1000)),
+                "PYTHONPATH": str(FAULTS),
+                "SIDECAR_TEST_HOLD_KEY": OffsetKey(name, second).to_bytes().decode(),
+                "SIDECAR_TEST_HELD_FILE": str(held),
+            },
+        )
+        try:
+            await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
+            async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
+                interrupted = asyncio.create_task(client.patch(f"/connectors/{name}/offsets", json=body(5, 6)))
+                await eventually(lambda: asyncio.sleep(0, held.exists()), bool, timeout_s=10, what="the write held")
+                doomed.kill()
+                killed = time.monotonic()
+                with pytest.raises(httpx.TransportError):
+                    await interrupted
+            assert await positions(survivor) == {first["filename"]: 5, second["filename"]: 2}
+            again = await survivor.patch(f"/connectors/{name}/offsets", json=body(7, 8))
+            waited = time.monotonic() - killed
+            assert again.status_code == 200, again.text
+            assert waited < lease_s + 3, waited  # the dead holder's lease, and not much beyond
+            assert await positions(survivor) == {first["filename"]: 7, second["filename"]: 8}
+            assert (await survivor.get("/_sidecar/cluster")).json()["fences"] == []
         finally:
             doomed.kill()
             await worker.delete(f"/connectors/{name}")
