@@ -19,10 +19,12 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
+from ..codecs.auto_restart import decode_policy, decode_state
 from ..codecs.fence import decode_fence
 from ..codecs.presence import decode_presence
 from ..codecs.worker_plugins import decode_installed
 from ..storage.log_reader import Record, TailLag, TopicTail, read_all_to_end
+from .auto_restarts import AutoRestartTable
 from .fences import FenceTable
 from .installed import InstalledTable
 from .model import ClusterView
@@ -50,6 +52,8 @@ class MaterializedView:
         self.fences = FenceTable()
         self.sidecars = SidecarTable()
         self.installed = InstalledTable()
+        self.auto_restarts = AutoRestartTable()
+        self._kinds = self._sidecar_kinds()
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
         self._logged: set[tuple[str, bytes | None]] = set()
@@ -200,24 +204,26 @@ class MaterializedView:
         self.state.apply_offset(decoded, record.key, record.timestamp)
         self.applied["offsets"] += 1
 
+    def _sidecar_kinds(self) -> tuple[tuple[Callable[[bytes | None, bytes | None], Any], Callable[..., None]], ...]:
+        """Each kind of record of the sidecars' topic: its decoder (``UnknownKey`` for another kind's key)
+        and where it goes, with the broker's timestamp where the table reads it."""
+        return (
+            (decode_fence, self.fences.apply),
+            (decode_presence, self.sidecars.apply),
+            (decode_installed, lambda record, _: self.installed.apply(record)),
+            (decode_policy, lambda record, _: self.auto_restarts.apply_policy(record)),
+            (decode_state, lambda record, _: self.auto_restarts.apply_state(record)),
+        )
+
     def _on_sidecars(self, record: Record) -> None:
-        fence = decode_fence(record.key, record.value)
-        if isinstance(fence, UnknownKey):
-            presence = decode_presence(record.key, record.value)
-            if isinstance(presence, UnknownKey):
-                installed = decode_installed(record.key, record.value)
-                if isinstance(installed, UnknownKey | Malformed):
-                    self._skip("sidecars", record, installed)
-                    return
-                self.installed.apply(installed)
-            elif isinstance(presence, Malformed):
-                self._skip("sidecars", record, presence)
+        for decode, apply in self._kinds:
+            decoded = decode(record.key, record.value)
+            if isinstance(decoded, UnknownKey):
+                continue
+            if isinstance(decoded, Malformed):
+                self._skip("sidecars", record, decoded)
                 return
-            else:
-                self.sidecars.apply(presence, record.timestamp)
-        elif isinstance(fence, Malformed):
-            self._skip("sidecars", record, fence)
+            apply(decoded, record.timestamp)
+            self.applied["sidecars"] += 1
             return
-        else:
-            self.fences.apply(fence, record.timestamp)
-        self.applied["sidecars"] += 1
+        self._skip("sidecars", record, UnknownKey(record.key or b""))

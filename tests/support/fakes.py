@@ -19,6 +19,7 @@ from control_plane.codecs import (
     decode_offset,
     encode_offset,
 )
+from control_plane.codecs.auto_restart import RestartPolicy, RestartState, decode_policy, decode_state
 from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
 from control_plane.codecs.fence import FenceClaim, FenceRelease, decode_fence
 from control_plane.codecs.presence import SidecarPresence
@@ -43,6 +44,7 @@ from control_plane.storage.offsets_writer import OffsetsWriter
 from control_plane.storage.status_writes import StatusWrites
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view import ClusterView
+from control_plane.view.auto_restarts import AutoRestartTable
 from control_plane.view.fences import FenceTable
 from control_plane.view.installed import InstalledTable
 from control_plane.view.sidecars import SidecarTable
@@ -394,6 +396,7 @@ class FakeSidecarReader:
     def __init__(self, topic: FakeSidecarsTopic) -> None:
         self.topic = topic
         self.fences = FenceTable()
+        self.auto_restarts = AutoRestartTable()
         self._read = 0
 
     def tail_error(self, topic: str) -> str | None:
@@ -404,6 +407,11 @@ class FakeSidecarReader:
             decoded = decode_fence(key, value)
             if isinstance(decoded, FenceClaim | FenceRelease):
                 self.fences.apply(decoded, timestamp)
+            policy, state = decode_policy(key, value), decode_state(key, value)
+            if isinstance(policy, RestartPolicy | Tombstone):
+                self.auto_restarts.apply_policy(policy)
+            if isinstance(state, RestartState | Tombstone):
+                self.auto_restarts.apply_state(state)
         self._read = len(self.topic.records)
 
     async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:
