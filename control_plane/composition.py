@@ -14,15 +14,18 @@ real upstream client and status writer (the unit tests' seams); nothing is swapp
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from . import __version__
 from .access import Access, build_access
+from .access.audit import AuditLog
 from .backoff import ProposalBackoff
+from .domain.auto_restart import AutoRestarter, Backoff, Selection, ViewStatuses
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
@@ -32,6 +35,7 @@ from .domain.herder import Herder
 from .domain.liveness import WorkerProbe
 from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
+from .domain.newer.restart import ConnectorRestarter
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
 from .domain.plugins import PinHealth, PluginCatalog, Plugins, PluginVersions, WorkerCatalogs
 from .domain.ports import ConnectorAdmins
@@ -365,6 +369,28 @@ async def running(
             lambda: capabilities.worker_versions,
             timeout_s=settings.worker_probe_timeout_s,
         )
+        auto_restart = (
+            AutoRestarter(
+                ViewStatuses(rule),
+                view.auto_restarts,
+                view.sidecars,
+                fence,
+                sidecars,
+                view,
+                ConnectorRestarter(upstream),
+                backoff=Backoff(
+                    settings.auto_restart_backoff_unit_s,
+                    settings.auto_restart_backoff_cap_s,
+                    settings.auto_restart_max_restarts or None,
+                ),
+                selection=Selection(settings.auto_restart, re.compile(settings.auto_restart_connectors)),
+                interval_s=settings.auto_restart_check_s,
+                read_timeout_s=read_back_s,
+                audit=audited(access.audit),
+            )
+            if fence is not None and sidecars is not None and view is not None
+            else None
+        )
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
             rule,
             reads=Reads(
@@ -391,6 +417,7 @@ async def running(
             writes=connector_writes,
             membership=membership,
             route=create_route,
+            auto_restart=auto_restart,
         )
         metrics.watch_states(herder.reads.state_gauges)
         metrics.watch_read_syncs(rule)
@@ -403,12 +430,35 @@ async def running(
             started.push_async_callback(sidecars.stop)
         if fence is not None:
             started.push_async_callback(fence.stop)  # its releases written before the producer stops
-        for part in (access.audit.sink, view, probe, capabilities, presence):
+        if auto_restart is not None:
+            metrics.watch_auto_restarts(auto_restart)
+        for part in (access.audit.sink, view, probe, capabilities, presence, auto_restart):
             if part is not None:
                 await _start(started, part)
         if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)
             await _start(started, HeapFreezer(view.wait_ready))
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
+
+
+def audited(audit: AuditLog) -> Callable[[str, str, int, float], None]:
+    """Auto-restart's restarts in the audit log, as a request of its own would be."""
+
+    def record(connector: str, path: str, status: int, duration_ms: float) -> None:
+        audit.record(
+            who="auto-restart",
+            role=None,
+            client=None,
+            method="POST",
+            path=path,
+            query="includeTasks=true&onlyFailed=true",
+            connector=connector,
+            status=status,
+            duration_ms=duration_ms,
+            body=None,
+            refused=False,
+        )
+
+    return record
 
 
 def sidecar_id(settings: Settings) -> str:

@@ -162,6 +162,10 @@ class Metrics:
         scrape time (``domain.plugins.pins``)."""
         self.registry.register(_PluginPinsCollector(source))
 
+    def watch_auto_restarts(self, source: AutoRestartReading) -> None:
+        """What auto-restart did (``domain.auto_restart``), at scrape time."""
+        self.registry.register(_AutoRestartCollector(source))
+
     def render(self) -> bytes:
         text = generate_latest(self.registry)
         return text + self._states.render() if self._states is not None else text
@@ -221,6 +225,48 @@ class _PluginPinsCollector(Collector):
         for (outcome, enforcement), count in sorted(self._source().items()):
             family.add_metric([outcome, enforcement], count)
         yield family
+
+
+class AutoRestartReading(Protocol):
+    @property
+    def counts(self) -> Mapping[str, int]: ...
+
+    def restarts(self) -> Mapping[str, int]: ...
+
+    def gave_up(self) -> Mapping[str, int]: ...
+
+
+class _AutoRestartCollector(Collector):
+    def __init__(self, source: AutoRestartReading) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        done = CounterMetricFamily(
+            "auto_restarts",
+            "What this sidecar's auto-restart did, per outcome: restarted (a restart sent), gave_up, reset (a "
+            "connector that ran through its backoff: counting starts again), failed (a restart the worker refused)",
+            labels=["outcome"],
+        )
+        for outcome in ("restarted", "gave_up", "reset", "failed"):
+            done.add_metric([outcome], self._source.counts.get(outcome, 0))
+        restarts = GaugeMetricFamily(
+            "auto_restart_restarts",
+            "Restarts of each connector's current run of failures, as the sidecars' topic records them (every "
+            "sidecar of the cluster shows the same)",
+            labels=["connector"],
+        )
+        for connector, count in sorted(self._source.restarts().items()):
+            restarts.add_metric([connector], count)
+        gave_up = GaugeMetricFamily(
+            "auto_restart_gave_up",
+            "1 for each connector auto-restart gave up on (it stays FAILED until restarted by hand)",
+            labels=["connector"],
+        )
+        for connector in sorted(self._source.gave_up()):
+            gave_up.add_metric([connector], 1)
+        yield done
+        yield restarts
+        yield gave_up
 
 
 class TailLagReading(Protocol):

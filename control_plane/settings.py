@@ -367,6 +367,23 @@ class Settings(BaseSettings):
     presence_interval_s: float = Field(5.0, gt=0)
     """How often a sidecar writes its presence to the sidecars' topic; one silent for three intervals is
     forgotten by the others."""
+    # -- Auto-restart (domain/auto_restart.py)
+    auto_restart: bool = False
+    """Restart failed connectors and tasks with a backoff: every connector whose name matches
+    ``AUTO_RESTART_CONNECTORS``. A connector's own choice (``PUT /_sidecar/connectors/{c}/auto-restart``)
+    wins over this. Needs the sidecars' topic (one sidecar of the cluster acts, under the connector's fence)."""
+    auto_restart_connectors: str = ".*"
+    """A regular expression the whole connector name must match for ``AUTO_RESTART`` to cover it."""
+    auto_restart_backoff_unit_s: float = Field(60.0, gt=0)
+    """The schedule's unit: the n-th restart of a run of failures is due ``unit * n * (n - 1)`` after the one
+    before (the first at once): Strimzi's 0, 2, 6, 12, 20, 30, 42, 56 minutes with the default."""
+    auto_restart_backoff_cap_s: float = Field(3600.0, gt=0)
+    """The longest wait between two restarts (Strimzi's hour by default)."""
+    auto_restart_max_restarts: int = Field(0, ge=0)
+    """Restarts of one run of failures before giving up (the connector then stays FAILED, shown as given
+    up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
+    auto_restart_check_s: float = Field(0.5, gt=0)
+    """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
     advertised_url: str | None = None
     """Where the other sidecars and operators reach this sidecar, as its presence says; default
     ``http://<host>:<port>``, the host being the worker's ``rest.advertised.host.name`` (in a worker pod,
@@ -404,6 +421,15 @@ class Settings(BaseSettings):
                 re.compile(pattern)
             except re.error as err:
                 raise ValueError(f"{pattern!r} is not a regular expression: {err}") from None
+        return value
+
+    @field_validator("auto_restart_connectors")
+    @classmethod
+    def _check_pattern(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as err:
+            raise ValueError(f"{value!r} is not a regular expression: {err}") from None
         return value
 
     @model_validator(mode="after")

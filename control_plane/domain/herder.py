@@ -24,6 +24,7 @@ from __future__ import annotations
 from urllib.parse import unquote
 
 from ..upstream import UpstreamRequest, UpstreamResponse
+from .auto_restart import AutoRestarter
 from .configs import Configs
 from .connector_writes import ConnectorWrites
 from .create_route import CreateRoute
@@ -55,6 +56,7 @@ class Herder:
         writes: ConnectorWrites,
         membership: ClusterMembership,
         route: CreateRoute,
+        auto_restart: AutoRestarter | None = None,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -68,6 +70,7 @@ class Herder:
         self._workers = rule.workers
         self._writes = writes
         self.membership = membership
+        self.auto_restart = auto_restart  # None without the sidecars' topic (its fence and records)
         self._route = route
 
     @property

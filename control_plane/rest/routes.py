@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from . import compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
+from . import auto_restart, compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
 from . import connect_models as cm
 from . import sidecar_models as sm
 from .exchange import Handler
@@ -395,6 +395,42 @@ SIDECAR: tuple[Route, ...] = (
         {200: sm.PluginVersionReportInfo},
         plugins.config_plugin_versions,
         body=cm.ConnectorConfigInfo,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/auto-restarts",
+        "Auto-restart: the schedule, and every connector with a choice or a restart",
+        {200: sm.AutoRestartsInfo},
+        auto_restart.overview,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/auto-restart",
+        "Auto-restart of a connector: whether it is on, its restarts, the next one",
+        {200: sm.AutoRestartInfo},
+        auto_restart.connector,
+        params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "PUT",
+        f"{_S}/connectors/{{connector}}/auto-restart",
+        "Turn auto-restart on or off for a connector, whatever the settings say",
+        {200: sm.AutoRestartInfo},
+        auto_restart.choose,
+        body=sm.AutoRestartChoice,
+        params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "DELETE",
+        f"{_S}/connectors/{{connector}}/auto-restart",
+        "Give auto-restart of a connector back to the settings",
+        {200: sm.AutoRestartInfo},
+        auto_restart.forget,
+        params=(CONNECTOR,),
         tag="sidecar",
     ),
     Route(

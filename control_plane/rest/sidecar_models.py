@@ -320,3 +320,41 @@ class PluginPinsInfo(BaseModel):
     unknown_workers: list[str] = Field(description="the group's workers whose installed plugins nobody reports")
     pins: int = Field(description="the pins checked (each pinned plugin key of each connector)")
     not_holding: list[PinNotHoldingInfo]
+
+
+class AutoRestartTaskInfo(BaseModel):
+    restarts: int = Field(description="restarts of this task in the connector's current run of failures")
+
+
+class AutoRestartInfo(BaseModel):
+    """Auto-restart of one connector (``domain.auto_restart``): whether it is on, and what it did."""
+
+    connector: str
+    enabled: bool = Field(description="whether failed instances of this connector are restarted")
+    chosen_by: Literal["connector", "settings"] = Field(
+        description="connector: a choice made for it (PUT), which wins; settings: AUTO_RESTART and its pattern"
+    )
+    restarts: int = Field(description="restarts of the current run of failures")
+    last_restart_ms: int | None = Field(description="when the last restart was sent (epoch ms)")
+    next_restart_ms: int | None = Field(description="when the next restart is due if it still fails (epoch ms)")
+    gave_up: bool = Field(description="AUTO_RESTART_MAX_RESTARTS were sent and it still failed: no more")
+    by_sidecar: str | None = Field(description="the sidecar that sent the last restart")
+    tasks: dict[str, AutoRestartTaskInfo] = Field(description="per task id, its restarts in this run")
+
+
+class AutoRestartsInfo(BaseModel):
+    """Auto-restart across the cluster: the schedule and every connector with a choice or a restart."""
+
+    enabled: bool = Field(description="AUTO_RESTART: on for the connectors AUTO_RESTART_CONNECTORS matches")
+    connectors_pattern: str
+    backoff_unit_s: float
+    backoff_cap_s: float
+    max_restarts: int | None = Field(description="restarts before giving up; null: never")
+    acting_sidecar: str | None = Field(description="the live sidecar that restarts (the first by id)")
+    connectors: list[AutoRestartInfo]
+
+
+class AutoRestartChoice(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{"enabled": True}]})
+
+    enabled: bool = Field(description="restart this connector's failed instances, whatever the settings say")

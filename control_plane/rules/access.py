@@ -144,6 +144,13 @@ def classify(method: str, raw_path: bytes | str) -> Classified:
         return Classified(Action.ADMIN, Reach.CREATE, creates=True)
     if head == "connector-plugins" and len(rest) == 3 and rest[1:] == ["config", "validate"]:
         return Classified(Action.ADMIN, Reach.NONE)
+    if (
+        head == "_sidecar"
+        and method in ("PUT", "DELETE")
+        and len(rest) == 3
+        and rest[::2] == ["connectors", "auto-restart"]
+    ):
+        return Classified(Action.OPERATE, Reach.CONNECTOR, rest[1])  # a choice of how it is restarted, as a restart
     return Classified(Action.ADMIN)
 
 

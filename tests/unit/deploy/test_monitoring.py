@@ -85,6 +85,19 @@ def every_family() -> str:
     states = ConnectorStates(view)
     metrics.watch_states(lambda: states.gauges(StateRules(False, True)))
     metrics.observe("/connectors", "GET", 200, 0.01)
+
+    class Restarts:
+        @property
+        def counts(self) -> dict[str, int]:
+            return {"restarted": 1}
+
+        def restarts(self) -> dict[str, int]:
+            return {"c": 1}
+
+        def gave_up(self) -> dict[str, int]:
+            return {"c": 1}
+
+    metrics.watch_auto_restarts(Restarts())
     return metrics.render().decode()
 
 
@@ -103,6 +116,7 @@ def test_every_query_names_a_metric_the_sidecar_exports() -> None:
         "view_lag_records",
         "upstream_errors_total",
         "http_request_duration_seconds_bucket",
+        "auto_restart_gave_up",
     ):
         assert name in read, name
 
