@@ -1,0 +1,88 @@
+"""Auto-restart against the real workers, on every release of the stack, with two sidecars of the code under
+test in front of each: a connector whose task really fails (the versioned test plugin's task, until the file
+its ``fail.until.file`` names exists) is restarted on the backoff's schedule by one sidecar only, and runs
+once the file is there; every sidecar shows the same restarts. A paused connector whose task failed is never
+restarted."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.connect_answers import until_states
+from tests.support.harness import RunningSidecar, sidecar_with
+from tests.support.stack import Cluster
+from tests.support.waiting import eventually
+
+CONNECTOR = "org.example.versioned.VersionedSourceConnector"  # deploy/local/test-plugins/versioned
+UNIT_S = 0.5  # the schedule: at once, then 1 s, 3 s, 6 s after the restart before
+
+
+def restarter(sidecar: RunningSidecar) -> Any:
+    runtime = sidecar.app.slot.runtime
+    assert runtime is not None and runtime.herder.auto_restart is not None
+    return runtime.herder.auto_restart
+
+
+async def report(sidecar: RunningSidecar, name: str) -> dict[str, Any]:
+    answer = await sidecar.client.get(f"/_sidecar/connectors/{name}/auto-restart")
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+async def task_state(client: httpx.AsyncClient, name: str) -> str | None:
+    answer = await client.get(f"/connectors/{name}/status")
+    tasks = answer.json().get("tasks", []) if answer.status_code == 200 else []
+    return str(tasks[0]["state"]) if tasks else None
+
+
+async def test_a_failing_task_is_restarted_on_schedule_by_one_sidecar_until_it_runs(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    unique = uuid.uuid4().hex[:6]
+    name, paused = f"auto-{unique}", f"auto-{unique}-paused"
+    ready = tmp_path / "ready"
+    settings: dict[str, Any] = {
+        "sidecars_topic": f"{cluster.name}.auto-{unique}.control-plane",
+        "auto_restart": True,
+        "auto_restart_connectors": f"auto-{unique}.*",
+        "auto_restart_backoff_unit_s": UNIT_S,
+        "auto_restart_check_s": 0.1,
+    }
+    config = {"connector.class": CONNECTOR, "tasks.max": "1", "fail.until.file": str(ready)}
+    async with sidecar_with(cluster, **settings) as one, sidecar_with(cluster, **settings) as two:
+        try:
+            # a paused connector: its task fails at its start, and an operator pauses it; never restarted
+            assert (await two.client.put(f"/connectors/{paused}/config", json=config)).status_code == 201
+            await eventually(lambda: task_state(two.client, paused), lambda s: s == "FAILED", what="a FAILED task")
+            assert (await two.client.put(f"/connectors/{paused}/pause")).status_code == 202
+            created = await one.client.put(f"/connectors/{name}/config", json=config)
+            assert created.status_code == 201, created.text
+            # restarted at once, then 1 s after; both sidecars show the same record
+            twice = await eventually(
+                lambda: report(two, name), lambda r: r["restarts"] >= 2, timeout_s=60, what="two restarts"
+            )
+            assert twice["enabled"] and twice["chosen_by"] == "settings" and not twice["gave_up"]
+            assert twice["tasks"]["0"]["restarts"] >= 2
+            assert twice["next_restart_ms"] - twice["last_restart_ms"] == 1000 * UNIT_S * twice["restarts"] * (
+                twice["restarts"] + 1
+            )
+            ready.touch()
+            await until_states(one.client, name, "RUNNING", ["RUNNING"])
+            last = await report(one, name)
+            assert last == await report(two, name)
+            sent = [restarter(s).counts["restarted"] for s in (one, two)]
+            assert sum(sent) == last["restarts"] and 0 in sent, sent  # one sidecar restarted, once per due time
+            assert (await report(one, paused))["restarts"] == 0
+            assert await task_state(one.client, paused) == "FAILED"
+            overview = (await one.client.get("/_sidecar/auto-restarts")).json()
+            assert overview["acting_sidecar"] == last["by_sidecar"]
+            assert name in [c["connector"] for c in overview["connectors"]]
+            metrics = (await one.client.get("/metrics")).text
+            assert f'auto_restart_restarts{{connector="{name}"}} {float(last["restarts"])}' in metrics
+        finally:
+            for each in (name, paused):
+                await one.client.delete(f"/connectors/{each}")
