@@ -10,7 +10,9 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
   5. KIP-875 calls emulated on 3.4.1 versus native on 4.3.1 (bench/kip875.py), on the stack's workers;
   6. a topics reset of a connector with 10,000 active topics (bench/topics_reset.py), on the cluster of 1-4;
   8. writes of a connector through a sidecar that takes its fence from another sidecar each time, emulated
-     on 3.4.1 versus native on 4.3.1 (bench/fence_handover.py), on the stack's workers.
+     on 3.4.1 versus native on 4.3.1 (bench/fence_handover.py), on the stack's workers;
+  9. auto-restart: how late each restart is after its due time (bench/auto_restart.py), two sidecars in
+     front of the stack's 3.4.1 worker.
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -25,7 +27,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench import catchup, fence_handover, kip875, proxy_hop, spark_jobs, topics_reset, view_scale  # noqa: E402
+from bench import (  # noqa: E402
+    auto_restart,
+    catchup,
+    fence_handover,
+    kip875,
+    proxy_hop,
+    spark_jobs,
+    topics_reset,
+    view_scale,
+)
 from bench.common import code_of, print_table, save  # noqa: E402
 from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
@@ -39,10 +50,10 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8",
+        default="1,2,4,5,6,8,9",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
-        " sidecar's fence",
+        " sidecar's fence, 9 auto-restart",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -122,6 +133,16 @@ def main() -> int:
         else:
             results["fence_handover"] = fenced
             tables.append((fence_handover.TITLE, fenced["rows"]))
+    if "9" in sections:
+        print("9. auto-restart ...", file=sys.stderr, flush=True)
+        try:
+            restarted = auto_restart.run(env, 5 if args.quick else 10, 15 if args.quick else 25)
+        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+            results["auto_restart"] = {"error": str(err)}
+            print(f"9. auto-restart failed: {err}", file=sys.stderr, flush=True)
+        else:
+            results["auto_restart"] = restarted
+            tables.append((auto_restart.TITLE, restarted["rows"]))
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)
         results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)

@@ -14,6 +14,7 @@ import httpx
 
 from tests.support.connect_answers import until_states
 from tests.support.harness import RunningSidecar, sidecar_with
+from tests.support.kafka_topics import read_to_end
 from tests.support.stack import Cluster
 from tests.support.waiting import eventually
 
@@ -52,13 +53,27 @@ async def test_a_failing_task_is_restarted_on_schedule_by_one_sidecar_until_it_r
         "auto_restart_backoff_unit_s": UNIT_S,
         "auto_restart_check_s": 0.1,
     }
-    config = {"connector.class": CONNECTOR, "tasks.max": "1", "fail.until.file": str(ready)}
+    topic = f"auto-{unique}-records"
+    config = {"connector.class": CONNECTOR, "tasks.max": "1", "fail.until.file": str(ready), "topic": topic}
     async with sidecar_with(cluster, **settings) as one, sidecar_with(cluster, **settings) as two:
         try:
-            # a paused connector: its task fails at its start, and an operator pauses it; never restarted
+            # a paused connector: its task fails (auto-restart off for it meanwhile), an operator pauses it, and
+            # auto-restart is turned on for it: never restarted
+            off = await one.client.put(f"/_sidecar/connectors/{paused}/auto-restart", json={"enabled": False})
+            assert off.status_code == 404, off.text  # no such connector yet
             assert (await two.client.put(f"/connectors/{paused}/config", json=config)).status_code == 201
+            await eventually(lambda: report(two, paused), lambda r: r["enabled"], what="the paused one covered")
+            off = await two.client.put(f"/_sidecar/connectors/{paused}/auto-restart", json={"enabled": False})
+            assert (off.status_code, off.json()["chosen_by"], off.json()["enabled"]) == (200, "connector", False)
             await eventually(lambda: task_state(two.client, paused), lambda s: s == "FAILED", what="a FAILED task")
             assert (await two.client.put(f"/connectors/{paused}/pause")).status_code == 202
+            await eventually(
+                lambda: two.client.get(f"/connectors/{paused}/status"),
+                lambda r: r.json()["connector"]["state"] == "PAUSED",
+                what="the connector PAUSED",
+            )
+            on = await one.client.put(f"/_sidecar/connectors/{paused}/auto-restart", json={"enabled": True})
+            assert on.status_code == 200 and on.json()["enabled"], on.text
             created = await one.client.put(f"/connectors/{name}/config", json=config)
             assert created.status_code == 201, created.text
             # restarted at once, then 1 s after; both sidecars show the same record
@@ -67,10 +82,16 @@ async def test_a_failing_task_is_restarted_on_schedule_by_one_sidecar_until_it_r
             )
             assert twice["enabled"] and twice["chosen_by"] == "settings" and not twice["gave_up"]
             assert twice["tasks"]["0"]["restarts"] >= 2
-            assert twice["next_restart_ms"] - twice["last_restart_ms"] == 1000 * UNIT_S * twice["restarts"] * (
-                twice["restarts"] + 1
-            )
+            due_after_s = UNIT_S * twice["restarts"] * (twice["restarts"] + 1)
+            assert abs(twice["next_restart_ms"] - twice["last_restart_ms"] - 1000 * due_after_s) <= 1
             ready.touch()
+            # it runs for good: its records come, on the next restart if it failed once more
+            await eventually(
+                lambda: read_to_end(cluster.worker_property("bootstrap.servers"), topic),
+                lambda log: len(log.records) > 0,
+                timeout_s=60,
+                what="the task's records",
+            )
             await until_states(one.client, name, "RUNNING", ["RUNNING"])
             last = await report(one, name)
             assert last == await report(two, name)
@@ -80,7 +101,7 @@ async def test_a_failing_task_is_restarted_on_schedule_by_one_sidecar_until_it_r
             assert await task_state(one.client, paused) == "FAILED"
             overview = (await one.client.get("/_sidecar/auto-restarts")).json()
             assert overview["acting_sidecar"] == last["by_sidecar"]
-            assert name in [c["connector"] for c in overview["connectors"]]
+            assert {name, paused} <= {c["connector"] for c in overview["connectors"]}
             metrics = (await one.client.get("/metrics")).text
             assert f'auto_restart_restarts{{connector="{name}"}} {float(last["restarts"])}' in metrics
         finally:

@@ -19,6 +19,7 @@ class TopicRecord(NamedTuple):
     offset: int
     key: bytes | None
     value: bytes | None
+    timestamp: int = -1  # the record's timestamp (epoch ms)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
         while pending:
             batch = await consumer.getmany(*pending, timeout_ms=5_000)
             for tp, batch_records in batch.items():
-                records += [TopicRecord(tp.partition, r.offset, r.key, r.value) for r in batch_records]
+                records += [TopicRecord(tp.partition, r.offset, r.key, r.value, r.timestamp) for r in batch_records]
             for tp in list(pending):
                 if await consumer.position(tp) >= end[tp]:
                     pending.discard(tp)
