@@ -61,7 +61,7 @@ def check_topic(
     also re-encode to the same bytes and sit in the partition murmur2 gives."""
     decode, encode = codec
     decoded, problems = [], []
-    for partition, offset, key, value in log.records:
+    for partition, offset, key, value, _ in log.records:
         where = f"{topic}[{partition}]@{offset} key={key!r} value={value!r}"
         result = decode(key, value)
         if isinstance(result, (UnknownKey, Malformed)):
