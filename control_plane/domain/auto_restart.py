@@ -50,6 +50,7 @@ from .read_rule import ReadRule
 log = structlog.get_logger(__name__)
 
 RUNNING = "RUNNING"
+CONCURRENT = 8  # connectors restarted at once in a pass (after an outage many fail together), each under its fence
 
 
 @dataclass(frozen=True)
@@ -266,9 +267,13 @@ class AutoRestarter:
         """One pass: each connector with something due, when this sidecar is the one that acts."""
         if not self._statuses.ready() or not self.acting():
             return
-        for connector in sorted(set(self._statuses.failing()) | self._table.connectors()):
-            if self.due(connector) is None:
-                continue
+        due = [c for c in sorted(set(self._statuses.failing()) | self._table.connectors()) if self.due(c) is not None]
+        if due:
+            slots = asyncio.Semaphore(CONCURRENT)
+            await asyncio.gather(*(self._act_on(connector, slots) for connector in due))
+
+    async def _act_on(self, connector: str, slots: asyncio.Semaphore) -> None:
+        async with slots:
             try:
                 await self._act(connector)
             except Exception as err:  # noqa: BLE001 - the worker refused, no worker, Kafka: the next pass tries again
