@@ -254,6 +254,7 @@ async def running(
                 stop_timeout_s=settings.shutdown_flush_timeout_s,
                 installed=worker_catalogs.own,
                 write_wait_s=settings.view_read_sync_window_s if settings.view_read_sync == "always" else 0.0,
+                auto_restart=fence is not None,  # the auto-restarter is built where the fence is
                 read=view.tails["sidecars"].caught_up.is_set,
             )
             if sidecars and view

@@ -34,6 +34,7 @@ class SidecarPresence:
     view_lag: Mapping[str, int | None] = field(default_factory=dict)  # records its view has not read, per tail
     plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
     write_wait_ms: float = 0.0  # how long after a write it answers
+    auto_restart: bool = False  # it can restart failed connectors (domain.auto_restart); older releases cannot
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -47,6 +48,7 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
         "view_lag": dict(record.view_lag),
         "plugins": dict(record.plugins),
         "write_wait_ms": record.write_wait_ms,
+        "auto_restart": record.auto_restart,
     }
     return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
 
@@ -62,7 +64,7 @@ def decode_presence(
         return Tombstone(sidecar)
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
     workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
-    write_wait = body.get("write_wait_ms", 0)
+    write_wait, auto_restart = body.get("write_wait_ms", 0), body.get("auto_restart", False)
     if (
         not (url is None or isinstance(url, str))
         or not isinstance(version, str)
@@ -75,6 +77,7 @@ def decode_presence(
         or not isinstance(write_wait, int | float)
         or isinstance(write_wait, bool)
         or write_wait < 0
+        or not isinstance(auto_restart, bool)
     ):
         return Malformed("not a sidecar's presence", key)
     return SidecarPresence(
@@ -86,6 +89,7 @@ def decode_presence(
         {str(k): v if isinstance(v, int) and not isinstance(v, bool) else None for k, v in lag.items()},
         {str(k): v for k, v in plugins.items() if isinstance(v, str)},
         float(write_wait),
+        auto_restart,
     )
 
 

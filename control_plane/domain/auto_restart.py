@@ -14,7 +14,8 @@ What is restarted: only what is FAILED (the connector instance and each failed t
 ``POST /restart?includeTasks=true&onlyFailed=true`` does, composed of the restarts every version has:
 ``newer.restart``), and never a connector whose target state is PAUSED or STOPPED: an operator's choice.
 
-One sidecar of the cluster acts: the first of the live sidecars by id (``view.sidecars``), and it restarts
+One sidecar of the cluster acts: the first by id of the live sidecars whose presence says they can
+(``view.sidecars``; an older release cannot, nor one whose fence is off), and it restarts
 a connector only under that connector's fence (``domain.fence``), after reading the sidecars' topic to its
 end, where the last restart of the connector is recorded (``codecs.auto_restart``): a sidecar that acts
 after another (the first one died, or two disagreed for an interval on who is first) finds the restart
@@ -220,10 +221,15 @@ class AutoRestarter:
     def sidecar(self) -> str:
         return self._fence.sidecar
 
+    def acting_sidecar(self) -> str | None:
+        """The sidecar that restarts: the first by id of the live sidecars that can (an older release, or one
+        whose fence is off, says it cannot in its presence)."""
+        able = [s.presence.sidecar for s in self._sidecars.live(self._now_ms()) if s.presence.auto_restart]
+        return able[0] if able else None
+
     def acting(self) -> bool:
-        """Whether this sidecar is the one that restarts (the first live sidecar by id, itself known)."""
-        live = self._sidecars.live(self._now_ms())
-        return bool(live) and live[0].presence.sidecar == self.sidecar
+        """Whether this sidecar is the one that restarts (itself known from its own presence)."""
+        return self.acting_sidecar() == self.sidecar
 
     def covers(self, connector: str) -> bool:
         return self.selection.covers(connector, self._table.policy(connector))
@@ -350,14 +356,13 @@ class AutoRestarter:
     def overview(self) -> dict[str, Any]:
         """What ``GET /_sidecar/auto-restarts`` shows: the schedule, and every connector with a choice or a
         restart recorded."""
-        live = self._sidecars.live(self._now_ms())
         return {
             "enabled": self.selection.enabled,
             "connectors_pattern": self.selection.pattern.pattern,
             "backoff_unit_s": self.backoff.unit_s,
             "backoff_cap_s": self.backoff.cap_s,
             "max_restarts": self.backoff.max_restarts,
-            "acting_sidecar": live[0].presence.sidecar if live else None,
+            "acting_sidecar": self.acting_sidecar(),
             "connectors": [self.report(c) for c in sorted(self._table.connectors())],
         }
 

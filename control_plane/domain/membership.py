@@ -99,6 +99,7 @@ class Membership:
                     "view_lag": dict(s.presence.view_lag),
                     "plugins": dict(s.presence.plugins),
                     "write_wait_ms": s.presence.write_wait_ms,
+                    "auto_restart": s.presence.auto_restart,
                     "seen_ms": s.seen_ms,
                 }
                 for s in self.sidecars

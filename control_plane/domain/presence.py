@@ -41,6 +41,7 @@ class Presence:
         stop_timeout_s: float,
         installed: Callable[[], InstalledOnWorker | None] = lambda: None,
         write_wait_s: float = 0.0,
+        auto_restart: bool = False,
         read: Callable[[], bool] = lambda: True,
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
@@ -58,6 +59,7 @@ class Presence:
         self._now_ms = now_ms
         self._installed = installed
         self._write_wait_s = write_wait_s
+        self.auto_restart = auto_restart  # whether this sidecar can restart failed connectors
         self._read = read
         self._least_wait: tuple[int, float | None] = (-1, None)  # (table revision, least_write_wait_s)
         self._written: str | None = None  # the digest of the installed plugins last written
@@ -95,6 +97,7 @@ class Presence:
             dict(self._view_lag()),
             {written.worker: written.digest} if written is not None and written.digest == self._written else {},
             self._write_wait_s * 1000,
+            self.auto_restart,
         )
 
     async def write(self) -> None:

@@ -93,6 +93,8 @@ class ClusterSidecarInfo(BaseModel):
     plugins: dict[str, str] = Field(
         description="the workers whose installed plugins it reports (their id) -> the digest of that report"
     )
+    write_wait_ms: float = Field(description="how long after a write it answers it (the read window's commit wait)")
+    auto_restart: bool = Field(description="whether it can restart failed connectors (the first such one does)")
     seen_ms: int = Field(description="the broker's time of its last presence record")
 
 

@@ -129,7 +129,7 @@ def sidecars(
     made = []
     for i in range(count):
         table = SidecarTable() if each_first else shared
-        table.apply(SidecarPresence(f"s{i}", None, "0", 60_000), int(cluster.now))
+        table.apply(SidecarPresence(f"s{i}", None, "0", 60_000, auto_restart=True), int(cluster.now))
         reader = topic.reader()
         fence = ConnectorFence(
             topic, reader, sidecar=f"s{i}", lease_s=5, wait_s=5, read_timeout_s=1, now_ms=lambda: cluster.now
@@ -215,3 +215,14 @@ async def test_paused_or_not_chosen_connectors_are_left_alone_and_a_choice_is_sh
     assert [p.status.name for p in cluster.plans] == ["c"]
     with pytest.raises(NotFoundError, match="Connector nobody not found"):
         first.report_of("nobody")
+
+
+async def test_a_sidecar_that_cannot_restart_is_passed_over() -> None:
+    cluster = Cluster(statuses={"c": status("FAILED")})
+    topic = FakeSidecarsTopic(lambda: cluster.now)
+    (one,) = sidecars(cluster, topic, 1)
+    table = one._sidecars  # an older release, first by id, that does not restart
+    table.apply(SidecarPresence("a-older", None, "0", 60_000), int(cluster.now))
+    assert one.acting() and one.overview()["acting_sidecar"] == "s0"
+    await one.check()
+    assert len(cluster.plans) == 1
