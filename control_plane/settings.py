@@ -382,7 +382,7 @@ class Settings(BaseSettings):
     auto_restart_max_restarts: int = Field(0, ge=0)
     """Restarts of one run of failures before giving up (the connector then stays FAILED, shown as given
     up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
-    auto_restart_check_s: float = Field(0.5, gt=0)
+    auto_restart_check_s: float = Field(0.25, gt=0)
     """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
     advertised_url: str | None = None
     """Where the other sidecars and operators reach this sidecar, as its presence says; default
