@@ -64,12 +64,14 @@ def builder_code() -> str:
 def archive_file() -> Path | None:
     """Where the archive of this JDK and this PySpark is (whether or not it was built); None without java.
     Named by :func:`installation`, then by the java binary (its path, size and time), PySpark's jars
-    (their names and sizes) and the builder's code (an archive of an earlier builder is built again)."""
+    (their names, sizes and times) and the builder's code (an archive of an earlier builder is built again)."""
     java = java_executable()
     if java is None:
         return None
     stat = java.stat()
-    jars = sorted((p.name, p.stat().st_size) for p in spark_jars().glob("*.jar"))
+    # the JVM maps an archive only for jars of the sizes and modification times it was built from: a PySpark
+    # installed again (a new virtualenv at the same path) needs an archive of its own
+    jars = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in spark_jars().glob("*.jar"))
     identity = json.dumps([str(java), stat.st_size, stat.st_mtime_ns, jars, builder_code()])
     return cache_dir() / f"{PREFIX}{installation()}-{_digest(identity, 16)}{SUFFIX}"
 

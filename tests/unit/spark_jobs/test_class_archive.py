@@ -100,6 +100,19 @@ def test_each_installation_of_pyspark_has_its_own_archive(
     assert theirs.name.split("-")[2] == mine.name.split("-")[2]  # the same JDK and PySpark
 
 
+def test_jars_installed_again_name_another_archive(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # the JVM maps an archive only for jars of the times it was built from (a virtualenv made again)
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    (jars / "spark-core.jar").write_bytes(b"jar")
+    monkeypatch.setattr(class_archive, "spark_jars", lambda: jars)
+    before = archive_file()
+    os.utime(jars / "spark-core.jar", ns=(0, 1_000_000_000))
+    assert archive_file() not in (None, before)
+
+
 def test_a_change_of_the_builder_names_another_archive(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     mine = archive_file()
     monkeypatch.setattr(class_archive, "builder_code", lambda: "another")
