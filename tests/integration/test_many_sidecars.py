@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from tests.support.waiting import eventually
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 PATCHES = 60
 FAULTS = ROOT / "tests" / "support" / "faults"  # a held write, for a sidecar process a test kills
+LEASE_S = 2.0  # the fence lease of a sidecar a test kills: what the next write waits for, at most
 
 
 async def test_concurrent_patches_through_two_sidecars_all_hold(
@@ -296,6 +297,38 @@ async def killed_mid_write(
             await worker.delete(f"/connectors/{name}")
 
 
+async def killed_holding(
+    cluster: Cluster, tmp_path: Path, key: str, send: Callable[[httpx.AsyncClient], Coroutine[Any, Any, httpx.Response]]
+) -> float:
+    """A sidecar process of the code under test whose write of the record ``key`` is held
+    (``tests/support/faults``), SIGKILLed once ``send`` reached it; its lease is ``LEASE_S``. Returns when
+    it was killed (``time.monotonic``)."""
+    held = tmp_path / "held"
+    doomed = sidecar_process.serve(
+        ["--worker-properties", cluster.properties],
+        tmp_path / "doomed.log",
+        name="doomed",
+        env={
+            "CONTROL_PLANE_FENCE_LEASE_MS": str(round(LEASE_S * 1000)),
+            "PYTHONPATH": str(FAULTS),
+            "SIDECAR_TEST_HOLD_KEY": key,
+            "SIDECAR_TEST_HELD_FILE": str(held),
+        },
+    )
+    try:
+        await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
+        async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
+            interrupted = asyncio.create_task(send(client))
+            await eventually(lambda: asyncio.sleep(0, held.exists()), bool, timeout_s=10, what="the write held")
+            doomed.kill()
+            killed = time.monotonic()
+            with pytest.raises(httpx.TransportError):
+                await interrupted
+        return killed
+    finally:
+        doomed.kill()
+
+
 async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leaves_the_next_stop_to_finish_it(
     stack: Stack, unique: str, tmp_path: Path
 ) -> None:
@@ -305,7 +338,6 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
     out the dead holder's lease, finishes it (STOPPED, no tasks), and a resume then runs the connector again."""
     cluster = stack.clusters["old"]
     name = f"killed-stop-{unique}"
-    lease_s, held = 2.0, tmp_path / "held"
     async with (
         sidecar_with(cluster) as running,
         httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
@@ -316,32 +348,16 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
         assert created.status_code == 201, created.text
 
         await until_states(survivor, name, "RUNNING", ["RUNNING"])
-        doomed = sidecar_process.serve(
-            ["--worker-properties", cluster.properties],
-            tmp_path / "doomed.log",
-            name="doomed",
-            env={
-                "CONTROL_PLANE_FENCE_LEASE_MS": str(round(lease_s * 1000)),
-                "PYTHONPATH": str(FAULTS),
-                "SIDECAR_TEST_HOLD_KEY": f"target-state-{name}",
-                "SIDECAR_TEST_HELD_FILE": str(held),
-            },
-        )
         try:
-            await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
-            async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
-                interrupted = asyncio.create_task(client.put(f"/connectors/{name}/stop"))
-                await eventually(lambda: asyncio.sleep(0, held.exists()), bool, timeout_s=10, what="the write held")
-                doomed.kill()
-                killed = time.monotonic()
-                with pytest.raises(httpx.TransportError):
-                    await interrupted
+            killed = await killed_holding(
+                cluster, tmp_path, f"target-state-{name}", lambda c: c.put(f"/connectors/{name}/stop")
+            )
             # half-written: its empty set of tasks in the config topic, its target state not
             assert (await survivor.get(f"/connectors/{name}/status")).json()["connector"]["state"] != "STOPPED"
             stopped = await survivor.put(f"/connectors/{name}/stop")
             waited = time.monotonic() - killed
             assert stopped.status_code == 204, stopped.text
-            assert waited < lease_s + 3, waited  # the dead holder's lease, and not much beyond
+            assert waited < LEASE_S + 3, waited  # the dead holder's lease, and not much beyond
             status = (await survivor.get(f"/connectors/{name}/status")).json()
             assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
             assert (await survivor.get("/_sidecar/cluster")).json()["fences"] == []
@@ -349,7 +365,6 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
             assert resumed.status_code == 202, resumed.text
             await until_states(survivor, name, "RUNNING", ["RUNNING"])  # running again after the resume
         finally:
-            doomed.kill()
             await worker.delete(f"/connectors/{name}")
 
 
@@ -364,7 +379,6 @@ async def test_a_sidecar_killed_in_the_middle_of_an_emulated_alter_leaves_the_ne
     writes both; the fence is given back."""
     cluster = stack.clusters["old"]
     name = f"killed-alter-{unique}"
-    lease_s, held = 2.0, tmp_path / "held"
     first, second = {"filename": str(tmp_path / "a.txt")}, {"filename": str(tmp_path / "b.txt")}
 
     def body(a: int, b: int) -> dict[str, Any]:
@@ -389,33 +403,17 @@ async def test_a_sidecar_killed_in_the_middle_of_an_emulated_alter_leaves_the_ne
         assert created.status_code == 201, created.text
         altered = await survivor.patch(f"/connectors/{name}/offsets", json=body(1, 2))
         assert altered.status_code == 200, altered.text
-        doomed = sidecar_process.serve(
-            ["--worker-properties", cluster.properties],
-            tmp_path / "doomed.log",
-            name="doomed",
-            env={
-                "CONTROL_PLANE_FENCE_LEASE_MS": str(round(lease_s * 1000)),
-                "PYTHONPATH": str(FAULTS),
-                "SIDECAR_TEST_HOLD_KEY": OffsetKey(name, second).to_bytes().decode(),
-                "SIDECAR_TEST_HELD_FILE": str(held),
-            },
-        )
         try:
-            await asyncio.to_thread(doomed.wait_answering, "/readyz", 60)
-            async with httpx.AsyncClient(base_url=doomed.url, timeout=30) as client:
-                interrupted = asyncio.create_task(client.patch(f"/connectors/{name}/offsets", json=body(5, 6)))
-                await eventually(lambda: asyncio.sleep(0, held.exists()), bool, timeout_s=10, what="the write held")
-                doomed.kill()
-                killed = time.monotonic()
-                with pytest.raises(httpx.TransportError):
-                    await interrupted
+            key = OffsetKey(name, second).to_bytes().decode()
+            killed = await killed_holding(
+                cluster, tmp_path, key, lambda c: c.patch(f"/connectors/{name}/offsets", json=body(5, 6))
+            )
             assert await positions(survivor) == {first["filename"]: 5, second["filename"]: 2}
             again = await survivor.patch(f"/connectors/{name}/offsets", json=body(7, 8))
             waited = time.monotonic() - killed
             assert again.status_code == 200, again.text
-            assert waited < lease_s + 3, waited  # the dead holder's lease, and not much beyond
+            assert waited < LEASE_S + 3, waited  # the dead holder's lease, and not much beyond
             assert await positions(survivor) == {first["filename"]: 7, second["filename"]: 8}
             assert (await survivor.get("/_sidecar/cluster")).json()["fences"] == []
         finally:
-            doomed.kill()
             await worker.delete(f"/connectors/{name}")
