@@ -12,7 +12,8 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
   8. writes of a connector through a sidecar that takes its fence from another sidecar each time, emulated
      on 3.4.1 versus native on 4.3.1 (bench/fence_handover.py), on the stack's workers;
   9. auto-restart: how late each restart is after its due time (bench/auto_restart.py), two sidecars in
-     front of the stack's 3.4.1 worker.
+     front of the stack's 3.4.1 worker;
+  10. the sinks' lag refresh at 2,000 sinks: its time and its requests to the broker (bench/lag_refresh.py).
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -32,6 +33,7 @@ from bench import (  # noqa: E402
     catchup,
     fence_handover,
     kip875,
+    lag_refresh,
     proxy_hop,
     spark_jobs,
     topics_reset,
@@ -50,10 +52,10 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8,9",
+        default="1,2,4,5,6,8,9,10",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
-        " sidecar's fence, 9 auto-restart",
+        " sidecar's fence, 9 auto-restart, 10 lag refresh",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -143,6 +145,16 @@ def main() -> int:
         else:
             results["auto_restart"] = restarted
             tables.append((auto_restart.TITLE, restarted["rows"]))
+    if "10" in sections:
+        print("10. the sinks' lag refresh ...", file=sys.stderr, flush=True)
+        try:
+            refreshed = lag_refresh.run(env, 2000, 3 if args.quick else 5)
+        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+            results["lag_refresh"] = {"error": str(err)}
+            print(f"10. the sinks' lag refresh failed: {err}", file=sys.stderr, flush=True)
+        else:
+            results["lag_refresh"] = refreshed
+            tables.append((lag_refresh.TITLE, refreshed["rows"]))
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)
         results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)

@@ -32,6 +32,7 @@ from .domain.connector_writes import ConnectorWrites
 from .domain.create_route import CreateRoute
 from .domain.fence import ConnectorFence
 from .domain.herder import Herder
+from .domain.lag import Lags, SinkLags, sink_group_of
 from .domain.liveness import WorkerProbe
 from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
@@ -55,6 +56,7 @@ from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
 from .storage.config_writer import ConfigWriter
 from .storage.consumer_groups import ConsumerGroups
+from .storage.end_offsets import EndOffsets
 from .storage.errors import TopicAdminError
 from .storage.kafka_writes import KafkaWriteObserver, KafkaWrites, RetryPolicy
 from .storage.log_reader import KafkaTopicReader
@@ -66,7 +68,7 @@ from .storage.status_writes import StatusWriteObserver
 from .storage.topic_admin import TopicAdmin
 from .upstream import ConnectUpstream, Transport
 from .upstream.client import build_transport
-from .view import MaterializedView
+from .view import ClusterView, MaterializedView
 
 
 @dataclass(frozen=True)
@@ -338,21 +340,22 @@ async def running(
             writers_wait_s=presence.least_write_wait_s if presence else lambda: None,
         )
         advertise_effective = settings.advertised_version == "effective"
+        worker_kafka = WorkerKafka(
+            bootstrap=settings.bootstrap_servers,
+            offsets_topic=settings.offset_storage_topic,
+            consumer_group=settings.consumer_group_id,
+            producer_bootstrap=settings.worker_producer_bootstrap_servers,
+            consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
+            exactly_once_source_support=settings.exactly_once_source_support,
+            config_providers=ConfigProviders.from_worker(settings.config_providers),
+        )
         offsets = EmulatedOffsets(
             view,
             groups,
             groups,
             OffsetsWriter(producer, attempt_s, writes),
             KafkaTopicReader(kafka),
-            worker=WorkerKafka(
-                bootstrap=settings.bootstrap_servers,
-                offsets_topic=settings.offset_storage_topic,
-                consumer_group=settings.consumer_group_id,
-                producer_bootstrap=settings.worker_producer_bootstrap_servers,
-                consumer_bootstrap=settings.worker_consumer_bootstrap_servers,
-                exactly_once_source_support=settings.exactly_once_source_support,
-                config_providers=ConfigProviders.from_worker(settings.config_providers),
-            ),
+            worker=worker_kafka,
             read_back_timeout_s=read_back_s,
             shutdown=TaskShutdown(
                 view,
@@ -392,6 +395,16 @@ async def running(
             if fence is not None and sidecars is not None and view is not None
             else None
         )
+        end_offsets = EndOffsets(kafka, write_timeout_ms)
+        started.push_async_callback(end_offsets.stop)
+
+        def ready_state() -> ClusterView | None:
+            return view.state if view is not None and view.ready else None
+
+        sink_lags = SinkLags(
+            ready_state, sink_group_of(worker_kafka), groups, end_offsets, interval_s=settings.lag_refresh_s
+        )
+        lags = Lags(sink_lags, ready_state) if view is not None else None
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
             rule,
             reads=Reads(
@@ -419,6 +432,7 @@ async def running(
             membership=membership,
             route=create_route,
             auto_restart=auto_restart,
+            lags=lags,
         )
         metrics.watch_states(herder.reads.state_gauges)
         metrics.watch_read_syncs(rule)
@@ -433,7 +447,10 @@ async def running(
             started.push_async_callback(fence.stop)  # its releases written before the producer stops
         if auto_restart is not None:
             metrics.watch_auto_restarts(auto_restart)
-        for part in (access.audit.sink, view, probe, capabilities, presence, auto_restart):
+        if lags is not None:
+            metrics.watch_lags(lags)
+        sink_lag_refresh = sink_lags if view is not None else None
+        for part in (access.audit.sink, view, probe, capabilities, presence, auto_restart, sink_lag_refresh):
             if part is not None:
                 await _start(started, part)
         if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)

@@ -166,6 +166,10 @@ class Metrics:
         """What auto-restart did (``domain.auto_restart``), at scrape time."""
         self.registry.register(_AutoRestartCollector(source))
 
+    def watch_lags(self, source: LagReading) -> None:
+        """The sinks' lag (their last refresh) and the sources' freshness (``domain.lag``), at scrape time."""
+        self.registry.register(_LagCollector(source))
+
     def render(self) -> bytes:
         text = generate_latest(self.registry)
         return text + self._states.render() if self._states is not None else text
@@ -267,6 +271,46 @@ class _AutoRestartCollector(Collector):
         yield done
         yield restarts
         yield gave_up
+
+
+class LagReading(Protocol):
+    def sink_totals(self) -> Mapping[str, int]: ...
+
+    def source_ages(self) -> Mapping[str, float]: ...
+
+    def source_commits(self) -> Mapping[str, int]: ...
+
+
+class _LagCollector(Collector):
+    def __init__(self, source: LagReading) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        lag = GaugeMetricFamily(
+            "sink_lag_records",
+            "A sink connector's consumer lag: the records of its topics' partitions its group has not committed, "
+            "summed (read from the broker every LAG_REFRESH_S)",
+            labels=["connector"],
+        )
+        for connector, total in sorted(self._source.sink_totals().items()):
+            lag.add_metric([connector], total)
+        age = GaugeMetricFamily(
+            "source_offset_commit_age_seconds",
+            "Seconds since a source connector last committed an offset (its newest record in the offsets topic)",
+            labels=["connector"],
+        )
+        for connector, seconds in sorted(self._source.source_ages().items()):
+            age.add_metric([connector], seconds)
+        commits = CounterMetricFamily(
+            "source_offset_commits",
+            "Offset records of a source connector the view read (their rate: the records committed per interval)",
+            labels=["connector"],
+        )
+        for connector, count in sorted(self._source.source_commits().items()):
+            commits.add_metric([connector], count)
+        yield lag
+        yield age
+        yield commits
 
 
 class TailLagReading(Protocol):

@@ -384,6 +384,10 @@ class Settings(BaseSettings):
     up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
     auto_restart_check_s: float = Field(0.25, gt=0)
     """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
+    # -- Lag and freshness (domain/lag.py)
+    lag_refresh_s: float = Field(30.0, gt=0)
+    """How often the sinks' consumer lag is read from the broker (an OffsetFetch per sink's group, one
+    ListOffsets for all their partitions); never per request."""
     advertised_url: str | None = None
     """Where the other sidecars and operators reach this sidecar, as its presence says; default
     ``http://<host>:<port>``, the host being the worker's ``rest.advertised.host.name`` (in a worker pod,

@@ -28,6 +28,7 @@ from .auto_restart import AutoRestarter
 from .configs import Configs
 from .connector_writes import ConnectorWrites
 from .create_route import CreateRoute
+from .lag import Lags
 from .membership import ClusterMembership
 from .newer import NewerApi
 from .offsets import StopAndOffsets
@@ -57,6 +58,7 @@ class Herder:
         membership: ClusterMembership,
         route: CreateRoute,
         auto_restart: AutoRestarter | None = None,
+        lags: Lags | None = None,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -71,6 +73,7 @@ class Herder:
         self._writes = writes
         self.membership = membership
         self.auto_restart = auto_restart  # None without the sidecars' topic (its fence and records)
+        self.lags = lags  # None without a view
         self._route = route
 
     @property

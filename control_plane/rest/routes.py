@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from . import auto_restart, compat, configs, newer, offsets, ops, plugins, reads, states, topic_creation
+from . import auto_restart, compat, configs, lag, newer, offsets, ops, plugins, reads, states, topic_creation
 from . import connect_models as cm
 from . import sidecar_models as sm
 from .exchange import Handler
@@ -395,6 +395,23 @@ SIDECAR: tuple[Route, ...] = (
         {200: sm.PluginVersionReportInfo},
         plugins.config_plugin_versions,
         body=cm.ConnectorConfigInfo,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/lag",
+        "Every connector's lag (sinks, from the last refresh) and freshness (sources, its newest offset commit)",
+        {200: sm.LagsInfo},
+        lag.overview,
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/lag",
+        "A connector's lag per partition (a sink) or the last commit of each source partition (a source)",
+        {200: sm.ConnectorLagInfo},
+        lag.connector,
+        params=(CONNECTOR,),
         tag="sidecar",
     ),
     Route(

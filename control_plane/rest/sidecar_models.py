@@ -360,3 +360,30 @@ class AutoRestartChoice(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"enabled": True}]})
 
     enabled: bool = Field(description="restart this connector's failed instances, whatever the settings say")
+
+
+class ConnectorLagInfo(BaseModel):
+    """A sink's consumer lag per partition (``type: sink``), or a source's offset commits per source partition
+    (``type: source``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    connector: str
+    type: Literal["sink", "source"]
+    lag: int | None = Field(None, description="a sink: the records its group has not committed, summed")
+    max_partition_lag: int | None = Field(None, description="a sink: the largest lag of one partition")
+    group: str | None = Field(None, description="a sink: its consumer group")
+    last_commit_ms: int | None = Field(None, description="a source: when it last committed an offset (epoch ms)")
+    since_last_commit_s: float | None = Field(None, description="a source: seconds since then")
+    commits: int | None = Field(None, description="a source: offset records read (a counter)")
+    partitions: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = Field(None, description="a sink: why its lag is not known")
+
+
+class LagsInfo(BaseModel):
+    refreshed_ms: float | None = Field(description="when the sinks' lag was last read from the broker")
+    refresh_took_s: float | None
+    refresh_requests: int | None = Field(description="requests to the broker that refresh took")
+    refresh_interval_s: float
+    sinks: list[ConnectorLagInfo]
+    sources: list[ConnectorLagInfo]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
@@ -174,25 +174,43 @@ class ConsumerGroups:
     async def committed(self, group: str) -> dict[TopicPartition, int]:
         """The group's committed offsets; empty for a group that does not exist (as Admin answers)."""
         async with self._client(f"reading the offsets of consumer group {group}") as client:
+            return await self._retrying(lambda: self._fetch_committed(client, group))
 
-            async def fetch() -> dict[TopicPartition, int]:
-                node = await self._coordinator(client, group)
-                response = await client.send(node, OffsetFetchRequest(group, None))
-                top = getattr(response, "error_code", NONE)
-                self._check(top)
-                if top:
-                    raise GroupOperationError("OffsetFetch", _error_name(top))
-                offsets = {}
-                for topic, partitions in response.topics:
-                    for partition, offset, _metadata, code in partitions:
-                        self._check(code)
-                        if code:
-                            raise GroupOperationError("OffsetFetch", f"{topic}-{partition}: {_error_name(code)}")
-                        if offset >= 0:
-                            offsets[(topic, partition)] = offset
-                return offsets
+    async def committed_of(
+        self, groups: Sequence[str], concurrent: int
+    ) -> dict[str, dict[TopicPartition, int] | GroupOperationError]:
+        """Many groups' committed offsets over one client (``concurrent`` groups at a time): each group's, or
+        the error it failed with (the others go on)."""
+        slots = asyncio.Semaphore(concurrent)
+        async with self._client(f"reading the offsets of {len(groups)} consumer groups") as client:
 
-            return await self._retrying(fetch)
+            async def one(group: str) -> dict[TopicPartition, int] | GroupOperationError:
+                async with slots:
+                    try:
+                        return await self._retrying(lambda: self._fetch_committed(client, group))
+                    except GroupOperationError as err:
+                        return err
+                    except KafkaError as err:
+                        return GroupOperationError("OffsetFetch", describe_error(err))
+
+            return dict(zip(groups, await asyncio.gather(*(one(g) for g in groups)), strict=True))
+
+    async def _fetch_committed(self, client: AIOKafkaClient, group: str) -> dict[TopicPartition, int]:
+        node = await self._coordinator(client, group)
+        response = await client.send(node, OffsetFetchRequest(group, None))
+        top = getattr(response, "error_code", NONE)
+        self._check(top)
+        if top:
+            raise GroupOperationError("OffsetFetch", _error_name(top))
+        offsets = {}
+        for topic, partitions in response.topics:
+            for partition, offset, _metadata, code in partitions:
+                self._check(code)
+                if code:
+                    raise GroupOperationError("OffsetFetch", f"{topic}-{partition}: {_error_name(code)}")
+                if offset >= 0:
+                    offsets[(topic, partition)] = offset
+        return offsets
 
     async def active_members(self, group: str) -> int:
         """How many members the group has now (0 for an empty or unknown group)."""

@@ -98,6 +98,9 @@ class ClusterView:
     # topic_connectors looks the topic up in each connector's map instead (a few thousand lookups)
     topics: dict[str, dict[str, PackedTopic]] = field(default_factory=dict)
     offsets: dict[str, dict[bytes, SourceOffset]] = field(default_factory=dict)  # connector -> key bytes
+    # connector -> key bytes -> the timestamp of its latest offset record (when a task last committed it)
+    offset_commit_ms: dict[str, dict[bytes, int]] = field(default_factory=dict)
+    offset_commits: dict[str, int] = field(default_factory=dict)  # connector -> offset records applied
     plugin_types: dict[str, str] = field(default_factory=dict)  # connector class or alias -> source/sink
     # connector -> timestamp of the latest deletion of one of its task statuses (a task left the connector)
     task_status_deleted_ms: dict[str, int] = field(default_factory=dict)
@@ -295,8 +298,15 @@ class ClusterView:
                 partitions.pop(key_bytes, None)
                 if not partitions:
                     del self.offsets[record.key.connector]
+            times = self.offset_commit_ms.get(record.key.connector)
+            if times is not None:
+                times.pop(key_bytes, None)
+                if not times:
+                    del self.offset_commit_ms[record.key.connector]
         elif isinstance(record, SourceOffset):
             self.offsets.setdefault(record.connector, {})[key_bytes] = record
+            self.offset_commit_ms.setdefault(record.connector, {})[key_bytes] = timestamp_ms
+            self.offset_commits[record.connector] = self.offset_commits.get(record.connector, 0) + 1
 
     # -- reading -------------------------------------------------------------------------------
     def connectors(self) -> tuple[str, ...]:
@@ -376,6 +386,11 @@ class ClusterView:
 
     def source_offsets(self, connector: str) -> tuple[SourceOffset, ...]:
         return tuple(self.offsets.get(connector, {}).values())
+
+    def offset_commits_of(self, connector: str) -> tuple[tuple[SourceOffset, int], ...]:
+        """Each source partition's offset with the timestamp of the record that committed it."""
+        times = self.offset_commit_ms.get(connector, {})
+        return tuple((offset, times.get(key, 0)) for key, offset in self.offsets.get(connector, {}).items())
 
     def age_s(self, now: float | None = None) -> float | None:
         """How old the newest record the view applied is (by the record's own timestamp)."""

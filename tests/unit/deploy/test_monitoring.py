@@ -98,6 +98,18 @@ def every_family() -> str:
             return {"c": 1}
 
     metrics.watch_auto_restarts(Restarts())
+
+    class Lags:
+        def sink_totals(self) -> dict[str, int]:
+            return {"c": 1}
+
+        def source_ages(self) -> dict[str, float]:
+            return {"c": 1.0}
+
+        def source_commits(self) -> dict[str, int]:
+            return {"c": 1}
+
+    metrics.watch_lags(Lags())
     return metrics.render().decode()
 
 
@@ -117,6 +129,8 @@ def test_every_query_names_a_metric_the_sidecar_exports() -> None:
         "upstream_errors_total",
         "http_request_duration_seconds_bucket",
         "auto_restart_gave_up",
+        "sink_lag_records",
+        "source_offset_commit_age_seconds",
     ):
         assert name in read, name
 

@@ -1,0 +1,117 @@
+"""Lag and freshness (domain/lag.py): a sink's lag from its group's committed offsets and the partitions'
+end offsets, read once per refresh; a source's freshness from the offsets topic the view reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from control_plane.codecs import ConnectorConfig, SourceOffset, Tombstone
+from control_plane.codecs.offsets import OffsetKey
+from control_plane.domain.errors import NotFoundError
+from control_plane.domain.lag import Lags, Refused, SinkLags, sink_group_of
+from control_plane.domain.offsets import WorkerKafka
+from control_plane.rules.config_providers import ConfigProviders
+from control_plane.view import ClusterView
+
+SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+
+
+def cluster() -> ClusterView:
+    state = ClusterView()
+    for name, config in (
+        ("plain", {"connector.class": SINK, "topics": "t"}),
+        ("grouped", {"connector.class": SINK, "topics": "t", "consumer.override.group.id": "mine"}),
+        ("elsewhere", {"connector.class": SINK, "topics": "t", "consumer.override.bootstrap.servers": "far:9092"}),
+        ("src", {"connector.class": SOURCE, "topic": "t", "file": "/f"}),
+    ):
+        state.apply_config(ConnectorConfig(name, {"name": name, **config}))
+    return state
+
+
+class Broker:
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[tuple[str, int], int]] = {
+            "connect-plain": {("t", 0): 5, ("t", 1): 7},
+            "mine": {("t", 0): 10},
+        }
+        self.end = {("t", 0): 10, ("t", 1): 7}
+        self.asked: list[str] = []
+
+    async def committed_of(self, groups: Sequence[str], concurrent: int) -> Mapping[str, Mapping[tuple[str, int], int]]:
+        self.asked.extend(groups)
+        return {group: self.groups.get(group, {}) for group in groups}
+
+    async def ends(self, partitions: Sequence[tuple[str, int]]) -> tuple[Mapping[tuple[str, int], int], int]:
+        self.asked.append(f"ends {sorted(partitions)}")
+        return {tp: self.end[tp] for tp in partitions if tp in self.end}, 1
+
+
+WORKER = WorkerKafka(bootstrap="near:9092", offsets_topic="offsets")
+
+
+async def test_a_refresh_reads_each_group_once_and_all_ends_at_once() -> None:
+    state, broker = cluster(), Broker()
+    lags = SinkLags(lambda: state, sink_group_of(WORKER), broker, broker, interval_s=30)
+    snapshot = await lags.refresh()
+    assert sorted(broker.asked) == ["connect-plain", "ends [('t', 0), ('t', 1)]", "mine"]
+    plain, grouped, elsewhere = (snapshot.sinks[n] for n in ("plain", "grouped", "elsewhere"))
+    assert (plain.group, plain.total, plain.max) == ("connect-plain", 5, 5)
+    assert [(p.partition, p.committed, p.end, p.lag) for p in plain.partitions] == [(0, 5, 10, 5), (1, 7, 7, 0)]
+    assert (grouped.group, grouped.total) == ("mine", 0)
+    assert elsewhere.total is None and "other brokers (far:9092)" in (elsewhere.error or "")
+    assert "src" not in snapshot.sinks
+    assert snapshot.requests == 2 * 2 + 1 + 1  # FindCoordinator and OffsetFetch per group, Metadata, ListOffsets
+
+
+def test_a_group_that_is_a_reference_is_resolved_or_refused(tmp_path: Path) -> None:
+    secrets = tmp_path / "s.properties"
+    secrets.write_text("group=from-the-file\n")
+    file_provider = {
+        "config.providers": "file,vault",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "config.providers.vault.class": "com.example.VaultConfigProvider",  # a class the sidecar cannot run
+    }
+    worker = WorkerKafka(
+        bootstrap="near:9092", offsets_topic="o", config_providers=ConfigProviders.from_worker(file_provider)
+    )
+    group_of = sink_group_of(worker)
+    assert group_of("c", {"consumer.override.group.id": f"${{file:{secrets}:group}}"}) == "from-the-file"
+    refused = group_of("c", {"consumer.override.group.id": "${vault:/x:group}"})
+    assert isinstance(refused, Refused) and "consumer.override.group.id" in refused.reason
+
+
+def test_a_source_is_as_fresh_as_its_newest_commit() -> None:
+    state = cluster()
+    for partition, at in (({"filename": "/a"}, 1_000), ({"filename": "/b"}, 4_000), ({"filename": "/a"}, 6_000)):
+        record = SourceOffset("src", partition, {"position": at})
+        state.apply_offset(record, OffsetKey("src", partition).to_bytes(), at)
+    lags = Lags(SinkLags(lambda: state, sink_group_of(WORKER), Broker(), Broker(), interval_s=30), lambda: state)
+    shown = Lags(lags.sinks, lambda: state, now_ms=lambda: 10_000).of("src")
+    assert (shown["last_commit_ms"], shown["since_last_commit_s"], shown["commits"]) == (6_000, 4.0, 3)
+    assert [p["last_commit_ms"] for p in shown["partitions"]] == [6_000, 4_000]
+    key = OffsetKey("src", {"filename": "/a"})
+    state.apply_offset(Tombstone(key), key.to_bytes(), 7_000)  # a reset of that partition
+    assert [p["partition"] for p in Lags(lags.sinks, lambda: state).of("src")["partitions"]] == [{"filename": "/b"}]
+    with pytest.raises(NotFoundError, match="Connector nobody not found"):
+        lags.of("nobody")
+
+
+async def test_the_overview_has_every_connector_once_refreshed() -> None:
+    state, broker = cluster(), Broker()
+    sinks = SinkLags(lambda: state, sink_group_of(WORKER), broker, broker, interval_s=30)
+    lags = Lags(sinks, lambda: state)
+    before = lags.overview()
+    assert (
+        before["refreshed_ms"] is None
+        and before["sinks"] == []
+        and [s["connector"] for s in before["sources"]] == ["src"]
+    )
+    sinks.latest = await sinks.refresh()
+    after = lags.overview()
+    assert [s["connector"] for s in after["sinks"]] == ["elsewhere", "grouped", "plain"]
+    assert lags.sink_totals() == {"grouped": 0, "plain": 5}
+    assert lags.of("plain")["partitions"][0] == {"topic": "t", "partition": 0, "committed": 5, "end": 10, "lag": 5}
