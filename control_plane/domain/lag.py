@@ -37,6 +37,7 @@ from .offsets import WorkerKafka
 
 log = structlog.get_logger(__name__)
 
+NOT_READY = "the view is not ready"
 CONCURRENT_FETCHES = 8  # sinks' groups whose committed offsets are asked for at once
 
 
@@ -127,7 +128,7 @@ class SinkLags:
         started, at = time.monotonic(), self._now_ms()
         state = self._state()
         if state is None:
-            return LagSnapshot(at, 0.0, 0, error="the view is not ready")
+            return LagSnapshot(at, 0.0, 0, error=NOT_READY)
         sinks = [name for name in state.connectors() if state.connector_type(name) == "sink"]
         groups: dict[str, str] = {}
         refused: dict[str, SinkLag] = {}
@@ -170,16 +171,19 @@ class SinkLags:
 
     async def _run(self) -> None:
         while True:
+            wait = self.interval_s
             try:
                 snapshot = await self.refresh()
             except Exception as err:  # noqa: BLE001 - the next interval tries again
                 log.warning("refreshing the sinks' lag failed", error=str(err))
             else:
-                if snapshot.error is None or self.latest is None:
+                if snapshot.error is None:
                     self.latest = snapshot
+                elif snapshot.error == NOT_READY:  # at start: refreshed as soon as the view has caught up
+                    wait = min(wait, 1.0)
                 else:
                     log.warning("refreshing the sinks' lag failed", error=snapshot.error)
-            await asyncio.sleep(self.interval_s)
+            await asyncio.sleep(wait)
 
 
 def sink_json(lag: SinkLag) -> dict[str, Any]:
