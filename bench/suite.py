@@ -13,7 +13,9 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
      on 3.4.1 versus native on 4.3.1 (bench/fence_handover.py), on the stack's workers;
   9. auto-restart: how late each restart is after its due time (bench/auto_restart.py), two sidecars in
      front of the stack's 3.4.1 worker;
-  10. the sinks' lag refresh at 2,000 sinks: its time and its requests to the broker (bench/lag_refresh.py).
+  10. the sinks' lag refresh at 2,000 sinks: its time and its requests to the broker (bench/lag_refresh.py);
+  11. the config history of a connector with 1,000 changes (``--quick``: 200): its history and a diff read
+      through a sidecar in front of the stack's 3.4.1 worker, and the recording's delay (bench/config_history.py).
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -31,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench import (  # noqa: E402
     auto_restart,
     catchup,
+    config_history,
     fence_handover,
     kip875,
     lag_refresh,
@@ -52,10 +55,10 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8,9,10",
+        default="1,2,4,5,6,8,9,10,11",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
-        " sidecar's fence, 9 auto-restart, 10 lag refresh",
+        " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -155,6 +158,16 @@ def main() -> int:
         else:
             results["lag_refresh"] = refreshed
             tables.append((lag_refresh.TITLE, refreshed["rows"]))
+    if "11" in sections:
+        print("11. config history ...", file=sys.stderr, flush=True)
+        try:
+            recorded = config_history.run(env, 200 if args.quick else 1000, 50 if args.quick else 200)
+        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+            results["config_history"] = {"error": str(err)}
+            print(f"11. config history failed: {err}", file=sys.stderr, flush=True)
+        else:
+            results["config_history"] = recorded
+            tables.append((config_history.TITLE, recorded["rows"]))
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)
         results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)

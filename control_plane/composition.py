@@ -21,12 +21,15 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import structlog
+
 from . import __version__
 from .access import Access, build_access
 from .access.audit import AuditLog
 from .backoff import ProposalBackoff
 from .domain.auto_restart import AutoRestarter, Backoff, Selection, ViewStatuses
 from .domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities, Feature, Mode
+from .domain.config_history import ConfigHistory, HistoryRecorder
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
 from .domain.create_route import CreateRoute
@@ -50,7 +53,9 @@ from .kafka_config import client_kwargs, connector_admin_kwargs
 from .kafka_security import KafkaSecurityError
 from .metrics import Metrics
 from .plugin_path import PluginPathScan
+from .rules.config_diff import SecretDigests
 from .rules.config_providers import ConfigProviders
+from .rules.secrets import SecretRule
 from .rules.worker_id import worker_id_of
 from .settings import Settings, describe
 from .storage.audit_sink import KafkaAuditSink
@@ -69,6 +74,8 @@ from .storage.topic_admin import TopicAdmin
 from .upstream import ConnectUpstream, Transport
 from .upstream.client import build_transport
 from .view import ClusterView, MaterializedView
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -257,6 +264,7 @@ async def running(
                 installed=worker_catalogs.own,
                 write_wait_s=settings.view_read_sync_window_s if settings.view_read_sync == "always" else 0.0,
                 auto_restart=fence is not None,  # the auto-restarter is built where the fence is
+                history=fence is not None and settings.history_enabled,
                 read=view.tails["sidecars"].caught_up.is_set,
             )
             if sidecars and view
@@ -395,6 +403,11 @@ async def running(
             if fence is not None and sidecars is not None and view is not None
             else None
         )
+        recorder, history = (
+            config_history(settings, view, sidecars, me, configs, connector_writes, access.secrets, read_back_s)
+            if fence is not None and sidecars is not None and view is not None
+            else (None, None)
+        )
         end_offsets = EndOffsets(kafka, write_timeout_ms)
         started.push_async_callback(end_offsets.stop)
 
@@ -433,6 +446,7 @@ async def running(
             route=create_route,
             auto_restart=auto_restart,
             lags=lags,
+            history=history,
         )
         metrics.watch_states(herder.reads.state_gauges)
         metrics.watch_read_syncs(rule)
@@ -450,12 +464,56 @@ async def running(
         if lags is not None:
             metrics.watch_lags(lags)
         sink_lag_refresh = sink_lags if view is not None else None
-        for part in (access.audit.sink, view, probe, capabilities, presence, auto_restart, sink_lag_refresh):
+        if recorder is not None:
+            metrics.watch_history(recorder)
+        parts = (access.audit.sink, view, probe, capabilities, presence, auto_restart, recorder, sink_lag_refresh)
+        for part in parts:
             if part is not None:
                 await _start(started, part)
         if view is not None:  # the view's heap out of the full collections once it is read (control_plane.heap)
             await _start(started, HeapFreezer(view.wait_ready))
         yield Runtime(settings, herder, metrics, upstream, status_writer, view, access)
+
+
+def config_history(
+    settings: Settings,
+    view: MaterializedView,
+    log_: SidecarTopic,
+    me: str,
+    configs: ConnectorConfigs,
+    writes: ConnectorWrites,
+    secrets: SecretRule,
+    read_back_s: float,
+) -> tuple[HistoryRecorder, ConfigHistory]:
+    """The config history's recorder (it records when this sidecar is the one that acts, and names the
+    authors of this sidecar's writes) and what the endpoints ask."""
+    key = settings.history_secret_key.get_secret_value() if settings.history_secret_key else None
+    if key is None:
+        log.warning("HISTORY_SECRET_KEY is not set: the history's digests of secrets are keyed by the group id")
+    digests = SecretDigests((key or f"connect-group:{settings.group_id}").encode(), secrets)
+    recorder = HistoryRecorder(
+        view.history,
+        view.sidecars,
+        me,
+        log_,
+        view,
+        digests,
+        retention_s=settings.history_retention_s,
+        interval_s=settings.history_check_s,
+        read_timeout_s=read_back_s,
+        ready=lambda: view.ready and view.tails["sidecars"].caught_up.is_set(),
+    )
+    writes.attribution = recorder
+
+    async def rollback(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
+        return await configs.replace(name, config, expected, what="the rollback")
+
+    async def current(name: str) -> Mapping[str, str | None] | None:
+        return (
+            await writes.read_to_end(f"Failed to roll back connector {name}: cannot read the config topic")
+        ).connector_config(name)
+
+    return recorder, ConfigHistory(view.history, recorder, current, rollback)
 
 
 def audited(audit: AuditLog) -> Callable[[str, str, int, float], None]:

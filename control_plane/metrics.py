@@ -166,6 +166,10 @@ class Metrics:
         """What auto-restart did (``domain.auto_restart``), at scrape time."""
         self.registry.register(_AutoRestartCollector(source))
 
+    def watch_history(self, source: HistoryReading) -> None:
+        """What the config history recorded (``domain.config_history``), at scrape time."""
+        self.registry.register(_HistoryCollector(source))
+
     def watch_lags(self, source: LagReading) -> None:
         """The sinks' lag (their last refresh) and the sources' freshness (``domain.lag``), at scrape time."""
         self.registry.register(_LagCollector(source))
@@ -238,6 +242,42 @@ class AutoRestartReading(Protocol):
     def restarts(self) -> Mapping[str, int]: ...
 
     def gave_up(self) -> Mapping[str, int]: ...
+
+
+class HistoryReading(Protocol):
+    @property
+    def counts(self) -> Mapping[str, int]: ...
+
+    def kept(self) -> int: ...
+
+    def pending(self) -> int: ...
+
+
+class _HistoryCollector(Collector):
+    def __init__(self, source: HistoryReading) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        done = CounterMetricFamily(
+            "config_history_records",
+            "What this sidecar wrote to the config history, per outcome: recorded (a version), unchanged (a "
+            "config record that changed nothing), expired (past retention), attributed (who made a change "
+            "through this sidecar), failed (a pass that failed: the next one tries again)",
+            labels=["outcome"],
+        )
+        for outcome in ("recorded", "unchanged", "expired", "attributed", "failed"):
+            done.add_metric([outcome], self._source.counts.get(outcome, 0))
+        kept = GaugeMetricFamily("config_history_versions", "Versions the config history keeps, every connector's")
+        kept.add_metric([], self._source.kept())
+        pending = GaugeMetricFamily(
+            "config_history_pending_changes",
+            "Config topic changes this sidecar's view read that no history record covers yet (the recording "
+            "sidecar's should stay near 0; a growing figure: nobody records)",
+        )
+        pending.add_metric([], self._source.pending())
+        yield done
+        yield kept
+        yield pending
 
 
 class _AutoRestartCollector(Collector):

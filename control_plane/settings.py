@@ -384,6 +384,18 @@ class Settings(BaseSettings):
     up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
     auto_restart_check_s: float = Field(0.25, gt=0)
     """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
+    # -- Config history (domain/config_history.py)
+    history_enabled: bool = True
+    """Record every change of every connector's config and target state in the sidecars' topic (one sidecar
+    of the cluster records; needs the sidecars' topic). False: this sidecar never records (the others may)."""
+    history_retention_s: float = Field(30 * 24 * 3600.0, gt=0)
+    """How long a version of a connector's config is kept (each live connector's newest always is)."""
+    history_secret_key: SecretStr | None = None
+    """The key of the digests that stand for secret values in the history (HMAC-SHA256); the same on every
+    sidecar of the cluster. Unset: derived from the Connect group id, which anyone who reads the sidecars'
+    topic and knows the group id can test guesses of a secret against; set it from a Kubernetes Secret."""
+    history_check_s: float = Field(0.25, gt=0)
+    """How often the recording sidecar records the changes its view read from the config topic."""
     # -- Lag and freshness (domain/lag.py)
     lag_refresh_s: float = Field(30.0, gt=0)
     """How often the sinks' consumer lag is read from the broker (an OffsetFetch per sink's group, one

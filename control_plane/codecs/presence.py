@@ -35,6 +35,7 @@ class SidecarPresence:
     plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
     write_wait_ms: float = 0.0  # how long after a write it answers
     auto_restart: bool = False  # it can restart failed connectors (domain.auto_restart); older releases cannot
+    history: bool = False  # it can record the config history (domain.config_history); older releases cannot
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -49,6 +50,7 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
         "plugins": dict(record.plugins),
         "write_wait_ms": record.write_wait_ms,
         "auto_restart": record.auto_restart,
+        "history": record.history,
     }
     return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
 
@@ -65,6 +67,7 @@ def decode_presence(
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
     workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
     write_wait, auto_restart = body.get("write_wait_ms", 0), body.get("auto_restart", False)
+    history = body.get("history", False)
     if (
         not (url is None or isinstance(url, str))
         or not isinstance(version, str)
@@ -78,6 +81,7 @@ def decode_presence(
         or isinstance(write_wait, bool)
         or write_wait < 0
         or not isinstance(auto_restart, bool)
+        or not isinstance(history, bool)
     ):
         return Malformed("not a sidecar's presence", key)
     return SidecarPresence(
@@ -90,6 +94,7 @@ def decode_presence(
         {str(k): v for k, v in plugins.items() if isinstance(v, str)},
         float(write_wait),
         auto_restart,
+        history,
     )
 
 

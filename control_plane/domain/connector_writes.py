@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
+
+import structlog
 
 from ..storage.errors import ReadTimeout
 from ..view import ClusterView
@@ -36,7 +38,18 @@ from .errors import OperationFailed
 from .fence import ConnectorFence, Lease
 from .ports import ClusterMetadata, ViewSnapshot
 
+log = structlog.get_logger(__name__)
+
 T = TypeVar("T")
+
+
+class Attribution(Protocol):
+    """Who made the changes a write put in the config topic (``config_history.HistoryRecorder``)."""
+
+    def position(self) -> int: ...
+
+    async def attribute(self, connector: str, after: int) -> None: ...
+
 
 Precondition = Callable[[ClusterView], None]  # raises the domain error the request answers when it fails
 
@@ -60,6 +73,7 @@ class ConnectorWrites:
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
         self.fence = fence
+        self.attribution: Attribution | None = None  # set where the config history is kept
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
         self._holders: dict[str, asyncio.Task[object] | None] = {}  # per connector: the task inside
         self._leases: dict[str, Lease] = {}  # per connector: the fence its writer holds
@@ -77,8 +91,11 @@ class ConnectorWrites:
         try:
             async with lock, self._fenced(name):
                 self._holders[name] = me
+                start = await self._attribution_start(name) if self.attribution is not None else None
                 try:
                     yield
+                    if start is not None:
+                        await self._attribute(name, start)
                 finally:
                     self._holders.pop(name, None)
         finally:
@@ -99,6 +116,27 @@ class ConnectorWrites:
                 yield
             finally:
                 self._leases.pop(name, None)
+
+    async def _attribution_start(self, name: str) -> int | None:
+        """Where the config topic ends as the write starts (read to its end: a change another sidecar made
+        before this one took the fence is not this write's); None when it cannot be read (no author then)."""
+        assert self.attribution is not None
+        try:
+            await self.read_to_end(f"Naming who changes connector {name}")
+        except OperationFailed as err:
+            log.warning("the author of a change will not be recorded", connector=name, error=str(err))
+            return None
+        return self.attribution.position()
+
+    async def _attribute(self, name: str, start: int) -> None:
+        """The request's changes of ``name`` named as its principal's, still under the fence: no other
+        sidecar's write of ``name`` is among them. The write is done: a failure here is only logged."""
+        assert self.attribution is not None
+        try:
+            await self.read_to_end(f"Naming who changed connector {name}")
+            await self.attribution.attribute(name, start)
+        except Exception as err:  # noqa: BLE001 - the history then shows the change without who
+            log.warning("the author of a change was not recorded", connector=name, error=str(err))
 
     async def read_to_end(self, failure: str) -> ClusterView:
         """The config topic read to its end, as the worker's herder refreshes its snapshot; ``failure``
@@ -125,4 +163,4 @@ class ConnectorWrites:
             return await write()
 
 
-__all__ = ["ConnectorWrites", "Precondition", "read_failure"]
+__all__ = ["Attribution", "ConnectorWrites", "Precondition", "read_failure"]

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
+import orjson
+
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .auto_restart import AutoRestarter
+from .config_history import ConfigHistory
 from .configs import Configs
 from .connector_writes import ConnectorWrites
 from .create_route import CreateRoute
@@ -59,6 +62,7 @@ class Herder:
         route: CreateRoute,
         auto_restart: AutoRestarter | None = None,
         lags: Lags | None = None,
+        history: ConfigHistory | None = None,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -74,6 +78,7 @@ class Herder:
         self.membership = membership
         self.auto_restart = auto_restart  # None without the sidecars' topic (its fence and records)
         self.lags = lags  # None without a view
+        self.history = history  # None without the sidecars' topic
         self._route = route
 
     @property
@@ -124,13 +129,27 @@ def changes_connectors(method: str, path: str) -> bool:
 
 
 def changed_connector(request: UpstreamRequest) -> str | None:
-    """The connector a write request to ``/connectors/{c}/...`` changes (decoded), else None."""
+    """The connector a write request to ``/connectors/{c}/...`` changes (decoded), or the one a
+    ``POST /connectors`` creates, else None."""
     if request.method not in WRITE_METHODS:
         return None
     parts = request.path.split("?", 1)[0].split("/")
+    if parts == ["", "connectors"] and request.method == "POST":
+        return created_connector(request.body)
     if len(parts) < 3 or parts[0] != "" or parts[1] != "connectors" or not parts[2]:
         return None
     return unquote(parts[2])
+
+
+def created_connector(body: bytes) -> str | None:
+    """The connector a ``POST /connectors`` creates: its name as ConnectorsResource.createConnector trims it
+    (None when the body names none: the worker refuses it)."""
+    try:
+        parsed = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    name = parsed.get("name") if isinstance(parsed, dict) else None
+    return name.strip() or None if isinstance(name, str) else None
 
 
 __all__ = ["WRITE_METHODS", "Herder", "changed_connector", "changes_connectors"]

@@ -100,6 +100,7 @@ class Membership:
                     "plugins": dict(s.presence.plugins),
                     "write_wait_ms": s.presence.write_wait_ms,
                     "auto_restart": s.presence.auto_restart,
+                    "history": s.presence.history,
                     "seen_ms": s.seen_ms,
                 }
                 for s in self.sidecars

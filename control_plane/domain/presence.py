@@ -42,6 +42,7 @@ class Presence:
         installed: Callable[[], InstalledOnWorker | None] = lambda: None,
         write_wait_s: float = 0.0,
         auto_restart: bool = False,
+        history: bool = False,
         read: Callable[[], bool] = lambda: True,
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
@@ -60,6 +61,7 @@ class Presence:
         self._installed = installed
         self._write_wait_s = write_wait_s
         self.auto_restart = auto_restart  # whether this sidecar can restart failed connectors
+        self.history = history  # whether it can record the config history
         self._read = read
         self._least_wait: tuple[int, float | None] = (-1, None)  # (table revision, least_write_wait_s)
         self._written: str | None = None  # the digest of the installed plugins last written
@@ -98,6 +100,7 @@ class Presence:
             {written.worker: written.digest} if written is not None and written.digest == self._written else {},
             self._write_wait_s * 1000,
             self.auto_restart,
+            self.history,
         )
 
     async def write(self) -> None:

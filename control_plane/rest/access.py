@@ -23,6 +23,7 @@ from starlette.types import Message, Receive
 
 from ..access import Access
 from ..composition import Runtime
+from ..domain.config_history import AUTHOR
 from ..rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reach, Role, classify, filter_listing
 from .errors import connect_error
 from .exchange import Exchange, HttpReply
@@ -66,7 +67,12 @@ class AccessControl:
                 reply = _refused(access, refusal)
             else:
                 who = principal or Principal("anonymous", Role.VIEWER)
-                reply = await _transformed(exchange, _transform(who, classified, access), then)
+                author = AUTHOR.set(who.name) if captured is not None else None  # a write: the history names who
+                try:
+                    reply = await _transformed(exchange, _transform(who, classified, access), then)
+                finally:
+                    if author is not None:
+                        AUTHOR.reset(author)
             status = reply.status
             return reply
         finally:

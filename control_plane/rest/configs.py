@@ -5,7 +5,6 @@ client gets the worker's own answer to it."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import orjson
@@ -15,33 +14,9 @@ from starlette.responses import Response
 from ..domain.configs import read_initial_state
 from ..domain.jackson import scalar_as_string
 from ..domain.outcomes import Forward
+from ..rules.config_values import config_map
 from .outcomes import respond
 from .state import herder
-
-Config = dict[str, str | None]
-
-
-def _as_string(value: Any) -> str | None:
-    """How Jackson reads a JSON scalar into a ``Map<String, String>`` value; raises on anything else."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and math.isfinite(value) and "e" not in repr(value):
-        return repr(value)
-    raise ValueError(value)
-
-
-def config_map(data: Any) -> Config | None:
-    """A JSON object as Connect reads a config (``Map<String, String>``); None for anything else."""
-    if not isinstance(data, dict):
-        return None
-    try:
-        return {str(k): _as_string(v) for k, v in data.items()}
-    except ValueError:
-        return None
 
 
 async def _json(request: Request) -> Any:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from ..domain.errors import BadRequestError
 from ..domain.outcomes import SIDECAR, Refusal
 from ..domain.plugins import PinHealthReport, PluginVersionReport
-from .configs import config_map
+from ..rules.config_values import config_map
 from .outcomes import answered
 from .state import herder
 

@@ -25,7 +25,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from . import auto_restart, compat, configs, lag, newer, offsets, ops, plugins, reads, states, topic_creation
+from . import (
+    auto_restart,
+    compat,
+    config_history,
+    configs,
+    lag,
+    newer,
+    offsets,
+    ops,
+    plugins,
+    reads,
+    states,
+    topic_creation,
+)
 from . import connect_models as cm
 from . import sidecar_models as sm
 from .exchange import Handler
@@ -73,6 +86,7 @@ CONNECTOR = Param("connector", "path", _STR, required=True)
 TASK = Param("task", "path", {"type": "integer", "format": "int32"}, required=True)
 PLUGIN = Param("pluginName", "path", _STR, "a plugin's class name or alias", required=True)
 LOGGER = Param("logger", "path", _STR, required=True)
+VERSION = Param("version", "path", {"type": "integer"}, "a version of the connector's config history", required=True)
 TOPIC = Param("topic", "path", _STR, required=True)
 _C = "/connectors/{connector}"
 
@@ -412,6 +426,47 @@ SIDECAR: tuple[Route, ...] = (
         {200: sm.ConnectorLagInfo},
         lag.connector,
         params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/history",
+        "Every version of a connector's config and target state kept, newest first, each with its changes",
+        {200: sm.ConfigHistoryInfo},
+        config_history.history,
+        params=(CONNECTOR,),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/history/diff",
+        "The key-level changes from one version of a connector's config to another (default: the newest)",
+        {200: sm.ConfigDiffInfo},
+        config_history.diff,
+        params=(
+            CONNECTOR,
+            Param("from", "query", {"type": "integer"}, "a version", required=True),
+            Param("to", "query", {"type": "integer"}, "a version; default the newest"),
+        ),
+        tag="sidecar",
+    ),
+    Route(
+        "GET",
+        f"{_S}/connectors/{{connector}}/history/{{version}}",
+        "One version of a connector's config (secrets hidden), with its changes",
+        {200: sm.ConfigVersionDetail},
+        config_history.version,
+        params=(CONNECTOR, VERSION),
+        tag="sidecar",
+    ),
+    Route(
+        "POST",
+        f"{_S}/connectors/{{connector}}/history/{{version}}/rollback",
+        "Put a connector's config back to a version's: a config write (the same checks and fence as a PUT)",
+        {200: cm.ConnectorInfo},
+        config_history.rollback,
+        body=sm.RollbackBody,
+        params=(CONNECTOR, VERSION),
         tag="sidecar",
     ),
     Route(

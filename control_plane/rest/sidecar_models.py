@@ -328,6 +328,61 @@ class AutoRestartTaskInfo(BaseModel):
     restarts: int = Field(description="restarts of this task in the connector's current run of failures")
 
 
+class ConfigChangeInfo(BaseModel):
+    """One key's change between two versions of a connector's config."""
+
+    name: str = Field(description="the config key")
+    op: Literal["added", "removed", "changed"]
+    before: str | None = Field(None, description="the value before ([hidden] for a secret); absent when added")
+    after: str | None = Field(None, description="the value after ([hidden] for a secret); absent when removed")
+    secret: bool = Field(False, description="a secret: changed or not is told by its keyed digest, never its value")
+
+
+class ConfigVersionInfo(BaseModel):
+    """One version of a connector in the config history: a change read from the config topic."""
+
+    version: int = Field(description="the change's offset in Connect's config topic: the version's id")
+    timestamp_ms: int = Field(description="the config record's timestamp (epoch ms)")
+    change: Literal["created", "updated", "state", "deleted"]
+    state: str | None = Field(description="the target state after the change (STARTED, PAUSED, STOPPED)")
+    who: str | None = Field(description="the principal whose request through a sidecar made it; null otherwise")
+    via_sidecar: str | None = Field(description="the sidecar the change was made through")
+    changes: list[ConfigChangeInfo] = Field(description="key by key, from the version before")
+    first_kept: bool | None = Field(None, description="the oldest version kept: its changes are from nothing")
+    config: dict[str, str | None] | None = Field(
+        None, description="the whole config (one version's answer only); secrets [hidden]"
+    )
+
+
+class ConfigHistoryInfo(BaseModel):
+    """A connector's config history (``domain.config_history``), newest first."""
+
+    connector: str
+    retention_s: float
+    recorded_by: str | None = Field(description="the live sidecar that records the cluster's history")
+    versions: list[ConfigVersionInfo]
+
+
+class ConfigVersionDetail(ConfigVersionInfo):
+    connector: str
+
+
+class ConfigDiffInfo(BaseModel):
+    """The changes from one version of a connector's config to another."""
+
+    connector: str
+    from_: int = Field(alias="from")
+    to: int
+    state: dict[str, str | None] = Field(description="the target state of each version (from, to)")
+    changes: list[ConfigChangeInfo]
+
+
+class RollbackBody(BaseModel):
+    """The values of the version's secrets the sidecar cannot restore (it keeps only their digests)."""
+
+    secrets: dict[str, str] = Field(default_factory=dict)
+
+
 class AutoRestartInfo(BaseModel):
     """Auto-restart of one connector (``domain.auto_restart``): whether it is on, and what it did."""
 

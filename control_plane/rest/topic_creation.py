@@ -19,8 +19,8 @@ from starlette.responses import Response
 
 from ..domain.errors import BadRequestError
 from ..domain.topic_creation import CreationPreview, TopicPlan, TopicShape
+from ..rules.config_values import config_map
 from ..rules.topic_creation import BROKER_DEFAULT
-from .configs import config_map
 from .outcomes import answered
 from .state import herder
 

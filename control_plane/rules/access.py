@@ -151,6 +151,13 @@ def classify(method: str, raw_path: bytes | str) -> Classified:
         and rest[::2] == ["connectors", "auto-restart"]
     ):
         return Classified(Action.OPERATE, Reach.CONNECTOR, rest[1])  # a choice of how it is restarted, as a restart
+    if (
+        head == "_sidecar"
+        and method == "POST"
+        and len(rest) == 5
+        and rest[::2] == ["connectors", "history", "rollback"]
+    ):
+        return Classified(Action.ADMIN, Reach.CONNECTOR, rest[1])  # a config write, as PUT /connectors/{c}/config
     return Classified(Action.ADMIN)
 
 

@@ -20,11 +20,15 @@ import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
 from ..codecs.auto_restart import decode_policy, decode_state
+from ..codecs.config import ConfigKey, ConfigKind, ConnectorConfig, TargetState
+from ..codecs.config_history import decode_author, decode_entry
 from ..codecs.fence import decode_fence
 from ..codecs.presence import decode_presence
+from ..codecs.results import Tombstone
 from ..codecs.worker_plugins import decode_installed
 from ..storage.log_reader import Record, TailLag, TopicTail, read_all_to_end
 from .auto_restarts import AutoRestartTable
+from .config_history import ConfigHistoryTable, ObservedChange
 from .fences import FenceTable
 from .installed import InstalledTable
 from .model import ClusterView
@@ -53,6 +57,7 @@ class MaterializedView:
         self.sidecars = SidecarTable()
         self.installed = InstalledTable()
         self.auto_restarts = AutoRestartTable()
+        self.history = ConfigHistoryTable()
         self._kinds = self._sidecar_kinds()
         self.applied: Counter[str] = Counter()
         self.skipped: Counter[tuple[str, str]] = Counter()
@@ -163,6 +168,30 @@ class MaterializedView:
             return
         self.state.apply_config(decoded, record.timestamp)
         self.applied["config"] += 1
+        if "sidecars" in self.tails:  # where the history is kept
+            self._observe_change(decoded, record)
+
+    def _observe_change(self, decoded: object, record: Record) -> None:
+        """A change of a connector's config or target state, as the view has the connector after it, for
+        the config history (``history``)."""
+        if isinstance(decoded, ConnectorConfig | TargetState):
+            name = decoded.connector
+        elif isinstance(decoded, Tombstone) and isinstance(decoded.key, ConfigKey):
+            if decoded.key.kind is not ConfigKind.CONNECTOR:
+                return
+            name = decoded.key.name
+        else:
+            return
+        state = self.state
+        change = ObservedChange(
+            record.offset,
+            record.timestamp,
+            name,
+            state.connector_config(name),
+            state.target_states.get(name),
+            deleted=isinstance(decoded, Tombstone),
+        )
+        self.history.observe(change)
 
     def _on_status_records(self, records: Sequence[Record]) -> int:
         """The status tail's records of one fetch. Most records of a status topic track topics (KIP-558):
@@ -213,6 +242,8 @@ class MaterializedView:
             (decode_installed, lambda record, _: self.installed.apply(record)),
             (decode_policy, lambda record, _: self.auto_restarts.apply_policy(record)),
             (decode_state, lambda record, _: self.auto_restarts.apply_state(record)),
+            (decode_entry, lambda record, _: self.history.apply_entry(record)),
+            (decode_author, lambda record, _: self.history.apply_author(record)),
         )
 
     def _on_sidecars(self, record: Record) -> None:

@@ -20,6 +20,7 @@ from control_plane.codecs import (
     encode_offset,
 )
 from control_plane.codecs.auto_restart import RestartPolicy, RestartState, decode_policy, decode_state
+from control_plane.codecs.config_history import Author, HistoryEntry, decode_author, decode_entry
 from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
 from control_plane.codecs.fence import FenceClaim, FenceRelease, decode_fence
 from control_plane.codecs.presence import SidecarPresence
@@ -45,6 +46,7 @@ from control_plane.storage.status_writes import StatusWrites
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view import ClusterView
 from control_plane.view.auto_restarts import AutoRestartTable
+from control_plane.view.config_history import ConfigHistoryTable
 from control_plane.view.fences import FenceTable
 from control_plane.view.installed import InstalledTable
 from control_plane.view.sidecars import SidecarTable
@@ -397,6 +399,7 @@ class FakeSidecarReader:
         self.topic = topic
         self.fences = FenceTable()
         self.auto_restarts = AutoRestartTable()
+        self.history = ConfigHistoryTable()
         self._read = 0
 
     def tail_error(self, topic: str) -> str | None:
@@ -412,6 +415,11 @@ class FakeSidecarReader:
                 self.auto_restarts.apply_policy(policy)
             if isinstance(state, RestartState | Tombstone):
                 self.auto_restarts.apply_state(state)
+            entry, author = decode_entry(key, value), decode_author(key, value)
+            if isinstance(entry, HistoryEntry | Tombstone):
+                self.history.apply_entry(entry)
+            if isinstance(author, Author | Tombstone):
+                self.history.apply_author(author)
         self._read = len(self.topic.records)
 
     async def wait_for(self, topic: str, condition: Callable[[ClusterView], bool], timeout_s: float) -> None:

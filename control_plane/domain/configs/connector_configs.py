@@ -27,6 +27,7 @@ a 409). A change written by another client between that check and the worker's w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 
 import orjson
@@ -165,6 +166,30 @@ class ConnectorConfigs:
             ),
             SIDECAR,
         )
+
+    async def replace(
+        self, name: str, config: Config, expected: Mapping[str, str | None], *, what: str
+    ) -> Refusal | Relay:
+        """A PUT of ``config`` made by the sidecar (a rollback): the same checks as a client's PUT, then the
+        PUT at the moment the config topic, read to its end, still holds ``expected`` (409 otherwise: someone
+        changed the connector since ``config`` was made from it)."""
+        async with self._serialized(name):
+            checked = await self._write(RequestKind.UPDATE, name, dict(config))
+            if isinstance(checked, Refusal):
+                return checked
+            put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
+            try:
+                return Relay(await self._put_if_unchanged(name, expected, put), checked.warnings)
+            except _Changed:
+                return Refusal(
+                    ConflictError(
+                        f"Connector {name}'s configuration was changed by another request; {what} was not made"
+                    ),
+                    SIDECAR,
+                )
+
+    def _serialized(self, name: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._writes.serialized(name) if self._writes is not None else contextlib.nullcontext()
 
     async def _current_config(self, name: str) -> Mapping[str, str | None] | UpstreamResponse | None:
         """The config a PATCH applies to (None: no such connector): as the leader's herder has it, the config

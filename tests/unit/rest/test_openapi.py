@@ -24,7 +24,14 @@ from control_plane.rest.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PR
 from deploy.openapi import build as openapi_build
 
 # A value per path parameter: the concrete path each operation is tried with
-EXAMPLE = {"connector": "c-1", "task": "0", "pluginName": "FileStreamSource", "logger": "org.x", "topic": "t-1"}
+EXAMPLE = {
+    "connector": "c-1",
+    "task": "0",
+    "pluginName": "FileStreamSource",
+    "logger": "org.x",
+    "topic": "t-1",
+    "version": "12",
+}
 
 
 def _example(template: str) -> str:

@@ -62,6 +62,8 @@ from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK, SecretRule, i
         pytest.param("GET", "/connectors/a%3Bb/status", Action.READ, "a;b", id="encoded-semicolon"),
         pytest.param("GET", "/_sidecar/connectors/c/topics", Action.READ, "c", id="sidecar-connector"),
         pytest.param("POST", "/_sidecar/topic-creation/preview", Action.ADMIN, None, id="sidecar-preview"),
+        pytest.param("GET", "/_sidecar/connectors/c/history/12", Action.READ, "c", id="history-read"),
+        pytest.param("POST", "/_sidecar/connectors/c/history/12/rollback", Action.ADMIN, "c", id="rollback"),
     ],
 )
 def test_requests_are_classified_as_the_worker_reads_the_path(

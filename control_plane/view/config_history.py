@@ -1,0 +1,122 @@
+"""Config history in the view: the changes read from the config topic that no history record covers yet
+(``pending``, what the recording sidecar records), and the history records and authors of the sidecars'
+topic (``codecs.config_history``), per connector in the config topic's order."""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..codecs.config_history import Author, HistoryEntry, HistoryKey
+from ..codecs.results import Tombstone
+
+MAX_PENDING = 20_000  # changes kept for a recorder that is not there (history off everywhere): the oldest go
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedChange:
+    """The connector as it was after one config topic record of it (a config, a target state, a deletion)."""
+
+    offset: int
+    timestamp_ms: int
+    connector: str
+    config: Mapping[str, str | None] | None  # None: deleted (or a target state before any config)
+    state: str | None
+    deleted: bool = False
+
+
+class ConfigHistoryTable:
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+        self._entries: dict[str, dict[int, HistoryEntry]] = {}
+        self._offsets: dict[str, list[int]] = {}  # per connector, its entries' offsets in order
+        self._authors: dict[HistoryKey, Author] = {}
+        self._pending: deque[ObservedChange] = deque(maxlen=max_pending)
+        self.observed_through = -1  # the last config topic offset of a change observed
+        self.recorded_through = -1  # the last offset a history record covers (never back: retention removes)
+        self.dropped = 0  # changes observed that no recorder took before MAX_PENDING newer ones came
+
+    # -- the config topic's side (the view's config tail)
+    def observe(self, change: ObservedChange) -> None:
+        self.observed_through = max(self.observed_through, change.offset)
+        if change.offset <= self.recorded_through:
+            return
+        if len(self._pending) == self._pending.maxlen:
+            self.dropped += 1
+        self._pending.append(change)
+
+    def pending(self) -> list[ObservedChange]:
+        """The changes no history record covers yet, oldest first."""
+        return [c for c in self._pending if c.offset > self.recorded_through]
+
+    def changes_of(self, connector: str, after: int) -> list[int]:
+        """The offsets of the changes of ``connector`` after config topic offset ``after``: recorded
+        already (a version), or not yet."""
+        pending = {c.offset for c in self._pending if c.connector == connector and c.offset > after}
+        offsets = self._offsets.get(connector, [])
+        recorded = offsets[bisect.bisect_right(offsets, after) :]
+        return sorted(pending.union(recorded))
+
+    def covered_through(self, offset: int) -> None:
+        """Every change up to ``offset`` is recorded (or needs no record)."""
+        if offset > self.recorded_through:
+            self.recorded_through = offset
+        while self._pending and self._pending[0].offset <= self.recorded_through:
+            self._pending.popleft()
+
+    # -- the sidecars' topic's side
+    def apply_entry(self, record: HistoryEntry | Tombstone[HistoryKey]) -> None:
+        key = record.key
+        entries = self._entries.setdefault(key.connector, {})
+        offsets = self._offsets.setdefault(key.connector, [])
+        if isinstance(record, Tombstone):
+            if entries.pop(key.offset, None) is not None:
+                offsets.remove(key.offset)
+            if not entries:
+                del self._entries[key.connector], self._offsets[key.connector]
+            return
+        if key.offset not in entries:
+            bisect.insort(offsets, key.offset)
+        entries[key.offset] = record
+        self.covered_through(key.offset)
+
+    def apply_author(self, record: Author | Tombstone[HistoryKey]) -> None:
+        if isinstance(record, Tombstone):
+            self._authors.pop(record.key, None)
+        else:
+            self._authors[HistoryKey(record.offset, record.connector)] = record
+
+    # -- reads
+    def connectors(self) -> list[str]:
+        return sorted(self._entries)
+
+    def entries(self, connector: str) -> list[HistoryEntry]:
+        """``connector``'s history, oldest first."""
+        entries = self._entries.get(connector, {})
+        return [entries[o] for o in self._offsets.get(connector, [])]
+
+    def entry(self, connector: str, offset: int) -> HistoryEntry | None:
+        return self._entries.get(connector, {}).get(offset)
+
+    def previous(self, connector: str, offset: int) -> HistoryEntry | None:
+        """The entry of ``connector`` before ``offset`` (None: the first one kept)."""
+        offsets = self._offsets.get(connector, [])
+        i = bisect.bisect_left(offsets, offset)
+        return self._entries[connector][offsets[i - 1]] if i > 0 else None
+
+    def latest(self, connector: str) -> HistoryEntry | None:
+        offsets = self._offsets.get(connector)
+        return self._entries[connector][offsets[-1]] if offsets else None
+
+    def author(self, connector: str, offset: int) -> Author | None:
+        return self._authors.get(HistoryKey(offset, connector))
+
+    def authors(self) -> list[Author]:
+        return list(self._authors.values())
+
+    def size(self) -> int:
+        return sum(len(o) for o in self._offsets.values())
+
+
+__all__ = ["MAX_PENDING", "ConfigHistoryTable", "ObservedChange"]

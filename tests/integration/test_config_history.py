@@ -1,0 +1,127 @@
+"""Config history against the real workers, on every release of the stack, with two sidecars of the code
+under test in front of each (authentication on, a principal per sidecar): changes made through either
+sidecar and straight to the worker are recorded once, in order, with who made them; a secret never
+reaches the sidecars' topic in clear; a diff; a rollback is a config write the connector then runs, and
+refused with the secret's name until the caller supplies it."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.harness import RunningSidecar, sidecar_with
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster
+from tests.support.waiting import eventually
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+CREDENTIALS = "token alice admin plain:alice-token; token bob admin plain:bob-token; token view viewer plain:view"
+ALICE = {"authorization": "Bearer alice-token"}
+BOB = {"authorization": "Bearer bob-token"}
+VIEWER = {"authorization": "Bearer view"}
+
+
+async def history(sidecar: RunningSidecar, name: str) -> dict[str, Any]:
+    answer = await sidecar.client.get(f"/_sidecar/connectors/{name}/history", headers=VIEWER)
+    return dict(answer.json()) if answer.status_code == 200 else {"versions": []}
+
+
+async def task_topic(worker: httpx.AsyncClient, name: str) -> str | None:
+    answer = await worker.get(f"/connectors/{name}/tasks")
+    tasks = answer.json() if answer.status_code == 200 else []
+    return tasks[0]["config"].get("topic") if tasks else None
+
+
+async def test_changes_from_everywhere_are_recorded_once_with_who_and_a_rollback_is_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    unique = uuid.uuid4().hex[:6]
+    name = f"history-{unique}"
+    sidecars_topic = f"{cluster.name}.history-{unique}.control-plane"
+    settings: dict[str, Any] = {
+        "sidecars_topic": sidecars_topic,
+        "history_check_s": 0.1,
+        "auth_enabled": True,
+        "auth_credentials": CREDENTIALS,
+        "history_secret_key": "test-key",
+    }
+    source = tmp_path / "in.txt"
+    source.write_text("")
+    v1_config = {
+        "connector.class": SOURCE,
+        "tasks.max": "1",
+        "file": str(source),
+        "topic": f"{name}-a",
+        "source.password": "first-s3cret",
+    }
+    async with (
+        sidecar_with(cluster, **settings) as one,
+        sidecar_with(cluster, **settings) as two,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
+    ):
+        try:
+            created = await one.client.put(f"/connectors/{name}/config", json=v1_config, headers=ALICE)
+            assert created.status_code == 201, created.text
+            patch = {"topic": f"{name}-b", "source.password": "second-s3cret"}
+            patched = await two.client.patch(f"/connectors/{name}/config", json=patch, headers=BOB)
+            assert patched.status_code == 200, patched.text
+            same = await two.client.put(f"/connectors/{name}/config", json={**v1_config, **patch}, headers=BOB)
+            assert same.status_code == 200, same.text  # the same config again: no version
+            assert (await worker.put(f"/connectors/{name}/pause")).status_code == 202  # straight to the worker
+            assert (await worker.put(f"/connectors/{name}/resume")).status_code == 202
+
+            recorded = await eventually(
+                lambda: history(one, name), lambda h: len(h["versions"]) == 4, what="four versions recorded"
+            )
+            versions = recorded["versions"]
+            assert [v["change"] for v in versions] == ["state", "state", "updated", "created"]
+            assert [(v["who"], v["state"]) for v in versions] == [
+                (None, "STARTED"),
+                (None, "PAUSED"),
+                ("bob", "STARTED"),
+                ("alice", "STARTED"),
+            ]
+            assert versions[3]["via_sidecar"] != versions[2]["via_sidecar"]  # alice through one, bob through two
+            assert versions[2]["changes"] == [
+                {"name": "source.password", "op": "changed", "before": "[hidden]", "after": "[hidden]", "secret": True},
+                {"name": "topic", "op": "changed", "before": f"{name}-a", "after": f"{name}-b"},
+            ]
+            await eventually(lambda: history(two, name), lambda h: h == recorded, what="the other sidecar the same")
+            v1, v2 = versions[3]["version"], versions[2]["version"]
+
+            # recorded once, by one sidecar, and no secret in clear in the sidecars' topic
+            log = await read_to_end(cluster.worker_property("bootstrap.servers"), sidecars_topic)
+            ours = [r for r in log.records if r.key is not None and r.key.endswith(f"-{name}".encode())]
+            entries = [r for r in ours if r.key is not None and r.key.startswith(b"config-history-")]
+            assert len(entries) == 4, [r.key for r in entries]
+            assert not any(b"s3cret" in (r.value or b"") for r in log.records)
+
+            diff = await one.client.get(f"/_sidecar/connectors/{name}/history/diff?from={v1}", headers=VIEWER)
+            assert diff.status_code == 200, diff.text
+            assert [c["name"] for c in diff.json()["changes"]] == ["source.password", "topic"]
+            one_version = await one.client.get(f"/_sidecar/connectors/{name}/history/{v1}", headers=VIEWER)
+            assert one_version.json()["config"] == {**v1_config, "name": name, "source.password": "[hidden]"}
+
+            # a rollback: a viewer may not; without the secret it cannot be restored; with it, it is run
+            rollback = f"/_sidecar/connectors/{name}/history/{v1}/rollback"
+            assert (await one.client.post(rollback, headers=VIEWER)).status_code == 403
+            refused = await one.client.post(rollback, headers=BOB)
+            assert refused.status_code == 400 and "source.password" in refused.json()["message"], refused.text
+            done = await one.client.post(rollback, json={"secrets": {"source.password": "first-s3cret"}}, headers=BOB)
+            assert done.status_code == 200, done.text
+            assert done.json()["config"]["topic"] == f"{name}-a"
+            assert (await worker.get(f"/connectors/{name}/config")).json() == {**v1_config, "name": name}
+            await eventually(lambda: task_topic(worker, name), lambda t: t == f"{name}-a", what="the task runs v1")
+            back = await eventually(
+                lambda: history(two, name), lambda h: len(h["versions"]) == 5, what="the rollback recorded"
+            )
+            newest = back["versions"][0]
+            assert (newest["change"], newest["who"]) == ("updated", "bob")
+            restore = await two.client.get(f"/_sidecar/connectors/{name}/history/diff?from={v1}", headers=VIEWER)
+            assert restore.json()["changes"] == []  # the password's digest is v1's again
+            assert v2 > v1
+        finally:
+            await worker.delete(f"/connectors/{name}")

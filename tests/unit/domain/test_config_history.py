@@ -1,0 +1,271 @@
+"""Config history (domain/config_history.py, codecs/config_history.py, rules/config_diff.py): the records,
+secrets kept as keyed digests, one recording sidecar among several, retention, who, diff and rollback,
+over the sidecars' topic in memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from control_plane.codecs.config_history import (
+    Author,
+    HistoryEntry,
+    HistoryKey,
+    decode_author,
+    decode_entry,
+    encode_author,
+    encode_entry,
+)
+from control_plane.codecs.presence import SidecarPresence
+from control_plane.codecs.results import Malformed, Tombstone, UnknownKey
+from control_plane.domain.config_history import AUTHOR, ConfigHistory, HistoryRecorder
+from control_plane.domain.errors import BadRequestError, NotFoundError
+from control_plane.domain.herder import changed_connector
+from control_plane.rules.config_diff import SecretDigests, diff
+from control_plane.upstream import UpstreamRequest
+from control_plane.view.config_history import ObservedChange
+from control_plane.view.sidecars import SidecarTable
+from tests.support.fakes import FakeSidecarReader, FakeSidecarsTopic
+
+DIGESTS = SecretDigests(b"k")
+BASE = {"connector.class": "FileStreamSource", "topic": "t", "connection.password": "s3cret"}
+
+
+def test_the_records_read_back_as_written() -> None:
+    entry = HistoryEntry(42, "a-b", 1000, "updated", {"x": "1", "p": "[hidden]"}, "PAUSED", "s0", {"p": "hmac:1"})
+    assert decode_entry(*encode_entry(entry)) == entry
+    assert decode_entry(*encode_entry(Tombstone(HistoryKey(42, "a-b")))) == Tombstone(HistoryKey(42, "a-b"))
+    author = Author(42, "a-b", "alice", "s1")
+    assert decode_author(*encode_author(author)) == author
+    assert encode_entry(entry)[0] == b"config-history-42-a-b"  # the offset first: any connector name reads back
+    assert isinstance(decode_entry(b"config-history-x-c", b"{}"), Malformed)
+    assert isinstance(decode_entry(b"config-history-1-c", b'{"ts": 1, "change": "moved", "sidecar": "s"}'), Malformed)
+    assert isinstance(decode_author(b"config-author-1-c", b'{"who": 3, "sidecar": "s"}'), Malformed)
+    assert isinstance(decode_entry(b"fence-c", b"{}"), UnknownKey)
+
+
+def test_secrets_are_digests_references_stay_and_a_diff_says_changed_without_values() -> None:
+    stored = DIGESTS.stored("c", {**BASE, "ssl.key.password": "${file:/etc/s.properties:pw}"})
+    assert "s3cret" not in repr(stored)
+    assert stored.config["connection.password"] == "[hidden]"
+    assert stored.config["ssl.key.password"] == "${file:/etc/s.properties:pw}"  # where it is, not what
+    assert set(stored.secrets) == {"connection.password"}
+    assert DIGESTS.stored("other", BASE).secrets != stored.secrets  # per connector: digests say nothing across
+    assert SecretDigests(b"other-key").stored("c", BASE).secrets != stored.secrets
+    same = DIGESTS.stored("c", {**BASE, "topic": "u"})
+    assert [c.as_json() for c in diff(DIGESTS.stored("c", BASE), same)] == [
+        {"name": "topic", "op": "changed", "before": "t", "after": "u"}
+    ]
+    changed = diff(DIGESTS.stored("c", BASE), DIGESTS.stored("c", {**BASE, "connection.password": "other"}))
+    assert [c.as_json() for c in changed] == [
+        {"name": "connection.password", "op": "changed", "before": "[hidden]", "after": "[hidden]", "secret": True}
+    ]
+    added = diff(None, DIGESTS.stored("c", {"a": "1"}))
+    assert [c.as_json() for c in added] == [{"name": "a", "op": "added", "after": "1"}]
+
+
+@dataclass
+class Cluster:
+    """The sidecars' topic in memory, and the config topic's changes every sidecar's view observes."""
+
+    now: float = 1_000_000_000.0
+    topic: FakeSidecarsTopic = field(init=False)
+    offset: int = 0
+    sidecars: list[tuple[HistoryRecorder, FakeSidecarReader]] = field(default_factory=list)
+    records: dict[str, bool] = field(default_factory=dict)  # whether each sidecar's presence says it records
+
+    def __post_init__(self) -> None:
+        self.topic = FakeSidecarsTopic(lambda: self.now)
+
+    def sidecar(self, name: str, *, records: bool = True) -> tuple[HistoryRecorder, FakeSidecarReader]:
+        reader = self.topic.reader()
+        table = SidecarTable()
+        recorder = HistoryRecorder(
+            reader.history,
+            table,
+            name,
+            self.topic,
+            reader,
+            DIGESTS,
+            retention_s=3600,
+            interval_s=1,
+            read_timeout_s=1,
+            ready=lambda: True,
+            now_ms=lambda: self.now,
+        )
+        self.records[name] = records
+        self.sidecars.append((recorder, reader))
+        self.present()
+        return recorder, reader
+
+    def present(self, *gone: str) -> None:
+        """Every sidecar's table of presences: the ones not gone, each saying whether it records."""
+        for recorder, _ in self.sidecars:
+            table = recorder._sidecars
+            for other, _ in self.sidecars:
+                if other.sidecar in gone:
+                    table.apply(Tombstone(other.sidecar), int(self.now))
+                else:
+                    presence = SidecarPresence(other.sidecar, None, "1", 60_000, history=self.records[other.sidecar])
+                    table.apply(presence, int(self.now))
+
+    def change(self, connector: str, config: Mapping[str, str] | None, state: str | None = "STARTED") -> int:
+        """A record of the config topic, as every sidecar's view observes it."""
+        self.offset += 1
+        self.now += 1000
+        for _, reader in self.sidecars:
+            reader.history.observe(
+                ObservedChange(self.offset, int(self.now), connector, config, state, deleted=config is None)
+            )
+        return self.offset
+
+    async def tick(self) -> None:
+        for recorder, _ in self.sidecars:
+            await recorder.check()
+        for _, reader in self.sidecars:
+            await reader.read_to_end("sidecars", 1)
+
+
+def history_of(recorder: HistoryRecorder, reader: FakeSidecarReader, connector: str) -> dict[str, Any]:
+    async def current(name: str) -> Mapping[str, str | None] | None:
+        return None
+
+    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
+        return None
+
+    return ConfigHistory(reader.history, recorder, current, write).history(connector)
+
+
+async def test_one_sidecar_records_each_change_once_and_the_others_see_it() -> None:
+    cluster = Cluster()
+    first, first_view = cluster.sidecar("s0")
+    second, second_view = cluster.sidecar("s1")
+    created = cluster.change("c", BASE)
+    cluster.change("c", BASE)  # a PUT of the same config: no version
+    updated = cluster.change("c", {**BASE, "topic": "u"})
+    paused = cluster.change("c", {**BASE, "topic": "u"}, "PAUSED")
+    deleted = cluster.change("c", None, None)
+    await cluster.tick()
+    assert first.acting() and not second.acting()
+    for recorder, view in ((first, first_view), (second, second_view)):
+        versions = history_of(recorder, view, "c")["versions"]
+        assert [(v["version"], v["change"]) for v in versions] == [
+            (deleted, "deleted"),
+            (paused, "state"),
+            (updated, "updated"),
+            (created, "created"),
+        ]
+        assert versions[2]["changes"] == [{"name": "topic", "op": "changed", "before": "t", "after": "u"}]
+        assert versions[1]["changes"] == [] and versions[1]["state"] == "PAUSED"
+        assert view.history.pending() == []
+    assert first.counts["recorded"] == 4 and first.counts["unchanged"] == 1 and second.counts["recorded"] == 0
+    assert sum(k.startswith(b"config-history-") for k, _, _ in cluster.topic.records) == 4
+
+
+async def test_the_next_sidecar_goes_on_after_the_last_change_recorded() -> None:
+    cluster = Cluster()
+    cluster.sidecar("s0")
+    second, second_view = cluster.sidecar("s1")
+    cluster.change("c", BASE)
+    await cluster.tick()
+    cluster.present("s0")  # the recording sidecar left
+    later = cluster.change("c", {**BASE, "tasks.max": "2"})
+    await cluster.tick()
+    assert second.acting() and second.counts["recorded"] == 1
+    assert [v["version"] for v in history_of(second, second_view, "c")["versions"]] == [later, 1]
+
+
+async def test_two_that_both_record_write_the_same_versions() -> None:
+    cluster = Cluster()
+    first, first_view = cluster.sidecar("s0")
+    second, second_view = cluster.sidecar("s1")
+    cluster.change("c", BASE)
+    cluster.change("c", {**BASE, "topic": "u"})
+    # each thinks it records (the second has not yet seen the first's presence) before reading the other's
+    await asyncio.gather(first.record(first_view.history.pending()), second.record(second_view.history.pending()))
+    await cluster.tick()
+    assert first.counts["recorded"] == second.counts["recorded"] == 2
+    assert history_of(first, first_view, "c")["versions"] == history_of(second, second_view, "c")["versions"]
+    assert first_view.history.size() == 2  # the same keys: compaction keeps one of each
+
+
+async def test_an_older_release_is_passed_over_and_versions_past_retention_go_but_the_newest() -> None:
+    cluster = Cluster()
+    old, _ = cluster.sidecar("s0", records=False)
+    recorder, view = cluster.sidecar("s1")
+    assert recorder.acting() and not old.acting()
+    for topic in ("a", "b", "c"):
+        cluster.change("live", {**BASE, "topic": topic})
+    cluster.change("gone", BASE)
+    cluster.change("gone", None, None)
+    await cluster.tick()
+    assert view.history.size() == 5
+    cluster.now += 3600 * 1000 + 1
+    cluster.present()  # still there an hour later
+    await cluster.tick()
+    assert [v["change"] for v in history_of(recorder, view, "live")["versions"]] == ["updated"]  # the newest kept
+    assert view.history.connectors() == ["live"]  # a deleted connector's history goes once past retention
+
+
+async def test_who_names_the_principal_of_a_write_through_a_sidecar() -> None:
+    cluster = Cluster()
+    recorder, view = cluster.sidecar("s0")
+    start = recorder.position()
+    direct = cluster.change("d", BASE)  # straight to a worker: nobody names it
+    through = cluster.change("c", BASE)
+    token = AUTHOR.set("alice")
+    try:
+        await recorder.attribute("c", start)
+    finally:
+        AUTHOR.reset(token)
+    await cluster.tick()
+    (version,) = history_of(recorder, view, "c")["versions"]
+    assert (version["version"], version["who"], version["via_sidecar"]) == (through, "alice", "s0")
+    assert history_of(recorder, view, "d")["versions"][0]["who"] is None and direct
+
+
+async def test_diff_and_rollback_restore_secrets_by_digest_or_ask_for_them() -> None:
+    cluster = Cluster()
+    recorder, view = cluster.sidecar("s0")
+    v1 = cluster.change("c", BASE)
+    v2 = cluster.change("c", {**BASE, "topic": "u", "connection.password": "rotated"})
+    await cluster.tick()
+    written: list[dict[str, str | None]] = []
+    current: dict[str, str | None] = {**BASE, "topic": "u", "connection.password": "rotated"}
+
+    async def now(name: str) -> Mapping[str, str | None] | None:
+        return current if name == "c" else None
+
+    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
+        assert expected == current  # the PUT holds only while the config is still what the rollback read
+        written.append(config)
+        return "written"
+
+    history = ConfigHistory(view.history, recorder, now, write)
+    assert [c["name"] for c in history.diff("c", v1, None)["changes"]] == ["connection.password", "topic"]
+    assert history.version("c", v1)["config"]["connection.password"] == "[hidden]"
+    with pytest.raises(BadRequestError, match=r"connection\.password"):
+        await history.rollback("c", v1, {})  # the current password is another: only the caller has it
+    assert await history.rollback("c", v1, {"connection.password": "s3cret"}) == "written"
+    assert written[-1] == {**BASE}
+    current["connection.password"] = "s3cret"
+    await history.rollback("c", v1, {})  # the current value has the version's digest: restored from it
+    assert written[-1] == {**BASE}
+    await history.rollback("c", v2, {"connection.password": "rotated"})
+    with pytest.raises(NotFoundError):
+        history.version("c", 999)
+    with pytest.raises(NotFoundError):
+        history.history("nobody")
+
+
+def test_a_creation_is_a_change_of_the_connector_it_names() -> None:
+    def create(body: bytes) -> str | None:
+        return changed_connector(UpstreamRequest("POST", "/connectors", body=body))
+
+    assert create(b'{"name": " orders ", "config": {}}') == "orders"  # ConnectorsResource trims it
+    assert create(b'{"config": {}}') is None and create(b"not json") is None and create(b'{"name": 3}') is None
+    assert changed_connector(UpstreamRequest("PUT", "/connectors/a%20b/config")) == "a b"
