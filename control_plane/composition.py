@@ -33,6 +33,7 @@ from .domain.config_history import ConfigHistory, HistoryRecorder
 from .domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from .domain.connector_writes import ConnectorWrites
 from .domain.create_route import CreateRoute
+from .domain.errors import WorkerRefused
 from .domain.fence import ConnectorFence
 from .domain.herder import Herder
 from .domain.lag import Lags, SinkLags, sink_group_of
@@ -41,6 +42,8 @@ from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.newer.restart import ConnectorRestarter
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
+from .domain.outcomes import Refusal, Relay
+from .domain.plan import Planner, config_digest
 from .domain.plugins import PinHealth, PluginCatalog, Plugins, PluginVersions, WorkerCatalogs
 from .domain.ports import ConnectorAdmins
 from .domain.presence import Presence
@@ -447,6 +450,13 @@ async def running(
             auto_restart=auto_restart,
             lags=lags,
             history=history,
+            plan=planner(
+                configs,
+                connector_writes,
+                recorder.digests if recorder is not None else history_digests(settings, access.secrets),
+            )
+            if view is not None
+            else None,
         )
         metrics.watch_states(herder.reads.state_gauges)
         metrics.watch_read_syncs(rule)
@@ -487,10 +497,9 @@ def config_history(
 ) -> tuple[HistoryRecorder, ConfigHistory]:
     """The config history's recorder (it records when this sidecar is the one that acts, and names the
     authors of this sidecar's writes) and what the endpoints ask."""
-    key = settings.history_secret_key.get_secret_value() if settings.history_secret_key else None
-    if key is None:
+    if settings.history_secret_key is None:
         log.warning("HISTORY_SECRET_KEY is not set: the history's digests of secrets are keyed by the group id")
-    digests = SecretDigests((key or f"connect-group:{settings.group_id}").encode(), secrets)
+    digests = history_digests(settings, secrets)
     recorder = HistoryRecorder(
         view.history,
         view.sidecars,
@@ -503,10 +512,11 @@ def config_history(
         read_timeout_s=read_back_s,
         ready=lambda: view.ready and view.tails["sidecars"].caught_up.is_set(),
     )
-    writes.attribution = recorder
+    if settings.history_enabled:  # off: this sidecar neither records nor names who made its writes
+        writes.attribution = recorder
 
     async def rollback(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
-        return await configs.replace(name, config, expected, what="the rollback")
+        return await configs.replace(name, config, lambda now: now == expected, what="the rollback")
 
     async def current(name: str) -> Mapping[str, str | None] | None:
         return (
@@ -514,6 +524,38 @@ def config_history(
         ).connector_config(name)
 
     return recorder, ConfigHistory(view.history, recorder, current, rollback)
+
+
+def history_digests(settings: Settings, secrets: SecretRule) -> SecretDigests:
+    """The keyed digests that stand for secret values (``HISTORY_SECRET_KEY``, else derived from the group id)."""
+    key = settings.history_secret_key.get_secret_value() if settings.history_secret_key else None
+    return SecretDigests((key or f"connect-group:{settings.group_id}").encode(), secrets)
+
+
+def planner(configs: ConnectorConfigs, writes: ConnectorWrites, digests: SecretDigests) -> Planner:
+    """Plan and apply (``domain.plan``): compared with the config topic read to its end, written as config
+    writes of the sidecar's own."""
+
+    async def current() -> dict[str, Mapping[str, str | None]]:
+        state = await writes.read_to_end("Failed to plan: cannot read the config topic")
+        return {name: dict(config) for name, config in state.connector_configs.items()}
+
+    async def write(name: str, config: dict[str, str | None], seen: str | None) -> None:
+        done = await configs.replace(name, config, lambda now: config_digest(now) == seen, what="the apply")
+        checked(done)
+
+    async def delete(name: str, seen: str) -> None:
+        checked(await configs.delete_if(name, lambda now: config_digest(now) == seen, what="the apply"))
+
+    return Planner(current, digests, configs.validation_errors, write, delete)
+
+
+def checked(done: Refusal | Relay) -> None:
+    """A write's outcome as an error when it was refused, by the sidecar or the worker."""
+    if isinstance(done, Refusal):
+        raise done.error
+    if done.response.status >= 400:
+        raise WorkerRefused.of(done.response.status, done.response.body)
 
 
 def audited(audit: AuditLog) -> Callable[[str, str, int, float], None]:

@@ -82,6 +82,7 @@ class HistoryRecorder:
         self._now_ms = now_ms
         self.counts: Counter[str] = Counter()  # recorded, unchanged, expired, attributed, failed
         self._task: asyncio.Task[None] | None = None
+        self._authoring: set[asyncio.Task[None]] = set()  # authors being written
 
     def kept(self) -> int:
         return self._table.size()
@@ -184,16 +185,33 @@ class HistoryRecorder:
         changes = self._table.changes_of(connector, after)
         if who is None or not changes:
             return
-        await asyncio.gather(
-            *(self._log.write(*encode_author(Author(offset, connector, who, self.sidecar))) for offset in changes)
-        )
-        self.counts["attributed"] += len(changes)
+        # written after the answer: each record's key is its change's offset, which no other sidecar names
+        # (its writes of the connector start after this one's, under the fence), so nothing waits for it
+        task = asyncio.create_task(self._write_authors(connector, changes, who))
+        self._authoring.add(task)
+        task.add_done_callback(self._authoring.discard)
+
+    async def _write_authors(self, connector: str, offsets: list[int], who: str) -> None:
+        try:
+            await asyncio.gather(
+                *(self._log.write(*encode_author(Author(o, connector, who, self.sidecar))) for o in offsets)
+            )
+            self.counts["attributed"] += len(offsets)
+        except Exception as err:  # noqa: BLE001 - the change is then shown without who
+            self.counts["failed"] += 1
+            log.warning("the author of a change was not recorded", connector=connector, error=str(err))
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="config-history")
 
+    async def authors_written(self) -> None:
+        """Once the authors of the writes made so far are written (or failed)."""
+        if self._authoring:
+            await asyncio.wait(set(self._authoring), timeout=self._read_timeout_s)
+
     async def stop(self) -> None:
         await cancel_and_wait(self._task)
+        await self.authors_written()  # the authors of the last writes, before the producer stops
 
     async def _run(self) -> None:
         while True:

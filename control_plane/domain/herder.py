@@ -35,6 +35,7 @@ from .lag import Lags
 from .membership import ClusterMembership
 from .newer import NewerApi
 from .offsets import StopAndOffsets
+from .plan import Planner
 from .plugins import Plugins
 from .read_rule import ReadRule
 from .reads import Reads
@@ -63,6 +64,7 @@ class Herder:
         auto_restart: AutoRestarter | None = None,
         lags: Lags | None = None,
         history: ConfigHistory | None = None,
+        plan: Planner | None = None,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -79,6 +81,7 @@ class Herder:
         self.auto_restart = auto_restart  # None without the sidecars' topic (its fence and records)
         self.lags = lags  # None without a view
         self.history = history  # None without the sidecars' topic
+        self.plan = plan  # None without a view
         self._route = route
 
     @property

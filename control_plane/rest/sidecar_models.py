@@ -383,6 +383,43 @@ class RollbackBody(BaseModel):
     secrets: dict[str, str] = Field(default_factory=dict)
 
 
+class PlanDocument(BaseModel):
+    source: str = Field(description="where the document comes from (a file name), named in errors")
+    document: Any = Field(description="a connector ({name, config} or a config with its name), or a list")
+
+
+class PlanRequest(BaseModel):
+    """The connectors the cluster should run, as files hold them."""
+
+    documents: list[PlanDocument]
+    prune: bool = Field(False, description="delete the connectors no document names (never otherwise)")
+    prune_matching: str = Field(".*", description="a regular expression: prune only the names it matches whole")
+
+
+class PlanStepInfo(BaseModel):
+    name: str
+    action: Literal["create", "update", "delete", "unchanged"]
+    changes: list[ConfigChangeInfo]
+    seen: str | None = Field(description="a digest of the config the plan compared with; null: none")
+    config: dict[str, str | None] | None = Field(None, description="what a create or update writes")
+    source: str | None = None
+    errors: list[str] | None = Field(None, description="the worker's validation errors (apply refuses them)")
+
+
+class PlanInfo(BaseModel):
+    """A plan: apply it as it is (POST /_sidecar/apply)."""
+
+    fingerprint: str = Field(description="of what was compared: apply refuses the plan once it changed")
+    prune: bool
+    summary: dict[str, int]
+    connectors: list[PlanStepInfo]
+
+
+class ApplyInfo(BaseModel):
+    applied: list[dict[str, str]] = Field(description="the steps made, in order")
+    fingerprint: str
+
+
 class AutoRestartInfo(BaseModel):
     """Auto-restart of one connector (``domain.auto_restart``): whether it is on, and what it did."""
 

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import orjson
 
 from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
 from ...view import ClusterView
 from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
-from ..config_infos import ConfigInfos, add_problems, invalid_config_message
+from ..config_infos import VALIDATE_ENDPOINT_HINT, ConfigInfos, add_problems, invalid_config_message
 from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
 from ..connector_writes import ConnectorWrites
 from ..errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
@@ -168,25 +168,70 @@ class ConnectorConfigs:
         )
 
     async def replace(
-        self, name: str, config: Config, expected: Mapping[str, str | None], *, what: str
+        self, name: str, config: Config, holds: Callable[[Mapping[str, str | None] | None], bool], *, what: str
     ) -> Refusal | Relay:
-        """A PUT of ``config`` made by the sidecar (a rollback): the same checks as a client's PUT, then the
-        PUT at the moment the config topic, read to its end, still holds ``expected`` (409 otherwise: someone
-        changed the connector since ``config`` was made from it)."""
+        """A PUT of ``config`` made by the sidecar (a rollback, an apply): the same checks as a client's PUT,
+        then the PUT at the moment the config topic, read to its end, still holds a config for which ``holds``
+        (409 otherwise: someone changed the connector since ``config`` was made from it)."""
         async with self._serialized(name):
             checked = await self._write(RequestKind.UPDATE, name, dict(config))
             if isinstance(checked, Refusal):
                 return checked
             put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
             try:
-                return Relay(await self._put_if_unchanged(name, expected, put), checked.warnings)
+                return Relay(await self._made_if(name, holds, put, what), checked.warnings)
             except _Changed:
-                return Refusal(
-                    ConflictError(
-                        f"Connector {name}'s configuration was changed by another request; {what} was not made"
-                    ),
-                    SIDECAR,
-                )
+                return Refusal(ConflictError(self._changed(name, what)), SIDECAR)
+
+    async def delete_if(
+        self, name: str, holds: Callable[[Mapping[str, str | None] | None], bool], *, what: str
+    ) -> Refusal | Relay:
+        """A DELETE of the connector made by the sidecar (an apply's prune), at the moment the config topic
+        still holds a config for which ``holds``."""
+        delete = UpstreamRequest("DELETE", config_path(name).rsplit("/", 1)[0], headers=JSON_HEADERS)
+        async with self._serialized(name):
+            try:
+                return Relay(await self._made_if(name, holds, delete, what))
+            except _Changed:
+                return Refusal(ConflictError(self._changed(name, what)), SIDECAR)
+
+    @staticmethod
+    def _changed(name: str, what: str) -> str:
+        return f"Connector {name}'s configuration was changed by another request; {what} was not made"
+
+    async def _made_if(
+        self, name: str, holds: Callable[[Mapping[str, str | None] | None], bool], request: UpstreamRequest, what: str
+    ) -> UpstreamResponse:
+        if self._writes is None or self._view is None or not self._view.ready:
+            raise OperationFailed(f"{what.capitalize()} needs the sidecar's view of the config topic")
+
+        def unchanged(state: ClusterView) -> None:
+            if not holds(state.connector_config(name)):
+                raise _Changed
+
+        return await self._writes.checked(
+            name,
+            unchanged,
+            lambda: self._workers.forward(request),
+            failure=f"Failed to write connector {name}: cannot read the config topic",
+        )
+
+    async def validation_errors(self, name: str, config: Config) -> list[str]:
+        """What a PUT of ``config`` would be refused for: the sidecar's checks and the worker's own
+        validation (every error, as ``AbstractHerder.maybeAddConfigErrors`` lists them); [] when none."""
+        checked = await self._write(RequestKind.UPDATE, name, dict(config))
+        if isinstance(checked, Refusal):
+            message = str(checked.error)
+            if not message.startswith("Connector configuration is invalid"):
+                return [message]
+            return [line for line in message.removesuffix(VALIDATE_ENDPOINT_HINT).splitlines()[1:] if line]
+        connector_class = config.get("connector.class")
+        if not connector_class:
+            return ['Missing required configuration "connector.class" which has no default value.']
+        infos = await self._worker_validation(validate_path(connector_class), dict(config), frozenset())
+        if infos is None:
+            return []
+        return [str(e) for entry in infos.get("configs", []) for e in (entry.get("value") or {}).get("errors") or ()]
 
     def _serialized(self, name: str) -> contextlib.AbstractAsyncContextManager[None]:
         return self._writes.serialized(name) if self._writes is not None else contextlib.nullcontext()

@@ -222,6 +222,7 @@ async def test_who_names_the_principal_of_a_write_through_a_sidecar() -> None:
         await recorder.attribute("c", start)
     finally:
         AUTHOR.reset(token)
+    await recorder.authors_written()
     await cluster.tick()
     (version,) = history_of(recorder, view, "c")["versions"]
     assert (version["version"], version["who"], version["via_sidecar"]) == (through, "alice", "s0")

@@ -1,0 +1,152 @@
+"""``control-plane plan -f PATH`` and ``control-plane apply PLAN``: a client of a sidecar's ``POST
+/_sidecar/plan`` and ``POST /_sidecar/apply`` (``domain.plan``).
+
+- ``plan -f PATH`` (a file or a folder of ``.json``, ``.yaml``, ``.yml`` files, each a connector or a list)
+  prints the plan: per connector ``+`` create, ``~`` update, ``-`` delete (only with ``--prune``), ``=``
+  unchanged, and each key's change (coloured when the terminal supports it and ``NO_COLOR`` is unset);
+  ``--out FILE`` keeps the plan for ``apply``; ``--output json`` prints it as the sidecar answers it.
+- ``apply PLAN`` carries out a plan ``plan --out`` kept (``-`` reads stdin); refused when the cluster
+  changed since (409): make a new plan.
+
+The sidecar: ``--url`` (default ``CONTROL_PLANE_URL``, else ``http://localhost:8084``); a bearer token with
+``--token`` or ``CONTROL_PLANE_TOKEN``. Exit status: 0 done, 1 the sidecar refused (its message printed),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+import yaml
+
+SUFFIXES = (".json", ".yaml", ".yml")
+DEFAULT_URL = "http://localhost:8084"
+MARKS = {"create": "+", "update": "~", "delete": "-", "unchanged": "="}
+DONE = {"create": "created", "update": "updated", "delete": "deleted"}
+COLOURS = {"create": "32", "update": "33", "delete": "31", "unchanged": "2"}
+
+
+class PlanInputError(Exception):
+    pass
+
+
+def documents_of(path: Path) -> list[dict[str, Any]]:
+    """Each file under ``path`` (or ``path`` itself) parsed, with its name as the source."""
+    files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES) if path.is_dir() else [path]
+    if not files:
+        raise PlanInputError(f"{path}: no {', '.join(SUFFIXES)} file")
+    found = []
+    for file in files:
+        try:
+            text = file.read_text()
+            parsed = json.loads(text) if file.suffix == ".json" else list(yaml.safe_load_all(text))
+        except (OSError, ValueError, yaml.YAMLError) as err:
+            raise PlanInputError(f"{file}: {err}") from err
+        for document in parsed if isinstance(parsed, list) and file.suffix != ".json" else [parsed]:
+            if document is not None:
+                found.append({"source": str(file), "document": document})
+    return found
+
+
+def add_arguments(sub: Any) -> None:
+    plan = sub.add_parser("plan", help="what the cluster needs to run the connectors of files (POST /_sidecar/plan)")
+    plan.add_argument("-f", "--filename", required=True, type=Path, help="a file or folder of connectors")
+    plan.add_argument("--prune", action="store_true", help="delete the connectors no file names")
+    plan.add_argument("--prune-matching", default=".*", help="prune only the connectors whose whole name this matches")
+    plan.add_argument("--out", type=Path, help="keep the plan in this file, for apply")
+    apply = sub.add_parser("apply", help="carry out a plan kept by plan --out (POST /_sidecar/apply)")
+    apply.add_argument("plan", help="the plan's file, or - for stdin")
+    for each in (plan, apply):
+        each.add_argument("--url", default=os.environ.get("CONTROL_PLANE_URL", DEFAULT_URL), help="the sidecar")
+        each.add_argument("--token", default=os.environ.get("CONTROL_PLANE_TOKEN"), help="a bearer token")
+        each.add_argument("--output", choices=["text", "json"], default="text")
+        each.add_argument("--timeout-s", type=float, default=120.0)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        if args.command == "plan":
+            body: Any = {
+                "documents": documents_of(args.filename),
+                "prune": args.prune,
+                "prune_matching": args.prune_matching,
+            }
+        else:
+            text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text()
+            body = json.loads(text)
+    except (PlanInputError, OSError, ValueError) as err:
+        print(f"control-plane {args.command}: {err}", file=sys.stderr)
+        return 2
+    headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
+    try:
+        answer = httpx.post(
+            f"{args.url.rstrip('/')}/_sidecar/{args.command}", json=body, headers=headers, timeout=args.timeout_s
+        )
+    except httpx.HTTPError as err:
+        print(f"control-plane {args.command}: {args.url}: {err}", file=sys.stderr)
+        return 1
+    result = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else None
+    if answer.status_code != 200 or not isinstance(result, dict):
+        message = result.get("message") if isinstance(result, dict) else answer.text
+        print(f"control-plane {args.command}: {answer.status_code}: {message}", file=sys.stderr)
+        return 1
+    if args.command == "plan" and args.out is not None:
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    if args.output == "json":
+        print(json.dumps(result, indent=2), file=out)
+    elif args.command == "plan":
+        print(render_plan(result, colour=colour_for(out)), file=out)
+    else:
+        print(render_apply(result), file=out)
+    return 0
+
+
+def colour_for(out: TextIO) -> bool:
+    return out.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+
+
+def render_plan(plan: dict[str, Any], *, colour: bool = False) -> str:
+    """A plan as a person reads it at a glance: one line per connector, one per key changed."""
+
+    def paint(code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if colour else text
+
+    lines = []
+    for step in plan["connectors"]:
+        action = step["action"]
+        lines.append(paint(COLOURS[action], f"{MARKS[action]} {step['name']} ({action})"))
+        for change in step["changes"] if action != "unchanged" else []:
+            name, op = change["name"], change["op"]
+            if op == "added":
+                lines.append(paint("32", f"    + {name} = {change['after']}"))
+            elif op == "removed":
+                lines.append(paint("31", f"    - {name} = {change['before']}"))
+            else:
+                lines.append(paint("33", f"    ~ {name}: {change['before']} -> {change['after']}"))
+        for error in step.get("errors") or []:
+            lines.append(paint("31;1", f"    ! {error}"))
+    summary = plan["summary"]
+    lines.append(
+        f"Plan: {summary['create']} to create, {summary['update']} to update, {summary['delete']} to delete, "
+        f"{summary['unchanged']} unchanged."
+    )
+    if any(step.get("errors") for step in plan["connectors"]):
+        lines.append(paint("31;1", "The worker finds some configs invalid: apply will refuse this plan."))
+    return "\n".join(lines)
+
+
+def render_apply(result: dict[str, Any]) -> str:
+    done = result["applied"]
+    lines = [f"{MARKS[d['action']]} {d['name']} ({DONE[d['action']]})" for d in done]
+    lines.append(f"Applied: {len(done)} change(s).")
+    return "\n".join(lines)
+
+
+__all__ = ["add_arguments", "documents_of", "render_apply", "render_plan", "run"]

@@ -1,0 +1,111 @@
+"""Plan and apply against the real workers, on every release of the stack, through the CLI
+(``control-plane plan`` / ``apply``) and a sidecar of the code under test: files of connectors with a
+secret, a config-provider reference and numbers are created, a connector no file names is pruned (within
+the pattern asked), the connectors then run, and a plan made again shows nothing to do; a plan the cluster
+changed since is refused and changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+from asyncio.subprocess import PIPE
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support.harness import sidecar_with
+from tests.support.kafka_topics import read_to_end
+from tests.support.stack import Cluster
+from tests.support.waiting import eventually
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+
+
+async def cli(*args: str) -> tuple[int, str, str]:
+    """``control-plane`` in a process of its own, as an operator runs it (this loop serves the sidecar it asks)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "control_plane", *args, stdout=PIPE, stderr=PIPE, env={**os.environ, "NO_COLOR": "1"}
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def state(worker: httpx.AsyncClient, name: str) -> str | None:
+    answer = await worker.get(f"/connectors/{name}/status")
+    return answer.json()["connector"]["state"] if answer.status_code == 200 else None
+
+
+async def test_plan_apply_and_plan_again_shows_nothing_and_a_stale_plan_is_refused(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    u = uuid.uuid4().hex[:6]
+    a, b, old = f"plan-{u}-a", f"plan-{u}-b", f"plan-{u}-old"
+    lines, secrets = tmp_path / "in.txt", tmp_path / "secrets.properties"
+    lines.write_text("one\ntwo\n")
+    secrets.write_text("pw=from-the-provider\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "a.yaml").write_text(
+        f"name: {a}\nconfig:\n  connector.class: {SOURCE}\n  tasks.max: 1\n  file: {lines}\n  topic: {a}\n"
+        f"  db.password: s3cret\n  ssl.key.password: '${{file:{secrets}:pw}}'\n  batch.size: 2000\n"
+    )
+    (files / "b.json").write_text(json.dumps({"name": b, "connector.class": SOURCE, "file": str(lines), "topic": b}))
+    plan_file = tmp_path / "plan.json"
+    async with (
+        sidecar_with(cluster, sidecars_topic=f"{cluster.name}.plan-{u}.control-plane") as sidecar,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
+    ):
+        url = ("--url", sidecar.url)
+        try:
+            legacy = {"connector.class": SOURCE, "file": str(lines), "topic": old}
+            assert (await worker.put(f"/connectors/{old}/config", json=legacy)).status_code == 201
+            prune = ("--prune", "--prune-matching", f"plan-{u}-.*")  # only this test's: the cluster is shared
+            code, shown, err = await cli("plan", "-f", str(files), *url, *prune, "--out", str(plan_file))
+            assert code == 0, err
+            assert f"+ {a} (create)" in shown and f"- {old} (delete)" in shown, shown
+            assert "    + db.password = [hidden]" in shown and "s3cret" not in shown
+            assert shown.splitlines()[-1] == "Plan: 2 to create, 0 to update, 1 to delete, 0 unchanged."
+            code, applied, err = await cli("apply", str(plan_file), *url)
+            assert (code, applied.splitlines()[-1]) == (0, "Applied: 3 change(s)."), err
+
+            # what the connectors do next: they run and read their file; the pruned one is gone
+            for name in (a, b):
+                await eventually(partial(state, worker, name), lambda s: s == "RUNNING", what=f"{name} RUNNING")
+            bootstrap = cluster.worker_property("bootstrap.servers")
+            await eventually(lambda: read_to_end(bootstrap, a), lambda t: len(t.records) == 2, what="a's records")
+            assert (await worker.get(f"/connectors/{old}")).status_code == 404
+            stored = (await worker.get(f"/connectors/{a}/config")).json()
+            assert stored["tasks.max"] == "1" and stored["ssl.key.password"] == f"${{file:{secrets}:pw}}"
+
+            # no false drift: secrets, references, numbers, the name the worker adds
+            code, again, err = await cli("plan", "-f", str(files), *url, *prune, "--output", "json")
+            assert code == 0, err
+            plan: dict[str, Any] = json.loads(again)
+            assert plan["summary"] == {"create": 0, "update": 0, "delete": 0, "unchanged": 2}, plan
+
+            # a stale plan (over HTTP, as the CLI sends it): made, then the connector changed straight on the
+            # worker; apply refuses it and changes nothing
+            changed = {"name": a, "config": {**stored, "batch.size": "10"}}
+            made = await sidecar.client.post(
+                "/_sidecar/plan", json={"documents": [{"source": "a", "document": changed}]}
+            )
+            assert made.status_code == 200 and made.json()["summary"]["update"] == 1, made.text
+            theirs = {**stored, "batch.size": "99"}
+            assert (await worker.put(f"/connectors/{a}/config", json=theirs)).status_code == 200
+            await eventually(
+                lambda: sidecar.client.get(f"/connectors/{a}/config"),
+                lambda r: r.json().get("batch.size") == "99",
+                what="the sidecar's view has their change",
+            )
+            refused = await sidecar.client.post("/_sidecar/apply", json=made.json())
+            assert refused.status_code == 409 and "changed since the plan" in refused.json()["message"], refused.text
+            assert (await worker.get(f"/connectors/{a}/config")).json()["batch.size"] == "99"
+        finally:
+            for name in (a, b, old):
+                await worker.delete(f"/connectors/{name}")

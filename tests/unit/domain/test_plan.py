@@ -1,0 +1,188 @@
+"""Plan and apply (domain/plan.py, plan_cli.py): the shapes of files, no false drift (numbers, key order, the
+name the worker adds, secrets by digest, provider references as written), prune only when asked, a stale
+plan refused, an apply that stops at the first failure saying what was made, and the terminal rendering."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import respx
+
+from control_plane.cli import main as control_plane
+from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRefused
+from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
+from control_plane.plan_cli import documents_of, render_apply, render_plan
+from control_plane.rules.config_diff import SecretDigests
+
+DIGESTS = SecretDigests(b"k")
+STORED = {
+    "name": "orders",
+    "connector.class": "FileStreamSource",
+    "tasks.max": "2",
+    "batch.ratio": "1.5",
+    "enabled": "true",
+    "db.password": "s3cret",
+    "ssl.key.password": "${file:/etc/s.properties:pw}",
+}
+
+
+def test_every_shape_of_a_file_and_the_worker_s_strings() -> None:
+    flat = {"name": " orders ", "connector.class": "FileStreamSource", "tasks.max": 2}
+    nested = {"name": "orders", "config": {"connector.class": "FileStreamSource", "tasks.max": 2}}
+    for document in (flat, nested, [nested]):
+        (desired,) = desired_of(document, "f.yaml")
+        assert desired.name == "orders"
+        assert desired.config == {"name": "orders", "connector.class": "FileStreamSource", "tasks.max": "2"}
+    with pytest.raises(BadRequestError, match=r"f\.yaml"):
+        desired_of({"config": {}}, "f.yaml")
+    with pytest.raises(BadRequestError, match="another connector"):
+        desired_of({"name": "a", "config": {"name": "b"}}, "f.yaml")
+    with pytest.raises(BadRequestError, match="More than one"):
+        steps_of(desired_of([nested, nested], "f"), {}, DIGESTS, prune=False)
+
+
+def test_no_false_drift_after_apply() -> None:
+    file = {
+        "name": "orders",
+        "config": {  # another order, numbers and booleans as YAML reads them
+            "ssl.key.password": "${file:/etc/s.properties:pw}",
+            "enabled": True,
+            "batch.ratio": 1.5,
+            "db.password": "s3cret",
+            "tasks.max": 2,
+            "connector.class": "FileStreamSource",
+        },
+    }
+    (step,) = steps_of(desired_of(file, "f"), {"orders": STORED}, DIGESTS, prune=False)
+    assert (step.action, step.changes, step.config) == ("unchanged", [], None)
+
+
+def test_changes_secrets_by_digest_and_prune_only_when_asked() -> None:
+    file = {"name": "orders", "config": {**STORED, "db.password": "rotated", "tasks.max": "3"}}
+    current = {"orders": STORED, "legacy": {"name": "legacy", "connector.class": "X"}}
+    steps = steps_of(desired_of(file, "f"), current, DIGESTS, prune=False)
+    assert [(s.name, s.action) for s in steps] == [("orders", "update")]
+    assert steps[0].changes == [
+        {"name": "db.password", "op": "changed", "before": "[hidden]", "after": "[hidden]", "secret": True},
+        {"name": "tasks.max", "op": "changed", "before": "2", "after": "3"},
+    ]
+    pruned = steps_of(desired_of(file, "f"), current, DIGESTS, prune=True)
+    assert [(s.name, s.action) for s in pruned] == [("orders", "update"), ("legacy", "delete")]
+    created = steps_of(desired_of({"name": "new", "config": {"a": "1"}}, "f"), {}, DIGESTS, prune=False)
+    assert [(s.action, s.seen) for s in created] == [("create", None)]
+
+
+class Cluster:
+    def __init__(self, configs: dict[str, dict[str, str | None]]) -> None:
+        self.configs = configs
+        self.writes: list[tuple[str, str]] = []
+        self.refuse: str | None = None
+
+    async def current(self) -> Mapping[str, Mapping[str, str | None]]:
+        return {k: dict(v) for k, v in self.configs.items()}
+
+    async def validate(self, name: str, config: dict[str, str | None]) -> list[str]:
+        return ['Missing required configuration "file"'] if config.get("file") == "" else []
+
+    async def write(self, name: str, config: dict[str, str | None], seen: str | None) -> None:
+        assert config_digest(self.configs.get(name)) == seen  # the write holds only on what the plan saw
+        if name == self.refuse:
+            raise WorkerRefused(400, "Connector configuration is invalid")
+        self.configs[name] = dict(config)
+        self.writes.append(("write", name))
+
+    async def delete(self, name: str, seen: str) -> None:
+        del self.configs[name]
+        self.writes.append(("delete", name))
+
+    def planner(self) -> Planner:
+        return Planner(self.current, DIGESTS, self.validate, self.write, self.delete)
+
+
+async def test_apply_does_the_plan_and_a_stale_plan_is_refused() -> None:
+    cluster = Cluster({"orders": dict(STORED), "legacy": {"name": "legacy", "connector.class": "X"}})
+    files: list[tuple[Any, str]] = [
+        ({"name": "orders", "config": {**STORED, "tasks.max": 4}}, "a.yaml"),
+        ({"name": "new", "config": {"connector.class": "X"}}, "b.yaml"),
+    ]
+    plan = await cluster.planner().plan(files, prune=True)
+    assert plan["summary"] == {"create": 1, "update": 1, "delete": 1, "unchanged": 0}
+    stale = await cluster.planner().plan(files, prune=True)
+    assert (await cluster.planner().apply(plan))["applied"] == [
+        {"name": "new", "action": "create"},
+        {"name": "orders", "action": "update"},
+        {"name": "legacy", "action": "delete"},
+    ]
+    assert cluster.writes == [("write", "new"), ("write", "orders"), ("delete", "legacy")]
+    assert (await cluster.planner().plan(files, prune=True))["summary"]["unchanged"] == 2  # nothing left to do
+    with pytest.raises(ConflictError, match="changed since the plan"):
+        await cluster.planner().apply(stale)
+    no_config = {"name": "a", "action": "create"}  # a create without its config
+    bad_errors = {"name": "a", "action": "unchanged", "errors": [3]}
+    for bad in (
+        {"connectors": "no"},
+        {"fingerprint": "f", "connectors": [no_config]},
+        {"fingerprint": "f", "connectors": [bad_errors]},
+    ):
+        with pytest.raises(BadRequestError):
+            await cluster.planner().apply(bad)
+
+
+async def test_an_apply_that_fails_says_what_was_made_and_invalid_plans_are_refused() -> None:
+    cluster = Cluster({})
+    files: list[tuple[Any, str]] = [({"name": n, "config": {"connector.class": "X"}}, "f") for n in ("a", "b", "c")]
+    plan = await cluster.planner().plan(files, prune=False)
+    cluster.refuse = "b"
+    with pytest.raises(WorkerRefused) as refused:
+        await cluster.planner().apply(plan)
+    assert refused.value.status == 400
+    assert refused.value.message.startswith("Applied: a. Create of connector b failed: Connector configuration")
+    assert refused.value.message.endswith("Not applied: c.")
+    invalid = await cluster.planner().plan(
+        [({"name": "d", "config": {"connector.class": "X", "file": ""}}, "f")], prune=False
+    )
+    assert invalid["connectors"][0]["errors"] == ['Missing required configuration "file"']
+    with pytest.raises(BadRequestError, match="invalid"):
+        await cluster.planner().apply(invalid)
+
+
+def test_files_of_a_folder_and_the_rendering(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("name: a\nconfig:\n  tasks.max: 1\n---\nname: b\nconfig: {x: y}\n")
+    (tmp_path / "c.json").write_text('[{"name": "c", "config": {}}]')
+    (tmp_path / "notes.txt").write_text("not a connector")
+    found = documents_of(tmp_path)
+    assert [d["source"].rsplit("/", 1)[1] for d in found] == ["a.yaml", "a.yaml", "c.json"]
+    plan = {
+        "summary": {"create": 1, "update": 1, "delete": 0, "unchanged": 1},
+        "connectors": [
+            {"name": "a", "action": "create", "changes": [{"name": "x", "op": "added", "after": "1"}]},
+            {"name": "b", "action": "update", "changes": [{"name": "x", "op": "changed", "before": "1", "after": "2"}]},
+            {"name": "c", "action": "unchanged", "changes": []},
+        ],
+    }
+    assert render_plan(plan).splitlines() == [
+        "+ a (create)",
+        "    + x = 1",
+        "~ b (update)",
+        "    ~ x: 1 -> 2",
+        "= c (unchanged)",
+        "Plan: 1 to create, 1 to update, 0 to delete, 1 unchanged.",
+    ]
+    assert "\033[32m+ a (create)\033[0m" in render_plan(plan, colour=True)
+    assert render_apply({"applied": [{"name": "a", "action": "create"}]}) == "+ a (created)\nApplied: 1 change(s)."
+
+
+def test_the_cli_says_what_the_sidecar_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text('{"fingerprint": "f", "connectors": []}')
+    with respx.mock:
+        respx.post("http://sidecar:8084/_sidecar/apply").respond(
+            409, json={"error_code": 409, "message": "The cluster changed since the plan was made"}
+        )
+        code = control_plane(["apply", str(plan_file), "--url", "http://sidecar:8084", "--token", "t"])
+    assert code == 1
+    assert capsys.readouterr().err == "control-plane apply: 409: The cluster changed since the plan was made\n"
+    assert control_plane(["plan", "-f", str(tmp_path / "missing"), "--url", "http://sidecar:8084"]) == 2
