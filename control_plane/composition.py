@@ -42,7 +42,7 @@ from .domain.membership import ClusterMembership
 from .domain.newer import HealthCheck, Loggers, NewerApi
 from .domain.newer.restart import ConnectorRestarter
 from .domain.offsets import ConnectorStopper, EmulatedOffsets, StopAndOffsets, TaskShutdown, WorkerKafka
-from .domain.outcomes import Refusal, Relay
+from .domain.outcomes import Answer, Refusal, Relay
 from .domain.plan import Planner, config_digest
 from .domain.plugins import PinHealth, PluginCatalog, Plugins, PluginVersions, WorkerCatalogs
 from .domain.ports import ConnectorAdmins
@@ -421,6 +421,8 @@ async def running(
             ready_state, sink_group_of(worker_kafka), groups, end_offsets, interval_s=settings.lag_refresh_s
         )
         lags = Lags(sink_lags, ready_state) if view is not None else None
+        previews = CreationPreviews(rule, topic_creation)
+        plugins = Plugins(rule, plugin_versions, path_converters, pin_health)
         herder = Herder(  # one facade per feature, on one read rule; plugin_versions is the reads' StatusVersions
             rule,
             reads=Reads(
@@ -433,8 +435,8 @@ async def running(
             ),
             offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, connector_writes), offsets),
             topics=Topics(rule, tracking),
-            topic_creation=CreationPreviews(rule, topic_creation),
-            plugins=Plugins(rule, plugin_versions, path_converters, pin_health),
+            topic_creation=previews,
+            plugins=plugins,
             configs=Configs(
                 rule, configs, ConnectorCreation(create_route, configs, view, config_log, read_back_s, connector_writes)
             ),
@@ -454,6 +456,8 @@ async def running(
                 configs,
                 connector_writes,
                 recorder.digests if recorder is not None else history_digests(settings, access.secrets),
+                previews,
+                plugins,
             )
             if view is not None
             else None,
@@ -532,7 +536,13 @@ def history_digests(settings: Settings, secrets: SecretRule) -> SecretDigests:
     return SecretDigests((key or f"connect-group:{settings.group_id}").encode(), secrets)
 
 
-def planner(configs: ConnectorConfigs, writes: ConnectorWrites, digests: SecretDigests) -> Planner:
+def planner(
+    configs: ConnectorConfigs,
+    writes: ConnectorWrites,
+    digests: SecretDigests,
+    previews: CreationPreviews,
+    plugins: Plugins,
+) -> Planner:
     """Plan and apply (``domain.plan``): compared with the config topic read to its end, written as config
     writes of the sidecar's own."""
 
@@ -547,7 +557,17 @@ def planner(configs: ConnectorConfigs, writes: ConnectorWrites, digests: SecretD
     async def delete(name: str, seen: str) -> None:
         checked(await configs.delete_if(name, lambda now: config_digest(now) == seen, what="the apply"))
 
-    return Planner(current, digests, configs.validation_errors, write, delete)
+    async def topics(name: str, config: dict[str, str | None]) -> object:
+        """KIP-158: what the worker would create for the topics the config names (``topic``, ``topics``)."""
+        named = [t.strip() for key in ("topic", "topics") for t in (config.get(key) or "").split(",") if t.strip()]
+        preview = await previews.preview(config, named, name)
+        return preview.value if isinstance(preview, Answer) else None
+
+    async def versions(name: str, config: dict[str, str | None]) -> object:
+        report = await plugins.version_report(name, config)
+        return report.value if isinstance(report, Answer) else None
+
+    return Planner(current, digests, configs.validation_errors, write, delete, topics=topics, plugins=versions)
 
 
 def checked(done: Refusal | Relay) -> None:

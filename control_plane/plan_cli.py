@@ -130,6 +130,16 @@ def render_plan(plan: dict[str, Any], *, colour: bool = False) -> str:
                 lines.append(paint("31", f"    - {name} = {change['before']}"))
             else:
                 lines.append(paint("33", f"    ~ {name}: {change['before']} -> {change['after']}"))
+        topics = step.get("topics") or {}
+        for topic in topics.get("topics", []) if topics.get("creates_topics") else []:
+            made = topic.get("created_with")
+            if made is not None and not topic.get("exists"):
+                shape = f"{made['partitions']} partition(s), replication factor {made['replication_factor']}"
+                lines.append(f"    creates topic {topic['topic']} ({shape})")
+        for plugin in (step.get("plugins") or {}).get("plugins", []):
+            if plugin.get("requested"):
+                chosen = plugin.get("selected") or plugin.get("error") or "?"
+                lines.append(f"    {plugin['version_key']} {plugin['requested']} -> {chosen}")
         for error in step.get("errors") or []:
             lines.append(paint("31;1", f"    ! {error}"))
     summary = plan["summary"]

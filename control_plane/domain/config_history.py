@@ -23,6 +23,7 @@ two versions; a rollback to a version.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -271,15 +272,21 @@ class ConfigHistory:
             body["config"] = dict(entry.config) if entry.config is not None else None
         return body
 
-    def history(self, connector: str) -> dict[str, Any]:
-        """``GET /_sidecar/connectors/{c}/history``: every version kept, newest first, each with its diff."""
+    def history(self, connector: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
+        """``GET /_sidecar/connectors/{c}/history``: the versions kept, newest first, each with its diff; at most
+        ``limit`` of them, older than version ``before`` (a page: ``next_before`` names the next one)."""
         entries = self._entries(connector)
-        versions = [self._version(e, entries[i - 1] if i > 0 else None, config=False) for i, e in enumerate(entries)]
+        end = len(entries) if before is None else bisect.bisect_left([e.offset for e in entries], before)
+        start = 0 if limit is None else max(0, end - limit)
+        versions = [
+            self._version(entries[i], entries[i - 1] if i > 0 else None, config=False) for i in range(start, end)
+        ]
         return {
             "connector": connector,
             "retention_s": self._recorder.retention_s,
             "recorded_by": self._recorder.acting_sidecar(),
             "versions": versions[::-1],
+            "next_before": entries[start].offset if start > 0 else None,
         }
 
     def version(self, connector: str, version: int) -> dict[str, Any]:

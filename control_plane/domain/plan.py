@@ -19,10 +19,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -85,6 +86,8 @@ class PlanStep:
     changes: list[dict[str, object]]
     source: str | None = None
     errors: tuple[str, ...] = ()
+    topics: Any = None  # KIP-158: what the worker would create for a create or update (CreationPreview)
+    plugins: Any = None  # KIP-891: the version each plugin key resolves to (PluginVersionReport)
 
     def as_json(self) -> dict[str, Any]:
         body: dict[str, Any] = {"name": self.name, "action": self.action, "changes": self.changes, "seen": self.seen}
@@ -127,8 +130,20 @@ def steps_of(
 
 
 Validate = Callable[[str, Config], Awaitable[list[str]]]  # the worker's validation errors of a config
+Inspect = Callable[[str, Config], Awaitable[Any]]  # a preview of a config (None: none to show)
 Write = Callable[[str, Config, str | None], Awaitable[Any]]  # name, config, the digest it must still have
 Delete = Callable[[str, str], Awaitable[Any]]
+CONCURRENT = 8  # the connectors a plan checks at once (the worker's validation, the previews)
+
+
+@dataclass(frozen=True)
+class Plan:
+    fingerprint: str
+    prune: bool
+    steps: list[PlanStep]
+
+    def summary(self) -> dict[str, int]:
+        return {a: sum(s.action == a for s in self.steps) for a in ACTIONS}
 
 
 class Planner:
@@ -139,33 +154,37 @@ class Planner:
         validate: Validate,
         write: Write,
         delete: Delete,
+        *,
+        topics: Inspect | None = None,
+        plugins: Inspect | None = None,
     ) -> None:
         self._current = current  # every connector's config, the config topic read to its end
         self._digests = digests
         self._validate = validate
         self._write = write
         self._delete = delete
+        self._topics = topics
+        self._plugins = plugins
 
     async def plan(
         self, documents: Sequence[tuple[Any, str]], *, prune: bool, prune_matching: re.Pattern[str] = ANY
-    ) -> dict[str, Any]:
+    ) -> Plan:
         desired = [d for document, source in documents for d in desired_of(document, source)]
         current = await self._current()
         steps = steps_of(desired, current, self._digests, prune=prune, prune_matching=prune_matching)
-        checked = []
-        for step in steps:
-            if step.config is not None:
-                errors = await self._validate(step.name, step.config)
-                step = PlanStep(
-                    step.name, step.action, step.config, step.seen, step.changes, step.source, tuple(errors)
-                )
-            checked.append(step)
-        return {
-            "fingerprint": fingerprint_of({s.name: s.seen for s in checked}),
-            "prune": prune,
-            "summary": {a: sum(s.action == a for s in checked) for a in ACTIONS},
-            "connectors": [s.as_json() for s in checked],
-        }
+        slots = asyncio.Semaphore(CONCURRENT)
+        checked = await asyncio.gather(*(self._checked(step, slots) for step in steps))
+        return Plan(fingerprint_of({s.name: s.seen for s in checked}), prune, list(checked))
+
+    async def _checked(self, step: PlanStep, slots: asyncio.Semaphore) -> PlanStep:
+        """A create or update with the worker's validation errors and what it would create and run."""
+        if step.config is None:
+            return step
+        async with slots:
+            errors = await self._validate(step.name, step.config)
+            topics = await self._topics(step.name, step.config) if self._topics is not None else None
+            plugins = await self._plugins(step.name, step.config) if self._plugins is not None else None
+        return replace(step, errors=tuple(errors), topics=topics, plugins=plugins)
 
     async def apply(self, plan: Any) -> dict[str, Any]:
         steps, fingerprint = _steps_of_plan(plan)
@@ -234,6 +253,7 @@ def _steps_of_plan(plan: Any) -> tuple[list[PlanStep], str]:
 __all__ = [
     "ACTIONS",
     "Desired",
+    "Plan",
     "PlanStep",
     "Planner",
     "config_digest",

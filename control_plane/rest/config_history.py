@@ -1,7 +1,7 @@
 """Config history (``domain.config_history``): ``GET /_sidecar/connectors/{c}/history`` (every version kept,
-newest first, each with its key-level diff), ``GET .../history/{version}`` (one, with its config),
-``GET .../history/diff?from=V[&to=W]`` and ``POST .../history/{version}/rollback`` (optional body
-``{"secrets": {"key": "value"}}``). Parse, one domain call, render."""
+newest first, each with its key-level diff; ``?limit=N&before=V``: a page), ``GET .../history/{version}``
+(one, with its config), ``GET .../history/diff?from=V[&to=W]`` and ``POST .../history/{version}/rollback``
+(optional body ``{"secrets": {"key": "value"}}``). Parse, one domain call, render."""
 
 from __future__ import annotations
 
@@ -29,12 +29,17 @@ def _history(request: Request) -> ConfigHistory:
 
 def _version(text: str | None, what: str) -> int:
     if text is None or not text.isdigit():
-        raise BadRequestError(f"{what} must be a version of the connector's history (a number), not {text!r}")
+        raise BadRequestError(f"{what} must be a number (a version of the connector's history), not {text!r}")
     return int(text)
 
 
 async def history(request: Request) -> Response:
-    return json_response(_history(request).history(request.path_params["connector"]))
+    query = request.query_params
+    limit = _version(query["limit"], "limit") if "limit" in query else None
+    before = _version(query["before"], "before") if "before" in query else None
+    if limit == 0:
+        raise BadRequestError("limit must be at least 1")
+    return json_response(_history(request).history(request.path_params["connector"], limit=limit, before=before))
 
 
 async def version(request: Request) -> Response:

@@ -13,9 +13,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..domain.errors import BadRequestError, ViewNotReady
-from ..domain.plan import Planner
+from ..domain.plan import Plan, Planner
+from ..domain.plugins import PluginVersionReport
+from ..domain.topic_creation import CreationPreview
 from .outcomes import json_response
+from .plugins import report_json
 from .state import herder
+from .topic_creation import preview_json
 
 
 def _planner(request: Request) -> Planner:
@@ -51,7 +55,21 @@ async def plan(request: Request) -> Response:
         raise BadRequestError(f"prune_matching is not a regular expression: {err}") from err
     if pattern is None:
         raise BadRequestError("prune_matching must be a regular expression")
-    return json_response(await _planner(request).plan(parsed, prune=prune, prune_matching=pattern))
+    return json_response(plan_json(await _planner(request).plan(parsed, prune=prune, prune_matching=pattern)))
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """A plan as the sidecar answers it (and ``apply`` takes it back): per connector its step, with the
+    KIP-158 preview and the KIP-891 report as their own endpoints render them."""
+    connectors = []
+    for step in plan.steps:
+        body = step.as_json()
+        if isinstance(step.topics, CreationPreview):
+            body["topics"] = preview_json(step.topics)
+        if isinstance(step.plugins, PluginVersionReport):
+            body["plugins"] = report_json(step.plugins)
+        connectors.append(body)
+    return {"fingerprint": plan.fingerprint, "prune": plan.prune, "summary": plan.summary(), "connectors": connectors}
 
 
 async def apply(request: Request) -> Response:

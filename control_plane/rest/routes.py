@@ -435,7 +435,11 @@ SIDECAR: tuple[Route, ...] = (
         "Every version of a connector's config and target state kept, newest first, each with its changes",
         {200: sm.ConfigHistoryInfo},
         config_history.history,
-        params=(CONNECTOR,),
+        params=(
+            CONNECTOR,
+            Param("limit", "query", {"type": "integer", "minimum": 1}, "at most this many versions"),
+            Param("before", "query", {"type": "integer"}, "only versions older than this one (a page)"),
+        ),
         tag="sidecar",
     ),
     Route(

@@ -361,6 +361,7 @@ class ConfigHistoryInfo(BaseModel):
     retention_s: float
     recorded_by: str | None = Field(description="the live sidecar that records the cluster's history")
     versions: list[ConfigVersionInfo]
+    next_before: int | None = Field(description="with ?limit: the before= of the next page; null: no older version")
 
 
 class ConfigVersionDetail(ConfigVersionInfo):

@@ -299,13 +299,9 @@ def items(report: dict[str, Any], finding: str, **match: Any) -> list[dict[str, 
     return [i for i in report["findings"][finding]["items"] if all(i.get(k) == v for k, v in match.items())]
 
 
-@pytest.mark.timeout(1200)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
-async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
-    reconciled: Scenario, tmp_path: Path
-) -> None:
+async def on_a_standalone_cluster(reconciled: Scenario, tmp_path: Path) -> list[str]:
     """spark-submit with --master spark://... and --py-files (python -m spark_jobs.submit run), against the
-    stack's broker and the same sidecar: the same findings and restore plan for this scenario's connectors
-    as the local[2] run. Before any test alters them (file order)."""
+    stack's broker and the same sidecar; the names of the master's completed applications."""
     ports = (free_port(), free_port(), free_port())  # free loopback ports
     async with standalone_cluster(tmp_path / "spark", ports) as cluster:
         command = [
@@ -321,18 +317,13 @@ async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
         assert proc.returncode == 0, output.decode(errors="replace")[-4000:] + "\n" + cluster.log_tail()
         async with httpx.AsyncClient(timeout=10) as client:
             master = (await client.get(f"{cluster.ui_url}/json/")).json()
-        assert "offsets-reconcile" in [app["name"] for app in master["completedapps"]]  # ran on the cluster
-    assert_same_offsets_findings(reconciled, "cluster")
+        return [app["name"] for app in master["completedapps"]]
 
 
-@pytest.mark.timeout(900)  # a Spark Connect server's JVM beside the session's own, on the shared cores
-async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
-    reconciled: Scenario, audited: Scenario, tmp_path: Path
-) -> None:
+async def on_a_spark_connect_server(reconciled: Scenario, audited: Scenario, tmp_path: Path) -> Path:
     """--remote sc://... : offsets-reconcile from the stack's broker with the same sidecar, and topic-audit
     from an exported snapshot, each a thin client in a process of its own on a Spark Connect server started
-    from the installed PySpark; the same findings and restore plan as local mode, the same audit report and
-    tables as a local run on the same snapshot."""
+    from the installed PySpark; a local run of topic-audit on the same snapshot beside it (its folder)."""
     snapshot = tmp_path / "snapshot.parquet"
     properties = audited.cluster.properties
     export = ["export", "--worker-properties", properties, "--out", str(snapshot)]
@@ -365,9 +356,46 @@ async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
         assert proc.returncode == 0 and output.decode().splitlines()[-1] == "25000 rows", output.decode()[-3000:]
         await job("spark_jobs.offsets_reconcile", reconciled.offsets_args("connect"))
         await job("spark_jobs.topic_audit", [*audit_args, "--out", str(tmp_path / "audit-connect")])
+    return local_audit
+
+
+@pytest.fixture(scope="module")
+async def on_clusters(
+    reconciled: Scenario, audited: Scenario, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[dict[str, asyncio.Task[Any]]]:
+    """Both runs on a Spark of their own, started together: much of each is waiting (JVMs starting, an
+    executor registering, a stage's tasks scheduled), which the other fills. Each test awaits its own."""
+    runs = {
+        "standalone": asyncio.create_task(on_a_standalone_cluster(reconciled, tmp_path_factory.mktemp("standalone"))),
+        "connect": asyncio.create_task(on_a_spark_connect_server(reconciled, audited, tmp_path_factory.mktemp("sc"))),
+    }
+    yield runs
+    for run in runs.values():
+        run.cancel()
+    await asyncio.gather(*runs.values(), return_exceptions=True)
+
+
+@pytest.mark.timeout(1200)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
+async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
+    reconciled: Scenario, on_clusters: dict[str, asyncio.Task[Any]]
+) -> None:
+    """spark-submit on a standalone cluster: the same findings and restore plan for this scenario's
+    connectors as the local[2] run. Before any test alters them (file order)."""
+    assert "offsets-reconcile" in await on_clusters["standalone"]  # ran on the cluster
+    assert_same_offsets_findings(reconciled, "cluster")
+
+
+@pytest.mark.timeout(900)  # a Spark Connect server's JVM beside the session's own, on the shared cores
+async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
+    reconciled: Scenario, audited: Scenario, on_clusters: dict[str, asyncio.Task[Any]]
+) -> None:
+    """Both jobs on a Spark Connect server: the same findings and restore plan as local mode, the same
+    audit report and tables as a local run on the same snapshot."""
+    local_audit = await on_clusters["connect"]
     assert_same_offsets_findings(reconciled, "connect")
-    assert different_outputs(local_audit, tmp_path / "audit-connect") == []
-    remote = json.loads((tmp_path / "audit-connect" / "topic-audit.json").read_text())
+    remote_out = local_audit.parent / "audit-connect"
+    assert different_outputs(local_audit, remote_out) == []
+    remote = json.loads((remote_out / "topic-audit.json").read_text())
     (never,) = items(remote, "sinks_never_active_topics", connector=audited.names["sink"])  # not vacuous
     assert never["topic"] == audited.names["t_empty"]
 

@@ -270,3 +270,22 @@ def test_a_creation_is_a_change_of_the_connector_it_names() -> None:
     assert create(b'{"name": " orders ", "config": {}}') == "orders"  # ConnectorsResource trims it
     assert create(b'{"config": {}}') is None and create(b"not json") is None and create(b'{"name": 3}') is None
     assert changed_connector(UpstreamRequest("PUT", "/connectors/a%20b/config")) == "a b"
+
+
+async def test_a_history_in_pages() -> None:
+    cluster = Cluster()
+    recorder, view = cluster.sidecar("s0")
+    offsets = [cluster.change("c", {**BASE, "topic": str(i)}) for i in range(5)]
+    await cluster.tick()
+
+    async def none(name: str) -> Mapping[str, str | None] | None:
+        return None
+
+    history = ConfigHistory(view.history, recorder, none, lambda *_: none(""))
+    first = history.history("c", limit=2)
+    assert [v["version"] for v in first["versions"]] == offsets[:2:-1] and first["next_before"] == offsets[3]
+    second = history.history("c", limit=2, before=first["next_before"])
+    assert [v["version"] for v in second["versions"]] == [offsets[2], offsets[1]]
+    last = history.history("c", limit=2, before=second["next_before"])
+    assert [v["version"] for v in last["versions"]] == [offsets[0]] and last["next_before"] is None
+    assert last["versions"][0]["first_kept"] and history.history("c")["next_before"] is None

@@ -15,6 +15,7 @@ from control_plane.cli import main as control_plane
 from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRefused
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
+from control_plane.rest.plan import plan_json
 from control_plane.rules.config_diff import SecretDigests
 
 DIGESTS = SecretDigests(b"k")
@@ -108,16 +109,18 @@ async def test_apply_does_the_plan_and_a_stale_plan_is_refused() -> None:
         ({"name": "orders", "config": {**STORED, "tasks.max": 4}}, "a.yaml"),
         ({"name": "new", "config": {"connector.class": "X"}}, "b.yaml"),
     ]
-    plan = await cluster.planner().plan(files, prune=True)
+    plan = plan_json(await cluster.planner().plan(files, prune=True))
     assert plan["summary"] == {"create": 1, "update": 1, "delete": 1, "unchanged": 0}
-    stale = await cluster.planner().plan(files, prune=True)
+    stale = plan_json(await cluster.planner().plan(files, prune=True))
     assert (await cluster.planner().apply(plan))["applied"] == [
         {"name": "new", "action": "create"},
         {"name": "orders", "action": "update"},
         {"name": "legacy", "action": "delete"},
     ]
     assert cluster.writes == [("write", "new"), ("write", "orders"), ("delete", "legacy")]
-    assert (await cluster.planner().plan(files, prune=True))["summary"]["unchanged"] == 2  # nothing left to do
+    assert (plan_json(await cluster.planner().plan(files, prune=True)))["summary"][
+        "unchanged"
+    ] == 2  # nothing left to do
     with pytest.raises(ConflictError, match="changed since the plan"):
         await cluster.planner().apply(stale)
     no_config = {"name": "a", "action": "create"}  # a create without its config
@@ -134,16 +137,15 @@ async def test_apply_does_the_plan_and_a_stale_plan_is_refused() -> None:
 async def test_an_apply_that_fails_says_what_was_made_and_invalid_plans_are_refused() -> None:
     cluster = Cluster({})
     files: list[tuple[Any, str]] = [({"name": n, "config": {"connector.class": "X"}}, "f") for n in ("a", "b", "c")]
-    plan = await cluster.planner().plan(files, prune=False)
+    plan = plan_json(await cluster.planner().plan(files, prune=False))
     cluster.refuse = "b"
     with pytest.raises(WorkerRefused) as refused:
         await cluster.planner().apply(plan)
     assert refused.value.status == 400
     assert refused.value.message.startswith("Applied: a. Create of connector b failed: Connector configuration")
     assert refused.value.message.endswith("Not applied: c.")
-    invalid = await cluster.planner().plan(
-        [({"name": "d", "config": {"connector.class": "X", "file": ""}}, "f")], prune=False
-    )
+    bad = [({"name": "d", "config": {"connector.class": "X", "file": ""}}, "f")]
+    invalid = plan_json(await cluster.planner().plan(bad, prune=False))
     assert invalid["connectors"][0]["errors"] == ['Missing required configuration "file"']
     with pytest.raises(BadRequestError, match="invalid"):
         await cluster.planner().apply(invalid)
