@@ -16,6 +16,9 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
   10. the sinks' lag refresh at 2,000 sinks: its time and its requests to the broker (bench/lag_refresh.py);
   11. the config history of a connector with 1,000 changes (``--quick``: 200): its history and a diff read
       through a sidecar in front of the stack's 3.4.1 worker, and the recording's delay (bench/config_history.py).
+  12. a plan over 2,000 connectors (all unchanged; then 20 of them updates; ``--quick``: 3 plans of each, else
+      5) through a sidecar in front of a 4.3.1 worker of its own holding them STOPPED, versus ``GET
+      /connectors/{c}/config`` of each on that worker (bench/plan_apply.py).
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -37,6 +40,7 @@ from bench import (  # noqa: E402
     fence_handover,
     kip875,
     lag_refresh,
+    plan_apply,
     proxy_hop,
     spark_jobs,
     topics_reset,
@@ -55,10 +59,10 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8,9,10,11",
+        default="1,2,4,5,6,8,9,10,11,12",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
-        " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history",
+        " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history, 12 plan over 2,000 connectors",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -168,6 +172,16 @@ def main() -> int:
         else:
             results["config_history"] = recorded
             tables.append((config_history.TITLE, recorded["rows"]))
+    if "12" in sections:
+        print("12. plan over 2,000 connectors ...", file=sys.stderr, flush=True)
+        try:
+            planned = plan_apply.run(env, 2000, 3 if args.quick else 5)
+        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
+            results["plan_apply"] = {"error": str(err)}
+            print(f"12. plan over 2,000 connectors failed: {err}", file=sys.stderr, flush=True)
+        else:
+            results["plan_apply"] = planned
+            tables.append((plan_apply.TITLE, planned["rows"]))
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)
         results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)
