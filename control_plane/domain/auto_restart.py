@@ -224,8 +224,7 @@ class AutoRestarter:
     def acting_sidecar(self) -> str | None:
         """The sidecar that restarts: the first by id of the live sidecars that can (an older release, or one
         whose fence is off, says it cannot in its presence)."""
-        able = [s.presence.sidecar for s in self._sidecars.live(self._now_ms()) if s.presence.auto_restart]
-        return able[0] if able else None
+        return self._sidecars.acting(self._now_ms(), lambda presence: presence.auto_restart)
 
     def acting(self) -> bool:
         """Whether this sidecar is the one that restarts (itself known from its own presence)."""

@@ -92,8 +92,8 @@ class HistoryRecorder:
         return len(self._table.pending())
 
     def acting_sidecar(self) -> str | None:
-        able = [s.presence.sidecar for s in self._sidecars.live(self._now_ms()) if s.presence.history]
-        return able[0] if able else None
+        """The sidecar that records: the first by id of the live sidecars that can (``SidecarTable.acting``)."""
+        return self._sidecars.acting(self._now_ms(), lambda presence: presence.history)
 
     def acting(self) -> bool:
         return self.acting_sidecar() == self.sidecar

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -110,8 +111,9 @@ def steps_of(
 ) -> list[PlanStep]:
     """What the cluster needs to become ``desired``, connector by connector (sorted by name); with
     ``prune``, the deletion of every connector no document names whose whole name ``prune_matching`` matches."""
-    names = [d.name for d in desired]
-    twice = sorted({n for n in names if names.count(n) > 1})
+    counts = Counter(d.name for d in desired)
+    names = set(counts)
+    twice = sorted(n for n, seen in counts.items() if seen > 1)
     if twice:
         raise BadRequestError(f"More than one file describes connector(s) {', '.join(twice)}")
     steps = []
@@ -123,7 +125,7 @@ def steps_of(
         config = want.config if action != "unchanged" else None
         steps.append(PlanStep(want.name, action, config, config_digest(have), changes, want.source))
     if prune:
-        for name in sorted(n for n in set(current) - set(names) if prune_matching.fullmatch(n)):
+        for name in sorted(n for n in set(current) - names if prune_matching.fullmatch(n)):
             changes = [c.as_json() for c in diff(digests.stored(name, current[name]), None)]
             steps.append(PlanStep(name, "delete", None, config_digest(current[name]), changes))
     return steps

@@ -204,16 +204,25 @@ class ConnectorConfigs:
     ) -> UpstreamResponse:
         if self._writes is None or self._view is None or not self._view.ready:
             raise OperationFailed(f"{what.capitalize()} needs the sidecar's view of the config topic")
+        return await self._checked(name, holds, request, f"Failed to write connector {name}")
+
+    async def _checked(
+        self,
+        name: str,
+        holds: Callable[[Mapping[str, str | None] | None], bool],
+        request: UpstreamRequest,
+        failure: str,
+    ) -> UpstreamResponse:
+        """``request``, at the moment the config topic read to its end holds a config of ``name`` for which
+        ``holds`` (``_Changed`` otherwise): the one precondition step of the writes made here."""
+        assert self._writes is not None
 
         def unchanged(state: ClusterView) -> None:
             if not holds(state.connector_config(name)):
                 raise _Changed
 
         return await self._writes.checked(
-            name,
-            unchanged,
-            lambda: self._workers.forward(request),
-            failure=f"Failed to write connector {name}: cannot read the config topic",
+            name, unchanged, lambda: self._workers.forward(request), failure=f"{failure}: cannot read the config topic"
         )
 
     async def validation_errors(self, name: str, config: Config) -> list[str]:
@@ -256,17 +265,7 @@ class ConnectorConfigs:
         otherwise); without a view that is not known, and the PUT goes as Connect's own PUT would."""
         if self._writes is None or self._view is None or not self._view.ready:
             return await self._workers.forward(put)
-
-        def unchanged(state: ClusterView) -> None:
-            if state.connector_config(name) != current:
-                raise _Changed
-
-        return await self._writes.checked(
-            name,
-            unchanged,
-            lambda: self._workers.forward(put),
-            failure=f"Failed to patch connector {name}: cannot read the config topic",
-        )
+        return await self._checked(name, lambda now: now == current, put, f"Failed to patch connector {name}")
 
     async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
         included = config.get("name")
