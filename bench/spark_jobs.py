@@ -62,7 +62,8 @@ def write_kafka(snapshot: Path, bootstrap: str, names: dict[str, str]) -> None:
     topic = F.lit(None).cast("string")
     for old, new in names.items():
         topic = F.when(F.col("topic") == old, F.lit(new)).otherwise(topic)
-    out = frame.select(topic.alias("topic"), "partition", "offset", "key", "value").repartition("topic", "partition")
+    ours = frame.filter(F.col("topic").isin(list(names)))  # the internal topics' (not the config history's)
+    out = ours.select(topic.alias("topic"), "partition", "offset", "key", "value").repartition("topic", "partition")
     (
         out.sortWithinPartitions("offset")
         .drop("offset")

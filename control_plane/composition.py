@@ -434,7 +434,7 @@ async def running(
                 advertise_effective=advertise_effective,
             ),
             offsets=StopAndOffsets(rule, ConnectorStopper(view, config_log, connector_writes), offsets),
-            topics=Topics(rule, tracking),
+            topics=Topics(rule, tracking, view.history if view is not None else None),
             topic_creation=previews,
             plugins=plugins,
             configs=Configs(

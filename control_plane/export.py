@@ -1,5 +1,6 @@
 """``control-plane export``: a snapshot of the Connect cluster's three internal topics, for offline
-analysis (the Spark jobs' ``--snapshot``).
+analysis (the Spark jobs' ``--snapshot``), and of the config history the sidecars keep in their own topic
+(``codecs.config_history``: its ``config-history-`` and ``config-author-`` records, where the topic exists).
 
 Every record from the beginning of each topic up to the end offsets seen at start, read as the worker
 reads them (:class:`~control_plane.storage.log_reader.TopicTail`), one row per record: ``topic``,
@@ -25,11 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .codecs.config import ConnectorConfig, SessionKey, TaskConfig, decode_config, encode_config
+from .codecs.config_history import AUTHOR_PREFIX, ENTRY_PREFIX
 from .kafka_config import client_kwargs
 from .rules.secrets import SecretRule
 from .settings import Settings
 from .storage.errors import ReadTimeout
 from .storage.log_reader import LogRecord, TopicTail
+from .storage.topic_admin import TopicAdmin, TopicAdminError
 
 if TYPE_CHECKING:  # pyarrow is optional (the spark extra): imported where a Parquet snapshot is made
     import pyarrow as pa
@@ -57,10 +60,18 @@ async def read_topics(
             "CONTROL_PLANE_CONFIG_STORAGE_TOPIC, CONTROL_PLANE_STATUS_STORAGE_TOPIC and "
             "CONTROL_PLANE_OFFSET_STORAGE_TOPIC"
         )
+    history = settings.sidecars_topic_name
+    if await _exists(settings, history, timeout_s):
+        topics.append(history)
     records: list[LogRecord] = []
+
+    def keep(record: LogRecord) -> None:
+        if record.topic != history or (record.key or b"").startswith(HISTORY_KEYS):
+            records.append(record)
+
     for topic in topics:
         assert topic is not None
-        tail = TopicTail(topic, client_kwargs(settings), lambda record: records.append(LogRecord.of(record)))
+        tail = TopicTail(topic, client_kwargs(settings), lambda record: keep(LogRecord.of(record)))
         await tail.start()
         try:
             async with asyncio.timeout(timeout_s):
@@ -77,6 +88,17 @@ async def read_topics(
         if on_progress:
             on_progress(topic, tail.records_read)
     return records
+
+
+HISTORY_KEYS = (ENTRY_PREFIX.encode(), AUTHOR_PREFIX.encode())  # of the sidecars' topic, only the history
+
+
+async def _exists(settings: Settings, topic: str, timeout_s: float) -> bool:
+    try:
+        described = await TopicAdmin(client_kwargs(settings), int(timeout_s * 1000)).describe([topic])
+    except TopicAdminError as err:
+        raise ExportError(f"could not look for the sidecars' topic {topic}: {err}") from None
+    return described.get(topic) is not None
 
 
 def masked(records: list[LogRecord], config_topic: str | None, rule: SecretRule) -> list[LogRecord]:

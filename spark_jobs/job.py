@@ -103,6 +103,7 @@ class Inputs:
     status: DataFrame | None  # None: the job did not read it (load's roles)
     offsets: T.OffsetParts | None  # the records' and the keys' columns apart, and joined (``frame``)
     skipped: dict[str, dict[str, int]]
+    history: DataFrame | None = None  # the config history (None: not asked, or no sidecars' topic)
 
 
 def resolve(args: argparse.Namespace, use_sidecar: bool = True) -> Target:
@@ -115,9 +116,10 @@ def resolve(args: argparse.Namespace, use_sidecar: bool = True) -> Target:
 
 
 def prepare(
-    args: argparse.Namespace, target: Target, progress: Progress
+    args: argparse.Namespace, target: Target, progress: Progress, history: bool = False
 ) -> tuple[bool, dict[str, dict[int, int]] | None]:
-    """The fail-fast checks before Spark starts; returns (online, end offsets of the internal topics)."""
+    """The fail-fast checks before Spark starts; returns (online, end offsets of the internal topics, and
+    with ``history`` of the sidecars' topic where it exists)."""
     if args.offline and args.snapshot is None:
         raise InputError("--offline needs --snapshot (a file written by `control-plane export`)")
     if args.snapshot is not None:
@@ -129,7 +131,8 @@ def prepare(
         check_reachable(target.aiokafka_kwargs, args.kafka_timeout_s)
         return True, None
     progress.step(f"checking Kafka at {target.bootstrap}")
-    ends = internal_topic_ends(target.aiokafka_kwargs, list(target.topics.values()), args.kafka_timeout_s)
+    optional = (target.history_topic,) if history and target.history_topic else ()
+    ends = internal_topic_ends(target.aiokafka_kwargs, list(target.topics.values()), args.kafka_timeout_s, optional)
     records = sum(sum(parts.values()) for parts in ends.values())
     progress.note(f"reachable; internal topics end at {records:,} records in all")
     return True, ends
@@ -188,9 +191,12 @@ def load(
     roles: tuple[str, ...] = ("config", "status", "offsets"),
 ) -> Inputs:
     """Read, count and decode the records of the internal topics of ``roles`` (config always; status and
-    offsets when asked, None otherwise: decoding runs Spark jobs at once)."""
+    offsets when asked, None otherwise: decoding runs Spark jobs at once), and with ``history`` the config
+    history of the sidecars' topic (None when that topic does not exist)."""
     now_ms = int(time.time() * 1000)
-    topics = {role: name for role, name in target.topics.items() if role in roles}
+    topics = target.topics_of(roles)
+    if ends is not None and topics.get("history") not in (None, *ends):  # no sidecars' topic on the broker
+        del topics["history"]
     if ends:
         ends = {name: parts for name, parts in ends.items() if name in topics.values()}
     if args.snapshot is not None:
@@ -204,7 +210,7 @@ def load(
 
     def of(role: str) -> DataFrame:
         """One topic's records: from the snapshot, or read from Kafka on its own."""
-        topic = target.topics[role]
+        topic = topics[role]
         if args.snapshot is not None:
             return snapshot.filter(F.col("topic") == topic)  # by topic: Parquet row groups can be skipped
         known = ends.get(topic) if ends is not None else None  # its partitions' end offsets
@@ -245,6 +251,7 @@ def load(
     decoders: dict[str, Callable[[], DataFrame]] = {
         "config": lambda: kept(T.decode_config_records(of("config"))),
         "status": lambda: kept(T.decode_status_records(of("status"))),
+        "history": lambda: kept(T.decode_history_records(of("history"))),
     }
     offset_parts = offsets() if "offsets" in topics else None
     decoded = {
@@ -284,7 +291,19 @@ def load(
         now_ms = max(latest.values())  # offline, "now" is the snapshot's time
     config, status = decoded["config"], decoded.get("status")
     return Inputs(
-        spark, target, source, online, now_ms, counts, latest, partition_stats, config, status, offset_parts, skipped
+        spark,
+        target,
+        source,
+        online,
+        now_ms,
+        counts,
+        latest,
+        partition_stats,
+        config,
+        status,
+        offset_parts,
+        skipped,
+        decoded.get("history"),
     )
 
 

@@ -279,13 +279,14 @@ def check_reachable(client_kwargs: dict[str, Any], timeout_s: float) -> None:
 
 
 def internal_topic_ends(
-    client_kwargs: dict[str, Any], topics: list[str], timeout_s: float
+    client_kwargs: dict[str, Any], topics: list[str], timeout_s: float, optional: tuple[str, ...] = ()
 ) -> dict[str, dict[int, int]]:
-    """Per internal topic, its partitions' end offsets now (the Kafka read stops there)."""
+    """Per internal topic, its partitions' end offsets now (the Kafka read stops there). A topic of
+    ``optional`` that does not exist is left out; any other is an error."""
 
     async def run() -> dict[str, dict[int, int]]:
         async with KafkaAdmin(client_kwargs, timeout_s) as admin:
-            counts = await admin.partitions(topics)
+            counts = await admin.partitions([*topics, *optional])
             missing = [t for t in topics if t not in counts]
             if missing:
                 raise KafkaUnreachable(f"Kafka at {admin.bootstrap} has no topic {', '.join(missing)}")

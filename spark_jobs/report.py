@@ -29,6 +29,10 @@ TIME_COLUMNS = {
     "ended",
     "now",
     "last_change",
+    "changed_at",
+    "named_at",
+    "until",
+    "first_kept",
 }
 JSON_COLUMNS = {"partition_json", "offset_json", "from_offset", "to_offset"}
 

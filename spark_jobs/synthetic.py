@@ -2,7 +2,8 @@
 format ``control-plane export`` writes): per connector a config, a target state, task configs and status
 records, KIP-558 topic records; offset commits spread over connectors x partitions source partitions
 (keys placed by murmur2 like the producer), with a reset now and then, a few offsets that go backwards, a
-tenth of the connectors deleted. The Spark benchmark (``bench/spark_jobs.py``) runs the jobs on it, and
+tenth of the connectors deleted; and each sink's config history (an earlier config, then its own) in the
+sidecars' topic. The Spark benchmark (``bench/spark_jobs.py``) runs the jobs on it, and
 :mod:`.build_class_archive` trains the class archive's JVM on a small one.
 """
 
@@ -29,10 +30,12 @@ from control_plane.codecs import (
     partition_for_key,
 )
 from control_plane.codecs.config import ConfigKey, ConfigKind
+from control_plane.codecs.config_history import HistoryEntry, encode_entry
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.export import parquet_schema
 
 TOPICS = {"config": "bench-configs", "status": "bench-status", "offsets": "bench-offsets"}
+HISTORY_TOPIC = "connect-cluster.control-plane"  # the sidecars' topic of the default group.id: the config history
 PARTITIONS = {"bench-configs": 1, "bench-status": 5, "bench-offsets": 25}
 SCHEMA = parquet_schema()  # the snapshot format control-plane export writes
 CHUNK = 500_000
@@ -76,8 +79,12 @@ def generate(path: Path, records: int, connectors: int, partitions: int, status_
     for i, name in enumerate(names):
         topic = f"bench-topic-{i % 200:03d}"
         props = {"connector.class": "org.example.BenchSource", "tasks.max": "1", "topic": topic}
-        if i % 10 == 9:  # a sink
+        if i % 10 == 9:  # a sink; its earlier config, in the config history, named another topic
             props = {"connector.class": "org.example.BenchSink", "tasks.max": "1", "topics": topic}
+            earlier = {**props, "topics": f"bench-earlier-{i % 200:03d}"}
+            for version, (change, config) in enumerate((("created", earlier), ("updated", props))):
+                entry = HistoryEntry(2 * i + version, name, ts, change, {**config, "name": name}, "STARTED", "s1")
+                w.add(HISTORY_TOPIC, *encode_entry(entry), ts, partition=0)
         w.add(TOPICS["config"], *encode_config(ConnectorConfig(name, props)), ts)
         w.add(TOPICS["config"], *encode_config(TaskConfig(name, 0, props)), ts)
         w.add(TOPICS["config"], *encode_config(TargetState.of(name, "STARTED")), ts)

@@ -2,7 +2,8 @@
 
 The sidecar's own settings do the work (:func:`control_plane.settings.load_settings`): the worker's
 properties file gives ``bootstrap.servers``, the three internal topic names, ``consumer.group.id``,
-``consumer.bootstrap.servers``, ``topic.creation.enable`` and the Kafka client security settings;
+``consumer.bootstrap.servers``, ``topic.creation.enable`` and the Kafka client security settings (and the
+sidecars' topic, where the config history is, from the sidecar's ``SIDECARS_TOPIC`` or ``group.id``);
 ``CONTROL_PLANE_*`` variables and command-line options win over it. With no properties file given, the
 local stack's is used, found through ``.stack/env`` (written by ``make stack-up``), together with its
 sidecar's URL.
@@ -50,11 +51,17 @@ class Target:
     worker_properties: str | None = None
     client_properties: dict[str, str] = field(default_factory=dict)  # security.protocol, sasl.*, ssl.*
     aiokafka_kwargs: dict[str, Any] = field(default_factory=dict)
+    history_topic: str | None = None  # the sidecars' own topic, where they keep the config history
 
     @property
     def topics(self) -> dict[str, str]:
-        """role -> topic name"""
+        """role -> topic name: the three internal topics"""
         return {"config": self.config_topic, "status": self.status_topic, "offsets": self.offsets_topic}
+
+    def topics_of(self, roles: tuple[str, ...]) -> dict[str, str]:
+        """role -> topic name of ``roles``: the internal topics' and ``history`` (the sidecars' topic)."""
+        every = {**self.topics, **({"history": self.history_topic} if self.history_topic else {})}
+        return {role: name for role, name in every.items() if role in roles}
 
     def spark_kafka_options(self) -> dict[str, str]:
         options = {
@@ -121,4 +128,5 @@ def resolve_target(
         worker_properties=worker_properties or settings.worker_properties,
         client_properties=dict(settings.kafka_client_properties),
         aiokafka_kwargs=client_kwargs(settings),
+        history_topic=settings.sidecars_topic_name,
     )

@@ -5,7 +5,9 @@ topic metadata: per topic, the connectors that used it, first and last seen, res
 connector has used for a given period (``--unused-after``); topics that exist with no connector; sink
 connectors whose ``topics`` or ``topics.regex`` name topics that never became active; topics a source
 connector's creation rules (KIP-158) would have created with other partitions, replication factor or
-cleanup policy than they have. And the timeline of connector and task state changes.
+cleanup policy than they have; from the config history the sidecars keep (their own topic), each
+connector's earlier configs and the topics only those named (``--snapshot``: as exported). And the
+timeline of connector and task state changes.
 
 Writes ``<out>/topic-audit.json`` and ``<out>/tables/*`` (Parquet).
 """
@@ -52,13 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
 def audit(args: argparse.Namespace) -> int:
     target = resolve(args, use_sidecar=False)
     progress = Progress(JOB, 5)
-    online, ends = prepare(args, target, progress)
+    online, ends = prepare(args, target, progress, history=True)
     unused_ms = parse_duration(args.unused_after)
     owned = existing_session() is None  # a test process shares its one session
     spark = start_spark(args, JOB, progress, kafka=args.snapshot is None, records=expected_records(args, ends))
     try:
         with run_frames():  # its own kept frames released, not the shared session's others (kept.py)
-            inputs = load(args, spark, target, progress, ends, online, roles=("config", "status"))
+            inputs = load(args, spark, target, progress, ends, online, roles=("config", "status", "history"))
             report = _audit(args, inputs, unused_ms, progress)
     finally:
         if owned:
@@ -108,6 +110,11 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     findings["sinks_never_active_topics"] = finding(
         T.sinks_never_active(references, usage, broker), limit, ["connector", "topic"]
     )
+    versions, history = _history(inputs, limit, skipped_sections)
+    if versions is not None:
+        findings["topics_only_earlier_configs_named"] = finding(
+            T.topics_only_earlier_configs_named(versions, references, broker), limit, ["topic", "connector"]
+        )
 
     progress.step(f"writing {args.out}")
     tables = write_tables(
@@ -117,6 +124,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
             "topics": summary,
             "state_timeline": timeline,
             "connectors": connectors.drop("properties"),
+            **({"config_history": versions} if versions is not None else {}),
         },
     )
     used = summary.filter(F.size("connectors") > 0)
@@ -134,11 +142,13 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
             "topics_on_broker": on_broker,
             "connector_topic_pairs": usage.count(),
             "state_changes": timeline.count(),
+            "config_versions": history["versions"] if history else None,
             "findings": {name: f["count"] for name, f in findings.items()},
         },
         "findings": findings,
         "topics": topics,
         "connector_states": finding(T.state_summary(timeline), limit, ["connector"]),
+        "config_history": history,
         "recent_state_changes": rows(T.recent_changes(timeline), 50),
         "skipped_sections": skipped_sections,
         "tables": tables,
@@ -146,6 +156,30 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
     }
     write_json(args.out / "topic-audit.json", report)
     return report
+
+
+def _history(
+    inputs: Inputs, limit: int, skipped_sections: dict[str, str]
+) -> tuple[DataFrame | None, dict[str, Any] | None]:
+    """The connectors' versions the config history keeps, and the report's section of them (per connector:
+    how many, the first and the last kept); None with the reason in ``skipped_sections`` when there is none."""
+    topic = inputs.target.history_topic
+    if inputs.history is None:
+        skipped_sections["config_history"] = f"no config history: the sidecars' topic {topic} does not exist"
+        return None, None
+    if not inputs.counts.get("history"):
+        where = "the snapshot" if inputs.source.get("kind") == "snapshot" else f"the sidecars' topic {topic}"
+        skipped_sections["config_history"] = f"no config history in {where}"
+        return None, None
+    versions = keep(T.config_versions(inputs.history), StorageLevel.MEMORY_AND_DISK)
+    per_connector = versions.groupBy("connector").agg(
+        F.count("*").alias("versions"),
+        F.min("changed_at").alias("first_kept"),
+        F.max("changed_at").alias("last_change"),
+        F.max_by("change", "version").alias("last"),
+    )
+    section = finding(per_connector, limit, ["connector"])
+    return versions, {"topic": topic, "versions": versions.count(), "connectors": section}
 
 
 def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
@@ -160,6 +194,10 @@ def _print_summary(report: dict[str, Any], args: argparse.Namespace) -> None:
     if "topics_without_connector" in f:
         lines.append(f"  topics without a connector     {f['topics_without_connector']['count']}")
     lines.append(f"  sink topics never active       {f['sinks_never_active_topics']['count']}")
+    if "topics_only_earlier_configs_named" in f:
+        lines.append(f"  topics only earlier configs named {f['topics_only_earlier_configs_named']['count']}")
+    if s["config_versions"] is not None:
+        lines.append(f"  config versions in the history {s['config_versions']}")
     if "creation_mismatches" in f:
         lines.append(f"  topic-creation mismatches      {f['creation_mismatches']['count']}")
     for name, reason in report["skipped_sections"].items():

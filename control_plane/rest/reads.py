@@ -89,10 +89,10 @@ async def reset_connector_topics(request: Request) -> Response:
 
 
 async def topic_connectors(request: Request) -> Response:
-    """Beyond the KIP: the connectors whose active topics include this topic."""
+    """Beyond the KIP: the connectors whose active topics include this topic, and earlier configs that named it."""
     topic = request.path_params["topic"]
     outcome = herder(request).topics.connectors_using(topic)
-    return answered(outcome, lambda connectors: {"topic": topic, "connectors": list(connectors)})
+    return answered(outcome, lambda users: render.topic_users_json(topic, users))
 
 
 async def connector_topic_usage(request: Request) -> Response:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..domain.topics.feature import TopicUsers
 from ..view import ActiveTopic, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 
 
@@ -49,6 +50,14 @@ def task_configs_json(connector: str, configs: TaskConfigs) -> list[Any]:
 
 def active_topics_json(connector: str, topics: tuple[str, ...]) -> dict[str, Any]:
     return {connector: {"topics": list(topics)}}
+
+
+def topic_users_json(topic: str, users: TopicUsers) -> dict[str, Any]:
+    return {
+        "topic": topic,
+        "connectors": list(users.connectors),
+        "earlier_configs": [e.as_json() for e in users.earlier_configs],
+    }
 
 
 def topic_usage_json(connector: str, usage: tuple[ActiveTopic, ...]) -> dict[str, Any]:

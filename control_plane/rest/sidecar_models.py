@@ -142,9 +142,22 @@ class StatusWritesInfo(BaseModel):
     failed: list[StatusWriteStateInfo]
 
 
+class EarlierTopicConfig(BaseModel):
+    connector: str
+    version: int = Field(description="the config history's version (its config topic offset) that named the topic")
+    via: str = Field(description="topics or topics.regex")
+    named_at_ms: int
+    until_ms: int = Field(description="when the next version, the first that no longer named it, was written")
+    deleted: bool = Field(description="the connector is deleted now")
+
+
 class TopicConnectors(BaseModel):
     topic: str
-    connectors: list[str]
+    connectors: list[str] = Field(description="the connectors whose active topics (KIP-558) include it")
+    earlier_configs: list[EarlierTopicConfig] = Field(
+        description="per connector whose newest config does not name the topic, the newest earlier one that did "
+        "(a sink's topics or topics.regex), from the config history"
+    )
 
 
 class TopicUse(BaseModel):

@@ -58,7 +58,9 @@ class Listing(Enum):
     """The shape of a listing answer, for its filter (``filter_listing``)."""
 
     CONNECTORS = "connectors"  # GET /connectors: a list of names, or with ``expand`` an object by name
-    TOPIC_CONNECTORS = "topic-connectors"  # GET /_sidecar/topics/{t}/connectors: {"topic", "connectors"}
+    TOPIC_CONNECTORS = (
+        "topic-connectors"  # GET /_sidecar/topics/{t}/connectors: {"topic", "connectors", "earlier_configs"}
+    )
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,14 @@ def filter_listing(listing: Listing, body: object, principal: Principal) -> obje
         if isinstance(body, dict):
             return {name: value for name, value in body.items() if principal.sees(name)}
     if listing is Listing.TOPIC_CONNECTORS and isinstance(body, dict) and isinstance(body.get("connectors"), list):
-        return {**body, "connectors": _visible(body["connectors"], principal)}
+        filtered = {**body, "connectors": _visible(body["connectors"], principal)}
+        if isinstance(body.get("earlier_configs"), list):
+            filtered["earlier_configs"] = [
+                e
+                for e in body["earlier_configs"]
+                if isinstance(e, dict) and isinstance(e.get("connector"), str) and principal.sees(e["connector"])
+            ]
+        return filtered
     return body
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from .java_regex import JavaRegexProblem, translate
+
 ConnectorType = Literal["source", "sink", "unknown"]
 
 CONNECTOR_CLASS_KEY = "connector.class"
@@ -58,6 +60,24 @@ def connector_type(
     return "sink" if any((config.get(key) or "").strip() for key in SINK_TOPIC_KEYS) else "source"
 
 
+def sink_topic_via(config: Mapping[str, str | None] | None, topic: str) -> str | None:
+    """How a sink's config names ``topic``: ``topics`` (SinkConnectorConfig.TOPICS_CONFIG, a LIST: split at
+    commas, each entry trimmed) or ``topics.regex`` (its Pattern matched against the whole name, as the sink's
+    consumer subscription does); None for a source, a config that names it neither way, or a pattern the
+    sidecar does not translate exactly (``java_regex``)."""
+    if config is None or connector_type(config) != "sink":
+        return None
+    if topic in (entry.strip() for entry in (config.get("topics") or "").split(",")):
+        return "topics"
+    regex = (config.get("topics.regex") or "").strip()
+    if regex:
+        try:
+            return "topics.regex" if translate(regex).fullmatch(topic) else None
+        except JavaRegexProblem:
+            return None
+    return None
+
+
 def sink_group_id(name: str, config: Mapping[str, str | None] | None, worker_group_id: str | None) -> str:
     """The consumer group of sink connector ``name`` (Worker.baseConsumerConfigs)."""
     return (config or {}).get(GROUP_OVERRIDE_KEY) or worker_group_id or f"connect-{name}"
@@ -76,6 +96,7 @@ __all__ = [
     "plugin_aliases",
     "plugin_types",
     "sink_group_id",
+    "sink_topic_via",
 ]
 
 

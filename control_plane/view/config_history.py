@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..codecs.config_history import Author, HistoryEntry, HistoryKey
 from ..codecs.results import Tombstone
+from ..rules.connectors import sink_topic_via
 
 MAX_PENDING = 20_000  # changes kept for a recorder that is not there (history off everywhere): the oldest go
 
@@ -25,6 +26,28 @@ class ObservedChange:
     config: Mapping[str, str | None] | None  # None: deleted (or a target state before any config)
     state: str | None
     deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierConfig:
+    """A connector's newest recorded config that named a topic its config no longer names."""
+
+    connector: str
+    version: int  # the config topic offset of that config (its version in the history)
+    via: str  # topics or topics.regex
+    named_at_ms: int  # when that config was written
+    until_ms: int  # when the next version, the first that no longer named it, was written
+    deleted: bool  # the connector is deleted now
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "connector": self.connector,
+            "version": self.version,
+            "via": self.via,
+            "named_at_ms": self.named_at_ms,
+            "until_ms": self.until_ms,
+            "deleted": self.deleted,
+        }
 
 
 class ConfigHistoryTable:
@@ -109,6 +132,25 @@ class ConfigHistoryTable:
         offsets = self._offsets.get(connector)
         return self._entries[connector][offsets[-1]] if offsets else None
 
+    def earlier_configs_naming(self, topic: str) -> list[EarlierConfig]:
+        """Per connector whose newest recorded version does not name ``topic`` (a sink's ``topics`` or
+        ``topics.regex``, ``rules.connectors.sink_topic_via``), the newest earlier version that did."""
+        found = []
+        for connector in sorted(self._entries):
+            entries = self.entries(connector)
+            if not entries or sink_topic_via(entries[-1].config, topic):
+                continue
+            for i in range(len(entries) - 2, -1, -1):
+                via = sink_topic_via(entries[i].config, topic)
+                if via:
+                    e = entries[i]
+                    until = entries[i + 1].timestamp_ms
+                    found.append(
+                        EarlierConfig(connector, e.offset, via, e.timestamp_ms, until, entries[-1].change == "deleted")
+                    )
+                    break
+        return found
+
     def author(self, connector: str, offset: int) -> Author | None:
         return self._authors.get(HistoryKey(offset, connector))
 
@@ -119,4 +161,4 @@ class ConfigHistoryTable:
         return sum(len(o) for o in self._offsets.values())
 
 
-__all__ = ["MAX_PENDING", "ConfigHistoryTable", "ObservedChange"]
+__all__ = ["MAX_PENDING", "ConfigHistoryTable", "EarlierConfig", "ObservedChange"]

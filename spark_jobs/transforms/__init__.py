@@ -5,12 +5,14 @@ from .connectors import connector_configs, connector_events
 from .creation import creation_mismatches
 from .decode import (
     decode_config_records,
+    decode_history_records,
     decode_offsets_per_record,
     decode_status_records_per_record,
     partition_aggregates,
     record_counts,
     skipped,
 )
+from .history import config_versions, topics_only_earlier_configs_named
 from .jvm_decode import HIGHEST_PARTITION, OffsetParts, clustered, decode_offset_parts, with_normal
 from .jvm_status import decode_status_records
 from .offsets import (
@@ -42,10 +44,12 @@ __all__ = [
     "PARTITION_STATS_SCHEMA",
     "OffsetParts",
     "clustered",
+    "config_versions",
     "connector_configs",
     "connector_events",
     "creation_mismatches",
     "decode_config_records",
+    "decode_history_records",
     "decode_offset_parts",
     "decode_offsets_per_record",
     "decode_status_records",
@@ -75,6 +79,7 @@ __all__ = [
     "state_timeline",
     "step_candidates",
     "topic_usage",
+    "topics_only_earlier_configs_named",
     "topics_summary",
     "topics_unused_by_connectors",
     "topics_without_connector",

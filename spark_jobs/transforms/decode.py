@@ -45,8 +45,18 @@ from control_plane.codecs import (
     partition_for_key,
 )
 from control_plane.codecs.config import ConfigKey
+from control_plane.codecs.config_history import (
+    AUTHOR_PREFIX,
+    ENTRY_PREFIX,
+    Author,
+    HistoryEntry,
+    HistoryKey,
+    decode_author,
+    decode_entry,
+)
 from control_plane.codecs.json_wire import dumps
 from control_plane.codecs.status import StatusKey
+from control_plane.rules.connectors import connector_type
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE
 
 from .driver_codec import DRIVER_ROWS, codec_frame
@@ -136,6 +146,26 @@ STATUS_SCHEMA = StructType(
         StructField("malformed", StringType(), True),
     ]
 )
+
+
+HISTORY_SCHEMA = StructType(
+    [
+        *POSITION,
+        StructField("kind", StringType(), True),  # entry (a version of a connector) or author (who wrote it)
+        StructField("connector", StringType(), True),
+        StructField("version", LongType(), True),  # the change's offset in the config topic
+        StructField("tombstone", BooleanType(), False),
+        StructField("changed_at", LongType(), True),  # the config topic record's timestamp
+        StructField("change", StringType(), True),  # created, updated, state, deleted
+        StructField("properties", MapType(StringType(), StringType()), True),  # secrets [hidden] already
+        StructField("state", StringType(), True),
+        StructField("type", StringType(), True),  # rules.connectors.connector_type of the version's config
+        StructField("who", StringType(), True),
+        StructField("sidecar", StringType(), True),
+        StructField("malformed", StringType(), True),
+    ]
+)
+_HISTORY_KEYS = (ENTRY_PREFIX.encode(), AUTHOR_PREFIX.encode())
 
 
 def _columns(batch: pa.RecordBatch) -> Iterator[tuple[Any, ...]]:
@@ -237,6 +267,49 @@ def decode_config_records(records: DataFrame, driver_rows: int = DRIVER_ROWS) ->
     job at once), more in the Python workers. Decoded in the driver, the frame is one partition: the
     transforms aggregate and join it without a shuffle (each shuffle of a few rows costs a Spark job)."""
     frame, local = codec_frame(_position(records, "config"), _config_rows, CONFIG_SCHEMA, driver_rows)
+    return frame.coalesce(1) if local else frame
+
+
+def _history_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
+    """The config history's records of the sidecars' topic; its other records (fences, presence, ...) give
+    no row."""
+    out: dict[str, list[object]] = {f.name: [] for f in HISTORY_SCHEMA.fields}
+    for kp, ko, ts, key, value in _columns(batch):
+        if not (key or b"").startswith(_HISTORY_KEYS):
+            continue
+        decoded: HistoryEntry | Author | Tombstone[HistoryKey] | UnknownKey | Malformed
+        entry = key.startswith(_HISTORY_KEYS[0])
+        decoded = decode_entry(key, value) if entry else decode_author(key, value)
+        row: dict[str, object] = dict.fromkeys(out)
+        row.update(kafka_partition=kp, kafka_offset=ko, timestamp=ts, tombstone=value is None)
+        row["kind"] = "entry" if entry else "author"
+        if isinstance(decoded, (Malformed, UnknownKey)):
+            row["malformed"] = decoded.reason if isinstance(decoded, Malformed) else "unknown key"
+        elif isinstance(decoded, Tombstone):
+            row.update(connector=decoded.key.connector, version=decoded.key.offset)
+        elif isinstance(decoded, HistoryEntry):
+            config = dict(decoded.config) if decoded.config is not None else None
+            row.update(
+                connector=decoded.connector,
+                version=decoded.offset,
+                changed_at=decoded.timestamp_ms,
+                change=decoded.change,
+                properties=config,
+                state=decoded.state,
+                type=connector_type(config) if config is not None else None,
+                sidecar=decoded.sidecar,
+            )
+        else:
+            row.update(connector=decoded.connector, version=decoded.offset, who=decoded.who, sidecar=decoded.sidecar)
+        for name, value_ in row.items():
+            out[name].append(value_)
+    return out
+
+
+def decode_history_records(records: DataFrame, driver_rows: int = DRIVER_ROWS) -> DataFrame:
+    """The config history's records (``codecs.config_history``) of the sidecars' topic, as
+    :func:`decode_config_records` decodes the config topic's: in the driver when few."""
+    frame, local = codec_frame(_position(records, "history"), _history_rows, HISTORY_SCHEMA, driver_rows)
     return frame.coalesce(1) if local else frame
 
 

@@ -115,18 +115,24 @@ def topics_unused_by_connectors(summary: DataFrame, now_ms: int, unused_ms: int)
 def sink_topic_references(connectors: DataFrame, broker_topics: DataFrame | None) -> DataFrame:
     """Per existing sink connector, each topic its config names (``topics``) or whose name its
     ``topics.regex`` matches (Java regex, whole name, as the consumer's subscription does), with ``via``."""
-    sinks = connectors.filter(F.col("exists") & (F.col("type") == "sink"))
+    return named_topics(connectors.filter(F.col("exists") & (F.col("type") == "sink")), broker_topics, ["connector"])
+
+
+def named_topics(sinks: DataFrame, broker_topics: DataFrame | None, keys: list[str]) -> DataFrame:
+    """Per row of ``sinks`` (its ``keys`` and ``properties``, a sink's config), each topic the config names
+    (``rules.connectors.sink_topic_via``'s rule, with Java's own regex here): ``keys``, ``topic``, ``via``.
+    Without the broker's topics, only those ``topics`` lists."""
     listed = sinks.select(
-        "connector", F.explode(F.split(F.coalesce(F.col("properties")["topics"], F.lit("")), ",")).alias("topic")
-    ).select("connector", F.trim("topic").alias("topic"), F.lit("topics").alias("via"))
+        *keys, F.explode(F.split(F.coalesce(F.col("properties")["topics"], F.lit("")), ",")).alias("topic")
+    ).select(*keys, F.trim("topic").alias("topic"), F.lit("topics").alias("via"))
     listed = listed.filter(F.col("topic") != "")
     if broker_topics is None:
         return listed
-    regexes = sinks.select("connector", F.trim(F.col("properties")["topics.regex"]).alias("regex")).filter(
+    regexes = sinks.select(*keys, F.trim(F.col("properties")["topics.regex"]).alias("regex")).filter(
         F.col("regex").isNotNull() & (F.col("regex") != "")
     )
     matched = regexes.crossJoin(broker_topics.select("topic")).filter(F.expr("topic RLIKE concat('^(?:', regex, ')$')"))
-    return listed.unionByName(matched.select("connector", "topic", F.lit("topics.regex").alias("via")))
+    return listed.unionByName(matched.select(*keys, "topic", F.lit("topics.regex").alias("via")))
 
 
 def topics_without_connector(

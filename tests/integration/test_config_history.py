@@ -18,6 +18,7 @@ from tests.support.stack import Cluster
 from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 CREDENTIALS = "token alice admin plain:alice-token; token bob admin plain:bob-token; token view viewer plain:view"
 ALICE = {"authorization": "Bearer alice-token"}
 BOB = {"authorization": "Bearer bob-token"}
@@ -125,3 +126,55 @@ async def test_changes_from_everywhere_are_recorded_once_with_who_and_a_rollback
             assert v2 > v1
         finally:
             await worker.delete(f"/connectors/{name}")
+
+
+async def topic_users(sidecar: RunningSidecar, topic: str) -> dict[str, Any]:
+    answer = await sidecar.client.get(f"/_sidecar/topics/{topic}/connectors")
+    return dict(answer.json()) if answer.status_code == 200 else {"earlier_configs": []}
+
+
+async def test_a_topic_names_the_earlier_config_of_a_sink_that_no_longer_reads_it(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    unique = uuid.uuid4().hex[:6]
+    name, old, new = f"history-sink-{unique}", f"history-old-{unique}", f"history-new-{unique}"
+    settings: dict[str, Any] = {
+        "sidecars_topic": f"{cluster.name}.history-{unique}.control-plane",
+        "history_check_s": 0.1,
+    }
+    config = {"connector.class": SINK, "tasks.max": "1", "file": str(tmp_path / "out.txt"), "topics": old}
+    async with (
+        sidecar_with(cluster, **settings) as sidecar,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
+    ):
+        try:
+            assert (await sidecar.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
+            moved = await sidecar.client.put(f"/connectors/{name}/config", json={**config, "topics": new})
+            assert moved.status_code == 200, moved.text
+            recorded = await eventually(
+                lambda: history(sidecar, name), lambda h: len(h["versions"]) == 2, what="two versions recorded"
+            )
+            created, updated = recorded["versions"][1], recorded["versions"][0]
+            users = await eventually(
+                lambda: topic_users(sidecar, old), lambda u: u["earlier_configs"], what="the earlier config named"
+            )
+            assert users["earlier_configs"] == [
+                {
+                    "connector": name,
+                    "version": created["version"],
+                    "via": "topics",
+                    "named_at_ms": created["timestamp_ms"],
+                    "until_ms": updated["timestamp_ms"],
+                    "deleted": False,
+                }
+            ]
+            assert (await topic_users(sidecar, new))["earlier_configs"] == []  # its current config names it
+            await eventually(lambda: task_topics(worker, name), lambda t: t == new, what="the task reads the new topic")
+        finally:
+            await worker.delete(f"/connectors/{name}")
+
+
+async def task_topics(worker: httpx.AsyncClient, name: str) -> str | None:
+    answer = await worker.get(f"/connectors/{name}/tasks")
+    tasks = answer.json() if answer.status_code == 200 else []
+    return tasks[0]["config"].get("topics") if tasks else None

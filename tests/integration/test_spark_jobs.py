@@ -126,12 +126,12 @@ def sink_offset_is(topic: str, offset: int) -> Any:
     return lambda offsets: entry in offsets
 
 
-CONNECTORS = ("src", "reset", "sink", "gone", "gsink", "create", "rsink", "osink")
+CONNECTORS = ("src", "reset", "sink", "gone", "gsink", "create", "rsink", "osink", "hsink")
 
 
 def names_for(u: str) -> dict[str, str]:
     n = {k: f"spark-{k}-{u}" for k in CONNECTORS}
-    topics = ("data", "trim", "empty", "lonely", "pre", "rtopic", "gtopic", "rxa", "rxb")
+    topics = ("data", "trim", "empty", "lonely", "pre", "rtopic", "gtopic", "rxa", "rxb", "hold", "hnew")
     n.update({f"t_{k}": f"spark-{k}-{u}" for k in topics})
     return n
 
@@ -146,7 +146,7 @@ async def run_scenario(
     producer = AIOKafkaProducer(bootstrap_servers=stack.bootstrap)
     await producer.start()
     try:
-        topics = [n[f"t_{k}"] for k in ("data", "trim", "empty", "lonely", "pre", "rxa", "rxb")]
+        topics = [n[f"t_{k}"] for k in ("data", "trim", "empty", "lonely", "pre", "rxa", "rxb", "hold")]
         await admin.create_topics([NewTopic(t, 1, 1) for t in topics])
         for i in range(3):
             await producer.send_and_wait(n["t_trim"], json.dumps(f"t{i}").encode())  # the worker reads JSON
@@ -249,10 +249,24 @@ async def run_scenario(
         await eventually(
             lambda: offsets_of(worker, n["create"]), position_is({"filename": files["create"]}, 3), what="create at 3"
         )
+
+        # hsink: created STOPPED (it never reads), then its config names another topic: hold is a topic only
+        # its earlier config named (the config history, in the sidecars' topic)
+        hsink = {"connector.class": FILE_SINK, "tasks.max": "1", "file": str(tmp / "h.txt"), "topics": n["t_hold"]}
+        await call(
+            worker, "POST", "/connectors", 201, {"name": n["hsink"], "config": hsink, "initial_state": "STOPPED"}
+        )
+        await call(worker, "PUT", f"/connectors/{n['hsink']}/config", 200, {**hsink, "topics": n["t_hnew"]})
     finally:
         await producer.stop()
         await admin.close()
     return Scenario(cluster, n, files, t1_ms, tmp / "reports")
+
+
+async def recorded_versions(sidecar_url: str, name: str) -> list[dict[str, Any]]:
+    async with httpx.AsyncClient(base_url=sidecar_url, timeout=10) as client:
+        answer = await client.get(f"/_sidecar/connectors/{name}/history")
+    return list(answer.json()["versions"]) if answer.status_code == 200 else []
 
 
 @pytest.fixture(scope="module")
@@ -273,6 +287,11 @@ async def scenario(
         try:
             s = await run_scenario(stack, cluster, worker, names, tmp)
             s.sidecar_url = sidecar.url
+            await eventually(
+                lambda: recorded_versions(sidecar.url, names["hsink"]),
+                lambda versions: bool(versions) and versions[0]["change"] == "updated",
+                what="hsink's config change in the history",
+            )
             yield s
         finally:
             for name in (names[k] for k in CONNECTORS):
@@ -568,6 +587,25 @@ def test_topics_without_connector_and_sink_topics_never_active(audited: Scenario
     assert (never["topic"], never["via"], never["topic_exists"]) == (n["t_empty"], "topics", True)
 
 
+def assert_earlier_config_named(report: dict[str, Any], n: dict[str, str]) -> None:
+    (found,) = items(report, "topics_only_earlier_configs_named", connector=n["hsink"])
+    assert (found["topic"], found["via"]) == (n["t_hold"], "topics")
+    assert found["named_at"] <= found["until"]  # ISO-8601 times: the version that named it, the next one
+    (kept,) = [c for c in report["config_history"]["connectors"]["items"] if c["connector"] == n["hsink"]]
+    assert kept["versions"] >= 2 and kept["last"] == "updated"
+
+
+def test_topics_only_earlier_configs_named(audited: Scenario, spark: SparkSession) -> None:  # noqa: F811
+    report, n = audited.audit_report(), audited.names
+    assert_earlier_config_named(report, n)
+    assert not items(report, "topics_only_earlier_configs_named", topic=n["t_hnew"])  # its config names it now
+    table = spark.read.parquet(str(audited.out / "audit" / "tables" / "config_history"))
+    topics = [
+        r["properties"]["topics"] for r in table.filter(table.connector == n["hsink"]).orderBy("version").collect()
+    ]
+    assert topics[0] == n["t_hold"] and topics[-1] == n["t_hnew"]  # the previous config, named by the audit
+
+
 def test_topic_creation_mismatch(audited: Scenario) -> None:
     report, n = audited.audit_report(), audited.names
     (found,) = items(report, "creation_mismatches", connector=n["create"])
@@ -605,3 +643,4 @@ def test_offline_audit_of_an_exported_snapshot(audited: Scenario) -> None:
     (never,) = items(report, "sinks_never_active_topics", connector=n["sink"])
     assert (never["topic"], never["topic_exists"]) == (n["t_empty"], None)
     assert n["t_rtopic"] in {i["topic"] for i in report["findings"]["topics_unused_by_connectors"]["items"]}
+    assert_earlier_config_named(report, n)  # the snapshot holds the config history too

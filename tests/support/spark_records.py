@@ -28,10 +28,11 @@ from control_plane.codecs import (
     encode_status,
     partition_for_key,
 )
+from control_plane.codecs.config_history import Author, HistoryEntry, HistoryKey, encode_author, encode_entry
 from spark_jobs.read import RECORDS_SCHEMA
 from spark_jobs.transforms import OffsetParts, first_missing_offsets, key_summary, source_restore_plan
 
-TOPICS = {"config": "cfg", "status": "st", "offsets": "off"}
+TOPICS = {"config": "cfg", "status": "st", "offsets": "off", "history": "cluster.control-plane"}
 OFFSET_PARTITIONS = 5
 STATUS_PARTITIONS = 3
 
@@ -97,6 +98,22 @@ class History:
             record = TaskStatus(connector, task, state, trace, "w1:8083", 1)
         key, value = encode_status(record)
         self.add("status", key, value, ts, partitions=STATUS_PARTITIONS)
+
+    # -- the sidecars' topic: the config history
+    def version(
+        self, name: str, version: int, props: Mapping[str, str] | None, ts: int, change: str = "updated"
+    ) -> None:
+        entry = HistoryEntry(version, name, ts, change, dict(props) if props is not None else None, "STARTED", "s1")
+        self.add("history", *encode_entry(entry), ts + 5)
+
+    def version_expired(self, name: str, version: int, ts: int) -> None:
+        self.add("history", *encode_entry(Tombstone(HistoryKey(version, name))), ts)
+
+    def author(self, name: str, version: int, who: str, ts: int) -> None:
+        self.add("history", *encode_author(Author(version, name, who, "s1")), ts)
+
+    def sidecar_record(self, key: bytes, value: bytes, ts: int) -> None:
+        self.add("history", key, value, ts)
 
     def frame(self, spark: SparkSession) -> DataFrame:
         return spark.createDataFrame(self.rows, RECORDS_SCHEMA)

@@ -1,11 +1,14 @@
 """``Topics``: the topic-tracking feature's one entry (KIP-558), where it is decided who answers a
 connector's active topics and who resets them: the workers (2.5+) unless the sidecar does it, from the
 view (``topics.tracking``); and, beyond the KIP, which connectors use a topic and when each task reported
-it, always from the view."""
+it, always from the view, with the connectors' earlier configs that named it (the config history)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...view import ActiveTopic
+from ...view.config_history import ConfigHistoryTable, EarlierConfig
 from ..capabilities import Feature, Mode
 from ..errors import NotFoundError
 from ..outcomes import Accepted, Answer, Forward, Read, Refusal
@@ -15,10 +18,19 @@ from .tracking import TopicTracking
 VIEW_NEEDED = "Topic tracking needs the view (the worker's internal topics are not configured)."
 
 
+@dataclass(frozen=True)
+class TopicUsers:
+    connectors: tuple[str, ...]  # whose active topics include the topic
+    earlier_configs: list[EarlierConfig]  # configs the history kept that named it, where the newest does not
+
+
 class Topics:
-    def __init__(self, rule: ReadRule, tracking: TopicTracking | None) -> None:
+    def __init__(
+        self, rule: ReadRule, tracking: TopicTracking | None, history: ConfigHistoryTable | None = None
+    ) -> None:
         self._rule = rule
         self._tracking = tracking
+        self._history = history
 
     async def _by_sidecar(self) -> TopicTracking | None:
         capabilities = self._rule.capabilities
@@ -50,10 +62,16 @@ class Topics:
         tracking.reset(name)
         return Accepted()
 
-    def connectors_using(self, topic: str) -> Answer[tuple[str, ...]] | Refusal:
-        """Beyond the KIP: the connectors whose active topics include this topic."""
-        tracking = self._view_tracking()
-        return self._rule.from_view(lambda _: tracking.connectors_using(topic), stale=self._rule.stale())
+    def connectors_using(self, topic: str) -> Answer[TopicUsers] | Refusal:
+        """Beyond the KIP: the connectors whose active topics include this topic, and the earlier configs
+        of connectors that named it (a sink's ``topics`` or ``topics.regex``) while their newest does not."""
+        tracking, history = self._view_tracking(), self._history
+
+        def users(_: object) -> TopicUsers:
+            earlier = history.earlier_configs_naming(topic) if history is not None else []
+            return TopicUsers(tracking.connectors_using(topic), earlier)
+
+        return self._rule.from_view(users, stale=self._rule.stale())
 
     def usage(self, name: str) -> Answer[tuple[ActiveTopic, ...]] | Refusal:
         """Beyond the KIP: per topic of the connector, the task that reported it and when."""
@@ -66,4 +84,4 @@ class Topics:
         return self._tracking
 
 
-__all__ = ["VIEW_NEEDED", "Topics"]
+__all__ = ["VIEW_NEEDED", "TopicUsers", "Topics"]

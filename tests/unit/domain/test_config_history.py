@@ -27,7 +27,7 @@ from control_plane.domain.errors import BadRequestError, NotFoundError
 from control_plane.domain.herder import changed_connector
 from control_plane.rules.config_diff import SecretDigests, diff
 from control_plane.upstream import UpstreamRequest
-from control_plane.view.config_history import ObservedChange
+from control_plane.view.config_history import ConfigHistoryTable, ObservedChange
 from control_plane.view.sidecars import SidecarTable
 from tests.support.fakes import FakeSidecarReader, FakeSidecarsTopic
 
@@ -289,3 +289,25 @@ async def test_a_history_in_pages() -> None:
     last = history.history("c", limit=2, before=second["next_before"])
     assert [v["version"] for v in last["versions"]] == [offsets[0]] and last["next_before"] is None
     assert last["versions"][0]["first_kept"] and history.history("c")["next_before"] is None
+
+
+def test_a_topic_names_the_earlier_configs_that_named_it() -> None:
+    table = ConfigHistoryTable()
+    sink = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+    versions = [  # (offset, ts, change, config)
+        ("s", 10, 100, "created", {"connector.class": sink, "topics": "old, kept"}),
+        ("s", 11, 110, "state", {"connector.class": sink, "topics": "old, kept"}),
+        ("s", 12, 120, "updated", {"connector.class": sink, "topics": "kept"}),
+        ("r", 20, 200, "created", {"connector.class": sink, "topics.regex": "ol[cd]"}),
+        ("r", 21, 210, "deleted", None),
+        ("src", 30, 300, "created", {"connector.class": "x.FileStreamSourceConnector", "topic": "old"}),
+        ("src", 31, 310, "updated", {"connector.class": "x.FileStreamSourceConnector", "topic": "new"}),
+    ]
+    for connector, offset, ts, change, config in versions:
+        table.apply_entry(HistoryEntry(offset, connector, ts, change, config, "STARTED", "s0"))
+    assert [e.as_json() for e in table.earlier_configs_naming("old")] == [
+        {"connector": "r", "version": 20, "via": "topics.regex", "named_at_ms": 200, "until_ms": 210, "deleted": True},
+        {"connector": "s", "version": 11, "via": "topics", "named_at_ms": 110, "until_ms": 120, "deleted": False},
+    ]  # the newest version that named it; a source's topic is no config naming (its topics are KIP-558's)
+    assert table.earlier_configs_naming("kept") == []  # the newest config still names it
+    assert table.earlier_configs_naming("other") == []

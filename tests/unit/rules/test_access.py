@@ -132,8 +132,12 @@ def test_listings_are_filtered() -> None:
     assert filter_listing(Listing.CONNECTORS, ["a1", "b1", "a2"], team) == ["a1", "a2"]
     expanded: dict[str, object] = {"a1": {"status": {}}, "b1": {"status": {}}}
     assert filter_listing(Listing.CONNECTORS, expanded, team) == {"a1": {"status": {}}}
-    usage = {"topic": "t", "connectors": ["a1", "b1"]}
-    assert filter_listing(Listing.TOPIC_CONNECTORS, usage, team) == {"topic": "t", "connectors": ["a1"]}
+    usage = {"topic": "t", "connectors": ["a1", "b1"], "earlier_configs": [{"connector": "b2"}, {"connector": "a3"}]}
+    assert filter_listing(Listing.TOPIC_CONNECTORS, usage, team) == {
+        "topic": "t",
+        "connectors": ["a1"],
+        "earlier_configs": [{"connector": "a3"}],
+    }
     assert filter_listing(Listing.CONNECTORS, {"error_code": 500}, team) == {}
 
 
