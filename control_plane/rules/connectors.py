@@ -13,10 +13,11 @@ consumer group. Pure; the sidecar and the Spark jobs both decide with these func
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-from .java_regex import JavaRegexProblem, translate
+from .java_regex import JavaRegex, JavaRegexProblem, translate
 
 ConnectorType = Literal["source", "sink", "unknown"]
 
@@ -70,12 +71,17 @@ def sink_topic_via(config: Mapping[str, str | None] | None, topic: str) -> str |
     if topic in (entry.strip() for entry in (config.get("topics") or "").split(",")):
         return "topics"
     regex = (config.get("topics.regex") or "").strip()
-    if regex:
-        try:
-            return "topics.regex" if translate(regex).fullmatch(topic) else None
-        except JavaRegexProblem:
-            return None
-    return None
+    pattern = _subscription(regex) if regex else None
+    return "topics.regex" if pattern is not None and pattern.fullmatch(topic) else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _subscription(regex: str) -> JavaRegex | None:
+    """A sink's ``topics.regex``, translated once (a history asks the same patterns again and again)."""
+    try:
+        return translate(regex)
+    except JavaRegexProblem:
+        return None
 
 
 def sink_group_id(name: str, config: Mapping[str, str | None] | None, worker_group_id: str | None) -> str:
