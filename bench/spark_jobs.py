@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.common import code_of  # noqa: E402
 from bench.process_tree import Run, between, check, measure  # noqa: E402
 from bench.spark_warm import READING, connect_server, kept_session, on_connect  # noqa: E402
-from spark_jobs.synthetic import PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
+from spark_jobs.synthetic import HISTORY_TOPIC, PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
 from tests.support.spark_outputs import different_outputs  # noqa: E402
 
 JOBS = {"offsets-reconcile": "spark_jobs.offsets_reconcile", "topic-audit": "spark_jobs.topic_audit"}
@@ -248,10 +248,11 @@ def run_size(args: argparse.Namespace, records: int) -> dict[str, Any]:
             f"({snapshot.stat().st_size / 2**20:.0f} MiB)"
         )
     table = pq.read_table(snapshot, columns=["topic"])
-    per_topic = {t: table.filter(pa.compute.equal(table["topic"], pa.scalar(t))).num_rows for t in TOPICS.values()}
-    decoded = {  # the records each job reads and decodes (offsets-reconcile does not read the status topic)
+    topics = [*TOPICS.values(), HISTORY_TOPIC]
+    per_topic = {t: table.filter(pa.compute.equal(table["topic"], pa.scalar(t))).num_rows for t in topics}
+    decoded = {  # the records each job reads and decodes (offsets-reconcile reads neither status nor history)
         "offsets-reconcile": per_topic[TOPICS["config"]] + per_topic[TOPICS["offsets"]],
-        "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]],
+        "topic-audit": per_topic[TOPICS["config"]] + per_topic[TOPICS["status"]] + per_topic[HISTORY_TOPIC],
     }
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     results: dict[str, Any] = {}
