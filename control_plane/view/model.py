@@ -340,15 +340,27 @@ class ClusterView:
             )
             return ConnectorStateView(name, stopped, (), self.connector_type(name))
         statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
+        if stopped_overlay:
+            statuses = self._configured(name, statuses)
         tasks = tuple(sorted((task, _entry(s)) for task, s in statuses.items()))
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
+
+    def _configured(self, name: str, statuses: dict[int, TaskStatus]) -> dict[int, TaskStatus]:
+        """Where the sidecar stops connectors (an old worker): without the UNASSIGNED of a task no longer
+        configured. An old worker, which the sidecar had pause the connector and commit no task, stops the
+        task in the next rebalance, and its UNASSIGNED can land after the leader deleted the task's status
+        (DistributedHerder.updateDeletedTaskStatus): it would stay until the connector runs tasks again,
+        where 3.5+ (stopping its tasks before that rebalance completes) shows none."""
+        count = self.task_counts.get(name, 0)
+        return {t: s for t, s in statuses.items() if t < count or s.state != "UNASSIGNED"}
 
     def task_state(
         self, name: str, task: int, *, stopped_overlay: bool = False, ignore_stale_unassigned: bool = True
     ) -> StateEntry | None:
         if stopped_overlay and self.target_state(name) == "STOPPED":
             return None  # a STOPPED connector has no tasks (see connector_state)
-        status = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned).get(task)
+        statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
+        status = (self._configured(name, statuses) if stopped_overlay else statuses).get(task)
         return _entry(status) if status else None
 
     def connector_config(self, name: str) -> Mapping[str, str | None] | None:

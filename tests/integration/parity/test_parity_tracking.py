@@ -72,7 +72,7 @@ async def topics_appear_reset_reappear_and_go(w: Way) -> None:
     )
     if w.via_sidecar:  # beyond the KIP: the sidecar's own endpoints
         users = await w.client.get(f"/_sidecar/topics/{first}/connectors")
-        assert users.json() == {"topic": first, "connectors": sorted([sink, source])}
+        assert users.json() == {"topic": first, "connectors": sorted([sink, source]), "earlier_configs": []}
         usage = (await w.client.get(f"/_sidecar/connectors/{sink}/topics")).json()
         assert [t["topic"] for t in usage["topics"]] == sorted([first, second])
         assert all(t["task"] == 0 and t["discover_timestamp"] > 1_600_000_000_000 for t in usage["topics"])

@@ -116,6 +116,23 @@ def test_before_3_6_the_last_task_record_wins_even_a_stale_unassigned() -> None:
     assert view.stale_unassigned == {}
 
 
+def test_where_the_sidecar_stops_a_late_unassigned_of_a_task_no_longer_configured_is_not_shown() -> None:
+    view = with_connector(tasks=1)
+    view.apply_status(ConnectorStatus("c", "PAUSED", None, "w1", 3))
+    view.apply_status(TaskStatus("c", 0, "PAUSED", None, "w1", 3))
+    view.apply_config(TaskCommit("c", 0))  # the sidecar's stop: no task, then a STOPPED target state
+    view.apply_config(TargetState.of("c", "STOPPED"))
+    view.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", 0)))  # the leader deletes the status
+    view.apply_status(TaskStatus("c", 0, "UNASSIGNED", None, "w1", 4))  # the task stopped after that
+    view.apply_config(TargetState.of("c", "PAUSED"))  # paused while stopped
+    state = view.connector_state("c", stopped_overlay=True)
+    assert state is not None and state.connector.state == "PAUSED" and state.tasks == ()
+    assert view.task_state("c", 0, stopped_overlay=True) is None
+    assert [t for t, _ in view.connector_state("c").tasks] == [0]  # a worker's own rule (3.5+) is unchanged
+    view.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 5))  # any other state is shown
+    assert [e.state for _, e in view.connector_state("c", stopped_overlay=True).tasks] == ["FAILED"]  # type: ignore[union-attr]
+
+
 def test_connector_status_tombstone_removes_its_task_statuses() -> None:
     view = with_connector()
     view.apply_status(ConnectorStatus("c", "RUNNING", None, "w1", 1))
