@@ -128,7 +128,8 @@ def test_where_the_sidecar_stops_a_late_unassigned_of_a_task_no_longer_configure
     state = view.connector_state("c", stopped_overlay=True)
     assert state is not None and state.connector.state == "PAUSED" and state.tasks == ()
     assert view.task_state("c", 0, stopped_overlay=True) is None
-    assert [t for t, _ in view.connector_state("c").tasks] == [0]  # a worker's own rule (3.5+) is unchanged
+    unfiltered = view.connector_state("c")  # a worker's own rule (3.5+) is unchanged
+    assert unfiltered is not None and [t for t, _ in unfiltered.tasks] == [0]
     view.apply_status(TaskStatus("c", 0, "FAILED", "trace", "w1", 5))  # any other state is shown
     assert [e.state for _, e in view.connector_state("c", stopped_overlay=True).tasks] == ["FAILED"]  # type: ignore[union-attr]
 
