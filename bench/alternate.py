@@ -22,8 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench import view_scale  # noqa: E402
-from bench.common import code_of, save, wrk  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
+from bench.common import code_of, save, stack_env, wrk  # noqa: E402
 
 # (what, path, concurrency, seconds of each run)
 CASES = (
@@ -78,9 +77,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=4, help="rounds; each measures both sidecars (default 4)")
     parser.add_argument("--connectors", type=int, default=200, help="connectors of the worker (default 200)")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    runs = measure(read_env()["KAFKA_BOOTSTRAP"], args.before, args.rounds, args.connectors)
+    runs = measure(stack_env()["KAFKA_BOOTSTRAP"], args.before, args.rounds, args.connectors)
     rows = table(runs)
     print(f"\n{args.rounds} rounds, medians (ratio = after / before; ranges over the rounds)")
     for r in rows:

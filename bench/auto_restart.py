@@ -24,12 +24,11 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, pct, print_table, row, save, start_sidecar  # noqa: E402
+from bench.common import WORK, pct, print_table, row, save, stack_env, start_sidecar  # noqa: E402
 from control_plane.codecs import decode_status  # noqa: E402
 from control_plane.codecs.auto_restart import RestartState, decode_state  # noqa: E402
 from control_plane.codecs.status import TaskStatus  # noqa: E402
 from tests.support.kafka_topics import TopicRecord, read_to_end  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 CONNECTOR = "org.example.versioned.VersionedSourceConnector"  # deploy/local/test-plugins/versioned
 TITLE = "9. auto-restart: from the due time (a task's FAILED record, or the next restart's time) to the restart"
@@ -126,9 +125,7 @@ def main() -> int:
     parser.add_argument("--connectors", type=int, default=10, help="failing connectors")
     parser.add_argument("--seconds", type=float, default=25, help="how long they fail")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.connectors, args.seconds)
+    results = run(stack_env(), args.connectors, args.seconds)
     print_table(TITLE, results["rows"])
     print(f"results: {save(results, 'auto-restart')}")
     return 0

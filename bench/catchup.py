@@ -26,7 +26,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # after PYTHONPATH: a child runs the code it is given (--before)
-from bench.common import code_of, print_table, row, save  # noqa: E402
+from bench.common import code_of, print_table, row, save, stack_env  # noqa: E402
 
 
 def _status_kib(field: str) -> int:
@@ -192,7 +192,6 @@ def main() -> int:
         profile = sys.argv[6] if len(sys.argv) > 6 and sys.argv[5] == "--profile" else None
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]), profile)
         return 0
-    from tests.support.stack import ENV_FILE, read_env
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=2000)
@@ -204,9 +203,7 @@ def main() -> int:
     parser.add_argument("--profile", help="write a cProfile of one more run of this checkout here")
     parser.add_argument("--keep", action="store_true", help="keep the topics (for --reuse)")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    bootstrap = read_env()["KAFKA_BOOTSTRAP"]
+    bootstrap = stack_env()["KAFKA_BOOTSTRAP"]
     if args.reuse:
         group, records = args.reuse.split(",")
         total = int(records)

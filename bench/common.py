@@ -199,3 +199,12 @@ def save(results: dict[str, Any], name: str = "bench") -> Path:
     path.write_text(json.dumps(results, indent=1))
     (RESULTS / f"{name}-latest.json").write_text(json.dumps(results, indent=1))
     return path
+
+
+def stack_env() -> dict[str, str]:
+    """The running stack's ``.stack/env`` (``make stack-up`` writes it); an exit saying so when there is none."""
+    from tests.support.stack import ENV_FILE, read_env  # the benchmarks' child processes need not import it
+
+    if not ENV_FILE.exists():
+        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
+    return read_env()

@@ -31,9 +31,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, pct, print_table, row, save, start_sidecar  # noqa: E402
+from bench.common import WORK, pct, print_table, row, save, stack_env, start_sidecar  # noqa: E402
 from bench.kip875 import FILE_SOURCE, REBALANCE  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 TITLE = "11. config history: a connector's history and diff, versus GET /connectors/{c}/config on the worker"
 REVISION = "bench.revision"
@@ -212,9 +211,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=200, help="measured reads of each kind")
     parser.add_argument("--check", type=float, default=0.25, help="the sidecar's HISTORY_CHECK_S")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.changes, args.samples, check_s=args.check)
+    results = run(stack_env(), args.changes, args.samples, check_s=args.check)
     print_table(TITLE, results["rows"])
     w = results["writes"]
     print(f"{results['changes']} PUTs in {w['seconds']:.1f} s", end=" ")

@@ -23,9 +23,8 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, pct, print_table, row, save, start_sidecar  # noqa: E402
+from bench.common import WORK, pct, print_table, row, save, stack_env, start_sidecar  # noqa: E402
 from bench.kip875 import FILE_SOURCE, REBALANCE, wait_for  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 KINDS = ("stop", "alter", "PATCH config")
 TITLE = "8. writes through a sidecar taking the fence from another: emulated on 3.4.1 versus native on 4.3.1"
@@ -131,9 +130,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=20, help="measured calls of each kind")
     parser.add_argument("--gap", type=float, default=0.3, help="seconds before each call")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.samples, args.gap)
+    results = run(stack_env(), args.samples, args.gap)
     print_table(TITLE, results["rows"])
     print(f"results: {save(results, 'fence')}")
     return 0

@@ -20,8 +20,7 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, code_of, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
+from bench.common import WORK, code_of, cpu_s, pct, print_table, row, save, stack_env, start_sidecar  # noqa: E402
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 # Connect's 409 while its cluster rebalances (HerderRequestHandler): the call did not run
@@ -149,9 +148,7 @@ def main() -> int:
     parser.add_argument("--gap", type=float, default=0.7, help="seconds between two calls")
     parser.add_argument("--before", help="a git ref: also measure a sidecar of that code (before/after)")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.samples, args.gap, code_of(args.before) if args.before else None)
+    results = run(stack_env(), args.samples, args.gap, code_of(args.before) if args.before else None)
     print_table("KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", results["rows"])
     print(f"results: {save(results, 'kip875')}")
     return 0

@@ -19,14 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 
-from bench.common import pct, print_table, row, save  # noqa: E402
+from bench.common import pct, print_table, row, save, stack_env  # noqa: E402
 from control_plane.codecs import ConnectorConfig  # noqa: E402
 from control_plane.domain.lag import SinkLags, sink_group_of  # noqa: E402
 from control_plane.domain.offsets import WorkerKafka  # noqa: E402
 from control_plane.storage.consumer_groups import ConsumerGroups  # noqa: E402
 from control_plane.storage.end_offsets import EndOffsets  # noqa: E402
 from control_plane.view import ClusterView  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 TITLE = "10. the sinks' lag refresh (OffsetFetch per group, one ListOffsets), 2,000 sinks"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -95,9 +94,7 @@ def main() -> int:
     parser.add_argument("--sinks", type=int, default=2000)
     parser.add_argument("--refreshes", type=int, default=5)
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.sinks, args.refreshes)
+    results = run(stack_env(), args.sinks, args.refreshes)
     print_table(TITLE, results["rows"])
     print(f"results: {save(results, 'lag-refresh')}")
     return 0

@@ -43,12 +43,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from aiokafka.admin import AIOKafkaAdminClient  # noqa: E402
 
-from bench.common import WORK, cpu_s, pct, print_table, row, save, start_sidecar  # noqa: E402
+from bench.common import WORK, cpu_s, pct, print_table, row, save, stack_env, start_sidecar  # noqa: E402
 from bench.kip875 import FILE_SOURCE  # noqa: E402
 from bench.view_scale import Records, fill  # noqa: E402
 from control_plane.codecs import ConfigRecord, ConnectorConfig, TargetState, TaskCommit, encode_config  # noqa: E402
 from tests.support.deploy_local import files_under, local_stack  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 TITLE = "12. plan over 2,000 connectors (POST /_sidecar/plan), versus GET /connectors/{c}/config of each on the worker"
 CONCURRENCY = 8  # the reference's GETs at once (the plan's own worker calls: domain.plan.CONCURRENT)
@@ -304,9 +303,7 @@ def main() -> int:
     parser.add_argument("--updates", type=int, default=20, help="connectors the second plan updates")
     parser.add_argument("--runs", type=int, default=5, help="measured plans of each kind")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    results = run(read_env(), args.connectors, args.runs, args.updates)
+    results = run(stack_env(), args.connectors, args.runs, args.updates)
     print_table(TITLE, results["rows"])
     for kind, made in results["worker_requests"].items():
         spent = results["worker_requests_ms"][kind]

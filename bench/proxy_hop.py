@@ -17,9 +17,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import code_of, http_get, print_table, row, save, start_sidecar, wrk  # noqa: E402
+from bench.common import code_of, http_get, print_table, row, save, stack_env, start_sidecar, wrk  # noqa: E402
 from tests.support.sidecar_process import SidecarProcess  # noqa: E402
-from tests.support.stack import ENV_FILE, STACK_DIR, read_env  # noqa: E402
+from tests.support.stack import STACK_DIR  # noqa: E402
 
 
 def run(
@@ -82,9 +82,7 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure a sidecar of that code (before/after)")
     parser.add_argument("--path", help="default: GET /connectors/{the first connector}, else /connector-plugins")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    env = read_env()
+    env = stack_env()
     path = args.path
     if path is None:
         names = json.loads(http_get(env["CONNECT_URL"] + "/connectors")[1])

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,25 @@ from bench import (  # noqa: E402
     topics_reset,
     view_scale,
 )
-from bench.common import code_of, print_table, save  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
+from bench.common import code_of, print_table, save, stack_env  # noqa: E402
+
+Tables = list[tuple[str, list[dict[str, Any]]]]
+
+
+def run_section(
+    results: dict[str, Any], tables: Tables, key: str, label: str, title: str, measure: Callable[[], dict[str, Any]]
+) -> None:
+    """One section's figures under ``results[key]`` and its table, or its error: the other sections' figures
+    are still shown."""
+    print(f"{label} ...", file=sys.stderr, flush=True)
+    try:
+        figures = measure()
+    except (SystemExit, Exception) as err:  # noqa: BLE001 - any failure of one section
+        results[key] = {"error": str(err)}
+        print(f"{label} failed: {err}", file=sys.stderr, flush=True)
+    else:
+        results[key] = figures
+        tables.append((title, figures["rows"]))
 
 
 def main() -> int:
@@ -68,14 +86,12 @@ def main() -> int:
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
     parser.add_argument("--freshness-samples", type=int, help="samples of section 3 alone (default 200)")
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    env = read_env()
+    env = stack_env()
     seconds = args.seconds or (2.0 if args.quick else 5.0)
     connectors = args.connectors or (2000 if args.full else 200)
     sections = set(args.sections.split(","))
     results: dict[str, Any] = {"quick": args.quick, "seconds": seconds}
-    tables: list[tuple[str, list[dict[str, Any]]]] = []
+    tables: Tables = []
     if sections & {"1", "2", "3", "6"}:
         before_code = code_of(args.before) if args.before else None
         results["before"] = args.before
@@ -100,15 +116,14 @@ def main() -> int:
                 results["freshness"] = fresh
                 tables.append((f"3. freshness, {connectors:,} connectors", fresh["rows"]))
             if "6" in sections:
-                print("6. topics reset ...", file=sys.stderr, flush=True)
-                try:
-                    reset = topics_reset.run(cluster, env["KAFKA_BOOTSTRAP"], before_code=before_code)
-                except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-                    results["topics_reset"] = {"error": str(err)}
-                    print(f"6. topics reset failed: {err}", file=sys.stderr, flush=True)
-                else:
-                    results["topics_reset"] = reset
-                    tables.append(("6. topics reset (KIP-558) through the sidecar versus the worker", reset["rows"]))
+                run_section(
+                    results,
+                    tables,
+                    "topics_reset",
+                    "6. topics reset",
+                    "6. topics reset (KIP-558) through the sidecar versus the worker",
+                    lambda: topics_reset.run(cluster, env["KAFKA_BOOTSTRAP"], before_code=before_code),
+                )
     if "4" in sections:
         print("4. catch-up at 1 M records ...", file=sys.stderr, flush=True)
         group, total = catchup.fill_topics(env["KAFKA_BOOTSTRAP"], 2000, 5, 100 if args.quick else 480)
@@ -120,68 +135,65 @@ def main() -> int:
         load = " ".join(caught["loadavg"])
         tables.append((f"4. catch-up of {total:,} records, in-process (load average {load})", caught["rows"]))
     if "5" in sections:
-        print("5. KIP-875 ...", file=sys.stderr, flush=True)
-        try:
-            before_code = code_of(args.before) if args.before else None
-            samples = args.kip875_samples or (8 if args.quick else 20)
-            emulated = kip875.run(env, samples, 0.3 if args.quick else 0.7, before_code)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["kip875"] = {"error": str(err)}
-            print(f"5. KIP-875 failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["kip875"] = emulated
-            tables.append(("5. KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1", emulated["rows"]))
+        run_section(
+            results,
+            tables,
+            "kip875",
+            "5. KIP-875",
+            "5. KIP-875: native on 4.3.1 versus emulated by the sidecar on 3.4.1",
+            lambda: kip875.run(
+                env,
+                args.kip875_samples or (8 if args.quick else 20),
+                0.3 if args.quick else 0.7,
+                code_of(args.before) if args.before else None,
+            ),
+        )
     if "8" in sections:
-        print("8. writes taking another sidecar's fence ...", file=sys.stderr, flush=True)
-        try:
-            samples = args.fence_samples or (8 if args.quick else 20)
-            fenced = fence_handover.run(env, samples, 0.2 if args.quick else 0.3)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["fence_handover"] = {"error": str(err)}
-            print(f"8. writes taking another sidecar's fence failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["fence_handover"] = fenced
-            tables.append((fence_handover.TITLE, fenced["rows"]))
+        samples = args.fence_samples or (8 if args.quick else 20)
+        run_section(
+            results,
+            tables,
+            "fence_handover",
+            "8. writes taking another sidecar's fence",
+            fence_handover.TITLE,
+            lambda: fence_handover.run(env, samples, 0.2 if args.quick else 0.3),
+        )
     if "9" in sections:
-        print("9. auto-restart ...", file=sys.stderr, flush=True)
-        try:
-            restarted = auto_restart.run(env, 5 if args.quick else 10, 15 if args.quick else 25)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["auto_restart"] = {"error": str(err)}
-            print(f"9. auto-restart failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["auto_restart"] = restarted
-            tables.append((auto_restart.TITLE, restarted["rows"]))
+        run_section(
+            results,
+            tables,
+            "auto_restart",
+            "9. auto-restart",
+            auto_restart.TITLE,
+            lambda: auto_restart.run(env, 5 if args.quick else 10, 15 if args.quick else 25),
+        )
     if "10" in sections:
-        print("10. the sinks' lag refresh ...", file=sys.stderr, flush=True)
-        try:
-            refreshed = lag_refresh.run(env, 2000, 3 if args.quick else 5)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["lag_refresh"] = {"error": str(err)}
-            print(f"10. the sinks' lag refresh failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["lag_refresh"] = refreshed
-            tables.append((lag_refresh.TITLE, refreshed["rows"]))
+        run_section(
+            results,
+            tables,
+            "lag_refresh",
+            "10. the sinks' lag refresh",
+            lag_refresh.TITLE,
+            lambda: lag_refresh.run(env, 2000, 3 if args.quick else 5),
+        )
     if "11" in sections:
-        print("11. config history ...", file=sys.stderr, flush=True)
-        try:
-            recorded = config_history.run(env, 200 if args.quick else 1000, 50 if args.quick else 200)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["config_history"] = {"error": str(err)}
-            print(f"11. config history failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["config_history"] = recorded
-            tables.append((config_history.TITLE, recorded["rows"]))
+        run_section(
+            results,
+            tables,
+            "config_history",
+            "11. config history",
+            config_history.TITLE,
+            lambda: config_history.run(env, 200 if args.quick else 1000, 50 if args.quick else 200),
+        )
     if "12" in sections:
-        print("12. plan over 2,000 connectors ...", file=sys.stderr, flush=True)
-        try:
-            planned = plan_apply.run(env, 2000, 3 if args.quick else 5)
-        except (SystemExit, Exception) as err:  # noqa: BLE001 - the other sections' figures are still shown
-            results["plan_apply"] = {"error": str(err)}
-            print(f"12. plan over 2,000 connectors failed: {err}", file=sys.stderr, flush=True)
-        else:
-            results["plan_apply"] = planned
-            tables.append((plan_apply.TITLE, planned["rows"]))
+        run_section(
+            results,
+            tables,
+            "plan_apply",
+            "12. plan over 2,000 connectors",
+            plan_apply.TITLE,
+            lambda: plan_apply.run(env, 2000, 3 if args.quick else 5),
+        )
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)
         results["spark_jobs"] = spark_jobs.suite(env.get("KAFKA_BOOTSTRAP"), 100_000 if args.quick else 1_000_000)

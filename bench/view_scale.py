@@ -33,7 +33,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.common import WORK, pct, print_table, row, rss_mib, save, start_sidecar, wrk  # noqa: E402
+from bench.common import WORK, pct, print_table, row, rss_mib, save, stack_env, start_sidecar, wrk  # noqa: E402
 from control_plane.codecs import (  # noqa: E402
     ConfigRecord,
     ConnectorConfig,
@@ -49,7 +49,6 @@ from control_plane.codecs import (  # noqa: E402
 from control_plane.view import MaterializedView  # noqa: E402
 from tests.support.deploy_local import local_stack  # noqa: E402
 from tests.support.sidecar_process import SidecarProcess  # noqa: E402
-from tests.support.stack import ENV_FILE, read_env  # noqa: E402
 
 Records = list[tuple[bytes, bytes | None]]  # (key, value) as a worker writes them
 
@@ -269,9 +268,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="each wrk run")
     parser.add_argument("--freshness-samples", type=int, default=50)
     args = parser.parse_args()
-    if not ENV_FILE.exists():
-        raise SystemExit(f"no running stack ({ENV_FILE} missing): run make stack-up first")
-    bootstrap = read_env()["KAFKA_BOOTSTRAP"]
+    bootstrap = stack_env()["KAFKA_BOOTSTRAP"]
     results = run(bootstrap, args.connectors, args.seconds, args.freshness_samples, args)
     print_table(f"view at {args.connectors:,} connectors", results["rows"])
     print(f"results: {save(results, 'view')}")
