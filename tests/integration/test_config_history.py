@@ -148,19 +148,20 @@ async def test_a_topic_names_the_earlier_config_of_a_sink_that_no_longer_reads_i
     }
     config = {"connector.class": SINK, "tasks.max": "1", "file": str(tmp_path / "out.txt"), "topics": old}
     async with (
-        sidecar_with(cluster, **settings) as sidecar,
+        sidecar_with(cluster, **settings) as one,
+        sidecar_with(cluster, **settings) as two,
         httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
     ):
-        try:
-            assert (await sidecar.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
-            moved = await sidecar.client.put(f"/connectors/{name}/config", json={**config, "topics": new})
+        try:  # created through one sidecar, moved through the other
+            assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
+            moved = await two.client.put(f"/connectors/{name}/config", json={**config, "topics": new})
             assert moved.status_code == 200, moved.text
             recorded = await eventually(
-                lambda: history(sidecar, name), lambda h: len(h["versions"]) == 2, what="two versions recorded"
+                lambda: history(one, name), lambda h: len(h["versions"]) == 2, what="two versions recorded"
             )
             created, updated = recorded["versions"][1], recorded["versions"][0]
             users = await eventually(
-                lambda: topic_users(sidecar, old), lambda u: u["earlier_configs"], what="the earlier config named"
+                lambda: topic_users(one, old), lambda u: u["earlier_configs"], what="the earlier config named"
             )
             assert users["earlier_configs"] == [
                 {
@@ -172,7 +173,8 @@ async def test_a_topic_names_the_earlier_config_of_a_sink_that_no_longer_reads_i
                     "deleted": False,
                 }
             ]
-            assert (await topic_users(sidecar, new))["earlier_configs"] == []  # its current config names it
+            await eventually(lambda: topic_users(two, old), lambda u: u == users, what="the other sidecar the same")
+            assert (await topic_users(two, new))["earlier_configs"] == []  # its current config names it
             await eventually(lambda: task_topics(worker, name), lambda t: t == new, what="the task reads the new topic")
         finally:
             await worker.delete(f"/connectors/{name}")
