@@ -4,7 +4,7 @@ connector), offsets alter and PATCH of its config (emulated: 3.4.1 has no PATCH)
 
 Two sidecar processes of this checkout, A and B, stand in front of the old worker (3.4.1). Each measured
 call through B follows a call of the same kind through A, so B claims a fence A held last, every time
-(``domain.fence``: a claim appended and read back, the write, a release appended). The native calls go
+(``domain.cluster.fence``: a claim appended and read back, the write, a release appended). The native calls go
 straight to the new worker, interleaved with them in the same run. Against the workers of ``make
 stack-up`` (``.stack/env``, or ``STACK_DIR``); it creates a STOPPED FileStreamSource connector on each
 worker and deletes them at the end.

@@ -21,8 +21,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
 
 from bench.common import pct, print_table, row, save, stack_env  # noqa: E402
 from control_plane.codecs import ConnectorConfig  # noqa: E402
-from control_plane.domain.lag import SinkLags, sink_group_of  # noqa: E402
-from control_plane.domain.offsets import WorkerKafka  # noqa: E402
+from control_plane.domain.lag import SinkLags  # noqa: E402
+from control_plane.domain.offsets import WorkerKafka, sink_group_of  # noqa: E402
 from control_plane.storage.consumer_groups import ConsumerGroups  # noqa: E402
 from control_plane.storage.end_offsets import EndOffsets  # noqa: E402
 from control_plane.view import ClusterView  # noqa: E402

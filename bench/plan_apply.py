@@ -50,7 +50,7 @@ from control_plane.codecs import ConfigRecord, ConnectorConfig, TargetState, Tas
 from tests.support.deploy_local import files_under, local_stack  # noqa: E402
 
 TITLE = "12. plan over 2,000 connectors (POST /_sidecar/plan), versus GET /connectors/{c}/config of each on the worker"
-CONCURRENCY = 8  # the reference's GETs at once (the plan's own worker calls: domain.plan.CONCURRENT)
+CONCURRENCY = 8  # the reference's GETs at once (the plan's own worker calls: domain.plan.planner.CONCURRENT)
 JSON = {"Content-Type": "application/json"}
 # a line of the worker's request log (RestServer): method, path, status, bytes, referer, user agent, ms
 REQUEST = re.compile(r'"([A-Z]+) (\S+) HTTP/[0-9.]+" (\d+) \S+ "[^"]*" "([^"]*)" (\d+) ')

@@ -157,22 +157,28 @@ class Metrics:
         the view is not ready: nothing shown rather than partial counts)."""
         self._states = _StateText(source)
 
-    def watch_plugin_pins(self, source: Callable[[], Mapping[tuple[str, str], int]]) -> None:
+    # The watches below take None where the sidecar has no such part (no view, no sidecars' topic): their
+    # metrics are then not shown at all.
+    def watch_plugin_pins(self, source: PinReading | None) -> None:
         """The connectors' version pins that do not hold on some worker, per (outcome, enforcement), at
         scrape time (``domain.plugins.pins``)."""
-        self.registry.register(_PluginPinsCollector(source))
+        if source is not None:
+            self.registry.register(_PluginPinsCollector(source))
 
-    def watch_auto_restarts(self, source: AutoRestartReading) -> None:
+    def watch_auto_restarts(self, source: AutoRestartReading | None) -> None:
         """What auto-restart did (``domain.auto_restart``), at scrape time."""
-        self.registry.register(_AutoRestartCollector(source))
+        if source is not None:
+            self.registry.register(_AutoRestartCollector(source))
 
-    def watch_history(self, source: HistoryReading) -> None:
-        """What the config history recorded (``domain.config_history``), at scrape time."""
-        self.registry.register(_HistoryCollector(source))
+    def watch_history(self, source: HistoryReading | None) -> None:
+        """What the config history recorded (``domain.history``), at scrape time."""
+        if source is not None:
+            self.registry.register(_HistoryCollector(source))
 
-    def watch_lags(self, source: LagReading) -> None:
+    def watch_lags(self, source: LagReading | None) -> None:
         """The sinks' lag (their last refresh) and the sources' freshness (``domain.lag``), at scrape time."""
-        self.registry.register(_LagCollector(source))
+        if source is not None:
+            self.registry.register(_LagCollector(source))
 
     def render(self) -> bytes:
         text = generate_latest(self.registry)
@@ -217,8 +223,12 @@ class _RequestCollector(Collector):
         yield latency
 
 
+class PinReading(Protocol):
+    def counts(self) -> Mapping[tuple[str, str], int]: ...
+
+
 class _PluginPinsCollector(Collector):
-    def __init__(self, source: Callable[[], Mapping[tuple[str, str], int]]) -> None:
+    def __init__(self, source: PinReading) -> None:
         self._source = source
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -230,7 +240,7 @@ class _PluginPinsCollector(Collector):
             "worker' before: it runs another version)",
             labels=["outcome", "enforcement"],
         )
-        for (outcome, enforcement), count in sorted(self._source().items()):
+        for (outcome, enforcement), count in sorted(self._source.counts().items()):
             family.add_metric([outcome, enforcement], count)
         yield family
 

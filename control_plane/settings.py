@@ -367,7 +367,7 @@ class Settings(BaseSettings):
     presence_interval_s: float = Field(5.0, gt=0)
     """How often a sidecar writes its presence to the sidecars' topic; one silent for three intervals is
     forgotten by the others."""
-    # -- Auto-restart (domain/auto_restart.py)
+    # -- Auto-restart (domain/auto_restart/)
     auto_restart: bool = False
     """Restart failed connectors and tasks with a backoff: every connector whose name matches
     ``AUTO_RESTART_CONNECTORS``. A connector's own choice (``PUT /_sidecar/connectors/{c}/auto-restart``)
@@ -384,7 +384,7 @@ class Settings(BaseSettings):
     up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
     auto_restart_check_s: float = Field(0.25, gt=0)
     """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
-    # -- Config history (domain/config_history.py)
+    # -- Config history (domain/history/)
     history_enabled: bool = True
     """Record every change of every connector's config and target state in the sidecars' topic (one sidecar
     of the cluster records; needs the sidecars' topic). False: this sidecar never records (the others may)."""
@@ -396,7 +396,7 @@ class Settings(BaseSettings):
     topic and knows the group id can test guesses of a secret against; set it from a Kubernetes Secret."""
     history_check_s: float = Field(0.25, gt=0)
     """How often the recording sidecar records the changes its view read from the config topic."""
-    # -- Lag and freshness (domain/lag.py)
+    # -- Lag and freshness (domain/lag/)
     lag_refresh_s: float = Field(30.0, gt=0)
     """How often the sinks' consumer lag is read from the broker (an OffsetFetch per sink's group, one
     ListOffsets for all their partitions); never per request."""

@@ -5,7 +5,7 @@
   settings (``AUTO_RESTART``, ``AUTO_RESTART_CONNECTORS``).
 - Key ``restart-state-<connector>``, value ``{"count": n, "last_ms": t, "next_ms": t, "tasks": {"0": n},
   "gave_up": false, "sidecar": "..."}``: what the sidecar that restarted the connector did, written under
-  the connector's fence (``domain.fence``): the restarts of this run of failures, when the last one was,
+  the connector's fence (``domain.cluster.fence``): the restarts of this run of failures, when the last one was,
   when the next one is due if it still fails, the restarts of each task, whether it gave up. A tombstone:
   the connector ran through a whole backoff without failing (or is gone), and counting starts again.
 """

@@ -1,7 +1,7 @@
 """The config history records of the sidecars' own topic. Pure, no I/O; the Spark jobs read them too.
 
 Connect's config topic is compacted: a connector's earlier configs are gone once it is compacted. The
-sidecar that records for the cluster (``domain.config_history``) writes one record per change it reads
+sidecar that records for the cluster (``domain.history``) writes one record per change it reads
 there, keyed by the change's offset in the config topic, so that recording a change twice (two sidecars
 that both thought they record, for an interval) writes the same key:
 

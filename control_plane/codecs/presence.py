@@ -35,7 +35,7 @@ class SidecarPresence:
     plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
     write_wait_ms: float = 0.0  # how long after a write it answers
     auto_restart: bool = False  # it can restart failed connectors (domain.auto_restart); older releases cannot
-    history: bool = False  # it can record the config history (domain.config_history); older releases cannot
+    history: bool = False  # it can record the config history (domain.history); older releases cannot
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:

@@ -1,7 +1,7 @@
 """Where it is decided whether the workers do a feature themselves or the sidecar does it for them.
 
 Everything about that decision is in this file (the versions that decide it are gathered in
-``cluster_versions``):
+``cluster.versions``):
 
 - ``Feature``: the features of the proposals, a typed enum; ``FEATURES`` says, for each, the first
   Connect release that has it natively and what the sidecar does on older workers (``emulation``, or
@@ -15,7 +15,7 @@ Everything about that decision is in this file (the versions that decide it are 
   request goes to the workers (their own answer, or Connect's 503) rather than a guess.
 
 The version that decides is the oldest of the cluster's live workers, not only of the workers this sidecar
-was given: with the workers' group every member's version counts (``cluster_versions``), so during a
+was given: with the workers' group every member's version counts (``cluster.versions``), so during a
 rolling upgrade a feature is used natively only once every live worker has it, every sidecar of the cluster
 decides the same, and once the last old worker has left the group the features turn native at the next
 refresh. While a live worker's version is unknown the decision moves to an older version only.
@@ -34,8 +34,7 @@ import structlog
 
 from ..background import cancel_and_wait
 from ..modes import FeatureMode
-from .cluster_versions import GroupVersions, deciding_versions
-from .version import Version
+from .cluster.versions import GroupVersions, Version, deciding_versions
 
 log = structlog.get_logger(__name__)
 
@@ -287,7 +286,7 @@ class WorkerVersions(Protocol):
 
 class Capabilities:
     """Keeps the per-feature decisions in step with the versions the cluster's live workers report: the given
-    workers' and, with ``group``, every member's of the workers' group (``cluster_versions``)."""
+    workers' and, with ``group``, every member's of the workers' group (``cluster.versions``)."""
 
     def __init__(
         self,

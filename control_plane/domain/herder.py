@@ -14,9 +14,16 @@ answer with its provenance, a refusal, or "forward the request unchanged". A han
 | ``plugins`` | ``plugins.Plugins`` | plugin listings (KIP-769), versions (KIP-891) |
 | ``configs`` | ``configs.Configs`` | validate, create, update, PATCH; ``initial_state`` (KIP-980) |
 | ``newer`` | ``newer.NewerApi`` | health, loggers, restart options, ``GET /`` |
+| ``auto_restart`` | ``auto_restart.AutoRestart`` | restarts of failed connectors and tasks, with a backoff |
+| ``history`` | ``history.ConfigHistory`` | every config's versions, diffs, rollback |
+| ``lag`` | ``lag.Lags`` | sinks' consumer lag, sources' freshness |
+| ``plan`` | ``plan.PlanAndApply`` | plan and apply of a folder of connector configs |
+| ``membership`` | ``cluster.membership.ClusterMembership`` | the workers and sidecars of the cluster |
 
-The herder's own: ``forward`` (a request passed through to a worker unchanged, with read-your-writes)
-and ``view_ready``. The facades are built from the ports in one place, ``control_plane.composition``.
+Every facade is there whatever the sidecar has: one that needs what this sidecar lacks (the view, the
+sidecars' topic) answers its own refusal. The herder's own: ``forward`` (a request passed through to a
+worker unchanged, with read-your-writes) and ``view_ready``. The facades are built from the ports in one
+place, ``control_plane.composition``.
 """
 
 from __future__ import annotations
@@ -26,16 +33,16 @@ from urllib.parse import unquote
 import orjson
 
 from ..upstream import UpstreamRequest, UpstreamResponse
-from .auto_restart import AutoRestarter
-from .config_history import ConfigHistory
+from .auto_restart import AutoRestart
+from .cluster.forward_route import ForwardRoute
+from .cluster.membership import ClusterMembership
+from .cluster.writes import ConnectorWrites
 from .configs import Configs
-from .connector_writes import ConnectorWrites
-from .create_route import CreateRoute
+from .history import ConfigHistory
 from .lag import Lags
-from .membership import ClusterMembership
 from .newer import NewerApi
 from .offsets import StopAndOffsets
-from .plan import Planner
+from .plan import PlanAndApply
 from .plugins import Plugins
 from .read_rule import ReadRule
 from .reads import Reads
@@ -58,13 +65,13 @@ class Herder:
         plugins: Plugins,
         configs: Configs,
         newer: NewerApi,
+        auto_restart: AutoRestart,
+        history: ConfigHistory,
+        lag: Lags,
+        plan: PlanAndApply,
         writes: ConnectorWrites,
         membership: ClusterMembership,
-        route: CreateRoute,
-        auto_restart: AutoRestarter | None = None,
-        lags: Lags | None = None,
-        history: ConfigHistory | None = None,
-        plan: Planner | None = None,
+        route: ForwardRoute,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -74,14 +81,13 @@ class Herder:
         self.plugins = plugins
         self.configs = configs
         self.newer = newer
-        self._rule = rule
-        self._workers = rule.workers
-        self._writes = writes
+        self.auto_restart = auto_restart
+        self.history = history
+        self.lag = lag
+        self.plan = plan
         self.membership = membership
-        self.auto_restart = auto_restart  # None without the sidecars' topic (its fence and records)
-        self.lags = lags  # None without a view
-        self.history = history  # None without the sidecars' topic
-        self.plan = plan  # None without a view
+        self._rule = rule
+        self._writes = writes
         self._route = route
 
     @property

@@ -12,6 +12,9 @@ them).
   ``Done``: carried out (204);
 - ``Relay``: a worker's answer to a request the sidecar composed (the PUT behind an emulated PATCH);
 - ``Reply``: the sidecar's own answer with the status a newer worker gives (a health check's 503).
+
+``answer`` and ``answer_awaited`` make the sidecar's own answer of a read that may raise a domain error:
+the value, or the error as a ``Refusal``.
 """
 
 from __future__ import annotations
@@ -123,6 +126,24 @@ class Done:
 
 
 Read = Answer[T] | Refusal | Forward[T]
+V = TypeVar("V")
+
+
+def answer(read: Callable[[], V]) -> Answer[V] | Refusal:
+    """``read()`` as the sidecar's own answer, or its domain error as a refusal."""
+    try:
+        return Answer(read())
+    except ControlPlaneError as err:
+        return Refusal(err, SIDECAR)
+
+
+async def answer_awaited(read: Callable[[], Awaitable[V]]) -> Answer[V] | Refusal:
+    """``answer`` of a read that is awaited."""
+    try:
+        return Answer(await read())
+    except ControlPlaneError as err:
+        return Refusal(err, SIDECAR)
+
 
 __all__ = [
     "SIDECAR",
@@ -137,6 +158,8 @@ __all__ = [
     "Reply",
     "Rewrite",
     "Source",
+    "answer",
+    "answer_awaited",
     "json_amended",
     "json_reshaped",
     "reshaped",

@@ -2,15 +2,19 @@
 ``upstream`` or ``view`` (named below) and by a few-line fake in the unit tests. Built and wired in one
 place, ``control_plane.composition``; the features never see settings or Kafka client arguments.
 
-Two ports are met by a feature of the domain itself, so that the features never import one another
+Some ports are met by a feature of the domain itself, so that the features never import one another
 (the ``domain-features`` import contract): the plugin list the view needs for connector types
 (``PluginTypes``, read by the spine's ``liveness.WorkerProbe``) and the plugin versions the reads add to
-statuses (``StatusVersions``), both ``plugins``' own, handed to the others at composition.
+statuses (``StatusVersions``), both ``plugins``' own; the restarts of a connector's instances
+(``InstanceRestarts``, ``newer``'s, for ``auto_restart``); a sink's consumer group as its worker has it
+(``SinkGroupOf``, ``offsets``', for ``lag``). ``Actor`` is the cluster's (``cluster.acting``). Each is
+handed to the others at composition.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..codecs import ConfigRecord, StatusRecord, Tombstone
@@ -166,6 +170,37 @@ class Workers(Protocol):
     async def worker_versions(self) -> dict[str, str | None]: ...
 
 
+class Actor(Protocol):
+    """Which sidecar of the cluster does one piece of work for all of them (``cluster.acting.OneActor``)."""
+
+    def acting_sidecar(self) -> str | None:
+        """The sidecar that acts now (None: none can)."""
+        ...
+
+    def acting(self) -> bool:
+        """Whether this sidecar is the one that acts."""
+        ...
+
+
+class InstanceRestarts(Protocol):
+    """Restarts of a connector's instance and of some of its tasks, through the restart endpoints every
+    worker version has (``newer.restart.ConnectorRestarter``): the connector first, then each task; raises
+    ``WorkerRefused`` when a worker refuses one (the ones after it are not sent)."""
+
+    async def restart_instances(self, connector: str, *, connector_instance: bool, tasks: Sequence[int]) -> None: ...
+
+
+@dataclass(frozen=True)
+class GroupUnknown:
+    """Why a sink's consumer group is not read here: a reference the sidecar cannot resolve, or a consumer
+    on another Kafka cluster than the worker's."""
+
+    reason: str
+
+
+SinkGroupOf = Callable[[str, Config], "str | GroupUnknown"]  # a sink's consumer group, by its name and config
+
+
 class PluginTypes(Protocol):
     """The workers' plugin list, loaded for the view's connector types (``plugins.PluginCatalog``):
     ``load`` keeps the last list when it fails (False)."""
@@ -199,6 +234,7 @@ class StatusVersions(Protocol):
 
 
 __all__ = [
+    "Actor",
     "Amend",
     "BrokerTopics",
     "ClusterMetadata",
@@ -206,8 +242,11 @@ __all__ = [
     "ConfigOf",
     "ConnectorAdmins",
     "GroupAdmin",
+    "GroupUnknown",
+    "InstanceRestarts",
     "OffsetsLog",
     "PluginTypes",
+    "SinkGroupOf",
     "StatusSink",
     "StatusVersions",
     "TopicPartition",

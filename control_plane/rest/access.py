@@ -23,7 +23,7 @@ from starlette.types import Message, Receive
 
 from ..access import Access
 from ..composition import Runtime
-from ..domain.config_history import AUTHOR
+from ..domain.history import AUTHOR
 from ..rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reach, Role, classify, filter_listing
 from .errors import connect_error
 from .exchange import Exchange, HttpReply

@@ -4,34 +4,50 @@ settings) of ``/_sidecar/connectors/{c}/auto-restart``. Parse, one domain call, 
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.auto_restart import AutoRestarter
-from ..domain.errors import BadRequestError, Unsupported
-from .outcomes import json_response
+from ..domain.auto_restart import ConnectorRestarts, RestartsOverview
+from ..domain.errors import BadRequestError
+from .outcomes import answered
 from .state import herder
 
-NO_TOPIC = (
-    "Auto-restart needs the sidecars' topic (one sidecar of the cluster restarts, under the connector's "
-    "fence): this sidecar has no view or its fence is off (FENCE_ENABLED=false)"
-)
+
+def restarts_json(report: ConnectorRestarts) -> dict[str, Any]:
+    return {
+        "connector": report.connector,
+        "enabled": report.enabled,
+        "chosen_by": report.chosen_by,
+        "restarts": report.restarts,
+        "last_restart_ms": report.last_restart_ms,
+        "next_restart_ms": report.next_restart_ms,
+        "gave_up": report.gave_up,
+        "by_sidecar": report.by_sidecar,
+        "tasks": {str(task): {"restarts": n} for task, n in report.tasks.items()},
+    }
 
 
-def _restarter(request: Request) -> AutoRestarter:
-    restarter = herder(request).auto_restart
-    if restarter is None:
-        raise Unsupported(NO_TOPIC)
-    return restarter
+def overview_json(overview: RestartsOverview) -> dict[str, Any]:
+    return {
+        "enabled": overview.selection.enabled,
+        "connectors_pattern": overview.selection.pattern.pattern,
+        "backoff_unit_s": overview.backoff.unit_s,
+        "backoff_cap_s": overview.backoff.cap_s,
+        "max_restarts": overview.backoff.max_restarts,
+        "acting_sidecar": overview.acting_sidecar,
+        "connectors": [restarts_json(c) for c in overview.connectors],
+    }
 
 
 async def overview(request: Request) -> Response:
-    return json_response(_restarter(request).overview())
+    return answered(herder(request).auto_restart.overview(), overview_json)
 
 
 async def connector(request: Request) -> Response:
-    return json_response(_restarter(request).report_of(request.path_params["connector"]))
+    return answered(herder(request).auto_restart.report(request.path_params["connector"]), restarts_json)
 
 
 async def choose(request: Request) -> Response:
@@ -42,8 +58,8 @@ async def choose(request: Request) -> Response:
     enabled = body.get("enabled") if isinstance(body, dict) else None
     if not isinstance(enabled, bool):
         raise BadRequestError('The body must be {"enabled": true} or {"enabled": false}')
-    return json_response(await _restarter(request).choose(request.path_params["connector"], enabled))
+    return answered(await herder(request).auto_restart.choose(request.path_params["connector"], enabled), restarts_json)
 
 
 async def forget(request: Request) -> Response:
-    return json_response(await _restarter(request).choose(request.path_params["connector"], None))
+    return answered(await herder(request).auto_restart.choose(request.path_params["connector"], None), restarts_json)

@@ -12,21 +12,14 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..domain.errors import BadRequestError, ViewNotReady
-from ..domain.plan import Plan, Planner
+from ..domain.errors import BadRequestError
+from ..domain.plan import Applied, Plan, PlanStep
 from ..domain.plugins import PluginVersionReport
 from ..domain.topic_creation import CreationPreview
-from .outcomes import json_response
+from .outcomes import answered
 from .plugins import report_json
 from .state import herder
 from .topic_creation import preview_json
-
-
-def _planner(request: Request) -> Planner:
-    planner = herder(request).plan
-    if planner is None:
-        raise ViewNotReady("Plan and apply need the sidecar's view of the config topic")
-    return planner
 
 
 async def _body(request: Request) -> Any:
@@ -55,7 +48,23 @@ async def plan(request: Request) -> Response:
         raise BadRequestError(f"prune_matching is not a regular expression: {err}") from err
     if pattern is None:
         raise BadRequestError("prune_matching must be a regular expression")
-    return json_response(plan_json(await _planner(request).plan(parsed, prune=prune, prune_matching=pattern)))
+    return answered(await herder(request).plan.plan(parsed, prune=prune, prune_matching=pattern), plan_json)
+
+
+def step_json(step: PlanStep) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": step.name,
+        "action": step.action,
+        "changes": [c.as_json() for c in step.changes],
+        "seen": step.seen,
+    }
+    if step.config is not None:
+        body["config"] = step.config
+    if step.source is not None:
+        body["source"] = step.source
+    if step.errors:
+        body["errors"] = list(step.errors)
+    return body
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
@@ -63,7 +72,7 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     KIP-158 preview and the KIP-891 report as their own endpoints render them."""
     connectors = []
     for step in plan.steps:
-        body = step.as_json()
+        body = step_json(step)
         if isinstance(step.topics, CreationPreview):
             body["topics"] = preview_json(step.topics)
         if isinstance(step.plugins, PluginVersionReport):
@@ -72,5 +81,12 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     return {"fingerprint": plan.fingerprint, "prune": plan.prune, "summary": plan.summary(), "connectors": connectors}
 
 
+def applied_json(applied: Applied) -> dict[str, Any]:
+    return {
+        "applied": [{"name": name, "action": action} for name, action in applied.steps],
+        "fingerprint": applied.fingerprint,
+    }
+
+
 async def apply(request: Request) -> Response:
-    return json_response(await _planner(request).apply(await _body(request)))
+    return answered(await herder(request).plan.apply(await _body(request)), applied_json)

@@ -368,7 +368,7 @@ class ConfigVersionInfo(BaseModel):
 
 
 class ConfigHistoryInfo(BaseModel):
-    """A connector's config history (``domain.config_history``), newest first."""
+    """A connector's config history (``domain.history``), newest first."""
 
     connector: str
     retention_s: float

@@ -4,7 +4,6 @@ died, or cannot reach Kafka) is forgotten: the bound on how long a sidecar that 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..codecs.presence import SidecarPresence
@@ -36,11 +35,6 @@ class SidecarTable:
 
     def live(self, now_ms: float) -> list[KnownSidecar]:
         return sorted((s for s in self._known.values() if s.live_at(now_ms)), key=lambda s: s.presence.sidecar)
-
-    def acting(self, now_ms: float, able: Callable[[SidecarPresence], bool]) -> str | None:
-        """The one sidecar of the cluster that does a piece of work once for all: the first by id of the live
-        sidecars whose presence says they can (an older release, or one without a fence, cannot)."""
-        return next((s.presence.sidecar for s in self.live(now_ms) if able(s.presence)), None)
 
 
 __all__ = ["MISSED", "KnownSidecar", "SidecarTable"]

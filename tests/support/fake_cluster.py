@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit, TaskStatus
+from control_plane.domain.auto_restart import AutoRestart
 from control_plane.domain.capabilities import Capabilities, Feature
+from control_plane.domain.cluster.forward_route import ForwardRoute
+from control_plane.domain.cluster.membership import ClusterMembership
 from control_plane.domain.configs import ConnectorConfigs
-from control_plane.domain.create_route import CreateRoute
 from control_plane.domain.herder import Herder
+from control_plane.domain.history import ConfigHistory
+from control_plane.domain.lag import Lags
 from control_plane.domain.liveness import WorkerProbe
-from control_plane.domain.membership import ClusterMembership
 from control_plane.domain.offsets import StopAndOffsets
+from control_plane.domain.plan import PlanAndApply
 from control_plane.domain.plugins import PluginCatalog, Plugins
 from control_plane.domain.reads import Reads
 from control_plane.domain.topic_creation import CreationPreviews
@@ -71,9 +75,13 @@ class FakeCluster:
                 self.kafka,
             ),
             newer=newer_api(rule),
+            auto_restart=AutoRestart(None),  # the operator features need the sidecars' topic: refused here
+            history=ConfigHistory(None),
+            lag=Lags(None, lambda: None),
+            plan=PlanAndApply(None),
             writes=self.kafka.connector_writes,
             membership=membership,
-            route=CreateRoute(self.workers, membership.read_within),
+            route=ForwardRoute(self.workers, membership.read_within),
         )
 
     async def detect(self) -> None:

@@ -27,9 +27,9 @@ from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.status import StatusKey, StatusKind
 from control_plane.codecs.worker_plugins import InstalledOnWorker
 from control_plane.domain.capabilities import Capabilities
+from control_plane.domain.cluster.forward_route import ForwardRoute
+from control_plane.domain.cluster.writes import ConnectorWrites
 from control_plane.domain.configs import Configs, ConnectorConfigs, ConnectorCreation
-from control_plane.domain.connector_writes import ConnectorWrites
-from control_plane.domain.create_route import CreateRoute
 from control_plane.domain.liveness import WorkerProbe
 from control_plane.domain.newer import HealthCheck, Loggers, NewerApi
 from control_plane.domain.offsets import ConnectorStopper, EmulatedOffsets, TaskShutdown, WorkerKafka
@@ -215,7 +215,7 @@ class Kafka:
     def creation(self, workers: Workers, configs: ConnectorConfigs) -> ConnectorCreation:
         """``initial_state``'s emulation over this config log."""
         writer = ConfigWriter(CONFIG, self.producer, 1.0, self.writes)
-        return ConnectorCreation(CreateRoute(workers, None), configs, self.view, writer, 1.0, self.connector_writes)
+        return ConnectorCreation(ForwardRoute(workers, None), configs, self.view, writer, 1.0, self.connector_writes)
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
@@ -347,7 +347,7 @@ def configs_feature(rule: ReadRule, configs: ConnectorConfigs, kafka: Kafka | No
     if kafka:
         return Configs(rule, configs, kafka.creation(rule.workers, configs))
     writes = ConnectorWrites(rule.view, FakeGroups(), 1.0)
-    creation = ConnectorCreation(CreateRoute(rule.workers, None), configs, rule.view, None, 1.0, writes)
+    creation = ConnectorCreation(ForwardRoute(rule.workers, None), configs, rule.view, None, 1.0, writes)
     return Configs(rule, configs, creation)
 
 
@@ -392,7 +392,7 @@ class FakeSidecarsTopic:
 
 
 class FakeSidecarReader:
-    """One sidecar's tail of ``FakeSidecarsTopic`` (``domain.fence.FenceReader``), which reads a record
+    """One sidecar's tail of ``FakeSidecarsTopic`` (``domain.cluster.fence.FenceReader``), which reads a record
     only when asked to (``read_to_end``) or while it waits (``wait_for``)."""
 
     def __init__(self, topic: FakeSidecarsTopic) -> None:

@@ -18,7 +18,7 @@ Whatever the sidecar cannot judge (a body a worker would refuse, a worker whose 
 PATCH on workers without it (before 3.8, KIP-477) is done here: the patch applied to the worker's current
 configuration (``ConnectUtils.patchConfig``), checked, and PUT. Connect's leader does this atomically in its
 tick loop; the sidecar serializes its own writes per connector, and makes the PUT at the moment the config
-topic, read to its end, still holds the configuration patched (``connector_writes``): when it no longer
+topic, read to its end, still holds the configuration patched (``cluster.writes``): when it no longer
 does, another client changed it meanwhile, and the PATCH starts again from the new one (a few times, then
 a 409). A change written by another client between that check and the worker's write is not seen
 (docs/features/newer-api.md).
@@ -34,10 +34,10 @@ import orjson
 
 from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
 from ...view import ClusterView
+from ..cluster.writes import ConnectorWrites
 from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
 from ..config_infos import VALIDATE_ENDPOINT_HINT, ConfigInfos, add_problems, invalid_config_message
 from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
-from ..connector_writes import ConnectorWrites
 from ..errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
 from ..ports import ViewSnapshot, Workers

@@ -36,9 +36,9 @@ from ...codecs.config import ConfigKey, ConfigKind
 from ...storage.config_writer import ConfigWriteFailed
 from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamRequest, UpstreamResponse
+from ..cluster.forward_route import ForwardRoute
+from ..cluster.writes import ConnectorWrites
 from ..connect_api import JSON_HEADERS, Config
-from ..connector_writes import ConnectorWrites
-from ..create_route import CreateRoute
 from ..errors import OperationFailed, ViewNotReady
 from ..jackson import chain, location, members
 from ..outcomes import Refusal, Relay
@@ -123,7 +123,7 @@ class ConnectorCreation:
 
     def __init__(
         self,
-        workers: CreateRoute,
+        workers: ForwardRoute,
         configs: ConnectorConfigs,
         view: ViewSnapshot | None,
         writer: ConfigLog | None,

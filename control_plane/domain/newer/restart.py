@@ -16,6 +16,7 @@ outlasted the retries) and the restarts after it are not sent.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import quote
 
@@ -74,15 +75,19 @@ def restart_plan(request: RestartRequest, status: ConnectorStateView) -> Restart
 
 
 class ConnectorRestarter:
-    """Carries a plan out through the worker's own restart endpoints."""
+    """Carries a plan out through the worker's own restart endpoints (``restart_instances``: the
+    ``InstanceRestarts`` port, which auto-restart uses too)."""
 
     def __init__(self, workers: Workers) -> None:
         self._workers = workers
 
     async def restart(self, plan: RestartPlan) -> None:
-        base = f"/connectors/{quote(plan.status.name, safe='')}"
-        paths = [f"{base}/restart"] if plan.restarts_connector else []
-        paths += [f"{base}/tasks/{task}/restart" for task in plan.tasks]
+        await self.restart_instances(plan.status.name, connector_instance=plan.restarts_connector, tasks=plan.tasks)
+
+    async def restart_instances(self, connector: str, *, connector_instance: bool, tasks: Sequence[int]) -> None:
+        base = f"/connectors/{quote(connector, safe='')}"
+        paths = [f"{base}/restart"] if connector_instance else []
+        paths += [f"{base}/tasks/{task}/restart" for task in tasks]
         for path in paths:
             answer = await self._workers.forward(UpstreamRequest("POST", path))
             if not 200 <= answer.status < 300:

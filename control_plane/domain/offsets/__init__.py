@@ -6,12 +6,14 @@
 - ``connector_offsets``: ``EmulatedOffsets``, read, alter and reset for source and sink connectors;
 - ``task_shutdown``: ``TaskShutdown``, when a stopped connector's tasks can no longer commit offsets;
 - ``request``: the PATCH body, checked as Connect checks it (pure);
-- ``messages``: Connect's messages for offsets requests.
+- ``messages``: Connect's messages for offsets requests;
+- ``sink_groups``: a sink's consumer group as its worker resolves it (the lag feature's ``SinkGroupOf``).
 """
 
 from .connector_offsets import EmulatedOffsets, PartitionOffset, WorkerKafka
 from .feature import StopAndOffsets
 from .request import OffsetEntry, parse_alter_request
+from .sink_groups import sink_group_of
 from .stop import ConnectorStopper
 from .task_shutdown import TaskShutdown
 
@@ -24,4 +26,5 @@ __all__ = [
     "TaskShutdown",
     "WorkerKafka",
     "parse_alter_request",
+    "sink_group_of",
 ]

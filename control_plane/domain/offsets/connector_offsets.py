@@ -8,7 +8,7 @@ Mirrors Connect's Worker (``connectorOffsets``, ``modifySourceConnectorOffsets``
 - the connector must exist (404 "Connector <c> not found"); alter and reset need its target state
   STOPPED and zero tasks in the config topic, else 400 and nothing is written. That precondition is checked
   first, then again at the moment of the write, after the wait for the tasks' last commits
-  (``connector_writes``): a resume that lands during the wait is a 400, never a 200 that its running tasks
+  (``cluster.writes``): a resume that lands during the wait is a 400, never a 200 that its running tasks
   undo;
 - a connector whose class the worker cannot load (type ``unknown``) is neither source nor sink to Connect:
   every offsets request of it is Connect's 500 "Failed to find any class ...", after the state check
@@ -58,7 +58,7 @@ from ...rules.connectors import (
 from ...storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ...storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ...view import ClusterView
-from ..connector_writes import ConnectorWrites, read_failure
+from ..cluster.writes import ConnectorWrites, read_failure
 from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
 from ..ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
 from .messages import (

@@ -35,7 +35,7 @@ shows the connector STOPPED (``failed_and_stopped`` no longer holds), bounded by
 (its plugin cannot be loaded, say) never shows STOPPED on 4.3.1: its resume waits out that bound.
 
 The records are written at the moment the config topic, read to its end, still has the connector
-(``connector_writes``), and read back: a delete that raced the stop leaves no target state behind, and task
+(``cluster.writes``), and read back: a delete that raced the stop leaves no target state behind, and task
 configs a leader before 3.5 writes after the empty set (a reconfiguration it started before it read the
 stop) are replaced by the empty set again (``ConnectorStopper._confirm``).
 
@@ -54,7 +54,7 @@ from ...codecs import TargetState, TaskCommit, Tombstone
 from ...codecs.config import ConfigKey, ConfigKind
 from ...storage.config_writer import ConfigWriteFailed
 from ...view import ClusterView
-from ..connector_writes import ConnectorWrites
+from ..cluster.writes import ConnectorWrites
 from ..errors import NotFoundError, OperationFailed, ViewNotReady
 from ..ports import ConfigLog, ViewSnapshot
 
@@ -122,7 +122,7 @@ class ConnectorStopper:
 
     async def stop(self, name: str) -> None:
         """The two records written once the config topic, read to its end, has the connector (checked at
-        the write, ``connector_writes``), then read back (``_confirm``)."""
+        the write, ``cluster.writes``), then read back (``_confirm``)."""
         self._ready_view()
 
         def exists(state: ClusterView) -> None:

@@ -2,18 +2,26 @@
 version (no worker previews): which group, with which settings, creates a topic, for a configuration or
 for an existing connector (``topic_creation.creation``). The checks of ``topic.creation.*`` on the way to
 a worker run with the configuration checks (``configs``), as a ``ConfigCheck`` handed to them at
-composition."""
+composition, where the sidecar does the feature (``checks_active``: not where the operator forced it
+native)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...upstream import UpstreamError, UpstreamRequest
+from ..capabilities import Capabilities, Feature, Mode
 from ..connect_api import Config, config_path
 from ..errors import ConflictError, ControlPlaneError, NotFoundError
 from ..outcomes import SIDECAR, Answer, Refusal
 from ..read_rule import ReadRule
 from .creation import CreationPreview, TopicCreation
+
+
+def checks_active(capabilities: Capabilities) -> Callable[[], bool]:
+    """Whether the checks of ``topic.creation.*`` run (``TopicCreation``'s ``active``): where the sidecar
+    does the feature, not where the operator forced it native."""
+    return lambda: capabilities.decision(Feature.TOPIC_CREATION).mode is Mode.EMULATED
 
 
 class CreationPreviews:
@@ -47,4 +55,4 @@ class CreationPreviews:
         return await self.preview(config, topics, name)
 
 
-__all__ = ["CreationPreviews"]
+__all__ = ["CreationPreviews", "checks_active"]

@@ -1,6 +1,6 @@
 """Logger levels, every way: ``PUT /admin/loggers/{l}`` bodies read as Connect 4.3.1's ``LoggingResource``
 reads them (log4j 2: the level trimmed and in any case, an empty one a 500), on workers that read them as
-log4j 1 did before 4.0 (``domain/logger_requests.py``); worker scope and cluster scope (KIP-976, emulated
+log4j 1 did before 4.0 (``domain/newer/logger_requests.py``); worker scope and cluster scope (KIP-976, emulated
 before 3.7). Each way sets levels on loggers of its own; the level each shows is compared, not the time it
 was set (``last_modified``)."""
 

@@ -1,11 +1,11 @@
-"""Auto-restart (domain/auto_restart.py): Strimzi's schedule, what is due when, and one restart per failure
+"""Auto-restart (domain/auto_restart/): Strimzi's schedule, what is due when, and one restart per failure
 among several sidecars, over the sidecars' topic in memory."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pytest
@@ -20,10 +20,12 @@ from control_plane.codecs.auto_restart import (
 )
 from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.results import Malformed, Tombstone, UnknownKey
-from control_plane.domain.auto_restart import AutoRestarter, Backoff, Selection, Step, next_step
-from control_plane.domain.errors import NotFoundError
-from control_plane.domain.fence import ConnectorFence
-from control_plane.domain.newer.restart import RestartPlan
+from control_plane.domain.auto_restart import NO_TOPIC, AutoRestart, AutoRestarter, Backoff, Selection, Step, next_step
+from control_plane.domain.cluster.acting import OneActor, restarts
+from control_plane.domain.cluster.fence import ConnectorFence
+from control_plane.domain.errors import NotFoundError, Unsupported
+from control_plane.domain.outcomes import Refusal
+from control_plane.rest.auto_restart import restarts_json
 from control_plane.view import ConnectorStateView, StateEntry
 from control_plane.view.sidecars import SidecarTable
 from tests.support.fakes import FakeSidecarReader, FakeSidecarsTopic
@@ -86,15 +88,25 @@ def test_not_chosen_is_never_restarted() -> None:
     assert not Selection().covers("c", None)  # off unless enabled
 
 
+@dataclass(frozen=True)
+class Restarted:
+    """What the workers were asked to restart: the connector's instance or not, and which tasks."""
+
+    name: str
+    restarts_connector: bool
+    tasks: tuple[int, ...]
+
+
 @dataclass
 class Cluster:
     """What every sidecar's view shows, and what the workers were asked to restart."""
 
     statuses: dict[str, ConnectorStateView] = field(default_factory=dict)
     targets: dict[str, str] = field(default_factory=dict)
-    plans: list[RestartPlan] = field(default_factory=list)
+    plans: list[Restarted] = field(default_factory=list)
     now: float = 1_000_000.0
     readers: list[FakeSidecarReader] = field(default_factory=list)  # each sidecar's tail of the sidecars' topic
+    tables: list[SidecarTable] = field(default_factory=list)  # each sidecar's table of presences
 
     async def read(self) -> None:
         """Every sidecar's view reads the sidecars' topic (a real tail reads it as it is written)."""
@@ -116,9 +128,9 @@ class Cluster:
     def config(self, connector: str) -> Mapping[str, str | None] | None:
         return {"connector.class": "X"} if connector in self.statuses else None
 
-    async def restart(self, plan: RestartPlan) -> None:
+    async def restart_instances(self, connector: str, *, connector_instance: bool, tasks: Sequence[int]) -> None:
         await asyncio.sleep(0.001)
-        self.plans.append(plan)
+        self.plans.append(Restarted(connector, connector_instance, tuple(tasks)))
 
 
 def sidecars(
@@ -130,6 +142,7 @@ def sidecars(
     for i in range(count):
         table = SidecarTable() if each_first else shared
         table.apply(SidecarPresence(f"s{i}", None, "0", 60_000, auto_restart=True), int(cluster.now))
+        cluster.tables.append(table)
         reader = topic.reader()
         fence = ConnectorFence(
             topic, reader, sidecar=f"s{i}", lease_s=5, wait_s=5, read_timeout_s=1, now_ms=lambda: cluster.now
@@ -139,11 +152,11 @@ def sidecars(
             AutoRestarter(
                 cluster,
                 reader.auto_restarts,
-                table,
+                OneActor(table, f"s{i}", restarts, now_ms=lambda: cluster.now),
                 fence,
                 topic,
                 reader,
-                cluster,  # type: ignore[arg-type]  # its restart(plan) is the restarter's
+                cluster,
                 backoff=Backoff(unit_s=backoff.get("unit_s", 1.0), max_restarts=int(backoff.get("max", 0)) or None),
                 selection=Selection(True),
                 interval_s=0.05,
@@ -163,7 +176,7 @@ async def test_one_sidecar_restarts_what_failed_once_per_due_time() -> None:
     await first.check()
     assert [(p.restarts_connector, p.tasks) for p in cluster.plans] == [(False, (1,))]  # the failed task only
     await cluster.read()
-    shown = second.report_of("c")  # every sidecar reads the same record
+    shown = restarts_json(second.report_of("c"))  # every sidecar reads the same record
     assert (shown["restarts"], shown["by_sidecar"], shown["tasks"]) == (1, "s0", {"1": {"restarts": 1}})
     assert shown["next_restart_ms"] == cluster.now + 2000  # 1 s unit: 2 s after the first
     cluster.now += 1999
@@ -172,7 +185,7 @@ async def test_one_sidecar_restarts_what_failed_once_per_due_time() -> None:
     cluster.now += 1
     await first.check()
     await cluster.read()
-    assert len(cluster.plans) == 2 and first.report_of("c")["restarts"] == 2
+    assert len(cluster.plans) == 2 and first.report_of("c").restarts == 2
     assert first.counts["restarted"] == 2 and second.counts["restarted"] == 0
 
 
@@ -195,11 +208,11 @@ async def test_it_gives_up_after_the_count_and_starts_over_once_healthy() -> Non
     assert len(cluster.plans) == 2
     await cluster.read()
     report = one.report_of("c")
-    assert (report["gave_up"], report["next_restart_ms"], dict(one.gave_up())) == (True, None, {"c": 2})
+    assert (report.gave_up, report.next_restart_ms, dict(one.gave_up())) == (True, None, {"c": 2})
     cluster.statuses["c"] = status("RUNNING", "RUNNING")  # restarted by hand
     await one.check()
     await cluster.read()
-    assert one.report_of("c")["restarts"] == 0 and one.counts["reset"] == 1
+    assert one.report_of("c").restarts == 0 and one.counts["reset"] == 1
 
 
 async def test_paused_or_not_chosen_connectors_are_left_alone_and_a_choice_is_shared() -> None:
@@ -207,12 +220,12 @@ async def test_paused_or_not_chosen_connectors_are_left_alone_and_a_choice_is_sh
     topic = FakeSidecarsTopic(lambda: cluster.now)
     first, second = sidecars(cluster, topic, 2)
     shown = await second.choose("c", False)  # through another sidecar
-    assert (shown["enabled"], shown["chosen_by"]) == (False, "connector")
+    assert (shown.enabled, shown.chosen_by) == (False, "connector")
     await first.check()
     assert cluster.plans == []
-    assert (await first.choose("c", None))["chosen_by"] == "settings"
+    assert (await first.choose("c", None)).chosen_by == "settings"
     await first.check()
-    assert [p.status.name for p in cluster.plans] == ["c"]
+    assert [p.name for p in cluster.plans] == ["c"]
     with pytest.raises(NotFoundError, match="Connector nobody not found"):
         first.report_of("nobody")
 
@@ -221,8 +234,15 @@ async def test_a_sidecar_that_cannot_restart_is_passed_over() -> None:
     cluster = Cluster(statuses={"c": status("FAILED")})
     topic = FakeSidecarsTopic(lambda: cluster.now)
     (one,) = sidecars(cluster, topic, 1)
-    table = one._sidecars  # an older release, first by id, that does not restart
+    (table,) = cluster.tables  # an older release, first by id, that does not restart
     table.apply(SidecarPresence("a-older", None, "0", 60_000), int(cluster.now))
-    assert one.acting() and one.overview()["acting_sidecar"] == "s0"
+    assert one.acting() and one.overview().acting_sidecar == "s0"
     await one.check()
     assert len(cluster.plans) == 1
+
+
+async def test_without_the_sidecars_topic_every_request_says_so() -> None:
+    feature = AutoRestart(None)
+    for refused in (feature.overview(), feature.report("c"), await feature.choose("c", True)):
+        assert isinstance(refused, Refusal) and isinstance(refused.error, Unsupported)
+        assert refused.error.message == NO_TOPIC

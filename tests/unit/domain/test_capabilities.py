@@ -10,7 +10,7 @@ import pytest
 import respx
 
 from control_plane.domain.capabilities import FEATURES, Capabilities, Feature, Mode, Version, decide
-from control_plane.domain.cluster_versions import LiveWorkers, deciding_versions
+from control_plane.domain.cluster.versions import LiveWorkers, deciding_versions
 from control_plane.settings import FeatureMode, load_settings
 from tests.support.fakes import FakeWorkers
 from tests.support.ports import free_port

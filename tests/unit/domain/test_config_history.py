@@ -1,4 +1,4 @@
-"""Config history (domain/config_history.py, codecs/config_history.py, rules/config_diff.py): the records,
+"""Config history (domain/history/, codecs/config_history.py, rules/config_diff.py): the records,
 secrets kept as keyed digests, one recording sidecar among several, retention, who, diff and rollback,
 over the sidecars' topic in memory."""
 
@@ -22,16 +22,20 @@ from control_plane.codecs.config_history import (
 )
 from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.results import Malformed, Tombstone, UnknownKey
-from control_plane.domain.config_history import AUTHOR, ConfigHistory, HistoryRecorder
-from control_plane.domain.errors import BadRequestError, NotFoundError
+from control_plane.domain.cluster.acting import OneActor, records_history
+from control_plane.domain.errors import BadRequestError, NotFoundError, Unsupported
 from control_plane.domain.herder import changed_connector
+from control_plane.domain.history import AUTHOR, NO_HISTORY, ConfigHistory, HistoryRecorder, KeptHistory
+from control_plane.domain.outcomes import Refusal, Relay
+from control_plane.rest.config_history import diff_json, one_version_json, page_json
 from control_plane.rules.config_diff import SecretDigests, diff
-from control_plane.upstream import UpstreamRequest
+from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view.config_history import ConfigHistoryTable, ObservedChange
 from control_plane.view.sidecars import SidecarTable
 from tests.support.fakes import FakeSidecarReader, FakeSidecarsTopic
 
 DIGESTS = SecretDigests(b"k")
+WRITTEN = Relay(UpstreamResponse(200, [], b"{}", "http://w:8083"))  # the worker's answer to a rollback's PUT
 BASE = {"connector.class": "FileStreamSource", "topic": "t", "connection.password": "s3cret"}
 
 
@@ -77,16 +81,17 @@ class Cluster:
     offset: int = 0
     sidecars: list[tuple[HistoryRecorder, FakeSidecarReader]] = field(default_factory=list)
     records: dict[str, bool] = field(default_factory=dict)  # whether each sidecar's presence says it records
+    tables: dict[str, SidecarTable] = field(default_factory=dict)  # each sidecar's table of presences
 
     def __post_init__(self) -> None:
         self.topic = FakeSidecarsTopic(lambda: self.now)
 
     def sidecar(self, name: str, *, records: bool = True) -> tuple[HistoryRecorder, FakeSidecarReader]:
         reader = self.topic.reader()
-        table = SidecarTable()
+        table = self.tables[name] = SidecarTable()
         recorder = HistoryRecorder(
             reader.history,
-            table,
+            OneActor(table, name, records_history, now_ms=lambda: self.now),
             name,
             self.topic,
             reader,
@@ -105,7 +110,7 @@ class Cluster:
     def present(self, *gone: str) -> None:
         """Every sidecar's table of presences: the ones not gone, each saying whether it records."""
         for recorder, _ in self.sidecars:
-            table = recorder._sidecars
+            table = self.tables[recorder.sidecar]
             for other, _ in self.sidecars:
                 if other.sidecar in gone:
                     table.apply(Tombstone(other.sidecar), int(self.now))
@@ -131,13 +136,15 @@ class Cluster:
 
 
 def history_of(recorder: HistoryRecorder, reader: FakeSidecarReader, connector: str) -> dict[str, Any]:
+    """A connector's history as ``GET /_sidecar/connectors/{c}/history`` renders it."""
+
     async def current(name: str) -> Mapping[str, str | None] | None:
         return None
 
-    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
+    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> Any:
         return None
 
-    return ConfigHistory(reader.history, recorder, current, write).history(connector)
+    return page_json(KeptHistory(reader.history, recorder, current, write).history(connector))
 
 
 async def test_one_sidecar_records_each_change_once_and_the_others_see_it() -> None:
@@ -241,17 +248,17 @@ async def test_diff_and_rollback_restore_secrets_by_digest_or_ask_for_them() -> 
     async def now(name: str) -> Mapping[str, str | None] | None:
         return current if name == "c" else None
 
-    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> object:
+    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> Any:
         assert expected == current  # the PUT holds only while the config is still what the rollback read
         written.append(config)
-        return "written"
+        return WRITTEN
 
-    history = ConfigHistory(view.history, recorder, now, write)
-    assert [c["name"] for c in history.diff("c", v1, None)["changes"]] == ["connection.password", "topic"]
-    assert history.version("c", v1)["config"]["connection.password"] == "[hidden]"
+    history = KeptHistory(view.history, recorder, now, write)
+    assert [c["name"] for c in diff_json(history.diff("c", v1, None))["changes"]] == ["connection.password", "topic"]
+    assert one_version_json(history.version("c", v1))["config"]["connection.password"] == "[hidden]"
     with pytest.raises(BadRequestError, match=r"connection\.password"):
         await history.rollback("c", v1, {})  # the current password is another: only the caller has it
-    assert await history.rollback("c", v1, {"connection.password": "s3cret"}) == "written"
+    assert await history.rollback("c", v1, {"connection.password": "s3cret"}) is WRITTEN
     assert written[-1] == {**BASE}
     current["connection.password"] = "s3cret"
     await history.rollback("c", v1, {})  # the current value has the version's digest: restored from it
@@ -281,14 +288,29 @@ async def test_a_history_in_pages() -> None:
     async def none(name: str) -> Mapping[str, str | None] | None:
         return None
 
-    history = ConfigHistory(view.history, recorder, none, lambda *_: none(""))
-    first = history.history("c", limit=2)
+    async def nothing(*_: object) -> Any:
+        return None
+
+    history = KeptHistory(view.history, recorder, none, nothing)
+    first = page_json(history.history("c", limit=2))
     assert [v["version"] for v in first["versions"]] == offsets[:2:-1] and first["next_before"] == offsets[3]
-    second = history.history("c", limit=2, before=first["next_before"])
+    second = page_json(history.history("c", limit=2, before=first["next_before"]))
     assert [v["version"] for v in second["versions"]] == [offsets[2], offsets[1]]
-    last = history.history("c", limit=2, before=second["next_before"])
+    last = page_json(history.history("c", limit=2, before=second["next_before"]))
     assert [v["version"] for v in last["versions"]] == [offsets[0]] and last["next_before"] is None
-    assert last["versions"][0]["first_kept"] and history.history("c")["next_before"] is None
+    assert last["versions"][0]["first_kept"] and history.history("c").next_before is None
+
+
+async def test_without_the_sidecars_topic_every_request_says_so() -> None:
+    history = ConfigHistory(None)
+    for refused in (
+        history.history("c"),
+        history.version("c", 1),
+        history.diff("c", 1, None),
+        await history.rollback("c", 1, {}),
+    ):
+        assert isinstance(refused, Refusal) and isinstance(refused.error, Unsupported)
+        assert refused.error.message == NO_HISTORY
 
 
 def test_a_topic_names_the_earlier_configs_that_named_it() -> None:

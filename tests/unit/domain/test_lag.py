@@ -1,20 +1,24 @@
-"""Lag and freshness (domain/lag.py): a sink's lag from its group's committed offsets and the partitions'
+"""Lag and freshness (domain/lag/): a sink's lag from its group's committed offsets and the partitions'
 end offsets, read once per refresh; a source's freshness from the offsets topic the view reads."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-import pytest
+from typing import Any, TypeVar
 
 from control_plane.codecs import ConnectorConfig, SourceOffset, Tombstone
 from control_plane.codecs.offsets import OffsetKey
-from control_plane.domain.errors import NotFoundError
-from control_plane.domain.lag import Lags, Refused, SinkLags, sink_group_of
-from control_plane.domain.offsets import WorkerKafka
+from control_plane.domain.errors import NotFoundError, ViewNotReady
+from control_plane.domain.lag import Lags, SinkLags
+from control_plane.domain.offsets import WorkerKafka, sink_group_of
+from control_plane.domain.outcomes import Answer, Refusal
+from control_plane.domain.ports import GroupUnknown
+from control_plane.rest.lag import connector_json, overview_json
 from control_plane.rules.config_providers import ConfigProviders
 from control_plane.view import ClusterView
+
+T = TypeVar("T")
 
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -53,6 +57,16 @@ class Broker:
 WORKER = WorkerKafka(bootstrap="near:9092", offsets_topic="offsets")
 
 
+def value(outcome: Answer[T] | Refusal) -> T:
+    assert isinstance(outcome, Answer), outcome
+    return outcome.value
+
+
+def one(lags: Lags, connector: str) -> dict[str, Any]:
+    """One connector's lag as ``GET /_sidecar/connectors/{c}/lag`` renders it."""
+    return connector_json(value(lags.of(connector)))
+
+
 async def test_a_refresh_reads_each_group_once_and_all_ends_at_once() -> None:
     state, broker = cluster(), Broker()
     lags = SinkLags(lambda: state, sink_group_of(WORKER), broker, broker, interval_s=30)
@@ -81,7 +95,7 @@ def test_a_group_that_is_a_reference_is_resolved_or_refused(tmp_path: Path) -> N
     group_of = sink_group_of(worker)
     assert group_of("c", {"consumer.override.group.id": f"${{file:{secrets}:group}}"}) == "from-the-file"
     refused = group_of("c", {"consumer.override.group.id": "${vault:/x:group}"})
-    assert isinstance(refused, Refused) and "consumer.override.group.id" in refused.reason
+    assert isinstance(refused, GroupUnknown) and "consumer.override.group.id" in refused.reason
 
 
 def test_a_source_is_as_fresh_as_its_newest_commit() -> None:
@@ -90,28 +104,39 @@ def test_a_source_is_as_fresh_as_its_newest_commit() -> None:
         record = SourceOffset("src", partition, {"position": at})
         state.apply_offset(record, OffsetKey("src", partition).to_bytes(), at)
     lags = Lags(SinkLags(lambda: state, sink_group_of(WORKER), Broker(), Broker(), interval_s=30), lambda: state)
-    shown = Lags(lags.sinks, lambda: state, now_ms=lambda: 10_000).of("src")
+    shown = one(Lags(lags.sinks, lambda: state, now_ms=lambda: 10_000), "src")
     assert (shown["last_commit_ms"], shown["since_last_commit_s"], shown["commits"]) == (6_000, 4.0, 3)
     assert [p["last_commit_ms"] for p in shown["partitions"]] == [6_000, 4_000]
     key = OffsetKey("src", {"filename": "/a"})
     state.apply_offset(Tombstone(key), key.to_bytes(), 7_000)  # a reset of that partition
-    assert [p["partition"] for p in Lags(lags.sinks, lambda: state).of("src")["partitions"]] == [{"filename": "/b"}]
-    with pytest.raises(NotFoundError, match="Connector nobody not found"):
-        lags.of("nobody")
+    assert [p["partition"] for p in one(Lags(lags.sinks, lambda: state), "src")["partitions"]] == [{"filename": "/b"}]
+    refused = lags.of("nobody")
+    assert isinstance(refused, Refusal) and isinstance(refused.error, NotFoundError)
+    assert refused.error.message == "Connector nobody not found"
 
 
 async def test_the_overview_has_every_connector_once_refreshed() -> None:
     state, broker = cluster(), Broker()
     sinks = SinkLags(lambda: state, sink_group_of(WORKER), broker, broker, interval_s=30)
     lags = Lags(sinks, lambda: state)
-    before = lags.overview()
+    before = overview_json(value(lags.overview()))
     assert (
         before["refreshed_ms"] is None
         and before["sinks"] == []
         and [s["connector"] for s in before["sources"]] == ["src"]
     )
     sinks.latest = await sinks.refresh()
-    after = lags.overview()
+    after = overview_json(value(lags.overview()))
     assert [s["connector"] for s in after["sinks"]] == ["elsewhere", "grouped", "plain"]
     assert lags.sink_totals() == {"grouped": 0, "plain": 5}
-    assert lags.of("plain")["partitions"][0] == {"topic": "t", "partition": 0, "committed": 5, "end": 10, "lag": 5}
+    assert one(lags, "plain")["partitions"][0] == {"topic": "t", "partition": 0, "committed": 5, "end": 10, "lag": 5}
+
+
+def test_without_a_view_it_says_so() -> None:
+    for refused in (Lags(None, lambda: None).overview(), Lags(None, lambda: None).of("c")):
+        assert isinstance(refused, Refusal) and isinstance(refused.error, ViewNotReady)
+        assert (
+            refused.error.message
+            == "Lag and freshness need the sidecar's view (READ_FROM=upstream without one has none)"
+        )
+    assert Lags(None, lambda: None).readings() is None

@@ -1,4 +1,4 @@
-"""Plan and apply (domain/plan.py, plan_cli.py): the shapes of files, no false drift (numbers, key order, the
+"""Plan and apply (domain/plan/, plan_cli.py): the shapes of files, no false drift (numbers, key order, the
 name the worker adds, secrets by digest, provider references as written), prune only when asked, a stale
 plan refused, an apply that stops at the first failure saying what was made, and the terminal rendering."""
 
@@ -15,7 +15,7 @@ from control_plane.cli import main as control_plane
 from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRefused
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
-from control_plane.rest.plan import plan_json
+from control_plane.rest.plan import applied_json, plan_json
 from control_plane.rules.config_diff import SecretDigests
 
 DIGESTS = SecretDigests(b"k")
@@ -58,7 +58,7 @@ def test_no_false_drift_after_apply() -> None:
         },
     }
     (step,) = steps_of(desired_of(file, "f"), {"orders": STORED}, DIGESTS, prune=False)
-    assert (step.action, step.changes, step.config) == ("unchanged", [], None)
+    assert (step.action, step.changes, step.config) == ("unchanged", (), None)
 
 
 def test_changes_secrets_by_digest_and_prune_only_when_asked() -> None:
@@ -66,7 +66,7 @@ def test_changes_secrets_by_digest_and_prune_only_when_asked() -> None:
     current = {"orders": STORED, "legacy": {"name": "legacy", "connector.class": "X"}}
     steps = steps_of(desired_of(file, "f"), current, DIGESTS, prune=False)
     assert [(s.name, s.action) for s in steps] == [("orders", "update")]
-    assert steps[0].changes == [
+    assert [c.as_json() for c in steps[0].changes] == [
         {"name": "db.password", "op": "changed", "before": "[hidden]", "after": "[hidden]", "secret": True},
         {"name": "tasks.max", "op": "changed", "before": "2", "after": "3"},
     ]
@@ -112,7 +112,7 @@ async def test_apply_does_the_plan_and_a_stale_plan_is_refused() -> None:
     plan = plan_json(await cluster.planner().plan(files, prune=True))
     assert plan["summary"] == {"create": 1, "update": 1, "delete": 1, "unchanged": 0}
     stale = plan_json(await cluster.planner().plan(files, prune=True))
-    assert (await cluster.planner().apply(plan))["applied"] == [
+    assert applied_json(await cluster.planner().apply(plan))["applied"] == [
         {"name": "new", "action": "create"},
         {"name": "orders", "action": "update"},
         {"name": "legacy", "action": "delete"},

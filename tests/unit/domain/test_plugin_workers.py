@@ -10,9 +10,9 @@ import pytest
 from control_plane.codecs import Malformed, UnknownKey
 from control_plane.codecs.presence import SidecarPresence, decode_presence, encode_presence
 from control_plane.codecs.worker_plugins import InstalledOnWorker, decode_installed, encode_installed
+from control_plane.domain.cluster.presence import Presence
 from control_plane.domain.config_checks import CheckResult, ConfigSubject, RequestKind
 from control_plane.domain.plugins import PinHealth
-from control_plane.domain.presence import Presence
 from control_plane.rules.worker_id import advertised_worker_id, worker_id_of
 from control_plane.view import ConnectorStateView, StateEntry
 from control_plane.view.installed import InstalledTable

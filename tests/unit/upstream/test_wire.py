@@ -183,7 +183,7 @@ async def test_a_worker_that_does_not_answer_times_out() -> None:
 
 @pytest.mark.parametrize("through_httpx", [pytest.param(False, id="lean"), pytest.param(True, id="httpx")])
 async def test_a_worker_not_given_is_reached_by_send_to(through_httpx: bool) -> None:
-    """Another member of the workers' group (``domain.membership`` asks each one's ``GET /``)."""
+    """Another member of the workers' group (``domain.cluster.membership`` asks each one's ``GET /``)."""
     heads: list[bytes] = []
     async with worker(recording(heads)) as given, worker(recording(heads)) as member:
         upstream = ConnectUpstream([given], transport=ThroughHttpx() if through_httpx else None)

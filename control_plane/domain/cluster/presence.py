@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping
 
 import structlog
 
-from ..background import cancel_and_wait
-from ..codecs.presence import SidecarPresence, encode_presence
-from ..codecs.results import Tombstone
-from ..codecs.worker_plugins import InstalledOnWorker, encode_installed
-from ..view.sidecars import KnownSidecar, SidecarTable
+from ...background import cancel_and_wait
+from ...codecs.presence import SidecarPresence, encode_presence
+from ...codecs.results import Tombstone
+from ...codecs.worker_plugins import InstalledOnWorker, encode_installed
+from ...view.sidecars import KnownSidecar, SidecarTable
 from .fence import SidecarLog
 
 log = structlog.get_logger(__name__)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 
 from control_plane.codecs.worker_plugins import InstalledOnWorker
-from control_plane.domain.membership import ClusterMembership
+from control_plane.domain.cluster.membership import ClusterMembership
+from control_plane.rest.ops import membership_json
 from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
 
@@ -36,7 +37,7 @@ async def test_every_member_with_its_url_version_and_the_leader() -> None:
         "w1:8083", "3.4.1", {"source": {"a.Source": ("1.0", "2.0")}, "converter": {"a.C": (None,)}}
     )
     read = await membership(group, workers, [100.0], {"w1:8083": installed}).read()
-    assert read.to_json() == {
+    assert membership_json(read) == {
         "group": "connect-cluster",
         "state": "Stable",
         "protocol": "sessioned",

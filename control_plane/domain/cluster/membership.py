@@ -22,18 +22,17 @@ from dataclasses import dataclass, field, replace
 
 import orjson
 
-from ..codecs.connect_group import GroupRecordError, decode_assignment, decode_metadata
-from ..codecs.worker_plugins import InstalledOnWorker
-from ..rules.worker_id import worker_id_of
-from ..storage.consumer_groups import GroupDescription, GroupMember
-from ..storage.errors import GroupOperationError
-from ..upstream import UpstreamError, UpstreamRequest
-from ..view.fences import FenceHolder
-from ..view.sidecars import KnownSidecar
-from .cluster_versions import LiveWorkers
+from ...codecs.connect_group import GroupRecordError, decode_assignment, decode_metadata
+from ...codecs.worker_plugins import InstalledOnWorker
+from ...storage.consumer_groups import GroupDescription, GroupMember
+from ...storage.errors import GroupOperationError
+from ...upstream import UpstreamError, UpstreamRequest
+from ...view.fences import FenceHolder
+from ...view.sidecars import KnownSidecar
+from ..ports import WorkerGroup, Workers
 from .fence import ConnectorFence
-from .ports import WorkerGroup, Workers
 from .presence import Presence
+from .versions import LiveWorkers
 
 CONNECT_PROTOCOL_TYPE = "connect"  # ConnectProtocol: the workers' group protocol type
 
@@ -64,49 +63,6 @@ class Membership:
     least_write_wait_s: float | None = None
     # each worker's installed plugins where a live sidecar in front of it reports them, by worker id
     plugins: Mapping[str, InstalledOnWorker] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "group": self.group,
-            "state": self.state,
-            "protocol": self.protocol,
-            "leader_url": self.leader_url,
-            "workers": [
-                {
-                    "id": w.member_id,
-                    "url": w.url,
-                    "host": w.host,
-                    "version": w.version,
-                    "leader": w.leader,
-                    "config_offset": w.config_offset,
-                    "plugins": _plugins_json(self.plugins.get(worker_id_of(w.url))) if w.url else None,
-                }
-                for w in self.workers
-            ],
-            "read_at": self.read_at,
-            "error": self.error,
-            "sidecar": self.sidecar,
-            "fences": [
-                {"connector": f.connector, "sidecar": f.sidecar, "since_ms": f.since_ms, "expires_ms": f.expires_ms}
-                for f in self.fences
-            ],
-            "sidecars": [
-                {
-                    "id": s.presence.sidecar,
-                    "url": s.presence.url,
-                    "version": s.presence.version,
-                    "workers": dict(s.presence.workers),
-                    "view_lag": dict(s.presence.view_lag),
-                    "plugins": dict(s.presence.plugins),
-                    "write_wait_ms": s.presence.write_wait_ms,
-                    "auto_restart": s.presence.auto_restart,
-                    "history": s.presence.history,
-                    "seen_ms": s.seen_ms,
-                }
-                for s in self.sidecars
-            ],
-            "least_write_wait_ms": None if self.least_write_wait_s is None else self.least_write_wait_s * 1000,
-        }
 
 
 class ClusterMembership:
@@ -153,7 +109,7 @@ class ClusterMembership:
         return last
 
     async def live_workers(self, timeout_s: float) -> LiveWorkers:
-        """Every live member's version, as the capabilities read them (``cluster_versions.GroupVersions``): a
+        """Every live member's version, as the capabilities read them (``versions.GroupVersions``): a
         member without a URL (none has one while the group rebalances) is named by its member id, its version
         unknown. Bounded by ``timeout_s``: Kafka's own bound on the read (twice its request timeout) would
         hold the first decision back as long."""
@@ -239,14 +195,6 @@ def _joined(member: GroupMember) -> _Joined:
         assignment = None
     leader, leader_url = (assignment.leader, assignment.leader_url.rstrip("/")) if assignment else ("", "")
     return _Joined(member.member_id, member.host.lstrip("/"), url, offset, leader, leader_url)
-
-
-def _plugins_json(installed: InstalledOnWorker | None) -> dict[str, dict[str, list[str | None]]] | None:
-    """A worker's installed plugins (type -> class -> versions, null where unreported); None: unknown (no
-    live sidecar in front of it reports them)."""
-    if installed is None:
-        return None
-    return {kind: {name: list(v) for name, v in classes.items()} for kind, classes in installed.plugins.items()}
 
 
 def _by_url(worker: ClusterWorker) -> str:

@@ -1,45 +1,37 @@
-"""Config history: every change of every connector's config and target state, whoever made it (through a
-sidecar, straight to a worker, another tool), kept in the sidecars' own topic (``codecs.config_history``)
-so that it outlives the config topic's compaction and the sidecars' restarts; a key-level diff between any
-two versions; a rollback to a version.
+"""The config history's recording: every change of every connector's config and target state, whoever made
+it (through a sidecar, straight to a worker, another tool), kept in the sidecars' own topic
+(``codecs.config_history``) so that it outlives the config topic's compaction and the sidecars' restarts.
 
-- **Recorded once per cluster**: the first live sidecar by id whose presence says it records
-  (``view.sidecars``; an older release does not) writes one record per change the view read from the
+- **Recorded once per cluster**: the acting sidecar (``cluster.acting``: the first live sidecar by id whose
+  presence says it records; an older release does not) writes one record per change the view read from the
   config topic, keyed by the change's offset there (the version's id). A sidecar that takes over reads the
   sidecars' topic to its end and goes on after the last change recorded; two that both record for an
   interval write the same keys. A change that changes nothing (a PUT of the same config) is no version.
 - **Secrets** are kept as keyed digests (``rules.config_diff``), provider references as written.
-- **Who**: a write a sidecar makes for a connector holds the connector's fence (``connector_writes``);
+- **Who**: a write a sidecar makes for a connector holds the connector's fence (``cluster.writes``);
   before it lets go, the sidecar names the principal of the request (``AUTHOR``) for the changes of that
   connector its write put in the config topic (``attribute``).
 - **Retention**: the recording sidecar removes versions older than ``HISTORY_RETENTION_S``, always keeping
   each live connector's newest.
-- **Rollback** is an ordinary config write (``ConnectorConfigs.replace``: the same checks, the connector's
-  fence, and refused with a 409 when the config changed since the rollback read it). A secret of the
-  version is restored from the connector's current config when its digest is the current value's; any
-  other must be supplied by the caller.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
 
 import structlog
 
-from ..background import cancel_and_wait
-from ..codecs.config_history import Author, HistoryEntry, HistoryKey, encode_author, encode_entry
-from ..codecs.results import Tombstone
-from ..rules.config_diff import SecretDigests, StoredConfig, diff
-from ..view.config_history import ConfigHistoryTable, ObservedChange
-from ..view.sidecars import SidecarTable
-from .errors import BadRequestError, NotFoundError
-from .fence import TAIL, FenceReader, SidecarLog
+from ...background import cancel_and_wait
+from ...codecs.config_history import Author, HistoryEntry, HistoryKey, encode_author, encode_entry
+from ...codecs.results import Tombstone
+from ...rules.config_diff import SecretDigests, StoredConfig, diff
+from ...view.config_history import ConfigHistoryTable, ObservedChange
+from ..cluster.fence import TAIL, FenceReader, SidecarLog
+from ..ports import Actor
 
 log = structlog.get_logger(__name__)
 
@@ -58,7 +50,7 @@ class HistoryRecorder:
     def __init__(
         self,
         table: ConfigHistoryTable,
-        sidecars: SidecarTable,
+        actor: Actor,
         me: str,
         log_: SidecarLog,
         reader: FenceReader,
@@ -71,7 +63,7 @@ class HistoryRecorder:
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
         self._table = table
-        self._sidecars = sidecars
+        self._actor = actor
         self.sidecar = me
         self._log = log_
         self._reader = reader
@@ -92,11 +84,11 @@ class HistoryRecorder:
         return len(self._table.pending())
 
     def acting_sidecar(self) -> str | None:
-        """The sidecar that records: the first by id of the live sidecars that can (``SidecarTable.acting``)."""
-        return self._sidecars.acting(self._now_ms(), lambda presence: presence.history)
+        """The sidecar of the cluster that records (``cluster.acting``)."""
+        return self._actor.acting_sidecar()
 
     def acting(self) -> bool:
-        return self.acting_sidecar() == self.sidecar
+        return self._actor.acting()
 
     # -- recording
     async def check(self) -> None:
@@ -224,121 +216,4 @@ class HistoryRecorder:
                 log.warning("a config history pass failed", error=str(err))
 
 
-Rollback = Callable[[str, dict[str, str | None], Mapping[str, str | None]], Any]  # name, config, expected
-
-
-class ConfigHistory:
-    """What the endpoints ask: a connector's history, one version, the diff of two, a rollback."""
-
-    def __init__(
-        self,
-        table: ConfigHistoryTable,
-        recorder: HistoryRecorder,
-        current: Callable[[str], Awaitable[Mapping[str, str | None] | None]],
-        rollback_write: Rollback,
-    ) -> None:
-        self._table = table
-        self._recorder = recorder
-        self._current = current
-        self._write = rollback_write
-
-    def _entries(self, connector: str) -> list[HistoryEntry]:
-        entries = self._table.entries(connector)
-        if not entries:
-            raise NotFoundError(f"No config history of connector {connector}")
-        return entries
-
-    def _entry(self, connector: str, version: int) -> HistoryEntry:
-        entry = self._table.entry(connector, version)
-        if entry is None:
-            self._entries(connector)
-            raise NotFoundError(f"Connector {connector} has no version {version} in its config history")
-        return entry
-
-    def _version(self, entry: HistoryEntry, previous: HistoryEntry | None, *, config: bool) -> dict[str, Any]:
-        author = self._table.author(entry.connector, entry.offset)
-        body: dict[str, Any] = {
-            "version": entry.offset,
-            "timestamp_ms": entry.timestamp_ms,
-            "change": entry.change,
-            "state": entry.state,
-            "who": author.who if author is not None else None,
-            "via_sidecar": author.sidecar if author is not None else None,
-            "changes": [c.as_json() for c in diff(stored_of(previous) if previous else None, stored_of(entry))],
-        }
-        if previous is None:
-            body["first_kept"] = True
-        if config:
-            body["config"] = dict(entry.config) if entry.config is not None else None
-        return body
-
-    def history(self, connector: str, *, limit: int | None = None, before: int | None = None) -> dict[str, Any]:
-        """``GET /_sidecar/connectors/{c}/history``: the versions kept, newest first, each with its diff; at most
-        ``limit`` of them, older than version ``before`` (a page: ``next_before`` names the next one)."""
-        entries = self._entries(connector)
-        end = len(entries) if before is None else bisect.bisect_left([e.offset for e in entries], before)
-        start = 0 if limit is None else max(0, end - limit)
-        versions = [
-            self._version(entries[i], entries[i - 1] if i > 0 else None, config=False) for i in range(start, end)
-        ]
-        return {
-            "connector": connector,
-            "retention_s": self._recorder.retention_s,
-            "recorded_by": self._recorder.acting_sidecar(),
-            "versions": versions[::-1],
-            "next_before": entries[start].offset if start > 0 else None,
-        }
-
-    def version(self, connector: str, version: int) -> dict[str, Any]:
-        entry = self._entry(connector, version)
-        return {"connector": connector, **self._version(entry, self._table.previous(connector, version), config=True)}
-
-    def diff(self, connector: str, source: int, target: int | None) -> dict[str, Any]:
-        """The changes from version ``source`` to ``target`` (None: the newest)."""
-        old = self._entry(connector, source)
-        new = self._entry(connector, target) if target is not None else self._entries(connector)[-1]
-        changes = diff(stored_of(old), stored_of(new))
-        return {
-            "connector": connector,
-            "from": old.offset,
-            "to": new.offset,
-            "state": {"from": old.state, "to": new.state},
-            "changes": [c.as_json() for c in changes],
-        }
-
-    def restored_config(
-        self, connector: str, version: int, supplied: Mapping[str, str], current: Mapping[str, str | None]
-    ) -> dict[str, str | None]:
-        """Version ``version``'s config with its secrets back: supplied, or the current value where its
-        digest is the version's; 400 naming the ones the sidecar cannot restore."""
-        entry = self._entry(connector, version)
-        if entry.config is None:
-            raise BadRequestError(f"Version {version} of connector {connector} is its deletion: nothing to restore")
-        config, missing = dict(entry.config), []
-        for key, digest in sorted(entry.secrets.items()):
-            if key in supplied:
-                config[key] = supplied[key]
-            elif (value := current.get(key)) is not None and self._recorder.digests.digest(
-                connector, key, value
-            ) == digest:
-                config[key] = value
-            else:
-                missing.append(key)
-        if missing:
-            raise BadRequestError(
-                f"Version {version} of connector {connector} held secrets the sidecar keeps only as digests, "
-                f"and the connector's current values differ: {', '.join(missing)}. Supply them in the request: "
-                '{"secrets": {"' + missing[0] + '": "..."}}'
-            )
-        return config
-
-    async def rollback(self, connector: str, version: int, supplied: Mapping[str, str]) -> Any:
-        """The connector's config back to version ``version``'s, as a config write of its own."""
-        self._entry(connector, version)
-        current = await self._current(connector)  # the config topic read to its end
-        if current is None:
-            raise NotFoundError(f"Connector {connector} not found")  # a rollback rewrites a live connector
-        return await self._write(connector, self.restored_config(connector, version, supplied, current), current)
-
-
-__all__ = ["AUTHOR", "ConfigHistory", "HistoryRecorder", "stored_of"]
+__all__ = ["AUTHOR", "HistoryRecorder", "stored_of"]

@@ -1,125 +1,73 @@
-"""Auto-restart: the control plane restarts failed connectors and tasks, with a backoff, on every Connect
-version (stock Connect never restarts a failed task).
+"""The auto-restart loop: one sidecar of the cluster restarts failed connectors and tasks with a backoff
+(``schedule``), under each connector's fence, and records what it did in the sidecars' topic.
 
-The schedule is Strimzi's (``KafkaConnectAssemblyOperator``'s auto-restart): the n-th restart of a run of
-failures is due ``min(cap, unit * n * (n - 1))`` after the one before it (the first at once), with a unit of a
-minute and a cap of an hour: 0, 2, 6, 12, 20, 30, 42, 56 minutes, then hourly. Here the unit, the cap and
-the number of restarts before giving up are settings (``AUTO_RESTART_BACKOFF_UNIT_S``,
-``AUTO_RESTART_BACKOFF_CAP_S``, ``AUTO_RESTART_MAX_RESTARTS``). Off unless enabled, as in Strimzi: for every
-connector whose name matches ``AUTO_RESTART_CONNECTORS`` when ``AUTO_RESTART`` is on, and per connector
-through ``/_sidecar/connectors/{c}/auto-restart`` (a record in the sidecars' topic, so every sidecar sees
-the same choice; it wins over the settings).
+One sidecar of the cluster acts (``cluster.acting``: the first live sidecar whose presence says it can
+restart), and it restarts a connector only under that connector's fence (``cluster.fence``), after reading
+the sidecars' topic to its end, where the last restart of the connector is recorded
+(``codecs.auto_restart``): a sidecar that acts after another (the first one died, or two disagreed for an
+interval on who is first) finds the restart done and the next one not yet due. A run of failures ends when
+the connector and its tasks have run through a whole backoff without failing: the record is removed, and
+counting starts again.
 
 What is restarted: only what is FAILED (the connector instance and each failed task, as
-``POST /restart?includeTasks=true&onlyFailed=true`` does, composed of the restarts every version has:
-``newer.restart``), and never a connector whose target state is PAUSED or STOPPED: an operator's choice.
-
-One sidecar of the cluster acts: the first by id of the live sidecars whose presence says they can
-(``view.sidecars``; an older release cannot, nor one whose fence is off), and it restarts
-a connector only under that connector's fence (``domain.fence``), after reading the sidecars' topic to its
-end, where the last restart of the connector is recorded (``codecs.auto_restart``): a sidecar that acts
-after another (the first one died, or two disagreed for an interval on who is first) finds the restart
-done and the next one not yet due. A run of failures ends when the connector and its tasks have run
-through a whole backoff without failing: the record is removed, and counting starts again.
+``POST /restart?includeTasks=true&onlyFailed=true`` does), through the restart endpoints every worker
+version has (the ``InstanceRestarts`` port), and never a connector whose target state is PAUSED or STOPPED:
+an operator's choice.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from enum import Enum
-from typing import Any, Protocol
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 import structlog
 
-from ..background import cancel_and_wait
-from ..codecs.auto_restart import RestartPolicy, RestartState, encode_policy, encode_state
-from ..codecs.results import Tombstone
-from ..storage.errors import ReadTimeout
-from ..view import ConnectorStateView
-from ..view.auto_restarts import AutoRestartTable
-from ..view.sidecars import SidecarTable
-from .errors import NotFoundError, OperationFailed
-from .fence import TAIL, ConnectorFence, FenceReader, SidecarLog
-from .newer.restart import FAILED, ConnectorRestarter, RestartRequest, restart_plan
-from .read_rule import ReadRule
+from ...background import cancel_and_wait
+from ...codecs.auto_restart import RestartPolicy, RestartState, encode_policy, encode_state
+from ...codecs.results import Tombstone
+from ...storage.errors import ReadTimeout
+from ...view import ConnectorStateView
+from ...view.auto_restarts import AutoRestartTable
+from ..cluster.fence import TAIL, ConnectorFence, FenceReader, SidecarLog
+from ..errors import NotFoundError, OperationFailed
+from ..ports import Actor, InstanceRestarts
+from ..read_rule import ReadRule
+from .schedule import FAILED, Backoff, Selection, Step, failed_tasks, next_step
 
 log = structlog.get_logger(__name__)
 
-RUNNING = "RUNNING"
 CONCURRENT = 8  # connectors restarted at once in a pass (after an outage many fail together), each under its fence
 
 
 @dataclass(frozen=True)
-class Backoff:
-    """The schedule: ``unit_s * n * (n - 1)`` before the n-th restart (n from 1), at most ``cap_s``; give up
-    after ``max_restarts`` (None: never)."""
+class ConnectorRestarts:
+    """One connector's auto-restart: whether it is on and by whose choice (``connector``: an operator's,
+    ``settings``), and what the current run of failures brought (restarts in all and per task, when the
+    last was and the next is due, whether the sidecar gave up, which sidecar restarted it last)."""
 
-    unit_s: float = 60.0
-    cap_s: float = 3600.0
-    max_restarts: int | None = None
-
-    def delay_s(self, done: int) -> float:
-        """The wait after the last of ``done`` restarts before the next one."""
-        return min(self.cap_s, self.unit_s * done * (done + 1))
+    connector: str
+    enabled: bool
+    chosen_by: str
+    restarts: int
+    last_restart_ms: int | None
+    next_restart_ms: int | None
+    gave_up: bool
+    by_sidecar: str | None
+    tasks: Mapping[int, int]  # task -> its restarts, by task
 
 
 @dataclass(frozen=True)
-class Selection:
-    """Which connectors the settings choose (an operator's choice per connector wins)."""
+class RestartsOverview:
+    """The schedule, the sidecar that acts, and every connector with a choice or a restart recorded."""
 
-    enabled: bool = False
-    pattern: re.Pattern[str] = field(default_factory=lambda: re.compile(".*"))
-
-    def covers(self, connector: str, choice: bool | None) -> bool:
-        if choice is not None:
-            return choice
-        return self.enabled and self.pattern.fullmatch(connector) is not None
-
-
-class Step(Enum):
-    RESTART = "restart"
-    GIVE_UP = "give_up"
-    RESET = "reset"
-
-
-def failed(status: ConnectorStateView) -> bool:
-    return status.connector.state == FAILED or any(entry.state == FAILED for _, entry in status.tasks)
-
-
-def healthy(status: ConnectorStateView) -> bool:
-    return status.connector.state == RUNNING and all(entry.state == RUNNING for _, entry in status.tasks)
-
-
-def next_step(
-    status: ConnectorStateView | None,
-    target_state: str | None,
-    covered: bool,
-    state: RestartState | None,
-    backoff: Backoff,
-    now_ms: float,
-) -> Step | None:
-    """What is due for one connector now (None: nothing)."""
-    if status is None:
-        return Step.RESET if state is not None else None  # deleted: its record goes with it
-    if not failed(status):
-        # a run of failures ends once the connector ran through a whole backoff after its last restart
-        if state is not None and healthy(status) and now_ms >= state.last_ms + backoff.delay_s(state.count) * 1000:
-            return Step.RESET
-        return None
-    if not covered or target_state not in (None, "STARTED"):
-        return None  # not chosen, or paused or stopped by an operator
-    if state is None:
-        return Step.RESTART
-    if state.gave_up or (state.next_ms is not None and now_ms < state.next_ms):
-        return None
-    if backoff.max_restarts is not None and state.count >= backoff.max_restarts:
-        return Step.GIVE_UP
-    return Step.RESTART
+    selection: Selection
+    backoff: Backoff
+    acting_sidecar: str | None
+    connectors: tuple[ConnectorRestarts, ...]
 
 
 class StatusSource(Protocol):
@@ -188,11 +136,11 @@ class AutoRestarter:
         self,
         statuses: StatusSource,
         table: AutoRestartTable,
-        sidecars: SidecarTable,
+        actor: Actor,
         fence: ConnectorFence,
         log_: SidecarLog,
         reader: FenceReader,
-        restarter: ConnectorRestarter,
+        restarter: InstanceRestarts,
         *,
         backoff: Backoff,
         selection: Selection,
@@ -203,7 +151,7 @@ class AutoRestarter:
     ) -> None:
         self._statuses = statuses
         self._table = table
-        self._sidecars = sidecars
+        self._actor = actor
         self._fence = fence
         self._log = log_
         self._reader = reader
@@ -222,13 +170,12 @@ class AutoRestarter:
         return self._fence.sidecar
 
     def acting_sidecar(self) -> str | None:
-        """The sidecar that restarts: the first by id of the live sidecars that can (an older release, or one
-        whose fence is off, says it cannot in its presence)."""
-        return self._sidecars.acting(self._now_ms(), lambda presence: presence.auto_restart)
+        """The sidecar of the cluster that restarts (``cluster.acting``)."""
+        return self._actor.acting_sidecar()
 
     def acting(self) -> bool:
         """Whether this sidecar is the one that restarts (itself known from its own presence)."""
-        return self.acting_sidecar() == self.sidecar
+        return self._actor.acting()
 
     def covers(self, connector: str) -> bool:
         return self.selection.covers(connector, self._table.policy(connector))
@@ -243,7 +190,7 @@ class AutoRestarter:
             self._now_ms(),
         )
 
-    async def choose(self, connector: str, enabled: bool | None) -> dict[str, Any]:
+    async def choose(self, connector: str, enabled: bool | None) -> ConnectorRestarts:
         """An operator's choice for ``connector`` (None: the settings decide again), in the sidecars' topic,
         read back: the report shows it (404 for a connector the view does not know)."""
         self._known(connector)
@@ -259,7 +206,7 @@ class AutoRestarter:
             raise OperationFailed(f"Writing the choice for connector {connector} failed: {err}") from err
         return self.report(connector)
 
-    def report_of(self, connector: str) -> dict[str, Any]:
+    def report_of(self, connector: str) -> ConnectorRestarts:
         """``GET /_sidecar/connectors/{c}/auto-restart`` (404 for a connector the view does not know)."""
         self._known(connector)
         return self.report(connector)
@@ -305,12 +252,12 @@ class AutoRestarter:
                 return
             status = self._statuses.status(connector)
             assert status is not None  # due() saw it
-            plan = restart_plan(RestartRequest(connector, only_failed=True, include_tasks=True), status)
+            instance, failing = status.connector.state == FAILED, failed_tasks(status)
             lease.ensure(f"Cannot restart connector {connector}")
             started = time.monotonic()
-            await self._restarter.restart(plan)
+            await self._restarter.restart_instances(connector, connector_instance=instance, tasks=failing)
             tasks = dict(state.tasks) if state is not None else {}
-            for task in plan.tasks:
+            for task in failing:
                 tasks[task] = tasks.get(task, 0) + 1
             count = done + 1
             gives_up = self.backoff.max_restarts is not None and count >= self.backoff.max_restarts
@@ -329,41 +276,32 @@ class AutoRestarter:
                 "auto-restarted",
                 connector=connector,
                 restarts=count,
-                tasks=list(plan.tasks),
-                connector_restarted=plan.restarts_connector,
+                tasks=list(failing),
+                connector_restarted=instance,
                 last_allowed=gives_up,
             )
             if self._audit is not None:
                 self._audit(connector, f"/connectors/{connector}/restart", 202, (time.monotonic() - started) * 1000)
 
-    def report(self, connector: str) -> dict[str, Any]:
-        """What ``GET /_sidecar/connectors/{c}/auto-restart`` shows."""
+    def report(self, connector: str) -> ConnectorRestarts:
+        """One connector's auto-restart, known to the view or not."""
         state = self._table.state(connector)
-        choice = self._table.policy(connector)
-        return {
-            "connector": connector,
-            "enabled": self.covers(connector),
-            "chosen_by": "connector" if choice is not None else "settings",
-            "restarts": state.count if state is not None else 0,
-            "last_restart_ms": state.last_ms if state is not None else None,
-            "next_restart_ms": state.next_ms if state is not None and not state.gave_up else None,
-            "gave_up": state.gave_up if state is not None else False,
-            "by_sidecar": state.sidecar if state is not None else None,
-            "tasks": {str(t): {"restarts": n} for t, n in sorted(state.tasks.items())} if state is not None else {},
-        }
+        return ConnectorRestarts(
+            connector,
+            self.covers(connector),
+            "connector" if self._table.policy(connector) is not None else "settings",
+            state.count if state is not None else 0,
+            state.last_ms if state is not None else None,
+            state.next_ms if state is not None and not state.gave_up else None,
+            state.gave_up if state is not None else False,
+            state.sidecar if state is not None else None,
+            dict(sorted(state.tasks.items())) if state is not None else {},
+        )
 
-    def overview(self) -> dict[str, Any]:
-        """What ``GET /_sidecar/auto-restarts`` shows: the schedule, and every connector with a choice or a
-        restart recorded."""
-        return {
-            "enabled": self.selection.enabled,
-            "connectors_pattern": self.selection.pattern.pattern,
-            "backoff_unit_s": self.backoff.unit_s,
-            "backoff_cap_s": self.backoff.cap_s,
-            "max_restarts": self.backoff.max_restarts,
-            "acting_sidecar": self.acting_sidecar(),
-            "connectors": [self.report(c) for c in sorted(self._table.connectors())],
-        }
+    def overview(self) -> RestartsOverview:
+        """The schedule, and every connector with a choice or a restart recorded."""
+        connectors = tuple(self.report(c) for c in sorted(self._table.connectors()))
+        return RestartsOverview(self.selection, self.backoff, self.acting_sidecar(), connectors)
 
     def restarts(self) -> Mapping[str, int]:
         """The restarts of each connector's current run of failures."""
@@ -392,4 +330,4 @@ class AutoRestarter:
                 log.warning("an auto-restart pass failed", error=str(err))
 
 
-__all__ = ["AutoRestarter", "Backoff", "Selection", "Step", "ViewStatuses", "next_step"]
+__all__ = ["Audit", "AutoRestarter", "ConnectorRestarts", "RestartsOverview", "StatusSource", "ViewStatuses"]

@@ -32,12 +32,12 @@ from typing import Protocol
 
 import structlog
 
-from ..background import cancel_and_wait
-from ..codecs.fence import FenceClaim, FenceRelease, encode_fence
-from ..storage.errors import ReadTimeout
-from ..view.fences import FenceHolder, FenceTable
-from ..view.model import ClusterView
-from .errors import OperationFailed
+from ...background import cancel_and_wait
+from ...codecs.fence import FenceClaim, FenceRelease, encode_fence
+from ...storage.errors import ReadTimeout
+from ...view.fences import FenceHolder, FenceTable
+from ...view.model import ClusterView
+from ..errors import OperationFailed
 
 log = structlog.get_logger(__name__)
 

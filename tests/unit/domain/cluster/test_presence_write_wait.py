@@ -4,7 +4,7 @@ answer, and the least of them among the live ones, which decides whether a read 
 from __future__ import annotations
 
 from control_plane.codecs.presence import SidecarPresence, decode_presence, encode_presence
-from control_plane.domain.presence import Presence
+from control_plane.domain.cluster.presence import Presence
 from control_plane.view.sidecars import SidecarTable
 from tests.support.fakes import FakeSidecarsTopic
 

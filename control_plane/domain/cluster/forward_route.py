@@ -1,4 +1,6 @@
-"""Where a ``POST /connectors`` goes during a rolling upgrade across Connect 3.7.
+"""Where a request passed through to the workers goes (``ForwardRoute.send``): to any worker of the cluster
+(``Workers.forward``, with failover), except a ``POST /connectors`` during a rolling upgrade across
+Connect 3.7, which goes to the leader itself.
 
 A worker that is not the leader forwards a create to the leader (``ConnectorsResource.createConnector``,
 through ``HerderRequestHandler.completeOrForwardRequest``) as the ``CreateConnectorRequest`` it read,
@@ -16,11 +18,10 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import structlog
 
-from ..upstream import UpstreamRequest, UpstreamResponse
-from .cluster_versions import release
+from ...upstream import UpstreamRequest, UpstreamResponse
+from ..ports import Workers
 from .membership import Membership
-from .ports import Workers
-from .version import Version
+from .versions import Version, release
 
 log = structlog.get_logger(__name__)
 
@@ -43,7 +44,7 @@ def straddles(versions: Mapping[str, str | None]) -> bool:
     return any(v < INITIAL_STATE_SINCE for v in known) and any(v >= INITIAL_STATE_SINCE for v in known)
 
 
-class CreateRoute:
+class ForwardRoute:
     """``send``: a request to the workers, a create to an older leader directly (see the module docstring).
     ``group``: the group's members read within a bound (None: the group is not known, creates go as any
     request);
@@ -79,4 +80,4 @@ class CreateRoute:
         return await self._workers.send_to(leader, request)
 
 
-__all__ = ["INITIAL_STATE_SINCE", "CreateRoute", "older_leader", "straddles"]
+__all__ = ["INITIAL_STATE_SINCE", "ForwardRoute", "older_leader", "straddles"]

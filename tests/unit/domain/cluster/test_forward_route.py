@@ -1,4 +1,4 @@
-"""Where a create goes (domain/create_route.py): to the leader itself while it predates KIP-980's
+"""Where a create goes (domain/cluster/forward_route.py): to the leader itself while it predates KIP-980's
 ``initial_state`` and another worker has it (a newer follower would forward the create with the field, which
 the leader refuses); anywhere else to the workers as any request."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import orjson
 
-from control_plane.domain.create_route import CreateRoute, older_leader, straddles
-from control_plane.domain.membership import ClusterWorker, Membership
+from control_plane.domain.cluster.forward_route import ForwardRoute, older_leader, straddles
+from control_plane.domain.cluster.membership import ClusterWorker, Membership
 from control_plane.upstream import UpstreamRequest
 from tests.support.fakes import FakeWorkers
 
@@ -40,13 +40,13 @@ async def test_a_create_goes_to_the_older_leader_and_every_other_request_to_the_
     async def read(timeout_s: float) -> Membership | None:
         return mixed
 
-    route = CreateRoute(workers, read, lambda: {"http://old:8083": "3.4.1", "http://new:8083": "4.3.1"})
+    route = ForwardRoute(workers, read, lambda: {"http://old:8083": "3.4.1", "http://new:8083": "4.3.1"})
     assert (await route.send(CREATE)).status == 201
     assert [(w, r.method) for w, r in workers.sent_to] == [("http://old:8083", "POST")]
     await route.send(UpstreamRequest("PUT", "/connectors/c/config", body=b"{}"))
     assert [r.method for r in workers.forwarded] == ["PUT"]
-    await CreateRoute(workers, None).send(CREATE)  # the group not known: as any request
-    uniform = CreateRoute(workers, read, lambda: {"http://a:8083": "3.4.1", "http://b:8083": "3.4.1"})
+    await ForwardRoute(workers, None).send(CREATE)  # the group not known: as any request
+    uniform = ForwardRoute(workers, read, lambda: {"http://a:8083": "3.4.1", "http://b:8083": "3.4.1"})
     await uniform.send(CREATE)  # every worker on one side of initial_state: the group is not even read
     assert [r.method for r in workers.forwarded] == ["PUT", "POST", "POST"]
 

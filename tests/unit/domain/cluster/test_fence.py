@@ -7,8 +7,8 @@ import time
 
 import pytest
 
+from control_plane.domain.cluster.fence import ConnectorFence
 from control_plane.domain.errors import OperationFailed
-from control_plane.domain.fence import ConnectorFence
 from tests.support.fakes import FakeSidecarsTopic
 
 

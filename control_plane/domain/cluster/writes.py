@@ -32,11 +32,11 @@ from typing import Protocol, TypeVar
 
 import structlog
 
-from ..storage.errors import ReadTimeout
-from ..view import ClusterView
-from .errors import OperationFailed
+from ...storage.errors import ReadTimeout
+from ...view import ClusterView
+from ..errors import OperationFailed
+from ..ports import ClusterMetadata, ViewSnapshot
 from .fence import ConnectorFence, Lease
-from .ports import ClusterMetadata, ViewSnapshot
 
 log = structlog.get_logger(__name__)
 
@@ -44,7 +44,7 @@ T = TypeVar("T")
 
 
 class Attribution(Protocol):
-    """Who made the changes a write put in the config topic (``config_history.HistoryRecorder``)."""
+    """Who made the changes a write put in the config topic (``history.HistoryRecorder``)."""
 
     def position(self) -> int: ...
 

@@ -1,0 +1,26 @@
+"""Plan and apply: a folder of connector configs compared with the cluster, and carried out exactly.
+
+- ``feature``: ``PlanAndApply``, the one entry; a 503 without the sidecar's view;
+- ``planner``: ``Planner``, the plan (with the worker's validation and previews) and the apply, a step at a
+  time while the plan still holds;
+- ``steps``: the documents' connectors, the steps from what the cluster has, the fingerprint (pure).
+"""
+
+from .feature import NO_VIEW, PlanAndApply
+from .planner import Applied, Planner
+from .steps import ACTIONS, Desired, Plan, PlanStep, config_digest, desired_of, fingerprint_of, steps_of
+
+__all__ = [
+    "ACTIONS",
+    "NO_VIEW",
+    "Applied",
+    "Desired",
+    "Plan",
+    "PlanAndApply",
+    "PlanStep",
+    "Planner",
+    "config_digest",
+    "desired_of",
+    "fingerprint_of",
+    "steps_of",
+]
