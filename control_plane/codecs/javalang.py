@@ -1,5 +1,5 @@
 """Small helpers that reproduce how the worker's Java code reads keys, so that the codecs accept and
-reject exactly what the worker does: ``String.split("-")`` (trailing empty strings dropped),
+reject exactly what the worker does: ``String.split("-")`` (trailing empty strings dropped), ``String.trim``,
 ``Integer.parseInt`` and the consumer's ``StringDeserializer`` (UTF-8); and the Java semantics the
 worker's writes depend on: ``String.hashCode`` and ``java.util.HashMap`` iteration order (the field order
 of offsets the worker writes), ``String.valueOf`` and the number parsing of ``SinkUtils``. Each Java
@@ -29,6 +29,15 @@ def java_split_dash(text: str) -> list[str]:
     while parts and parts[-1] == "":
         parts.pop()
     return parts
+
+
+# ``String.trim()``: every char up to and including U+0020 (space and the C0 controls), nothing else.
+_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
+
+
+def java_trim(text: str) -> str:
+    """``java.lang.String#trim``: strips the characters ``<= ' '`` at both ends (not Unicode whitespace)."""
+    return text.strip(_JAVA_TRIMMED)
 
 
 def java_parse_int(text: str) -> int | None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .maven_version import LATEST, ComparableVersion, java_trim
+from ..codecs.javalang import java_trim
+from .maven_version import LATEST, ComparableVersion
 
 
 class InvalidVersionSpecificationError(ValueError):

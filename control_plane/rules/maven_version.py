@@ -37,20 +37,11 @@ from functools import lru_cache
 from itertools import zip_longest
 from typing import TypeAlias
 
-__all__ = ["LATEST", "ComparableVersion", "java_trim"]
+__all__ = ["LATEST", "ComparableVersion"]
 
 LATEST = "latest"
 """The value of a ``*.plugin.version`` (or of ``?version=``) that means "no requirement"; compared exactly,
 untrimmed, as ``PluginUtils.connectorVersionRequirement`` does."""
-
-# ``String.trim()``: every char up to and including U+0020 (space and the C0 controls), nothing else.
-_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))
-
-
-def java_trim(text: str) -> str:
-    """``java.lang.String#trim``: strips the characters ``<= ' '`` at both ends (not Unicode whitespace)."""
-    return text.strip(_JAVA_TRIMMED)
-
 
 # --- ComparableVersion's items ------------------------------------------------------------------------------
 

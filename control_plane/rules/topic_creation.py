@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from control_plane.codecs.javalang import java_parse_int
+from control_plane.codecs.javalang import java_parse_int, java_trim
 
 from .java_regex import JavaPatternSyntaxError, JavaRegex, JavaRegexProblem, UnsupportedJavaRegex, translate
 
@@ -54,16 +54,6 @@ class TopicCreationConfigError(ValueError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-
-
-def java_trim(text: str) -> str:
-    """``String.trim()``: strips the code points <= U+0020, nothing else."""
-    start, end = 0, len(text)
-    while start < end and text[start] <= " ":
-        start += 1
-    while end > start and text[end - 1] <= " ":
-        end -= 1
-    return text[start:end]
 
 
 def parse_list(value: str | None) -> list[str]:
@@ -271,7 +261,6 @@ __all__ = [
     "TopicSettings",
     "configured_groups",
     "group_for",
-    "java_trim",
     "key_of",
     "listed_groups",
     "number_value",

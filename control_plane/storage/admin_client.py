@@ -12,8 +12,7 @@ from typing import Any
 from aiokafka.client import AIOKafkaClient
 from aiokafka.errors import KafkaError
 
-from .errors import StorageError
-from .status_writes import describe_error
+from .errors import StorageError, describe_error
 
 
 class AdminClients:

@@ -34,8 +34,7 @@ from aiokafka.protocol.metadata import MetadataRequest
 from aiokafka.protocol.types import Array, Int16, Int32, Schema, String
 
 from .admin_client import AdminClients
-from .errors import GroupNotEmpty, GroupOperationError
-from .status_writes import describe_error
+from .errors import GroupNotEmpty, GroupOperationError, describe_error
 
 log = structlog.get_logger(__name__)
 

@@ -26,6 +26,15 @@ from typing import ClassVar
 from aiokafka.errors import KafkaError, KafkaTimeoutError
 
 
+def describe_error(exc: BaseException) -> str:
+    """An error as the storage's messages and logs name it: its class and its text, once (aiokafka's errors
+    name themselves in their text)."""
+    name, text = type(exc).__name__, str(exc)
+    if not text or text == name:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"
+
+
 class StorageError(Exception):
     retriable: ClassVar[bool] = False
 
@@ -87,5 +96,6 @@ __all__ = [
     "StorageError",
     "TopicAdminError",
     "WriteFailed",
+    "describe_error",
     "is_retriable",
 ]

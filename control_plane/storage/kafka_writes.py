@@ -30,9 +30,9 @@ import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from ..backoff import ProposalBackoff
-from .errors import AttemptTimeout, is_retriable
+from .errors import AttemptTimeout, describe_error, is_retriable
 from .record_producer import RecordProducer
-from .status_writes import describe_error, key_text
+from .status_writes import key_text
 
 log = structlog.get_logger(__name__)
 

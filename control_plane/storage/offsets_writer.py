@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 
 import structlog
 
-from .errors import WriteFailed
+from .errors import WriteFailed, describe_error
 from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
-from .status_writes import describe_error, key_text
+from .status_writes import key_text
 
 log = structlog.get_logger(__name__)
 

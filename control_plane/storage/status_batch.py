@@ -28,10 +28,10 @@ from typing import Protocol
 import structlog
 from tenacity import RetryCallState
 
-from .errors import AttemptTimeout, is_retriable
+from .errors import AttemptTimeout, describe_error, is_retriable
 from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
-from .status_writes import QueuedWrite, StatusWriteObserver, describe_error, key_text
+from .status_writes import QueuedWrite, StatusWriteObserver, key_text
 
 log = structlog.get_logger(__name__)
 

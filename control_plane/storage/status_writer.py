@@ -32,7 +32,7 @@ from tenacity import RetryCallState
 
 from ..codecs import StatusRecord, Tombstone, encode_status
 from ..codecs.status import StatusKey, StatusKind, status_key_of
-from .errors import is_retriable
+from .errors import describe_error, is_retriable
 from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
 from .status_batch import BatchRun, write_batch
@@ -49,7 +49,6 @@ from .status_writes import (
     StatusWrites,
     StatusWriteState,
     WriteTicket,
-    describe_error,
     key_text,
 )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from .errors import StorageError
+from .errors import StorageError, describe_error
 
 KINDS = frozenset({"connector", "task", "topic"})
 
@@ -151,13 +151,6 @@ def key_text(key: bytes) -> str:
     return key.decode("utf-8", errors="replace")
 
 
-def describe_error(exc: BaseException) -> str:
-    name, text = type(exc).__name__, str(exc)
-    if not text or text == name:
-        return name
-    return text if text.startswith(name) else f"{name}: {text}"  # aiokafka's errors name themselves
-
-
 def epoch_ms(seconds: float) -> int:
     return int(seconds * 1000)
 
@@ -175,7 +168,6 @@ __all__ = [
     "StatusWriterClosed",
     "StatusWrites",
     "WriteTicket",
-    "describe_error",
     "epoch_ms",
     "key_text",
 ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+from ...codecs.javalang import java_trim
 from ..errors import BadRequestError, ControlPlaneError, NotFoundError, OperationFailed
 from ..jackson import string_map_error
 
@@ -23,7 +24,6 @@ LEVELS = frozenset({"OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "
 NULL_MAP = 'Cannot invoke "java.util.Map.get(Object)" because "levelMap" is null'
 NO_LEVEL = "Desired 'level' parameter was not specified in request."
 EMPTY_LEVEL = "Illegal null or empty Level name."
-_JAVA_TRIMMED = "".join(chr(c) for c in range(0x21))  # String.trim: every char <= U+0020
 
 
 def requested_level(body: bytes) -> str:
@@ -42,7 +42,7 @@ def requested_level(body: bytes) -> str:
     level = level if isinstance(level, str) else json.dumps(level)  # true/false: Jackson's "true"/"false"
     if level == "":
         raise OperationFailed(EMPTY_LEVEL)
-    resolved = level.strip(_JAVA_TRIMMED).upper()
+    resolved = java_trim(level).upper()
     if resolved not in LEVELS:
         raise NotFoundError(f"invalid log level '{level}'.")
     return resolved

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from control_plane.codecs.javalang import java_trim
 from control_plane.rules.maven_range import (
     EVERYTHING,
     InvalidVersionSpecificationError,
@@ -22,7 +23,7 @@ from control_plane.rules.maven_range import (
     select_version,
     sort_versions,
 )
-from control_plane.rules.maven_version import LATEST, ComparableVersion, java_trim
+from control_plane.rules.maven_version import LATEST, ComparableVersion
 
 
 def V(text: str) -> ComparableVersion:

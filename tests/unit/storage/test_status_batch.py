@@ -188,8 +188,8 @@ def tracking_of(writer: object, topics: int) -> TopicTracking:
 
 
 async def test_a_reset_answers_at_once_and_its_tombstones_are_written_in_the_background() -> None:
-    """Issues 3 and 4: the reset answers as the worker does (its 202 once the tombstones are handed to
-    the producer); they are pending until acknowledged, then written, all pipelined."""
+    """A topics reset answers as the worker does (its 202 once the tombstones are handed to the producer),
+    and its writes are visible: pending until acknowledged, then written, all pipelined."""
     producer = ScriptedProducer()
     acknowledge = asyncio.Event()
     for record in tombstones(100):
