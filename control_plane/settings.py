@@ -151,9 +151,6 @@ class Settings(BaseSettings):
     """Pooled connections to the workers of the cluster."""
     upstream_keepalive_s: float = Field(15.0, gt=0)
     """Idle time before a pooled connection is closed (below Jetty's 30 s)."""
-    upstream_transport: Literal["aiohttp", "httpx"] = "aiohttp"
-    """``aiohttp`` sends the client's request target byte for byte; ``httpx`` (httpx's own pool, for
-    comparison) resolves ``..`` segments, so it is no pass-through."""
     worker_down_s: float = Field(5.0, ge=0)
     """How long a worker that refused a connection is tried last."""
     rebalance_retry_max: int = Field(5, ge=0)

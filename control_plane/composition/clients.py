@@ -90,10 +90,7 @@ def build_upstream(
 ) -> ConnectUpstream:
     return ConnectUpstream(
         settings.connect_urls,
-        transport=transport
-        or build_transport(
-            settings.upstream_transport, settings.upstream_max_connections, settings.upstream_keepalive_s
-        ),
+        transport=transport or build_transport(settings.upstream_max_connections, settings.upstream_keepalive_s),
         connect_timeout_s=settings.upstream_connect_timeout_s,
         read_timeout_s=settings.upstream_read_timeout_s,
         pool_timeout_s=settings.upstream_pool_timeout_s,

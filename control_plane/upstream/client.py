@@ -12,6 +12,11 @@ waiting on that worker ends at once the way it ends at its timeout (``stop_waiti
 never resent elsewhere), not when its budget runs out. Connect answers 409 when a request raced a
 rebalance; such an answer is retried with a bounded exponential backoff and, when retries run out,
 returned as it is.
+
+The client puts each request as it goes on the wire (the target byte for byte, the headers without the
+hop-by-hop ones, Host first, a Content-Length where one goes) and hands it to its transport
+(``upstream.transport``), which carries it to one worker: it decides which worker, whether to try
+another and when the budget has run out on the transport's errors alone, whatever the transport.
 """
 
 from __future__ import annotations
@@ -24,8 +29,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
-import aiohttp
-import httpx
 import orjson
 import structlog
 import yarl
@@ -38,15 +41,12 @@ from .errors import (
     UpstreamOverloaded,
     UpstreamTimeout,
     WorkerUnreachable,
-    classify,
 )
-from .transport import RAW_TARGET, PassThroughTransport
-from .wire import Limits, Slots
+from .schemes import SchemeTransport
+from .transport import Headers, Limits, Transport, WorkerRequest
+from .wire import Slots
 
 log = structlog.get_logger(__name__)
-
-Headers = list[tuple[bytes, bytes]]
-Transport = httpx.AsyncBaseTransport  # what the client sends through (tests put a fake one here)
 
 # RFC 9110 section 7.6.1: connection-specific headers a proxy must not forward; plus the ones that
 # describe the framing of one hop (the proxy frames its own messages).
@@ -67,8 +67,9 @@ HOP_BY_HOP = frozenset(
     }
 )
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-# methods aiohttp sends without a Content-Length when they have no body (ClientRequest.GET_METHODS); httpx
-# puts a Content-Length first on an empty POST, PUT or PATCH
+# Where a request without a body carries a Content-Length: first (after Host) on an empty POST, PUT or
+# PATCH (where httpx puts it), none on the methods aiohttp sends without one (ClientRequest.GET_METHODS),
+# last on any other method (where aiohttp adds it). Every transport sends the headers as given.
 BODILESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 _CL_FIRST = frozenset({"POST", "PUT", "PATCH"})
 
@@ -146,31 +147,15 @@ def is_rebalance_conflict(response: UpstreamResponse) -> bool:
     return isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
 
 
-def build_transport(kind: str, max_connections: int, keepalive_s: float) -> httpx.AsyncBaseTransport:
-    limits = httpx.Limits(
-        max_connections=max_connections, max_keepalive_connections=max_connections, keepalive_expiry=keepalive_s
-    )
-    if kind == "aiohttp":
-        # httpx's own pool slows down under concurrency (encode/httpx#3215); aiohttp's does not; and this
-        # one sends the client's target byte for byte
-        return PassThroughTransport(max_connections, keepalive_s)
-    # httpx's own transport, for comparison: it resolves dot segments in the path (not a pass-through)
-    return httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+def build_transport(max_connections: int, keepalive_s: float) -> Transport:
+    """The workers' transport: plain HTTP over the lean pool, HTTPS over aiohttp's (``upstream.schemes``)."""
+    return SchemeTransport(max_connections, keepalive_s)
 
 
-def _origin(worker: str) -> tuple[str, str]:
-    """A worker URL's origin and Host header value, as httpx derives them (lowercase host, no default port)."""
-    url = httpx.URL(worker)
-    netloc = url.netloc.decode("ascii")
-    return f"{url.scheme}://{netloc}", netloc
-
-
-def _plain_http(worker: str) -> tuple[str, int] | None:
-    """Host and port of an ``http://`` worker (the lean pool's); None for another scheme."""
-    url = httpx.URL(worker)
-    if url.scheme != "http" or not url.host:
-        return None
-    return url.host, url.port or 80
+def _host(url: yarl.URL) -> bytes:
+    """A worker URL's Host header value: its host, lowercased and IDNA-encoded, and its port unless the
+    scheme's default."""
+    return (url.host_port_subcomponent or "").encode("ascii")
 
 
 class UpstreamObserver(Protocol):
@@ -186,7 +171,7 @@ class ConnectUpstream:
         self,
         workers: Sequence[str],
         *,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: Transport | None = None,
         connect_timeout_s: float = 5.0,
         read_timeout_s: float = 95.0,
         pool_timeout_s: float = 10.0,
@@ -201,20 +186,8 @@ class ConnectUpstream:
         if not workers:
             raise ValueError("at least one worker URL is needed")
         self.workers = tuple(w.rstrip("/") for w in workers)
-        self._transport = transport or build_transport("aiohttp", 100, 15.0)
-        self._client = httpx.AsyncClient(
-            transport=self._transport,
-            timeout=httpx.Timeout(
-                connect=connect_timeout_s, read=read_timeout_s, write=read_timeout_s, pool=pool_timeout_s
-            ),
-            trust_env=False,
-        )
-        # the lean path's equivalents of what httpx derives per request (see _send_lean)
-        self._timeout = aiohttp.ClientTimeout(
-            sock_connect=connect_timeout_s, sock_read=read_timeout_s, connect=pool_timeout_s
-        )
-        self._origins = {w: _origin(w) for w in self.workers}
-        self._plain_http = {w: endpoint for w in self.workers if (endpoint := _plain_http(w)) is not None}
+        self._transport = transport or build_transport(100, 15.0)
+        self._hosts = {w: _host(yarl.URL(w)) for w in self.workers}  # per worker, its Host header value
         self._limits = Limits(connect_s=connect_timeout_s, read_s=read_timeout_s, pool_s=pool_timeout_s)
         self._down_until: dict[str, float] = {}
         self._worker_down_s = worker_down_s
@@ -227,14 +200,11 @@ class ConnectUpstream:
         self._max_concurrent = max_concurrent_requests
         self._slots = Slots(max_concurrent_requests) if max_concurrent_requests else None
         self._probe_timeout_s = probe_timeout_s
-        # per worker, the timeout scopes of the requests awaiting its answer off the lean path (stop_waiting)
-        self._waiting: dict[str, set[asyncio.Timeout]] = {}
-        self._stopped_answering: dict[str, str] = {}  # per worker, why the liveness probe ended the waits last
         # the Server header of the last answer to the liveness probe (rest.stamp puts it on the sidecar's own)
         self.server_header: bytes | None = None
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        await self._transport.aclose()
 
     def _ordered_workers(self) -> Sequence[str]:
         if not self._down_until:  # every worker up: in the order given
@@ -244,130 +214,61 @@ class ConnectUpstream:
         down = sorted((w for w in self.workers if w not in up), key=lambda w: self._down_until[w])
         return up + down
 
-    async def _send_once(self, worker: str, request: UpstreamRequest) -> UpstreamResponse:
-        if isinstance(self._transport, PassThroughTransport):
-            return await self._send_lean(self._transport, worker, request)
-        url = worker + request.path
-        if request.query:
-            url += "?" + request.query.decode("latin-1")
-        # httpx.Request, not client.build_request: the client's default headers (its User-Agent,
-        # Accept-Encoding) must not be added to what the caller sent.
-        target = request.path.encode("latin-1") + (b"?" + request.query if request.query else b"")
-        http_request = httpx.Request(
-            request.method,
-            url,
-            headers=strip_hop_by_hop(request.headers),
-            content=request.body,
-            extensions={RAW_TARGET: target},  # byte for byte, as the client sent it (PassThroughTransport)
-        )
-        try:
-            response = await self._client.send(http_request, stream=True)
-            try:
-                body = b"".join([chunk async for chunk in response.aiter_raw()])
-            finally:
-                await response.aclose()
-        except httpx.HTTPError as exc:
-            raise classify(worker, exc) from exc
-        self._down_until.pop(worker, None)
-        headers, framing = _split_framing(response.headers.raw)
-        return UpstreamResponse(response.status_code, headers, body, worker, framing=framing)
-
-    async def _send_lean(
-        self,
-        transport: PassThroughTransport,
-        worker: str,
-        request: UpstreamRequest,
-        limits: Limits | None = None,
-        read_s: float | None = None,
+    async def _send_once(
+        self, worker: str, request: UpstreamRequest, deadline: float | None = None
     ) -> UpstreamResponse:
-        """What ``_send_once`` does through httpx, without httpx's objects: the same target (byte for
-        byte), the same headers in the same order (httpx's Host first, its Content-Length), the same
-        timeouts and the same kinds of errors. A plain-HTTP worker is reached through the lean HTTP/1.1
-        pool (``upstream.wire``), an HTTPS one through the aiohttp pool."""
-        origin, host = self._origins[worker]
+        """``request`` to ``worker`` through the transport, as it goes on the wire: the target byte for byte,
+        the headers in order without the hop-by-hop ones, Host first, a Content-Length where it goes."""
         target = request.path + ("?" + request.query.decode("latin-1") if request.query else "")
         headers = strip_hop_by_hop(request.headers)
-        host_header = (b"Host", host.encode("ascii"))
+        host_header = (b"Host", self._hosts[worker])
         if request.body:
             headers = [host_header, *headers, (b"Content-Length", str(len(request.body)).encode())]
         elif request.method in _CL_FIRST:
             headers = [host_header, (b"Content-Length", b"0"), *headers]
-        else:
+        elif request.method in BODILESS_METHODS:
             headers = [host_header, *headers]
-        endpoint = self._plain_http.get(worker)
-        if endpoint is not None:
-            if not request.body and request.method not in BODILESS_METHODS and request.method not in _CL_FIRST:
-                headers.append((b"Content-Length", b"0"))  # what aiohttp adds (ClientRequest.update_body_from_data)
-            head = [f"{request.method} {target} HTTP/1.1\r\n".encode("latin-1")]
-            head += [b"%s: %s\r\n" % pair for pair in headers]
-            head.append(b"\r\n")
-            wire_request = b"".join(head) + request.body
-            status, raw_headers, body = await transport.wire.exchange(
-                worker, endpoint[0], endpoint[1], wire_request, request.method == "HEAD", limits or self._limits, read_s
-            )
         else:
-            try:
-                status, raw_headers, body = await transport.exchange(
-                    request.method,
-                    yarl.URL(origin + target, encoded=True),
-                    [(n.decode("latin-1"), v.decode("latin-1")) for n, v in headers],
-                    request.body or None,
-                    self._timeout,
-                )
-            except httpx.HTTPError as exc:
-                raise classify(worker, exc) from exc
+            headers = [host_header, *headers, (b"Content-Length", b"0")]
+        status, raw_headers, body = await self._transport.send(
+            WorkerRequest(worker, request.method, target, headers, request.body), self._limits, deadline
+        )
         if self._down_until:
             self._down_until.pop(worker, None)
         headers, framing = _split_framing(raw_headers)
         return UpstreamResponse(status, headers, body, worker, framing=framing)
 
     def _reach(self, worker: str) -> None:
-        """What the lean path needs of a worker it was not given, derived once (as for the given ones)."""
-        if worker in self._origins:
+        """What a request needs of a worker it was not given, derived once (as for the given ones)."""
+        if worker in self._hosts:
             return
         try:
-            url = httpx.URL(worker)
-        except httpx.InvalidURL:
-            url = httpx.URL()
+            url = yarl.URL(worker)
+        except ValueError:
+            url = yarl.URL()
         if url.scheme not in ("http", "https") or not url.host:
             raise WorkerUnreachable(worker, "not an http or https URL")
-        self._origins[worker] = _origin(worker)
-        if (endpoint := _plain_http(worker)) is not None:
-            self._plain_http[worker] = endpoint
+        self._hosts[worker] = _host(url)
 
     def _suspect(self, worker: str) -> None:
         """``worker`` failed to answer: tried last for ``worker_down_s`` (until it answers again)."""
         self._down_until[worker] = time.monotonic() + self._worker_down_s
 
     async def _send_within(self, worker: str, request: UpstreamRequest, deadline: float | None) -> UpstreamResponse:
-        """``_send_once`` with every wait ending at ``deadline`` (None: at the timeouts only): on the lean path its
-        own timers, shortened (no timeout scope per request: it costs more than the rest of the hop's timers),
-        elsewhere a scope. ``stop_waiting`` ends either early, through the same timeout."""
+        """``_send_once`` with every wait ending at ``deadline`` (None: at the timeouts only), each transport
+        its own way (the lean pool shortens its timers, aiohttp's pool puts a timeout scope around the
+        request); a wait that ended there is the budget's (``BudgetExhausted``), and the worker is tried
+        last."""
         loop = asyncio.get_running_loop()
         try:
-            if worker in self._plain_http and isinstance(self._transport, PassThroughTransport):
-                if deadline is None:
-                    return await self._send_lean(self._transport, worker, request)
-                left = deadline - loop.time()
-                if left <= 0:
-                    raise UpstreamTimeout(worker, "no time left")
-                return await self._send_lean(self._transport, worker, request, self._limits.within(left), left)
             if deadline is not None and deadline <= loop.time():
                 raise UpstreamTimeout(worker, "no time left")
-            async with asyncio.timeout_at(deadline) as scope:
-                waiting = self._waiting.setdefault(worker, set())
-                waiting.add(scope)
-                try:
-                    return await self._send_once(worker, request)
-                finally:
-                    waiting.discard(scope)
-        except (TimeoutError, UpstreamTimeout, WorkerUnreachable) as err:
+            return await self._send_once(worker, request, deadline)
+        except (UpstreamTimeout, WorkerUnreachable):
             # a timeout before the deadline (the loop's timers may fire a little early): the worker's own, or
             # the liveness probe's verdict (stop_waiting), not the budget's
             if deadline is None or loop.time() < deadline - 0.01:
-                if isinstance(err, UpstreamError):
-                    raise
-                raise UpstreamTimeout(worker, self._stopped_answering.get(worker, "stopped answering")) from None
+                raise
             self._suspect(worker)
             raise BudgetExhausted(worker, "no answer within the request budget") from None
 
@@ -376,17 +277,10 @@ class ConnectUpstream:
         at its timeout (``UpstreamTimeout`` with ``detail``; a read with a view answer gets that, stale, a
         write the 504 of an unknown outcome). Requests sent to it later wait again (until the next verdict):
         a worker that recovers answers them. A worker that is gone (``hung`` False: it refuses, or cannot
-        be reached) leaves a request off the lean path as it is: that one may still be connecting, and its
-        own refusal sends it to another worker."""
-        self._stopped_answering[worker] = detail
-        if isinstance(self._transport, PassThroughTransport):
-            self._transport.wire.stop_waiting(worker, detail)
-        if not hung:
-            return
-        now = asyncio.get_running_loop().time()
-        for scope in tuple(self._waiting.get(worker, ())):
-            if not scope.expired():  # one whose deadline has just passed ends as it is
-                scope.reschedule(now)
+        be reached) leaves a request as it is where the transport cannot tell whether it has reached the
+        worker (aiohttp's pool): that one may still be connecting, and its own refusal sends it to another
+        worker."""
+        self._transport.stop_waiting(worker, detail, hung=hung)
 
     async def _send_to_any(self, request: UpstreamRequest) -> UpstreamResponse:
         errors: list[UpstreamError] = []
@@ -492,7 +386,7 @@ class ConnectUpstream:
                 self._suspect(worker)
                 # with every pooled connection in use the probe may have waited for one and never reached the
                 # worker: that says nothing of the requests the worker has taken
-                if not (isinstance(self._transport, PassThroughTransport) and self._transport.wire.exhausted()):
+                if not self._transport.exhausted():
                     self.stop_waiting(
                         worker, f"stopped answering ({err.detail})", hung=isinstance(err, UpstreamTimeout)
                     )

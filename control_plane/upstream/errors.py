@@ -1,5 +1,6 @@
-"""Errors of the upstream seam, translated where they enter (``classify``). ``retriable`` says whether
-the request may go to another worker whatever its method (the failover loop reads it)::
+"""Errors of the upstream seam: every transport (``upstream.transport``) raises these, translating its own
+where they enter. ``retriable`` says whether the request may go to another worker whatever its method (the
+failover loop reads it)::
 
     UpstreamError                one worker failed                              retriable
      ├── WorkerUnreachable       the request never reached the worker (refused,  yes
@@ -14,13 +15,6 @@ the request may go to another worker whatever its method (the failover loop read
 """
 
 from __future__ import annotations
-
-import httpx
-
-try:  # the aiohttp transport wraps aiohttp's errors in httpx's, keeping the original as __cause__
-    import aiohttp
-except ImportError:  # pragma: no cover
-    aiohttp = None  # type: ignore[assignment]
 
 
 class UpstreamError(Exception):
@@ -66,25 +60,3 @@ class NoWorkerAvailable(Exception):
         self.errors = errors
         detail = "; ".join(str(e) for e in errors) or "no worker configured"
         super().__init__(f"No Kafka Connect worker answered: {detail}")
-
-
-def classify(worker: str, exc: httpx.HTTPError) -> UpstreamError:
-    cause = exc.__cause__
-    detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        # httpx-aiohttp maps every aiohttp.ClientConnectionError to ConnectTimeout, a broken
-        # keep-alive connection included: then the request may have been sent.
-        if (
-            aiohttp is not None
-            and isinstance(cause, aiohttp.ClientConnectionError)
-            and not isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError)
-        ):
-            return WorkerDisconnected(worker, f"connection lost ({detail})")
-        return WorkerUnreachable(worker, f"cannot connect ({detail})")
-    if isinstance(exc, httpx.PoolTimeout):
-        return WorkerUnreachable(worker, f"no free connection in the pool ({detail})")
-    if isinstance(exc, httpx.TimeoutException):
-        if aiohttp is not None and isinstance(cause, aiohttp.ConnectionTimeoutError):
-            return WorkerUnreachable(worker, f"connect timed out ({detail})")
-        return UpstreamTimeout(worker, f"no answer in time ({detail})")
-    return WorkerDisconnected(worker, f"connection lost ({detail})")

@@ -1,117 +1,77 @@
-"""The transport under the upstream client: httpx's one-method seam (``AsyncBaseTransport``) over an
-aiohttp connection pool, which sends the request target byte for byte.
+"""The one seam under the upstream client: a transport takes one request to one worker and returns the
+worker's answer as it came (status, raw headers, raw body). Modelled on httpx's ``AsyncBaseTransport``: one
+main method (``send``), nothing above it knows how the bytes travel, and every failure is an error of the
+seam's own tree (``upstream.errors``), translated where it enters. So ``ConnectUpstream`` sends through
+the lean HTTP/1.1 pool (``upstream.wire``), aiohttp's pool (``upstream.aiohttp_transport``) or the unit
+tests' fake workers the same way, and decides failover, retries and budgets on the same errors.
 
-httpx normalizes a URL when it parses it (``..`` and ``.`` segments resolved), and aiohttp, given a URL
-as text, decodes what it need not encode (``%3B`` becomes ``;``, which the worker's HTTP server reads as
-the start of a path parameter). A pass-through must not change what the client asked for: the client's
-exact target (path and query, still percent-encoded) travels in the request's ``RAW_TARGET`` extension
-and goes on the wire unchanged (``yarl.URL(..., encoded=True)``). aiohttp's own headers are not added.
-Foreign errors are translated as httpx-aiohttp translates them (``upstream.errors.classify`` reads the
-aiohttp cause of each).
+The request is given as it goes on the wire: the target byte for byte as the client sent it (still
+percent-encoded), the headers in order with the Host and Content-Length the upstream client put where they
+go; a transport adds none of its own. The liveness probe speaks to the transport too: ``stop_waiting``
+(a worker it found hung or gone: the requests awaiting it end as at their timeout, as far as the transport
+can tell which ones have reached the worker) and ``exhausted`` (every pooled connection in use: a probe that
+timed out may never have reached its worker).
 """
 
 from __future__ import annotations
 
-import aiohttp
-import httpx
-import yarl
-from httpx_aiohttp.transport import AiohttpResponseStream, map_aiohttp_exceptions
+from dataclasses import dataclass
+from typing import Protocol
 
-from .wire import WirePool
-
-RAW_TARGET = "sidecar_raw_target"  # request extension: the target as the client sent it (bytes)
+Headers = list[tuple[bytes, bytes]]
+Answer = tuple[int, Headers, bytes]  # the worker's status, raw headers (in order) and raw body
 
 
-class PassThroughTransport(httpx.AsyncBaseTransport):
-    def __init__(self, max_connections: int, keepalive_s: float) -> None:
-        self._max_connections = max_connections
-        self._keepalive_s = keepalive_s
-        self._session: aiohttp.ClientSession | None = None
-        self._wire: WirePool | None = None
+@dataclass(frozen=True)
+class Limits:
+    """How long each wait of one request may take: connecting, the answer (from the request's end to the
+    answer's), a free pooled connection."""
 
-    @property
-    def wire(self) -> WirePool:
-        """The lean HTTP/1.1 pool (``upstream.wire``) for plain-HTTP workers, with the same limits."""
-        if self._wire is None:  # made on first use: its semaphore belongs to the running loop
-            self._wire = WirePool(self._max_connections, self._keepalive_s)
-        return self._wire
+    connect_s: float
+    read_s: float
+    pool_s: float
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:  # made on first use: it needs the running loop
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._max_connections, keepalive_timeout=self._keepalive_s),
-                # aiohttp adds Accept, Accept-Encoding, User-Agent and (on an empty PUT) a Content-Type of
-                # its own; a pass-through proxy sends only what the client sent
-                skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
-                auto_decompress=False,
-            )
-        return self._session
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        raw = request.extensions.get(RAW_TARGET)
-        target = raw if isinstance(raw, bytes) else request.url.raw_path
-        origin = f"{request.url.scheme}://{request.url.netloc.decode('ascii')}"
-        url = yarl.URL(origin + target.decode("latin-1"), encoded=True)
-        timeout = request.extensions.get("timeout", {})
-        with map_aiohttp_exceptions():
-            response = (
-                await self._client()
-                .request(
-                    request.method,
-                    url,
-                    headers=[(name.decode("latin-1"), value.decode("latin-1")) for name, value in request.headers.raw],
-                    data=request.content or None,
-                    allow_redirects=False,
-                    auto_decompress=False,
-                    compress=None,
-                    timeout=aiohttp.ClientTimeout(
-                        sock_connect=timeout.get("connect"), sock_read=timeout.get("read"), connect=timeout.get("pool")
-                    ),
-                )
-                .__aenter__()
-            )
-        extensions = {"http_version": b"HTTP/1.1"}
-        if response.reason:
-            extensions["reason_phrase"] = response.reason.encode()
-        return httpx.Response(
-            status_code=response.status,
-            headers=response.raw_headers,
-            stream=AiohttpResponseStream(response),
-            request=request,
-            extensions=extensions,
-        )
-
-    async def exchange(
-        self,
-        method: str,
-        url: yarl.URL,
-        headers: list[tuple[str, str]],
-        body: bytes | None,
-        limits: aiohttp.ClientTimeout,
-    ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """The same exchange as ``handle_async_request`` without httpx's request and response objects
-        (``ConnectUpstream`` calls it on its hot path): status, raw headers, raw body. Errors are httpx's,
-        as there, so that ``classify`` reads them the same way."""
-        with map_aiohttp_exceptions():
-            async with self._client().request(
-                method,
-                url,
-                headers=headers,
-                data=body,
-                allow_redirects=False,
-                auto_decompress=False,
-                compress=None,
-                timeout=limits,
-            ) as response:
-                return response.status, list(response.raw_headers), await response.read()
-
-    async def aclose(self) -> None:
-        if self._wire is not None:
-            await self._wire.aclose()
-            self._wire = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+    def within(self, left_s: float) -> Limits:
+        """These limits, none longer than ``left_s`` (what is left of a request's budget); the read timeout
+        as it is when only it is longer (the lean pool, ``upstream.wire``, takes the shorter of the two as
+        its read timeout): no new object for a request with a usual budget."""
+        if left_s >= max(self.connect_s, self.pool_s):
+            return self
+        left_s = max(left_s, 0.0)
+        return Limits(min(self.connect_s, left_s), min(self.read_s, left_s), min(self.pool_s, left_s))
 
 
-__all__ = ["RAW_TARGET", "PassThroughTransport"]
+@dataclass(slots=True)
+class WorkerRequest:
+    """One request to one worker, as it goes on the wire. Made for every request and read only (not frozen:
+    a frozen dataclass's ``__init__`` costs five times as much)."""
+
+    worker: str  # the worker's URL (scheme, host, port): where the request goes, and its name in errors
+    method: str
+    target: str  # path and query, percent-encoded, sent byte for byte
+    headers: Headers  # in order, Host first, Content-Length where it goes: sent as they are
+    body: bytes = b""
+
+
+class Transport(Protocol):
+    async def send(self, request: WorkerRequest, limits: Limits, deadline: float | None = None) -> Answer:
+        """``request``'s answer. Every wait ends within ``limits``, and at ``deadline`` (the event loop's
+        time; None: at the limits only). Raises ``WorkerUnreachable`` when the request never reached the
+        worker, ``WorkerDisconnected`` when the connection broke once it may have been sent,
+        ``UpstreamTimeout`` when no answer came in time (or ``stop_waiting`` ended the wait)."""
+        ...
+
+    def stop_waiting(self, worker: str, detail: str, *, hung: bool = True) -> None:
+        """The liveness probe found ``worker`` hung (``hung``) or gone: requests awaiting its answer end now
+        with ``UpstreamTimeout(worker, detail)``. A transport that cannot tell whether a request has reached
+        the worker yet leaves them as they are when it is gone (one still connecting meets its own refusal)."""
+        ...
+
+    def exhausted(self) -> bool:
+        """Every pooled connection is in use: a request now waits for one before it reaches any worker."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+__all__ = ["Answer", "Headers", "Limits", "Transport", "WorkerRequest"]

@@ -1,13 +1,16 @@
-"""A lean HTTP/1.1 client for the proxied hop: one request on one pooled keep-alive connection, the request
-written as given (target byte for byte, headers in order), the answer parsed by httptools (the parser
-uvicorn serves with). It does the little a pass-through needs and nothing else: no redirects, cookies,
-decompression, auth or URL handling, so a request costs a fraction of a general-purpose client's.
+"""The transport to plain-HTTP workers (``upstream.transport``): a lean HTTP/1.1 client, one request on one
+pooled keep-alive connection, the request written as given (target byte for byte, headers in order), the
+answer parsed by httptools (the parser uvicorn serves with). It does the little a pass-through needs and
+nothing else: no redirects, cookies, decompression, auth or URL handling, so a request costs a fraction of
+a general-purpose client's. A request's deadline shortens its own timers (no timeout scope per request: it
+would cost more than the rest of the hop's timers).
 
-Failures are the upstream seam's errors (``upstream.errors``), with the meaning ``classify`` gives
-aiohttp's: the request never reached the worker (refused, connect timeout, no free connection) is
+Failures are the upstream seam's errors (``upstream.errors``), with the meanings the aiohttp transport
+gives aiohttp's: the request never reached the worker (refused, connect timeout, no free connection) is
 ``WorkerUnreachable``; a connection that broke once the request may have been sent (a stale keep-alive
 connection included) is ``WorkerDisconnected``; no answer within the read timeout is ``UpstreamTimeout``,
-and so is a wait the liveness probe ends early (``WirePool.stop_waiting``: the worker stopped answering).
+and so is a wait the liveness probe ends early (``WirePool.stop_waiting``: the worker stopped answering or
+is gone; this transport knows which requests were written to it).
 """
 
 from __future__ import annotations
@@ -16,30 +19,13 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from dataclasses import dataclass
 from typing import cast
 
 import httptools
+import yarl
 
 from .errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
-
-Headers = list[tuple[bytes, bytes]]
-
-
-@dataclass(frozen=True)
-class Limits:
-    connect_s: float
-    read_s: float
-    pool_s: float
-
-    def within(self, left_s: float) -> Limits:
-        """These limits, none longer than ``left_s`` (what is left of a request's budget); the read timeout
-        as it is when only it is longer (``WirePool.exchange`` takes the shorter one as ``read_s``): no new
-        object for a request with a usual budget."""
-        if left_s >= max(self.connect_s, self.pool_s):
-            return self
-        left_s = max(left_s, 0.0)
-        return Limits(min(self.connect_s, left_s), min(self.read_s, left_s), min(self.pool_s, left_s))
+from .transport import Answer, Headers, Limits, WorkerRequest
 
 
 class Slots:
@@ -94,7 +80,7 @@ class _Connection(asyncio.Protocol):
         self.closed = False
         self.idle_since = 0.0
         self._parser = httptools.HttpResponseParser(self)
-        self._answer: asyncio.Future[tuple[int, Headers, bytes]] | None = None
+        self._answer: asyncio.Future[Answer] | None = None
         self._head_only = False
         self._reset()
 
@@ -163,7 +149,7 @@ class _Connection(asyncio.Protocol):
         if self._answer is not None and not self._answer.done():
             self._answer.set_exception(err)
 
-    def send(self, request: bytes, head_only: bool) -> asyncio.Future[tuple[int, Headers, bytes]]:
+    def send(self, request: bytes, head_only: bool) -> asyncio.Future[Answer]:
         assert self.transport is not None
         self._reset()
         self._head_only = head_only
@@ -185,17 +171,41 @@ class _Connection(asyncio.Protocol):
 
 
 class WirePool:
-    """Keep-alive connections per worker, at most ``max_connections`` in use at once (all workers)."""
+    """The plain-HTTP transport: keep-alive connections per worker, at most ``max_connections`` in use at once
+    (all workers)."""
 
     def __init__(self, max_connections: int, keepalive_s: float) -> None:
         self._slots = Slots(max_connections)
         self._keepalive_s = keepalive_s
         self._idle: dict[tuple[str, int], deque[_Connection]] = {}
         self._waiting: dict[str, set[_Connection]] = {}  # per worker, the connections awaiting an answer
+        self._endpoints: dict[str, tuple[str, int]] = {}  # per worker, its host and port (derived once)
 
-    def stop_waiting(self, worker: str, detail: str) -> None:
+    async def send(self, request: WorkerRequest, limits: Limits, deadline: float | None = None) -> Answer:
+        worker = request.worker
+        endpoint = self._endpoints.get(worker) or self._endpoint(worker)
+        read_s = None
+        if deadline is not None:  # every wait shortened to what is left of the budget
+            read_s = deadline - asyncio.get_running_loop().time()
+            limits = limits.within(read_s)
+        head = [f"{request.method} {request.target} HTTP/1.1\r\n".encode("latin-1")]
+        head += [b"%s: %s\r\n" % pair for pair in request.headers]
+        head.append(b"\r\n")
+        return await self._send(
+            worker, endpoint[0], endpoint[1], b"".join(head) + request.body, request.method == "HEAD", limits, read_s
+        )
+
+    def _endpoint(self, worker: str) -> tuple[str, int]:
+        url = yarl.URL(worker)
+        if url.scheme != "http" or not url.host or url.port is None:
+            raise WorkerUnreachable(worker, "not an http URL")
+        endpoint = self._endpoints[worker] = (url.host, url.port)
+        return endpoint
+
+    def stop_waiting(self, worker: str, detail: str, *, hung: bool = True) -> None:
         """Every request awaiting ``worker``'s answer ends now, as at its read timeout (``UpstreamTimeout``
-        with ``detail``); its connection is closed."""
+        with ``detail``); its connection is closed. Whether the worker is hung or gone: a request waits for
+        an answer here only once it was written to the worker."""
         for conn in tuple(self._waiting.get(worker, ())):
             conn.stop_waiting(detail)
 
@@ -203,7 +213,7 @@ class WirePool:
         """Every connection is in use: a request now waits for one before it reaches any worker."""
         return self._slots.exhausted()
 
-    async def exchange(
+    async def _send(
         self,
         worker: str,
         host: str,
@@ -212,7 +222,7 @@ class WirePool:
         head_only: bool,
         limits: Limits,
         read_s: float | None = None,
-    ) -> tuple[int, Headers, bytes]:
+    ) -> Answer:
         """Send ``request`` (a whole HTTP/1.1 request, head and body) and return the answer's status,
         raw headers and body. ``worker`` names the worker in errors; ``read_s``: a read timeout shorter
         than the limits' (what is left of the request's budget)."""
@@ -229,7 +239,7 @@ class WirePool:
 
     async def _exchange(
         self, worker: str, host: str, port: int, request: bytes, head_only: bool, limits: Limits, read_s: float | None
-    ) -> tuple[int, Headers, bytes]:
+    ) -> Answer:
         conn = self._idle_connection((host, port)) or await self._connect(worker, host, port, limits)
         answer = conn.send(request, head_only)
         # the read timeout as one timer on the answer (cheaper than a timeout scope per request)
@@ -285,4 +295,4 @@ class WirePool:
         self._idle.clear()
 
 
-__all__ = ["Limits", "Slots", "WirePool"]
+__all__ = ["Slots", "WirePool"]

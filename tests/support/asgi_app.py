@@ -1,7 +1,7 @@
 """The sidecar's app over respx workers, as the unit tests drive it: the router as the transport under
-``ConnectUpstream`` (``fake_workers``), an upstream on two fake workers (``make_upstream``), and the app
-inside its lifespan with an ``httpx.AsyncClient`` on the ASGI transport (``serve``). tests/unit/conftest.py
-hands them out as fixtures."""
+``ConnectUpstream`` (``fake_workers``, from ``tests.support.fake_workers``), an upstream on two fake
+workers (``make_upstream``), and the app inside its lifespan with an ``httpx.AsyncClient`` on the ASGI
+transport (``serve``). tests/unit/conftest.py hands them out as fixtures."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from control_plane.rest.app import SidecarApp
 from control_plane.rest.state import RuntimeSlot
 from control_plane.settings import Settings, load_settings
 from control_plane.storage.record_producer import RecordProducer
-from control_plane.upstream import ConnectUpstream
+from control_plane.upstream import ConnectUpstream, Transport
+
+from .fake_workers import fake_workers
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
@@ -43,32 +45,10 @@ UPSTREAM_DEFAULTS: dict[str, Any] = {
 }
 
 
-def fake_workers(router: respx.MockRouter) -> httpx.MockTransport:
-    """The respx router as the transport under ``ConnectUpstream``.
-
-    respx (like any ``httpx.Response(content=...)``) returns a response whose body is already read,
-    and ``ConnectUpstream`` reads the body raw with ``aiter_raw()``, which then raises
-    ``httpx.StreamConsumed``. A real transport returns an unread stream: so does this one, with the
-    mocked status, raw headers and raw (still encoded) body bytes.
-    """
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        mocked = await router.async_handler(request)
-        raw = b"".join([part async for part in mocked.stream])  # type: ignore[union-attr]
-        return httpx.Response(
-            mocked.status_code,
-            headers=mocked.headers.raw,
-            stream=httpx.ByteStream(raw),
-            extensions=mocked.extensions,
-        )
-
-    return httpx.MockTransport(handler)
-
-
 def make_upstream(
     router: respx.MockRouter,
     workers: tuple[str, ...] = (W1, W2),
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: Transport | None = None,
     **overrides: Any,
 ) -> ConnectUpstream:
     return ConnectUpstream(workers, transport=transport or fake_workers(router), **{**UPSTREAM_DEFAULTS, **overrides})
@@ -92,7 +72,7 @@ async def serve(
     *,
     version: str | None = None,
     settings: Settings | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transport: Transport | None = None,
     status_producer: RecordProducer | None = None,
     **upstream_overrides: Any,
 ) -> AsyncIterator[Running]:

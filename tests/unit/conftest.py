@@ -1,10 +1,9 @@
 """Unit tests: the real app and the real upstream client, with respx standing in for the Connect workers.
 
 Fixtures: ``router`` (the workers, a ``respx.MockRouter``), ``fake_transport`` (that router under
-``ConnectUpstream``, handing back answers the way a real transport does: see
-``tests.support.asgi_app.fake_workers`` for why not ``httpx.MockTransport(router.async_handler)``),
-``make_upstream`` and ``serve`` (the app inside its lifespan, with an ``httpx.AsyncClient`` on the ASGI
-transport), each over ``tests.support.asgi_app``.
+``ConnectUpstream``, through the transport interface production's transports implement:
+``tests.support.fake_workers``), ``make_upstream`` and ``serve`` (the app inside its lifespan, with an
+``httpx.AsyncClient`` on the ASGI transport), each over ``tests.support.asgi_app``.
 """
 
 from __future__ import annotations
@@ -14,14 +13,14 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 import respx
 
 from control_plane.settings import ENV_PREFIX
 from control_plane.upstream import ConnectUpstream
 from tests.support import asgi_app
-from tests.support.asgi_app import Running, fake_workers, root_answer
+from tests.support.asgi_app import Running, root_answer
+from tests.support.fake_workers import FakeWorkers, fake_workers
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +42,7 @@ def router() -> respx.MockRouter:
 
 
 @pytest.fixture
-def fake_transport(router: respx.MockRouter) -> httpx.MockTransport:
+def fake_transport(router: respx.MockRouter) -> FakeWorkers:
     return fake_workers(router)
 
 

@@ -305,7 +305,6 @@ def test_bad_file_value_raises_naming_the_key(worker_file, text: str, named: lis
             ["CONTROL_PLANE_REBALANCE_RETRY_INITIAL_BACKOFF_MS", "CONTROL_PLANE_REBALANCE_RETRY_MAX_BACKOFF_MS"],
             id="rebalance-backoffs",
         ),
-        pytest.param({"upstream_transport": "curl"}, ["CONTROL_PLANE_UPSTREAM_TRANSPORT", "curl"], id="transport"),
         pytest.param(
             {"feature_topic_tracking": "sometimes"}, ["CONTROL_PLANE_FEATURE_TOPIC_TRACKING", "sometimes"], id="feature"
         ),
@@ -328,6 +327,12 @@ def test_bad_environment_value_raises_naming_the_variable(monkeypatch: pytest.Mo
     monkeypatch.setenv("CONTROL_PLANE_STATUS_STORAGE_RETRY_JITTER_FACTOR", "2")
     with pytest.raises(SettingsError, match="CONTROL_PLANE_STATUS_STORAGE_RETRY_JITTER_FACTOR"):
         load_settings()
+
+
+def test_a_variable_of_no_setting_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``CONTROL_PLANE_`` variable that names no setting does not stop the sidecar: it is ignored."""
+    monkeypatch.setenv("CONTROL_PLANE_UPSTREAM_TRANSPORT", "httpx")
+    assert not hasattr(load_settings(), "upstream_transport")
 
 
 def test_bad_json_in_the_environment_raises_naming_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:

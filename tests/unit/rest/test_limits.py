@@ -17,6 +17,7 @@ import respx
 from control_plane.settings import load_settings
 from control_plane.upstream import BudgetExhausted, ConnectUpstream, UpstreamRequest, UpstreamTimeout
 from tests.support.asgi_app import CONNECT_URLS, Running
+from tests.support.fake_workers import FakeWorkers
 
 Serve = Callable[..., contextlib.AbstractAsyncContextManager[Running]]
 
@@ -34,23 +35,23 @@ def assert_connect_error(response: httpx.Response, status: int) -> str:
     return message
 
 
-class HangingWorkers(httpx.AsyncBaseTransport):
+class HangingWorkers(FakeWorkers):
     """The fake workers, except that requests to ``hung`` hosts are taken and never answered (``GET /``
     too, unless ``root_answers``); ``taken`` counts those requests."""
 
-    def __init__(self, fake: httpx.AsyncBaseTransport, hung: set[str], *, root_answers: bool = False) -> None:
-        self.fake = fake
+    def __init__(self, fake: FakeWorkers, hung: set[str], *, root_answers: bool = False) -> None:
+        super().__init__(fake.answer)
         self.hung = hung
         self.root_answers = root_answers
         self.taken = 0
         self.took_one = asyncio.Event()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def answer(self, request: httpx.Request) -> httpx.Response:
         if request.url.host in self.hung and not (self.root_answers and request.url.raw_path == b"/"):
             self.taken += 1
             self.took_one.set()
             await asyncio.Event().wait()  # a worker that hangs
-        return await self.fake.handle_async_request(request)
+        return await super().answer(request)
 
 
 def limited(**settings: Any) -> Any:
@@ -106,7 +107,7 @@ async def test_no_limit_when_zero(router: respx.MockRouter, serve: Serve) -> Non
 
 @pytest.mark.parametrize("path", [PROXIED, OWN + "/a/restart"])
 async def test_a_hung_worker_gives_504_within_the_budget(
-    router: respx.MockRouter, serve: Serve, fake_transport: httpx.MockTransport, path: str
+    router: respx.MockRouter, serve: Serve, fake_transport: FakeWorkers, path: str
 ) -> None:
     transport = HangingWorkers(fake_transport, {"w1", "w2"}, root_answers=True)
     async with serve(settings=limited(request_budget_s=0.3), transport=transport, read_timeout_s=60) as running:
@@ -120,7 +121,7 @@ async def test_a_hung_worker_gives_504_within_the_budget(
 
 
 async def test_the_hung_worker_is_tried_last_afterwards(
-    router: respx.MockRouter, serve: Serve, fake_transport: httpx.MockTransport
+    router: respx.MockRouter, serve: Serve, fake_transport: FakeWorkers
 ) -> None:
     router.route(host="w2", path=PROXIED).respond(200, json={"name": "a"})
     transport = HangingWorkers(fake_transport, {"w1"}, root_answers=True)
@@ -133,7 +134,7 @@ async def test_the_hung_worker_is_tried_last_afterwards(
 
 
 async def test_the_liveness_probe_has_its_own_timeout(
-    router: respx.MockRouter, make_upstream: Callable[..., ConnectUpstream], fake_transport: httpx.MockTransport
+    router: respx.MockRouter, make_upstream: Callable[..., ConnectUpstream], fake_transport: FakeWorkers
 ) -> None:
     router.route(host="w1", path=PROXIED).respond(200, json={"from": "w1"})
     router.route(host="w2", path=PROXIED).respond(200, json={"from": "w2"})
@@ -151,7 +152,7 @@ async def test_the_liveness_probe_has_its_own_timeout(
 
 
 async def test_concurrent_upstream_requests_are_capped(
-    router: respx.MockRouter, serve: Serve, fake_transport: httpx.MockTransport
+    router: respx.MockRouter, serve: Serve, fake_transport: FakeWorkers
 ) -> None:
     transport = HangingWorkers(fake_transport, {"w1", "w2"}, root_answers=True)
     settings = limited(request_budget_s=5, upstream_max_concurrent_requests=1)
@@ -208,7 +209,7 @@ async def test_the_lean_path_ends_at_the_deadline(read_timeout_s: float, budget_
 
 
 async def test_requests_the_sidecar_composes_end_at_the_budget_too(
-    router: respx.MockRouter, serve: Serve, fake_transport: httpx.MockTransport
+    router: respx.MockRouter, serve: Serve, fake_transport: FakeWorkers
 ) -> None:
     """``PATCH .../config`` on a 3.4 worker is the sidecar's GET and PUT of the config: on a worker that
     hangs, the client's budget ends them."""

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
+import errno
 from typing import Any
 
 import aiohttp
-import httpcore
 import httpx
 import pytest
 import respx
 from aiohttp.client_reqrep import ConnectionKey
 
-from control_plane.upstream.client import build_transport
-from control_plane.upstream.errors import UpstreamTimeout, WorkerDisconnected, WorkerUnreachable, classify
+from control_plane.upstream.aiohttp_transport import AiohttpTransport, translated
+from control_plane.upstream.errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
+from control_plane.upstream.transport import Answer, Limits, Transport, WorkerRequest
+from control_plane.upstream.wire import WirePool
+from tests.support.fake_workers import FakeWorkers, seam_error
 from tests.support.ports import free_port
 
 W1 = "http://w1:8083"
@@ -25,39 +29,46 @@ W2 = "http://w2:8083"
 JSON = {"content-type": "application/json"}
 
 
-class RefusingWorkers(httpx.AsyncBaseTransport):
+class RefusingWorkers:
     """The fake workers, except that requests to ``refused`` hosts meet a refused connection.
 
-    ``kind``: ``aiohttp-transport`` and ``httpx-transport`` send them through the sidecar's real
-    transport of that name to a closed local port, so the error is exactly what that transport
-    raises; ``respx`` leaves them to the routes the test gave ``side_effect=httpx.ConnectError``.
-    ``attempts`` counts the requests per worker host, ``GET /`` of the capability detector excluded.
+    ``kind``: ``wire-transport`` (plain HTTP) and ``aiohttp-transport`` (HTTPS) send them through the
+    sidecar's real transport of that name to a closed local port, so the error is exactly what that
+    transport raises (named for the worker the request was for); ``respx`` leaves them to the routes the
+    test gave ``side_effect=httpx.ConnectError``. ``attempts`` counts the requests per worker host, ``GET /``
+    of the capability detector excluded.
     """
 
-    def __init__(self, kind: str, fake: httpx.AsyncBaseTransport, refused: set[str]) -> None:
+    def __init__(self, kind: str, fake: FakeWorkers, refused: set[str]) -> None:
         self.kind = kind
         self.fake = fake
         self.refused = refused
-        self.port = free_port()
-        self.real = None if kind == "respx" else build_transport(kind.removesuffix("-transport"), 4, 1.0)
+        port = free_port()
+        self.real: Transport | None = None
+        if kind == "wire-transport":
+            self.real, self.closed = WirePool(4, 1.0), f"http://127.0.0.1:{port}"
+        elif kind == "aiohttp-transport":
+            self.real, self.closed = AiohttpTransport(4, 1.0), f"https://127.0.0.1:{port}"
         self.attempts: collections.Counter[str] = collections.Counter()
         self.order: list[str] = []
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        host = request.url.host
-        if request.url.raw_path != b"/":
+    async def send(self, request: WorkerRequest, limits: Limits, deadline: float | None = None) -> Answer:
+        host = httpx.URL(request.worker).host
+        if request.target != "/":
             self.attempts[host] += 1
             self.order.append(host)
         if self.real is not None and host in self.refused:
-            rerouted = httpx.Request(
-                request.method,
-                request.url.copy_with(host="127.0.0.1", port=self.port),
-                headers=request.headers,
-                content=request.content,
-                extensions=request.extensions,
-            )
-            return await self.real.handle_async_request(rerouted)
-        return await self.fake.handle_async_request(request)
+            try:
+                return await self.real.send(dataclasses.replace(request, worker=self.closed), limits, deadline)
+            except UpstreamError as err:
+                raise type(err)(request.worker, err.detail) from err
+        return await self.fake.send(request, limits, deadline)
+
+    def stop_waiting(self, worker: str, detail: str, *, hung: bool = True) -> None:
+        self.fake.stop_waiting(worker, detail, hung=hung)
+
+    def exhausted(self) -> bool:
+        return False
 
     async def aclose(self) -> None:
         if self.real is not None:
@@ -66,7 +77,7 @@ class RefusingWorkers(httpx.AsyncBaseTransport):
 
 
 @pytest.fixture
-def refusing(router: respx.MockRouter, fake_transport: httpx.MockTransport):
+def refusing(router: respx.MockRouter, fake_transport: FakeWorkers):
     """``refusing(kind, *hosts)``: the transport to give ``serve``; the upstream client closes it."""
 
     def make(kind: str, *hosts: str) -> RefusingWorkers:
@@ -79,10 +90,10 @@ def refusing(router: respx.MockRouter, fake_transport: httpx.MockTransport):
 
 
 def kinds() -> list[Any]:
-    """The three ways a refused connection reaches ``classify``."""
+    """The three ways a refused connection reaches the upstream client."""
     return [
+        pytest.param("wire-transport", id="wire-transport"),
         pytest.param("aiohttp-transport", id="aiohttp-transport"),
-        pytest.param("httpx-transport", id="httpx-transport"),
         pytest.param("respx", id="respx-ConnectError"),
     ]
 
@@ -233,62 +244,52 @@ async def test_broken_connection_does_not_put_the_worker_last(router: respx.Mock
     assert w1.call_count == 2
 
 
-# -- classify() itself: which library error is which kind of failure
+# -- which library error is which kind of failure: aiohttp's (the HTTPS transport), httpx's (the fake workers')
 
 
 def _key() -> ConnectionKey:
     return ConnectionKey("w1", 8083, False, True, None, None, None)
 
 
-def _chained(error: httpx.HTTPError, cause: BaseException | None) -> httpx.HTTPError:
-    error.__cause__ = cause
-    return error
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        pytest.param(
+            aiohttp.ClientConnectorError(_key(), ConnectionRefusedError(111, "Connect call failed")),
+            WorkerUnreachable,
+            id="refused",
+        ),
+        pytest.param(
+            aiohttp.ClientConnectorCertificateError(_key(), ValueError("certificate verify failed")),
+            WorkerUnreachable,
+            id="certificate",
+        ),
+        pytest.param(aiohttp.ConnectionTimeoutError("connect timeout"), WorkerUnreachable, id="connect-timeout"),
+        pytest.param(aiohttp.ServerDisconnectedError(), WorkerDisconnected, id="server-disconnected"),
+        pytest.param(aiohttp.ClientOSError(errno.ECONNRESET, "reset"), WorkerDisconnected, id="reset"),
+        pytest.param(aiohttp.ClientPayloadError("incomplete body"), WorkerDisconnected, id="payload"),
+        pytest.param(aiohttp.SocketTimeoutError("read timeout"), UpstreamTimeout, id="read-timeout"),
+    ],
+)
+def test_aiohttp_errors(error: aiohttp.ClientError, expected: type[Exception]) -> None:
+    classified = translated(W1, error)
+    assert type(classified) is expected
+    assert classified.worker == W1
 
 
 @pytest.mark.parametrize(
     ("error", "expected"),
     [
-        pytest.param(_chained(httpx.ConnectError("refused"), None), WorkerUnreachable, id="ConnectError-no-cause"),
-        pytest.param(
-            _chained(
-                httpx.ConnectTimeout("refused"),
-                aiohttp.ClientConnectorError(_key(), ConnectionRefusedError(111, "Connect call failed")),
-            ),
-            WorkerUnreachable,
-            id="aiohttp-refused",
-        ),
-        pytest.param(
-            _chained(httpx.ConnectTimeout("timeout"), aiohttp.ConnectionTimeoutError("connect timeout")),
-            WorkerUnreachable,
-            id="aiohttp-connect-timeout",
-        ),
-        pytest.param(
-            _chained(httpx.ConnectTimeout("lost"), aiohttp.ServerDisconnectedError()),
-            WorkerDisconnected,
-            id="aiohttp-server-disconnected",
-        ),
-        pytest.param(
-            _chained(httpx.ReadTimeout("slow"), aiohttp.SocketTimeoutError("read timeout")),
-            UpstreamTimeout,
-            id="aiohttp-read-timeout",
-        ),
-        pytest.param(_chained(httpx.PoolTimeout("pool"), None), WorkerUnreachable, id="PoolTimeout"),
-        pytest.param(_chained(httpx.ReadTimeout("slow"), None), UpstreamTimeout, id="ReadTimeout"),
-        pytest.param(_chained(httpx.RemoteProtocolError("eof"), None), WorkerDisconnected, id="RemoteProtocolError"),
-        pytest.param(
-            _chained(httpx.ConnectError("All connection attempts failed"), httpcore.ConnectError("refused")),
-            WorkerUnreachable,
-            id="httpx-transport-refused",
-        ),
-        pytest.param(
-            _chained(httpx.ConnectTimeout("timed out"), httpcore.ConnectTimeout("timed out")),
-            WorkerUnreachable,
-            id="httpx-transport-connect-timeout",
-        ),
+        pytest.param(httpx.ConnectError("refused"), WorkerUnreachable, id="ConnectError"),
+        pytest.param(httpx.ConnectTimeout("timed out"), WorkerUnreachable, id="ConnectTimeout"),
+        pytest.param(httpx.PoolTimeout("pool"), WorkerUnreachable, id="PoolTimeout"),
+        pytest.param(httpx.ReadTimeout("slow"), UpstreamTimeout, id="ReadTimeout"),
+        pytest.param(httpx.RemoteProtocolError("eof"), WorkerDisconnected, id="RemoteProtocolError"),
+        pytest.param(httpx.ReadError("reset"), WorkerDisconnected, id="ReadError"),
     ],
 )
-def test_classify(error: httpx.HTTPError, expected: type[Exception]) -> None:
-    classified = classify(W1, error)
+def test_the_fake_workers_errors(error: httpx.HTTPError, expected: type[Exception]) -> None:
+    classified = seam_error(W1, error)
     assert type(classified) is expected
     assert classified.worker == W1
 
@@ -297,10 +298,10 @@ def test_classify(error: httpx.HTTPError, expected: type[Exception]) -> None:
 
 
 async def test_unexpected_error_gives_500_in_connect_shape(serve) -> None:
-    def broken(request: httpx.Request) -> httpx.Response:
+    async def broken(request: httpx.Request) -> httpx.Response:
         raise RuntimeError("boom")
 
-    async with serve(transport=httpx.MockTransport(broken)) as running:
+    async with serve(transport=FakeWorkers(broken)) as running:
         transport = httpx.ASGITransport(app=running.app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://sidecar") as client:
             response = await client.get("/connectors")

@@ -1,5 +1,6 @@
 """The upstream's slots (``upstream.wire``): taken at once when free, handed over first come first served,
-with no coroutine per request; and the per-request limits not rebuilt for a usual budget."""
+with no coroutine per request; and the per-request limits (``upstream.transport``) not rebuilt for a usual
+budget."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import asyncio
 
 import pytest
 
-from control_plane.upstream.wire import Limits, Slots
+from control_plane.upstream.transport import Limits
+from control_plane.upstream.wire import Slots
 
 
 async def test_slots_are_taken_at_once_then_handed_over_first_come_first_served() -> None:

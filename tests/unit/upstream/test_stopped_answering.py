@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from control_plane.upstream import BudgetExhausted, ConnectUpstream, UpstreamRequest, UpstreamTimeout
+from control_plane.upstream.aiohttp_transport import AiohttpTransport
 from control_plane.upstream.client import build_transport
-from control_plane.upstream.transport import PassThroughTransport
 
 BUDGET_S = 30.0  # the request budget: far longer than the test waits
 PROBE_TIMEOUT_S = 0.2
@@ -83,8 +83,9 @@ async def workers(count: int) -> AsyncIterator[list[Worker]]:
 
 
 def upstream_of(urls: list[str], path: str) -> ConnectUpstream:
-    """The lean path (the default transport) or the one with a timeout scope per request (httpx's pool)."""
-    transport = build_transport("httpx", 4, 5.0) if path == "scope" else None
+    """The lean path (the default transport, for plain-HTTP workers) or the one with a timeout scope per
+    request (aiohttp's pool, the HTTPS workers' transport)."""
+    transport = AiohttpTransport(4, 5.0) if path == "scope" else None
     return ConnectUpstream(urls, transport=transport, read_timeout_s=60, probe_timeout_s=PROBE_TIMEOUT_S)
 
 
@@ -169,7 +170,7 @@ async def test_a_probe_that_found_no_free_connection_ends_no_wait() -> None:
     says nothing of the requests the worker has taken (they end at their own budget)."""
     async with workers(1) as [worker]:
         upstream = ConnectUpstream(
-            [worker.url], transport=PassThroughTransport(1, 5.0), read_timeout_s=60, probe_timeout_s=PROBE_TIMEOUT_S
+            [worker.url], transport=build_transport(1, 5.0), read_timeout_s=60, probe_timeout_s=PROBE_TIMEOUT_S
         )
         try:
             waiting = asyncio.create_task(upstream.forward(sent("GET", deadline_s=1.0)))
