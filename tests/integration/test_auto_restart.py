@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from control_plane.domain.auto_restart import AutoRestarter
 from tests.support.connect_answers import until_states
 from tests.support.harness import RunningSidecar, sidecar_with
 from tests.support.kafka_topics import read_to_end
@@ -22,10 +23,10 @@ CONNECTOR = "org.example.versioned.VersionedSourceConnector"  # deploy/local/tes
 UNIT_S = 0.5  # the schedule: at once, then 1 s, 3 s, 6 s after the restart before
 
 
-def restarter(sidecar: RunningSidecar) -> Any:
+def restarter(sidecar: RunningSidecar) -> AutoRestarter:
     runtime = sidecar.app.slot.runtime
-    assert runtime is not None and runtime.herder.auto_restart is not None
-    return runtime.herder.auto_restart
+    assert runtime is not None and runtime.herder.auto_restart.restarter is not None
+    return runtime.herder.auto_restart.restarter
 
 
 async def report(sidecar: RunningSidecar, name: str) -> dict[str, Any]:
