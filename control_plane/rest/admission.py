@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import orjson
-
 from ..settings import Settings
+from .errors import error_body
 from .exchange import Exchange
 
 
@@ -38,8 +37,7 @@ Check = Callable[[Exchange], Denied | None]
 
 def denied_json(status: int, message: str, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Denied:
     """A refusal in Connect's error shape ``{"error_code": N, "message": "..."}``."""
-    body = orjson.dumps({"error_code": status, "message": message})
-    return Denied(status, body, ((b"content-type", b"application/json"), *headers))
+    return Denied(status, error_body(status, message), ((b"content-type", b"application/json"), *headers))
 
 
 @dataclass(frozen=True)

@@ -41,12 +41,12 @@ import re
 from collections.abc import Collection, Mapping
 from urllib.parse import unquote
 
-import orjson
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
 from ..codecs.javalang import java_hash_map_order, java_parse_int
 from . import jetty_uri
+from .errors import error_body
 from .exchange import Exchange, Handler
 
 JETTY = "12.0.34"  # the Jetty of Connect 4.3.1, named on its error pages
@@ -59,10 +59,11 @@ _TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _MEDIA_TYPE = re.compile(rf"\s*({_TOKEN})/({_TOKEN})\s*((?:;[^;]*)*)")
 
 
-def connect_error(status: int, reason: str, *, typed: bool = False) -> Response:
+def jersey_error(status: int, reason: str, *, typed: bool = False) -> Response:
     """Jersey's exception for ``status`` through ConnectExceptionMapper: ``HTTP {status} {reason}``."""
-    body = orjson.dumps({"error_code": status, "message": f"HTTP {status} {reason}"})
-    return Response(body, status_code=status, media_type=JSON if typed else None)
+    return Response(
+        error_body(status, f"HTTP {status} {reason}"), status_code=status, media_type=JSON if typed else None
+    )
 
 
 def jetty_error_page(status: int, message: str, uri: str) -> Response:
@@ -189,12 +190,12 @@ def _negotiation(headers: Headers, content_type: tuple[str, str, dict[str, str]]
     415 for a ``content_type`` it does not consume, then a 400 for an ``Accept`` it cannot read, 406 for one
     that takes no JSON."""
     if content_type is not None and not json_compatible(*content_type[:2]):
-        return connect_error(415, "Unsupported Media Type")
+        return jersey_error(415, "Unsupported Media Type")
     acceptable = accepts_json(", ".join(headers.getlist("accept")))
     if acceptable is None:
         return _empty_400()
     if not acceptable:
-        return connect_error(406, "Not Acceptable")
+        return jersey_error(406, "Not Acceptable")
     return None
 
 
@@ -263,17 +264,17 @@ class JerseyResource:
         if method == "OPTIONS":
             return self._options(headers)
         if method not in self.allowed:
-            return connect_error(405, "Method Not Allowed")
+            return jersey_error(405, "Method Not Allowed")
         negotiated = _negotiation(headers, content_type if self.consumes_json else None)
         if negotiated is not None:
             return negotiated
         if method in self.reads_entity:
             wildcard = content_type is not None and "*" in (content_type[0], content_type[1])
             if wildcard or (content_type is None and _has_body(headers)):
-                return connect_error(415, "Unsupported Media Type", typed=True)
+                return jersey_error(415, "Unsupported Media Type", typed=True)
         # an ``Integer`` @PathParam that Java cannot parse (" 0", "0_0"): Jersey's 404, the method chosen
         if any(java_parse_int(params[name]) is None for name in self.int_params):
-            return connect_error(404, "Not Found", typed=True)
+            return jersey_error(404, "Not Found", typed=True)
         return None
 
     def _options(self, headers: Headers) -> Response:
@@ -288,8 +289,8 @@ class JerseyResource:
 __all__ = [
     "JerseyResource",
     "accepts_json",
-    "connect_error",
     "jersey_allow",
+    "jersey_error",
     "jetty_error_page",
     "media_type",
     "negotiation_refusal",

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import orjson
 from starlette.types import Message, Receive
 
+from .errors import BodyTooLarge, error_body
 from .exchange import Exchange
 
 SHUTTING_DOWN = "The sidecar is shutting down: the request did not end within its grace period"
@@ -51,13 +51,6 @@ class RequestLimits:
         return None
 
 
-class BodyTooLarge(Exception):
-    """The body read so far passed ``max_body_bytes`` (raised by the request's ``receive``)."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(body_message(limit))
-
-
 class _Counted:
     """``receive`` that raises ``BodyTooLarge`` once the body passes ``limit`` bytes."""
 
@@ -70,7 +63,7 @@ class _Counted:
         if message["type"] == "http.request":
             self._left -= len(message.get("body", b""))
             if self._left < 0:
-                raise BodyTooLarge(self._limit)
+                raise BodyTooLarge(body_message(self._limit))
         return message
 
 
@@ -98,8 +91,8 @@ def _head(exchange: Exchange) -> tuple[int, int | None, bool]:
 
 def refusal(status: int, message: str) -> tuple[list[tuple[bytes, bytes]], bytes]:
     """The headers and body of a refusal in Connect's error shape."""
-    body = orjson.dumps({"error_code": status, "message": message})
+    body = error_body(status, message)
     return [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())], body
 
 
-__all__ = ["SHUTTING_DOWN", "BodyTooLarge", "RequestLimits", "refusal"]
+__all__ = ["SHUTTING_DOWN", "RequestLimits", "body_message", "refusal"]
