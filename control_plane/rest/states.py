@@ -13,7 +13,6 @@ milliseconds and in ISO-8601 UTC. 503 until the view has read the topics to thei
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -21,6 +20,8 @@ from starlette.responses import Response
 
 from ..domain.errors import BadRequestError
 from ..domain.reads import FailedState, StateChanges, StateSummary, TimelineInfo
+from ..rules import times
+from ..rules.times import iso
 from ..view.timeline import StateChange
 from .outcomes import answered
 from .state import herder
@@ -28,24 +29,13 @@ from .state import herder
 DEFAULT_RECENT = 50
 
 
-def iso(timestamp_ms: int | None) -> str | None:
-    if timestamp_ms is None:
-        return None
-    moment = datetime.fromtimestamp(timestamp_ms / 1000, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
 def parse_time(text: str) -> int:
-    """Epoch milliseconds, or an ISO-8601 date-time (UTC when it names no zone), as epoch milliseconds."""
-    if text.lstrip("-").isdigit():
-        return int(text)
+    """A time parameter as epoch milliseconds (``rules.times.parse_time``: epoch milliseconds, or ISO-8601,
+    UTC when it names no zone); a ``BadRequestError`` for any other text."""
     try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        return times.parse_time(text)
     except ValueError:
         raise BadRequestError(f"Invalid time {text!r}: epoch milliseconds or ISO-8601 expected") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
 
 
 def _count(request: Request, name: str, minimum: int) -> int | None:
