@@ -2,6 +2,6 @@
 (``pipeline``), the one route table (``routes``) and its matcher (``router``), thin handlers, one error mapper
 (``errors``). Only this layer imports Starlette (its ``Request`` and ``Response`` for the handlers)."""
 
-from .app import create_app
+from .serving.app import create_app
 
 __all__ = ["create_app"]

@@ -37,7 +37,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
-from control_plane.rest import jetty_uri
+from control_plane.rest.routing import jetty_uri
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from deploy.openapi import build as openapi_build
 from tests.support.connect_answers import same_answer, until_states

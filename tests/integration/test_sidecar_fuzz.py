@@ -48,8 +48,8 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
-from control_plane.rest import jetty_uri
-from control_plane.rest.routes import OPENAPI_PATH
+from control_plane.rest.routing import jetty_uri
+from control_plane.rest.routing.routes import OPENAPI_PATH
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from tests.support.connect_answers import until_states
 from tests.support.harness import Sidecars

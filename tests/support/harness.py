@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import httpx
 
 from control_plane.rest import create_app
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.server import HttpServer
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import HttpServer
 from control_plane.settings import load_settings
 
 from .stack import Cluster

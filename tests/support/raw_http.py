@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import uvicorn
 
 from control_plane.rest import create_app
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.server import HttpServer
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import HttpServer
 from control_plane.settings import load_settings
 
 from .ports import free_port

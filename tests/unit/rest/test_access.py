@@ -20,9 +20,9 @@ from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 from control_plane.access import AuditLog, Credentials, CredentialsError, hash_password, hash_token
 from control_plane.access.credentials import parse
 from control_plane.rest import create_app
-from control_plane.rest.access import NOT_AUTHENTICATED, _transformed
-from control_plane.rest.exchange import Exchange, HttpReply
-from control_plane.rest.outcomes import Serialized
+from control_plane.rest.entities.responses import Serialized
+from control_plane.rest.request.exchange import Exchange, HttpReply
+from control_plane.rest.steps.access import NOT_AUTHENTICATED, _transformed
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 from tests.support.asgi_app import CONNECT_URLS, Running

@@ -9,8 +9,8 @@ import string
 
 import pytest
 
-from control_plane.rest import jetty_uri
-from control_plane.rest.jetty_uri import BAD_MESSAGE, UriRefusal, refusal
+from control_plane.rest.routing import jetty_uri
+from control_plane.rest.routing.jetty_uri import BAD_MESSAGE, UriRefusal, refusal
 
 SEP, SEG, EMPTY = "Ambiguous URI path separator", "Ambiguous URI path segment", "Ambiguous URI empty segment"
 

@@ -17,10 +17,10 @@ from openapi_spec_validator import validate
 from schemathesis.core.result import Err
 
 from control_plane.cli import main as cli_main
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.openapi import document, document_json, documented
-from control_plane.rest.router import ROUTER, route_template
-from control_plane.rest.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PREFIX, label_of
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.routing.openapi import document, document_json, documented
+from control_plane.rest.routing.router import ROUTER, route_template
+from control_plane.rest.routing.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PREFIX, label_of
 from deploy.openapi import build as openapi_build
 
 # A value per path parameter: the concrete path each operation is tried with

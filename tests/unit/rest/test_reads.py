@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import orjson
 
-from control_plane.rest import reads, render
+from control_plane.rest.entities import render
+from control_plane.rest.resources import reads
 from control_plane.view import ConnectorStateView, StateEntry
 
 

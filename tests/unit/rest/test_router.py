@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.router import ROUTER, Router
-from control_plane.rest.routes import ROUTES, Route
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.routing.router import ROUTER, Router
+from control_plane.rest.routing.routes import ROUTES, Route
 
 
 async def _unread() -> Any:

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from control_plane.rest import create_app
-from control_plane.rest.admission import Admission, Denied, denied_json
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.server import serve
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import serve
+from control_plane.rest.steps.admission import Admission, Denied, denied_json
 from control_plane.settings import load_settings
 from tests.support.ports import free_port
 from tests.support.raw_http import CLOSE, DATE, SERVER, ScriptedWorker, exchange, served

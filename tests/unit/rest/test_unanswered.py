@@ -10,8 +10,8 @@ import pytest
 
 from control_plane.domain.herder import Herder
 from control_plane.domain.outcomes import Answer, Provenance, Source
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.unanswered import known_better, unanswered
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.steps.unanswered import known_better, unanswered
 from control_plane.view import ConnectorInfoView
 
 STALE = Provenance(Source.VIEW, True, 1.5)
