@@ -17,6 +17,7 @@ from ...domain.outcomes import Forward
 from ...rules.config_values import config_map
 from ..entities.responses import respond
 from ..request.runtime import herder
+from .params import raw_path
 
 
 async def _json(request: Request) -> Any:
@@ -24,11 +25,6 @@ async def _json(request: Request) -> Any:
         return orjson.loads(await request.body())
     except orjson.JSONDecodeError:
         return None
-
-
-def raw_path(request: Request) -> str:
-    path: str = request.scope.get("raw_path", b"").decode("latin-1") or request.scope["path"]
-    return path.split("?", 1)[0]
 
 
 async def validate_config(request: Request) -> Response:

@@ -1,5 +1,7 @@
-"""The sidecar's own endpoints: liveness, readiness, metrics, what it decided about the cluster, and
-its status-topic writes."""
+"""The sidecar's own endpoints about itself: liveness (``GET /healthz``), readiness (``GET /readyz``), its
+metrics (``GET /metrics``), its OpenAPI document (``GET /_sidecar/openapi.json``), what it decided about the
+cluster (``GET /_sidecar/capabilities``, ``GET /_sidecar/info``, ``GET /_sidecar/cluster``) and its
+status-topic writes (``GET /_sidecar/status-writes``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Versioned plugins (KIP-891): ``GET /connector-plugins/{p}/config?version=`` (ConnectorPluginsResource) and
-the sidecar's own report of what each plugin key of a connector resolves to: ``GET
-/_sidecar/connectors/{c}/plugin-versions`` (a connector by name), ``PUT /_sidecar/plugin-versions`` (a
-configuration in the body); and ``GET /_sidecar/plugin-pins``, the pins that do not hold on some worker now.
-Parse, one herder call, render."""
+"""The sidecar's own reports on versioned plugins (KIP-891): what each plugin key of a connector resolves to,
+``GET /_sidecar/connectors/{c}/plugin-versions`` (a connector by name) and ``PUT /_sidecar/plugin-versions``
+(a configuration in the body); and ``GET /_sidecar/plugin-pins``, the pins that do not hold on some worker
+now. Parse, one herder call, render. (Connect's own ``GET /connector-plugins/{p}/config?version=``:
+``connector_plugins``.)"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
-"""Read endpoints the sidecar can answer (``Herder`` decides from where), in Connect's shapes and codes
-(ConnectorsResource): parse, one herder call, render."""
+"""The connectors' endpoints the sidecar can answer from its view (the herder decides from where), in
+Connect's shapes and codes (ConnectorsResource): ``GET /connectors`` (``expand``), ``GET
+/connectors/{c}/status``, ``GET /connectors/{c}/config``, ``GET /connectors/{c}/tasks/{t}/status``, and the
+active topics of KIP-558, ``GET /connectors/{c}/topics`` and ``PUT /connectors/{c}/topics/reset``; with the
+sidecar's own reads of the active topics, ``GET /_sidecar/topics/{t}/connectors`` and ``GET
+/_sidecar/connectors/{c}/topics``. Parse, one herder call, render."""
 
 from __future__ import annotations
 
