@@ -1,4 +1,5 @@
-"""Access control, the third step of every request (``rest.pipeline``), whatever the method, known or not.
+"""Access control, a step of every request (``rest.serving.pipeline``; ``AccessControl`` is the step), after the
+request limits and the admission hook, whatever the method, known or not.
 
 In order: the request is classified (``rules.access.classify``, from the raw path as the worker reads it);
 the principal is found (``Authorization``: Bearer or Basic; authentication off: an anonymous admin); probes
@@ -28,6 +29,8 @@ from ...rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reac
 from ..errors import connect_error
 from ..request.exchange import Exchange, HttpReply
 from ..request.runtime import RuntimeSlot
+from ..routing.router import RouteTarget
+from .step import Endpoint
 
 NOT_AUTHENTICATED = "User cannot access the resource."  # Connect's JaasBasicAuthFilter
 _READ_ONLY = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -40,15 +43,15 @@ class AccessControl:
     def __init__(self, slot: RuntimeSlot) -> None:
         self._slot = slot
 
-    async def serve(self, exchange: Exchange, then: Next) -> HttpReply:
+    async def __call__(self, exchange: Exchange, target: RouteTarget, then: Endpoint) -> HttpReply:
         """Admit, refuse or rewrite one request, and audit it (see the module's docstring); ``then`` serves
         what is admitted."""
         runtime = self._slot.runtime
         if runtime is None:  # outside the lifespan nothing but /healthz answers (500 otherwise)
-            return await then(exchange)
+            return await then(exchange, target)
         access, method = runtime.access, exchange.method
         if access.credentials is None and method in _READ_ONLY:  # off: a read is an anonymous admin's, unaudited
-            return await then(exchange)
+            return await then(exchange, target)
         started = time.perf_counter()
         classified = classify(method, exchange.raw_path)
         captured = _Captured(exchange.receive) if method not in _READ_ONLY else None
@@ -69,7 +72,8 @@ class AccessControl:
                 who = principal or Principal("anonymous", Role.VIEWER)
                 author = AUTHOR.set(who.name) if captured is not None else None  # a write: the history names who
                 try:
-                    reply = await _transformed(exchange, _transform(who, classified, access), then)
+                    transform = _transform(who, classified, access)
+                    reply = await _transformed(exchange, transform, lambda admitted: then(admitted, target))
                 finally:
                     if author is not None:
                         AUTHOR.reset(author)
@@ -91,7 +95,7 @@ async def _transformed(exchange: Exchange, transform: Callable[[Any], Any] | Non
         return reply
     body = reply.body
     with contextlib.suppress(orjson.JSONDecodeError):  # not JSON: no config or listing to read
-        # a view's answer is kept serialized (``outcomes.Serialized``, a bytes subclass orjson refuses as such)
+        # a view's answer is kept serialized (``responses.Serialized``, a bytes subclass orjson refuses as such)
         body = orjson.dumps(transform(orjson.loads(memoryview(body))))
     headers = [(n, v) for n, v in reply.headers if n.lower() != b"content-length"]
     headers.append((b"content-length", str(len(body)).encode()))

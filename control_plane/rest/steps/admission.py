@@ -1,8 +1,8 @@
-"""The admission hook: one place that sees every request before the sidecar forwards or routes it, the
-second step of the request pipeline (``rest.pipeline``), after the request limits.
+"""The admission hook: one place that sees every request before the sidecar forwards or routes it, a step of
+the request pipeline (``rest.serving.pipeline``; ``Admission`` is the step), after the request limits.
 
 ``Admission.admit(exchange)`` is called exactly once per HTTP request. It sees what the client sent
-(``rest.exchange.Exchange``): the method, the raw path (still percent-encoded, no query), the query, the
+(``rest.request.exchange.Exchange``): the method, the raw path (still percent-encoded, no query), the query, the
 headers (names lower-cased, in order, as the server parsed them), the peer address and the scheme; a check
 must not read the body. It answers None (go on) or a ``Denied`` answer, which goes back as it is (status,
 headers, body), counted in the request metrics like any answer. The checks run in order and the first denial
@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 
 from ...settings import Settings
 from ..errors import error_body
-from ..request.exchange import Exchange
+from ..request.exchange import Exchange, HttpReply
+from ..routing.router import RouteTarget
+from .step import Endpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +57,15 @@ class Admission:
 
     @property
     def admits_everything(self) -> bool:
-        """True when there is no check (the pipeline skips the call)."""
+        """True when there is no check (the step skips the call)."""
         return not self.checks
+
+    async def __call__(self, exchange: Exchange, target: RouteTarget, then: Endpoint) -> HttpReply:
+        """The step: a denial as it is (framed), else ``then``'s answer."""
+        denied = None if self.admits_everything else self.admit(exchange)
+        if denied is not None:
+            return HttpReply(denied.status, framed(denied), denied.body)
+        return await then(exchange, target)
 
 
 def checks_for(settings: Settings) -> tuple[Check, ...]:

@@ -1,4 +1,5 @@
-"""The sidecar's request limits, the first step of every request (``rest.pipeline``):
+"""The sidecar's request limits, a step of the request pipeline (``rest.serving.pipeline``), before the
+admission hook and access control (``RequestLimits`` is the step):
 
 - a request head (request line and headers) over ``max_header_bytes``: 431 in Connect's error shape;
 - a body over ``max_body_bytes``: 413 in Connect's error shape, at once when ``Content-Length`` says so,
@@ -7,13 +8,13 @@
   for a worker made for the request ends there (``upstream.ConnectUpstream`` reads it from
   ``UpstreamRequest.deadline``, or, for the requests the sidecar composes while serving it, from
   ``upstream.REQUEST_DEADLINE``): the client gets 504 in Connect's shape, or the view's answer where a
-  route has one (``outcomes.respond``), instead of waiting for Connect's own 90 s;
+  route has one (``entities.responses.respond``), instead of waiting for Connect's own 90 s;
 - at shutdown, a request still under way when the grace period ends (the server cancels it) gets 503 in
   Connect's error shape (``SHUTTING_DOWN``) rather than a plain-text 500.
 
 Connect's Jetty has no body limit and a fixed head limit; the sidecar guards itself with both (the docs'
 page on hardening says why). The limits of Jetty the sidecar mirrors on its own routes (414, 431 at 8192
-bytes) are ``jaxrs``'s; a ``max_header_bytes`` above them only guards the sidecar itself.
+bytes) are ``routing.jaxrs``'s; a ``max_header_bytes`` above them only guards the sidecar itself.
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from dataclasses import dataclass
 
 from starlette.types import Message, Receive
 
+from ...upstream import REQUEST_DEADLINE
 from ..errors import BodyTooLarge, error_body
-from ..request.exchange import Exchange
+from ..request.exchange import Exchange, HttpReply
+from ..routing.router import RouteTarget
+from .step import Endpoint
 
 SHUTTING_DOWN = "The sidecar is shutting down: the request did not end within its grace period"
 
@@ -49,6 +53,18 @@ class RequestLimits:
             exchange.receive = _Counted(exchange.receive, self.max_body_bytes)
         exchange.deadline = asyncio.get_running_loop().time() + self.budget_s if self.budget_s else None
         return None
+
+    async def __call__(self, exchange: Exchange, target: RouteTarget, then: Endpoint) -> HttpReply:
+        """The step: a request over a limit refused; else served within its budget (its deadline also in
+        ``REQUEST_DEADLINE``, for the requests to workers the sidecar composes for it)."""
+        refused = self.enter(exchange)
+        if refused is not None:
+            return HttpReply(refused[0], *refusal(*refused))
+        token = REQUEST_DEADLINE.set(exchange.deadline)
+        try:
+            return await then(exchange, target)
+        finally:
+            REQUEST_DEADLINE.reset(token)
 
 
 class _Counted:

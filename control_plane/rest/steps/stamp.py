@@ -4,14 +4,20 @@ sidecar from a worker's. A worker's own answer keeps its own (passed through unc
 
 ``Server`` is the value the workers last answered their liveness probe with (``ConnectUpstream.server_header``:
 ``Jetty(12.0.34)`` on 4.3.1, ``Jetty(9.4.x)`` on 3.4.1), none before any answered; ``Date`` is the time of the
-answer in RFC 9110's IMF-fixdate, as Jetty writes it, made once a second."""
+answer in RFC 9110's IMF-fixdate, as Jetty writes it, made once a second.
+
+``Stamp`` is the first step of the request pipeline (``rest.serving.pipeline``): it sees every answer last,
+whoever gave it; ``Pipeline.cut_short`` stamps the answer to a request the shutdown cuts short with it."""
 
 from __future__ import annotations
 
 import time
 from email.utils import formatdate
 
-Headers = list[tuple[bytes, bytes]]
+from ..request.exchange import Exchange, Headers, HttpReply
+from ..request.runtime import RuntimeSlot
+from ..routing.router import RouteTarget
+from .step import Endpoint
 
 _date: tuple[int, bytes] = (-1, b"")
 
@@ -39,4 +45,20 @@ def stamped(headers: Headers, server: bytes | None) -> Headers:
     return added + headers if added else headers
 
 
-__all__ = ["Headers", "http_date", "stamped"]
+class Stamp:
+    """The step: ``stamped`` with the ``Server`` of the running sidecar's workers (none outside its lifespan)."""
+
+    def __init__(self, slot: RuntimeSlot) -> None:
+        self._slot = slot
+
+    async def __call__(self, exchange: Exchange, target: RouteTarget, then: Endpoint) -> HttpReply:
+        reply = await then(exchange, target)
+        reply.headers = self.stamped(reply.headers)
+        return reply
+
+    def stamped(self, headers: Headers) -> Headers:
+        runtime = self._slot.runtime
+        return stamped(headers, runtime.upstream.server_header if runtime is not None else None)
+
+
+__all__ = ["Stamp", "http_date", "stamped"]

@@ -11,7 +11,8 @@ import pytest
 from control_plane.domain.reads import Reads
 from control_plane.rest import create_app
 from control_plane.rest.request.exchange import Exchange
-from control_plane.rest.serving.pipeline import Pipeline, changed_connectors
+from control_plane.rest.serving.pipeline import Pipeline
+from control_plane.rest.steps.dispatch import changed_connectors
 from control_plane.settings import load_settings
 from tests.support.raw_http import CLOSE, DATE, ScriptedWorker, exchange, served
 
