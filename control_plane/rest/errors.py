@@ -33,7 +33,7 @@ log = structlog.get_logger(__name__)
 
 class BodyTooLarge(Exception):
     """The request body read so far passed the sidecar's ``max_body_bytes`` (raised by the request's
-    ``receive``, which the request limits wrap: ``rest.limits``); answered 413."""
+    ``receive``, which the request limits wrap: ``rest.steps.limits``); answered 413."""
 
 
 def error_body(status: int, message: str) -> bytes:

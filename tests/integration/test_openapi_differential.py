@@ -107,7 +107,8 @@ def _jackson_message(diff: AnswerDifference) -> bool:
     )
 
 
-# The sidecar's own routes (control_plane/rest/app.py, CONNECT_ROUTES), by the operations that reach them
+# The sidecar's own routes (the rows of CONNECT with a handler, control_plane/rest/routing/routes.py), by the
+# operations that reach them
 OWN_ROUTES = [
     *(("GET", t) for t in OWN_READS),
     ("GET", "/connectors"),

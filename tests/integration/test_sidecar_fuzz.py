@@ -1,7 +1,7 @@
 """Property-based fuzzing of the sidecar with its own OpenAPI document (``GET /_sidecar/openapi.json``,
-control_plane/rest/openapi.py), on every Connect cluster of the stack: schemathesis generates requests for
-every operation (valid ones, and invalid ones: wrong types, missing fields, bodies that are not the schema)
-and sends them to the session's in-process sidecar (the code under test). Every answer must be:
+control_plane/rest/routing/openapi.py), on every Connect cluster of the stack: schemathesis generates requests for
+every operation (valid ones, and invalid ones: wrong types, missing fields, bodies that are not the schema) and sends
+them to the session's in-process sidecar (the code under test). Every answer must be:
 
 - no 5xx that the worker itself would not give: a 5xx is sent again directly to the cluster's worker (or,
   for an operation the sidecar emulates on an older worker, to the newest worker, whose answer it gives),

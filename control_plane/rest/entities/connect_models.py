@@ -1,7 +1,7 @@
 """The request and response entities of Connect's REST API (the newest release the sidecar provides), as
-typed models for the sidecar's OpenAPI document (``rest.openapi``). Field names, enums and omissions mirror
+typed models for the sidecar's OpenAPI document (``rest.routing.openapi``). Field names, enums and omissions mirror
 Connect's ``runtime/rest/entities`` (ServerInfo, ConnectorInfo, CreateConnectorRequest, ConnectorStateInfo,
-TaskInfo, ConfigInfos, PluginInfo, ConnectorOffsets, LoggerLevel, ErrorMessage, ...) and ``rest.render``;
+TaskInfo, ConfigInfos, PluginInfo, ConnectorOffsets, LoggerLevel, ErrorMessage, ...) and ``rest.entities.render``;
 the fuzzer (tests/integration/test_sidecar_openapi_fuzz.py) checks the answers against them."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The answers and request bodies of the sidecar's own endpoints (``/_sidecar/...``, ``/healthz``,
-``/readyz``), as typed models for the OpenAPI document (``rest.openapi``). They describe what the handlers
-render (ops.py, reads.py, topic_creation.py, plugins.py); the fuzzer checks the answers against them."""
+``/readyz``), as typed models for the OpenAPI document (``rest.routing.openapi``). They describe what the handlers
+render (``rest.resources``); the fuzzer checks the answers against them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""What the request pipeline (``rest.pipeline``) works on: one HTTP request as the server parsed it
-(``Exchange``) and its answer (``HttpReply``). The server (``rest.server``) and the ASGI adapter
-(``rest.app.SidecarApp``) build an ``Exchange`` each their own way and write the ``HttpReply`` each their own
-way; everything between is the same code.
+"""What the request pipeline (``rest.serving.pipeline``) works on: one HTTP request as the server parsed it
+(``Exchange``) and its answer (``HttpReply``). The server (``rest.serving.server``) and the ASGI adapter
+(``rest.serving.app.SidecarApp``) build an ``Exchange`` each their own way and write the ``HttpReply`` each their
+own way; everything between is the same code.
 
 The body is read through ``receive``, ASGI's ``http.request`` messages (``{"body", "more_body"}``, then
 ``http.disconnect``), so that Starlette's ``Request`` reads it for the handlers and each stage can wrap it

@@ -1,6 +1,6 @@
-"""The forward to a worker, unchanged: for a path no route of the sidecar answers (``rest.pipeline``), and for
-a route whose outcome is "forward the request" (``rest.outcomes``). Both build the upstream request, log and
-frame the answer with the functions here.
+"""The forward to a worker, unchanged: for a path no route of the sidecar answers (``rest.steps.dispatch``), and
+for a route whose outcome is "forward the request" (``rest.entities.responses``). Both build the upstream
+request, log and frame the answer with the functions here.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ Headers = list[tuple[bytes, bytes]]
 
 def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
     """The request as the client sent it: its raw target (still percent-encoded), headers and body, with
-    its deadline (the request budget, ``rest.limits``)."""
+    its deadline (the request budget, ``rest.steps.limits``)."""
     return UpstreamRequest(
         method=exchange.method,
         path=exchange.raw_path.decode("latin-1"),

@@ -1,6 +1,6 @@
 """The typed state the handlers read: the ``Runtime`` of the composition root, put into each routed
-request's scope by the pipeline (``rest.pipeline``), and the request's ``Exchange`` beside it (what a
-handler's forward is built from). ``herder(request)`` is the one place a handler gets the herder from."""
+request's scope by the pipeline's dispatch (``rest.steps.dispatch``), and the request's ``Exchange`` beside it (what
+a handler's forward is built from). ``herder(request)`` is the one place a handler gets the herder from."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def runtime(request: Request) -> Runtime:
 
 
 def current(slot: RuntimeSlot) -> Runtime:
-    """The runtime of a slot, for a caller outside a handler (``rest.pipeline``)."""
+    """The runtime of a slot, for a caller outside a handler (``rest.steps.dispatch``)."""
     return _running(slot.runtime)
 
 

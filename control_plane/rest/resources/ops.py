@@ -46,5 +46,5 @@ async def status_writes(request: Request) -> Response:
 
 async def openapi(request: Request) -> Response:
     """``GET /_sidecar/openapi.json``: the sidecar's OpenAPI document, of the route table the request was
-    routed by (``rest.router``, in the scope as Starlette's router puts itself there)."""
+    routed by (``rest.routing.router``, in the scope as Starlette's router puts itself there)."""
     return Response(request.scope["router"].openapi_json(), media_type="application/json")

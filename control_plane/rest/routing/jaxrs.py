@@ -214,7 +214,7 @@ class JerseyResource:
     """A Connect resource path the sidecar answers for the methods of ``handlers``; ``resource_methods`` are the
     methods Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those
     that read a JSON body; ``consumes_json``: the resource declares ``@Consumes(application/json)``. Built
-    from the route table (``rest.routes``) by ``rest.router``."""
+    from the route table (``rest.routing.routes``) by ``rest.routing.router``."""
 
     def __init__(
         self,

@@ -1,7 +1,7 @@
-"""The sidecar's OpenAPI document, rendered from the one route table (``rest.routes``) and the typed models of
-``connect_models`` (Connect's entities) and ``sidecar_models`` (the sidecar's own answers): never written
-by hand. Served at ``GET /_sidecar/openapi.json`` (``/_sidecar`` is no Connect path) and written to a file
-by ``control-plane openapi`` (``make api-doc``).
+"""The sidecar's OpenAPI document, rendered from the one route table (``routes``) and the typed models of
+``rest.entities``: ``connect_models`` (Connect's entities) and ``sidecar_models`` (the sidecar's own answers);
+never written by hand. Served at ``GET /_sidecar/openapi.json`` (``/_sidecar`` is no Connect path) and written
+to a file by ``control-plane openapi`` (``make api-doc``).
 
 Two parts: Connect's REST API as the newest release the sidecar provides on every worker version (the
 operations of Connect 4.3's ``rest/resources``, tag ``connect``; forwarded to a worker, answered from the

@@ -1,4 +1,4 @@
-"""Which route of the table (``rest.routes``) takes a request, and the label its metrics count it under.
+"""Which route of the table (``rest.routing.routes``) takes a request, and the label its metrics count it under.
 
 Connect's paths are matched as Jersey matches them (``jaxrs.JerseyResource``: the raw path, matrix
 parameters, one trailing slash), one resource per path template of the table: the sidecar answers the methods
@@ -141,7 +141,7 @@ class Router:
         return node
 
     def openapi_json(self) -> bytes:
-        """The OpenAPI document of this router's table (``rest.openapi``), rendered once."""
+        """The OpenAPI document of this router's table (``rest.routing.openapi``), rendered once."""
         if self._openapi is None:
             self._openapi = document_json() if self.routes == ROUTES else render_json(self.routes)
         return self._openapi

@@ -4,12 +4,12 @@ Each ``Route`` is one method on one path template, with what the OpenAPI documen
 parameters, request body, answers) and the handler that serves it; a Connect route without a handler is
 forwarded to a worker unchanged. From this table alone come:
 
-- the matching (``rest.router``): Connect's paths as Jersey matches them, with the refusals the worker's
-  HTTP stack gives before a resource method (``rest.jaxrs``): a Connect resource's methods are the methods
-  of its rows here, and the methods that read a JSON entity are the rows with a ``body``;
-- the labels of the request metrics (``rest.router.Router.label``): the template of the route a request
+- the matching (``router``): Connect's paths as Jersey matches them, with the refusals the worker's HTTP stack
+  gives before a resource method (``jaxrs``): a Connect resource's methods are the methods of its rows here,
+  and the methods that read a JSON entity are the rows with a ``body``;
+- the labels of the request metrics (``router.Router.label``): the template of the route a request
   matches, and for paths no route has, the bounded fallbacks of ``FALLBACK_LABELS``;
-- the OpenAPI document (``rest.openapi``).
+- the OpenAPI document (``openapi``).
 
 Connect's rows are Connect 4.3's ``rest/resources`` (RootResource, ConnectorsResource,
 ConnectorPluginsResource, LoggingResource), the newest REST API the sidecar provides on every worker version;

@@ -1,9 +1,9 @@
-"""The application: the request pipeline (``rest.pipeline``) and the lifespan that runs the composition root
+"""The application: the request pipeline (``pipeline``) and the lifespan that runs the composition root
 (``control_plane.composition.running``) and hands its typed ``Runtime`` to the handlers.
 
-``SidecarApp`` is served by the sidecar's own server (``rest.server``, what ``control-plane serve`` runs),
-which calls the pipeline directly, or as an ASGI app by any ASGI server or transport (the unit tests drive it
-with ``httpx.ASGITransport``): both only translate between their connection and the same pipeline.
+``SidecarApp`` is served by the sidecar's own server (``server``, what ``control-plane serve`` runs), which calls
+the pipeline directly, or as an ASGI app by any ASGI server or transport (the unit tests drive it with
+``httpx.ASGITransport``): both only translate between their connection and the same pipeline.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def create_app(
 ) -> SidecarApp:
     """The sidecar. ``transport`` and ``status_producer`` put fakes under the real upstream client and status
     writer; ``slot`` shows the running ``Runtime`` to the caller (tests); ``admission``: the admission hook
-    (``rest.admission``; by default the checks the settings ask for)."""
+    (``rest.steps.admission``; by default the checks the settings ask for)."""
     return SidecarApp(settings, transport=transport, status_producer=status_producer, slot=slot, admission=admission)
 
 

@@ -1,5 +1,5 @@
-"""One client connection of the sidecar's server (``rest.server``): HTTP/1.1 parsed by ``httptools`` (the parser
-uvicorn uses), one request answered at a time, each handed to the pipeline (``rest.pipeline``) and its answer
+"""One client connection of the sidecar's server (``server``): HTTP/1.1 parsed by ``httptools`` (the parser uvicorn
+uses), one request answered at a time, each handed to the pipeline (``pipeline``) and its answer
 written in one write.
 
 What a connection does, as uvicorn's httptools protocol does it (a client cannot tell them apart: the tests

@@ -1,5 +1,5 @@
-"""The sidecar's HTTP/1.1 server: a listener whose connections (``rest.connection``) parse each request with
-``httptools`` and hand it to the app's pipeline (``rest.pipeline``).
+"""The sidecar's HTTP/1.1 server: a listener whose connections (``connection``) parse each request with
+``httptools`` and hand it to the app's pipeline (``pipeline``).
 
 ``HttpServer.stop`` is the graceful shutdown: stop accepting, close the idle connections, let the requests
 under way finish for a grace period, then cancel them (each gets the pipeline's 503 in Connect's shape,

@@ -7,11 +7,11 @@ and getTaskConfigs (``GET /connectors/{c}/tasks``). The workers answer them, exc
   rule of ``domain.read_rule``, as for the connector's status);
 - a request no worker answered (``unanswered``: none reachable, or none within the request budget): the
   view's answer, marked stale, in place of the 504 or 503; every other request gets its error's answer
-  (``errors``).
+  (``rest.errors``).
 
 A view's answer is refused first where the newest worker's content negotiation refuses the request
-(``jaxrs.negotiation_refusal``: ConnectorsResource's ``@Consumes``/``@Produces`` application/json, 415 and
-406), never answered 200 where 4.3.1 would not answer it.
+(``routing.jaxrs.negotiation_refusal``: ConnectorsResource's ``@Consumes``/``@Produces`` application/json, 415
+and 406), never answered 200 where 4.3.1 would not answer it.
 """
 
 from __future__ import annotations

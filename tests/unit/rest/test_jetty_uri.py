@@ -1,4 +1,4 @@
-"""Jetty 12's check of a request path (control_plane/rest/jetty_uri.py), target by target as the Connect
+"""Jetty 12's check of a request path (control_plane/rest/routing/jetty_uri.py), target by target as the Connect
 4.3.1 worker answered each on the test stack (raw sockets): the message on its 400 page, and
 whether it refused before reading the method (``/badMessage``) or after (``/badURI``)."""
 

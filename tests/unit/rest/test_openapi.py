@@ -1,5 +1,5 @@
-"""The sidecar's OpenAPI document (control_plane/rest/openapi.py) against the route table it is rendered from
-(control_plane/rest/routes.py), both ways: every route the sidecar serves is in the document with its
+"""The sidecar's OpenAPI document (control_plane/rest/routing/openapi.py) against the route table it is rendered from
+(control_plane/rest/routing/routes.py), both ways: every route the sidecar serves is in the document with its
 methods, every operation of the document reaches the handler the route table has for it (a sidecar handler,
 or the forward to the workers), under the label of its template. Also: the document loads in schemathesis, is
 served at ``GET /_sidecar/openapi.json``, written by the CLI, and (java) names every operation of Connect

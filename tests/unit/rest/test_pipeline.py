@@ -1,4 +1,4 @@
-"""The request pipeline (``rest.pipeline``) answers a Connect route of the sidecar the same bytes whichever
+"""The request pipeline (``rest.serving.pipeline``) answers a Connect route of the sidecar the same bytes whichever
 server serves it (the sidecar's own, or uvicorn through the app's ASGI side), refusals and errors included:
 every request goes through the one pipeline, and each server only reads the request and writes the answer."""
 

@@ -1,4 +1,4 @@
-"""``GET /connectors/{c}/status`` from the view is serialized once per answer object (``rest.reads``): the
+"""``GET /connectors/{c}/status`` from the view is serialized once per answer object (``rest.resources.reads``): the
 herder gives the same object until the view changes, and each object gets its own JSON."""
 
 from __future__ import annotations

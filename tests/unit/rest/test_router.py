@@ -1,4 +1,4 @@
-"""The route table's matcher (``rest.router``): which requests the sidecar answers (its Connect routes as
+"""The route table's matcher (``rest.routing.router``): which requests the sidecar answers (its Connect routes as
 Jersey matches them, its own paths as Starlette does), which go through to the workers unchanged, and the
 labels the request metrics count them under."""
 

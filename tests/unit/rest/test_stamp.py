@@ -1,4 +1,4 @@
-"""``rest.stamp``: the sidecar's own answers carry a worker's ``Server`` and a ``Date``, as Jetty's do."""
+"""``rest.steps.stamp``: the sidecar's own answers carry a worker's ``Server`` and a ``Date``, as Jetty's do."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which passed-through requests the view answers when no worker did (``rest.unanswered``), matched as
+"""Which passed-through requests the view answers when no worker did (``rest.steps.unanswered``), matched as
 Jersey matches the paths, and how the answer is rendered and marked."""
 
 from __future__ import annotations
