@@ -15,12 +15,10 @@ from ...domain.herder import Herder
 from ...domain.outcomes import Rewrite
 from ...settings import Settings
 from ...upstream import UpstreamRequest, UpstreamResponse
-from .exchange import Exchange
+from .exchange import Exchange, Headers
 from .runtime import exchange_of, herder, runtime
 
 log = structlog.get_logger("control_plane.proxy")
-
-Headers = list[tuple[bytes, bytes]]
 
 
 def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
