@@ -1,6 +1,6 @@
 """``control-plane serve``: settings, then logging, then the app on the sidecar's server (httptools, uvloop).
 ``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`).
-``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.openapi`), to stdout or a file.
+``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.routing.openapi`), to stdout or a file.
 ``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from . import plan_cli
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
-    from .rest.app import SidecarApp
+    from .rest.serving.app import SidecarApp
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(settings: Settings, app: SidecarApp) -> int:
-    """The sidecar's server (``rest.server``) on uvloop, with the sidecar's TLS and graceful shutdown: on
+    """The sidecar's server (``rest.serving.server``) on uvloop, with the sidecar's TLS and graceful shutdown: on
     SIGTERM or SIGINT it stops accepting, lets the requests under way finish for ``shutdown_grace_s`` (then
     cancels them), and runs the lifespan's shutdown (the composition root stops in reverse: pending status
     writes flushed for ``shutdown_flush_timeout_s``) before the process ends."""
@@ -83,7 +83,7 @@ def _serve(settings: Settings, app: SidecarApp) -> int:
     import uvloop
 
     from .listener_tls import CertificateReloader, server_context
-    from .rest.server import serve
+    from .rest.serving.server import serve
 
     context = None
     reloader = None
@@ -161,7 +161,7 @@ def _export(args: argparse.Namespace) -> int:
 def _openapi(out: str | None) -> int:
     from pathlib import Path
 
-    from .rest.openapi import document_json
+    from .rest.routing.openapi import document_json
 
     if out is None:
         sys.stdout.buffer.write(document_json())

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from control_plane.rest import create_app  # noqa: E402
-from control_plane.rest.server import HttpServer  # noqa: E402
+from control_plane.rest.serving.server import HttpServer  # noqa: E402
 from control_plane.settings import load_settings  # noqa: E402
 from tests.support.http_cases import CASES, Case  # noqa: E402
 from tests.support.stack import load_stack  # noqa: E402

@@ -9,7 +9,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +16,8 @@ import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+
+from control_plane.rules import times
 
 from . import transforms as T
 from .kafka_admin import KafkaUnreachable, check_reachable, internal_topic_ends
@@ -72,13 +73,12 @@ def parser(prog: str, description: str, default_out: str) -> argparse.ArgumentPa
 
 
 def parse_time(text: str) -> int:
-    """Milliseconds since the epoch, or an ISO-8601 time (UTC unless it says otherwise)."""
-    if text.lstrip("-").isdigit():
-        return int(text)
-    parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
+    """Milliseconds since the epoch, or an ISO-8601 time (UTC unless it says otherwise: ``rules.times``); an
+    ``InputError`` (the job's error line) for anything else."""
+    try:
+        return times.parse_time(text)
+    except ValueError:
+        raise InputError(f"{text!r} is not a time: ISO-8601 or milliseconds since the epoch expected") from None
 
 
 def parse_duration(text: str) -> int:

@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 
 from control_plane.rules.connectors import CONSUMER_BOOTSTRAP_OVERRIDE, client_cluster, on_another_cluster
 from control_plane.rules.java_regex import JavaRegexProblem, translate
+from control_plane.rules.times import iso
 
 from . import transforms as T
 from .job import (
@@ -44,7 +45,7 @@ from .job import (
 from .kafka_admin import SinkSpec, broker_facts, sink_group
 from .kept import keep, run_frames
 from .progress import Progress
-from .report import finding, finding_of_rows, iso, write_json, write_tables
+from .report import finding, finding_of_rows, write_json, write_tables
 from .session import existing_session
 from .sidecar_view import SidecarView, read_sidecar_view
 from .target import Target

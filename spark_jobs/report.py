@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+
+from control_plane.rules.times import iso
 
 TIME_COLUMNS = {
     "timestamp",
@@ -35,12 +36,6 @@ TIME_COLUMNS = {
     "first_kept",
 }
 JSON_COLUMNS = {"partition_json", "offset_json", "from_offset", "to_offset"}
-
-
-def iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _json_value(name: str, value: Any) -> Any:

@@ -23,12 +23,14 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from control_plane.rules.times import iso
+
 from . import transforms as T
 from .job import Inputs, expected_records, load, parse_duration, parser, prepare, resolve, run, start_spark
 from .kafka_admin import broker_facts
 from .kept import keep, run_frames
 from .progress import Progress
-from .report import finding, iso, rows, write_json, write_tables
+from .report import finding, rows, write_json, write_tables
 from .session import existing_session
 from .transforms.driver_codec import local_frame
 from .transforms.topics import BROKER_TOPICS_SCHEMA

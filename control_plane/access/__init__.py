@@ -1,5 +1,5 @@
 """Access control and audit: credentials, the audit log, and how they are built from the settings. Who may
-do what is decided by the pure ``rules.access``; ``rest.access`` enforces it on every request."""
+do what is decided by the pure ``rules.access``; ``rest.steps.access`` enforces it on every request."""
 
 from .audit import AuditLog, AuditSink
 from .credentials import Credentials, CredentialsError, hash_password, hash_token

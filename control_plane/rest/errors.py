@@ -1,7 +1,9 @@
 """The one error mapper: every failure leaves the sidecar as Connect's ``{"error_code", "message"}``.
 
 Mirrors Connect's ``rest/errors/ConnectExceptionMapper`` and ``rest/entities/ErrorMessage``: the
-``error_code`` is the HTTP status. Which domain error gets which status is decided here only.
+``error_code`` is the HTTP status. Which domain error gets which status is decided here only, and the body
+of every error in Connect's shape is made here only (``error_body``), whoever answers it: this mapper, the
+request limits, the admission hook, access control, or the worker's Jersey as the sidecar mirrors it.
 """
 
 from __future__ import annotations
@@ -25,14 +27,23 @@ from ..domain.errors import (
     WorkerRefused,
 )
 from ..upstream import NoWorkerAvailable, UpstreamError, UpstreamOverloaded, UpstreamTimeout
-from .limits import BodyTooLarge
 
 log = structlog.get_logger(__name__)
 
 
+class BodyTooLarge(Exception):
+    """The request body read so far passed the sidecar's ``max_body_bytes`` (raised by the request's
+    ``receive``, which the request limits wrap: ``rest.steps.limits``); answered 413."""
+
+
+def error_body(status: int, message: str) -> bytes:
+    """Connect's ``ErrorMessage`` as JSON: ``{"error_code": status, "message": message}``."""
+    return orjson.dumps({"error_code": status, "message": message})
+
+
 def connect_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
     return Response(
-        orjson.dumps({"error_code": status, "message": message}),
+        error_body(status, message),
         status_code=status,
         media_type="application/json",
         headers=headers,
@@ -107,4 +118,4 @@ def answer_for(exc: Exception, path: str) -> Response:
     return connect_error(500, str(exc) or type(exc).__name__)
 
 
-__all__ = ["ANSWERS", "DOMAIN_STATUS", "answer_for", "connect_error", "error_response"]
+__all__ = ["ANSWERS", "DOMAIN_STATUS", "BodyTooLarge", "answer_for", "connect_error", "error_body", "error_response"]

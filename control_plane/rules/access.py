@@ -1,6 +1,6 @@
 """Who may do what through the sidecar: a request (method and raw path) classified into an action, the
 actions each role may take, and the connectors a principal limited to name patterns may see. Pure; the
-one enforcement point is ``rest.access``.
+one enforcement point is ``rest.steps.access``.
 
 - ``PROBE``: ``/healthz`` and ``/readyz``, open to anyone (kubelet and load balancers carry no token).
 - ``READ``: GET and HEAD on Connect's read paths and the sidecar's own (``/metrics`` included).

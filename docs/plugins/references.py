@@ -6,7 +6,7 @@ A page asks for a reference with a marker on a line of its own, replaced at buil
   ``# -- `` section comments of the class, with its environment variable, the worker property it is
   learned from (``WORKER_KEYS``), its type, default and description (the field's docstring);
 - ``<!-- generated: endpoints -->``: every operation of the sidecar's OpenAPI document
-  (``control_plane.rest.openapi.document()``) and the schemas they use;
+  (``control_plane.rest.routing.openapi.document()``) and the schemas they use;
 - ``<!-- generated: capabilities 2.8.2 3.4.1 4.3.1 -->``: per feature, what the sidecar decides on each of
   the Connect versions named (``control_plane.domain.capabilities.decide`` with the default settings).
 
@@ -32,7 +32,7 @@ from pydantic import SecretStr
 from pydantic.fields import FieldInfo
 
 from control_plane.domain.capabilities import FEATURES, Mode, Version, decide
-from control_plane.rest.openapi import document
+from control_plane.rest.routing.openapi import document
 from control_plane.settings import ENV_PREFIX, FIELD_TO_WORKER_KEY, SECURITY_PREFIXES, Settings
 
 MARKER = re.compile(r"^<!-- generated: (?P<name>[a-z]+)(?P<args>[^>]*?) -->$", re.MULTILINE)

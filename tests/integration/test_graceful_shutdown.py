@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from control_plane.rest.limits import SHUTTING_DOWN
+from control_plane.rest.steps.limits import SHUTTING_DOWN
 from tests.support.sidecar_process import SlowWorker, sidecar_process
 from tests.support.waiting import eventually
 

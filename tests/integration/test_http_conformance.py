@@ -55,7 +55,7 @@ async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(
 ) -> None:
     """A worker's Jetty puts ``Server`` and ``Date`` on every answer. Through the sidecar, an answer of its
     view, one of its refusals and a worker's own answer each carry one of both: the worker's ``Server``
-    (its Jetty's version), and a ``Date`` of now (``rest.stamp``)."""
+    (its Jetty's version), and a ``Date`` of now (``rest.steps.stamp``)."""
     jetty = (await worker.get("/")).headers["server"]
     assert jetty.startswith("Jetty(")
     view = await sidecar.get("/connectors")

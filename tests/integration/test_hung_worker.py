@@ -137,7 +137,7 @@ async def test_a_suspended_worker_is_handled_like_one_that_is_down(own_worker: O
             assert response.json()["error_code"] == 504 and "stopped answering" in response.json()["message"]
             assert took < VERDICT_S
             print(f"stale after {to_stale:.2f} s; the proxied 504 after {took:.2f} s")
-            # a proxied read the view can answer (rest.unanswered): the view's answer, the worker's own, stale
+            # a proxied read the view can answer (rest.steps.unanswered): the view's answer, the worker's own, stale
             for path, answer in native.items():
                 response, took = await timed(viewing.client, path)
                 assert response.status_code == 200, response.text

@@ -37,7 +37,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
-from control_plane.rest import jetty_uri
+from control_plane.rest.routing import jetty_uri
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from deploy.openapi import build as openapi_build
 from tests.support.connect_answers import same_answer, until_states
@@ -107,7 +107,8 @@ def _jackson_message(diff: AnswerDifference) -> bool:
     )
 
 
-# The sidecar's own routes (control_plane/rest/app.py, CONNECT_ROUTES), by the operations that reach them
+# The sidecar's own routes (the rows of CONNECT with a handler, control_plane/rest/routing/routes.py), by the
+# operations that reach them
 OWN_ROUTES = [
     *(("GET", t) for t in OWN_READS),
     ("GET", "/connectors"),

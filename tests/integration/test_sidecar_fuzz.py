@@ -1,7 +1,7 @@
 """Property-based fuzzing of the sidecar with its own OpenAPI document (``GET /_sidecar/openapi.json``,
-control_plane/rest/openapi.py), on every Connect cluster of the stack: schemathesis generates requests for
-every operation (valid ones, and invalid ones: wrong types, missing fields, bodies that are not the schema)
-and sends them to the session's in-process sidecar (the code under test). Every answer must be:
+control_plane/rest/routing/openapi.py), on every Connect cluster of the stack: schemathesis generates requests for
+every operation (valid ones, and invalid ones: wrong types, missing fields, bodies that are not the schema) and sends
+them to the session's in-process sidecar (the code under test). Every answer must be:
 
 - no 5xx that the worker itself would not give: a 5xx is sent again directly to the cluster's worker (or,
   for an operation the sidecar emulates on an older worker, to the newest worker, whose answer it gives),
@@ -48,8 +48,8 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 from schemathesis.generation import GenerationMode
 
-from control_plane.rest import jetty_uri
-from control_plane.rest.routes import OPENAPI_PATH
+from control_plane.rest.routing import jetty_uri
+from control_plane.rest.routing.routes import OPENAPI_PATH
 from control_plane.upstream.client import REBALANCE_409_PREFIXES
 from tests.support.connect_answers import until_states
 from tests.support.harness import Sidecars

@@ -33,7 +33,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from control_plane.codecs import TopicStatus, decode_status, encode_status, partition_for_key
 from control_plane.composition import Runtime
 from control_plane.rest import create_app
-from control_plane.rest.state import RuntimeSlot
+from control_plane.rest.request.runtime import RuntimeSlot
 from control_plane.settings import load_settings
 from control_plane.storage.status_writes import Outcome, StatusWriteFailed
 from tests.support.broker import DedicatedBroker

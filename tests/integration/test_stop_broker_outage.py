@@ -35,7 +35,7 @@ from control_plane.codecs import ConnectorConfig, encode_config
 from control_plane.composition import Runtime
 from control_plane.domain.offsets.messages import framework_managed
 from control_plane.rest import create_app
-from control_plane.rest.state import RuntimeSlot
+from control_plane.rest.request.runtime import RuntimeSlot
 from control_plane.settings import load_settings
 from control_plane.storage import record_producer
 from control_plane.storage.errors import ReadTimeout

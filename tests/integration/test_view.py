@@ -113,7 +113,7 @@ async def test_view_serves_reads_marked_stale_when_no_worker_answers(
         missing = await dead.get(f"/connectors/nope-{unique}/status")
         assert missing.status_code == 404 and missing.headers.get("x-sidecar-stale") == "true"
         assert missing.json() == {"error_code": 404, "message": f"No status found for connector nope-{unique}"}
-        # the passed-through reads with a view answer (rest.unanswered): the worker's answer, from the view
+        # the passed-through reads with a view answer (rest.steps.unanswered): the worker's answer, from the view
         for path in (f"/connectors/{name}", f"/connectors/{name}/tasks"):
             fallback = await dead.get(path)
             assert fallback.status_code == 200 and fallback.headers.get("x-sidecar-stale") == "true", fallback.text

@@ -15,8 +15,8 @@ import respx
 
 from control_plane.composition import Runtime
 from control_plane.rest import create_app
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.state import RuntimeSlot
+from control_plane.rest.request.runtime import RuntimeSlot
+from control_plane.rest.serving.app import SidecarApp
 from control_plane.settings import Settings, load_settings
 from control_plane.storage.record_producer import RecordProducer
 from control_plane.upstream import ConnectUpstream, Transport

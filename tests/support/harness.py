@@ -2,7 +2,7 @@
 process over real HTTP on loopback.
 
 A sidecar is ``create_app(load_settings(...))`` of the ``control_plane`` this checkout imports, served by
-the sidecar's own server (``rest.server.HttpServer``, as the cli serves it) on the test session's event
+the sidecar's own server (``rest.serving.server.HttpServer``, as the cli serves it) on the test session's event
 loop, on a port of its own. Requests go through a real
 socket, so raw paths and headers reach the app as a real client sends them. Never a process that
 ``make stack-up`` started earlier: the stack's sidecar addresses are not handed to the tests at all.
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import httpx
 
 from control_plane.rest import create_app
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.server import HttpServer
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import HttpServer
 from control_plane.settings import load_settings
 
 from .stack import Cluster

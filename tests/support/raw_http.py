@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import uvicorn
 
 from control_plane.rest import create_app
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.server import HttpServer
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import HttpServer
 from control_plane.settings import load_settings
 
 from .ports import free_port
@@ -45,7 +45,7 @@ class ScriptedWorker:
         method, target, _ = line.split(b" ", 2)
         if target == b"/":
             return b"HTTP/1.1 200 OK\r\nServer: %s\r\nContent-Length: %d\r\n\r\n%s" % (SERVER, len(ROOT), ROOT)
-        if target.startswith(b"/big"):  # a body larger than one write (rest.server.ONE_WRITE)
+        if target.startswith(b"/big"):  # a body larger than one write (rest.serving.server.ONE_WRITE)
             body = b'{"x":"' + b"y" * 300_000 + b'"}'
             return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
         if target.startswith(b"/chunked"):
@@ -89,7 +89,7 @@ class ScriptedWorker:
 @contextlib.asynccontextmanager
 async def served(app: SidecarApp, server: str = "sidecar") -> AsyncIterator[int]:
     """``app`` served on a free loopback port, its port yielded once it listens; stopped after. ``server``:
-    ``sidecar``, the sidecar's own server (``rest.server``: what the cli serves with); ``uvicorn``, uvicorn's
+    ``sidecar``, the sidecar's own server (``rest.serving.server``: what the cli serves with); ``uvicorn``, uvicorn's
     httptools protocol through the app's ASGI side, the reference of what an HTTP/1.1 server answers."""
     if server == "sidecar":
         async with app.lifespan():
@@ -109,7 +109,7 @@ async def served(app: SidecarApp, server: str = "sidecar") -> AsyncIterator[int]
         lifespan="on",
         log_config=None,
         access_log=False,
-        server_header=False,  # the sidecar's answers carry the workers' Server and a Date (rest.stamp)
+        server_header=False,  # the sidecar's answers carry the workers' Server and a Date (rest.steps.stamp)
         date_header=False,
     )
     reference = uvicorn.Server(config)

@@ -13,8 +13,8 @@ import dockerfile
 import kubernetes_validate
 import pytest
 
-from control_plane.rest import ops
-from control_plane.rest.routes import ROUTES
+from control_plane.rest.resources import ops
+from control_plane.rest.routing.routes import ROUTES
 from control_plane.settings import ENV_PREFIX, Settings, load_settings
 from control_plane.worker_properties import parse_properties
 from tests.support.kubernetes import BASE, KUBERNETES, STANDALONE, Object, render

@@ -11,7 +11,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from control_plane.domain.capabilities import FEATURES
-from control_plane.rest.openapi import document
+from control_plane.rest.routing.openapi import document
 from control_plane.settings import ENV_PREFIX, WORKER_KEYS, Settings
 from docs.plugins import references
 

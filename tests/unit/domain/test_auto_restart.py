@@ -25,7 +25,7 @@ from control_plane.domain.cluster.acting import OneActor, restarts
 from control_plane.domain.cluster.fence import ConnectorFence
 from control_plane.domain.errors import NotFoundError, Unsupported
 from control_plane.domain.outcomes import Refusal
-from control_plane.rest.auto_restart import restarts_json
+from control_plane.rest.resources.auto_restart import restarts_json
 from control_plane.view import ConnectorStateView, StateEntry
 from control_plane.view.sidecars import SidecarTable
 from tests.support.fakes import FakeSidecarReader, FakeSidecarsTopic

@@ -27,7 +27,7 @@ from control_plane.domain.errors import BadRequestError, NotFoundError, Unsuppor
 from control_plane.domain.herder import changed_connector
 from control_plane.domain.history import AUTHOR, NO_HISTORY, ConfigHistory, HistoryRecorder, KeptHistory
 from control_plane.domain.outcomes import Refusal, Relay
-from control_plane.rest.config_history import diff_json, one_version_json, page_json
+from control_plane.rest.resources.config_history import diff_json, one_version_json, page_json
 from control_plane.rules.config_diff import SecretDigests, diff
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view.config_history import ConfigHistoryTable, ObservedChange

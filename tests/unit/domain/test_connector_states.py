@@ -13,7 +13,7 @@ from control_plane.domain.errors import BadRequestError, NotFoundError, ViewNotR
 from control_plane.domain.outcomes import Answer, Refusal
 from control_plane.domain.reads.states import ConnectorStates, StateRules
 from control_plane.metrics import Metrics
-from control_plane.rest.states import iso, parse_time, summary_json
+from control_plane.rest.resources.connector_states import iso, parse_time, summary_json
 from control_plane.view import ClusterView
 from control_plane.view.timeline import StateTimeline, TouchLog
 from tests.support.asgi_app import Running

@@ -14,7 +14,7 @@ from control_plane.domain.lag import Lags, SinkLags
 from control_plane.domain.offsets import WorkerKafka, sink_group_of
 from control_plane.domain.outcomes import Answer, Refusal
 from control_plane.domain.ports import GroupUnknown
-from control_plane.rest.lag import connector_json, overview_json
+from control_plane.rest.resources.lag import connector_json, overview_json
 from control_plane.rules.config_providers import ConfigProviders
 from control_plane.view import ClusterView
 

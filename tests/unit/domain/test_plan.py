@@ -15,7 +15,7 @@ from control_plane.cli import main as control_plane
 from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRefused
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
-from control_plane.rest.plan import applied_json, plan_json
+from control_plane.rest.resources.plan import applied_json, plan_json
 from control_plane.rules.config_diff import SecretDigests
 
 DIGESTS = SecretDigests(b"k")

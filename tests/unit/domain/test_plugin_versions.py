@@ -246,7 +246,7 @@ def test_statuses_get_versions_in_connects_field_order_and_null_when_unassigned(
 
 
 def test_the_report_routes_have_templates_that_do_not_grow_with_names() -> None:
-    from control_plane.rest.router import route_template
+    from control_plane.rest.routing.router import route_template
 
     assert (
         route_template("/_sidecar/connectors/abc/plugin-versions") == "/_sidecar/connectors/{connector}/plugin-versions"

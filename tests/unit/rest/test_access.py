@@ -1,4 +1,4 @@
-"""Access control enforced on every request (a step of the pipeline, ``rest.pipeline``), whether a route of the
+"""Access control enforced on every request (a step of the pipeline, ``rest.steps.access``), whether a route of the
 sidecar answers it or it is forwarded to the workers, for every method, known or not, and for raw targets a
 client may send (encoded separators and dot segments), sent over a real socket to either server."""
 
@@ -20,9 +20,9 @@ from aiokafka.errors import KafkaConnectionError, TopicAuthorizationFailedError
 from control_plane.access import AuditLog, Credentials, CredentialsError, hash_password, hash_token
 from control_plane.access.credentials import parse
 from control_plane.rest import create_app
-from control_plane.rest.access import NOT_AUTHENTICATED, _transformed
-from control_plane.rest.exchange import Exchange, HttpReply
-from control_plane.rest.outcomes import Serialized
+from control_plane.rest.entities.responses import Serialized
+from control_plane.rest.request.exchange import Exchange, HttpReply
+from control_plane.rest.steps.access import NOT_AUTHENTICATED, _transformed
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import SettingsError, load_settings
 from tests.support.asgi_app import CONNECT_URLS, Running
@@ -204,7 +204,7 @@ async def test_config_answers_are_masked_for_viewers_on_both_paths(with_auth: An
 
 
 async def test_an_answer_kept_serialized_is_masked_too() -> None:
-    """The view's answers are kept serialized (``rest.outcomes.Serialized``, a bytes subclass): a viewer's
+    """The view's answers are kept serialized (``rest.entities.responses.Serialized``, a bytes subclass): a viewer's
     answer is masked from it as from any other (``GET /connectors?expand=info`` from the view)."""
     listing = Serialized(json.dumps({"c": {"info": {"name": "c", "config": CONFIG}}}).encode())
 

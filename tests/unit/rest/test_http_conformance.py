@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from starlette.datastructures import Headers
 
-from control_plane.rest.jaxrs import (
+from control_plane.rest.routing.jaxrs import (
     accepts_json,
     jersey_allow,
     media_type,

@@ -1,4 +1,4 @@
-"""Jetty 12's check of a request path (control_plane/rest/jetty_uri.py), target by target as the Connect
+"""Jetty 12's check of a request path (control_plane/rest/routing/jetty_uri.py), target by target as the Connect
 4.3.1 worker answered each on the test stack (raw sockets): the message on its 400 page, and
 whether it refused before reading the method (``/badMessage``) or after (``/badURI``)."""
 
@@ -9,8 +9,8 @@ import string
 
 import pytest
 
-from control_plane.rest import jetty_uri
-from control_plane.rest.jetty_uri import BAD_MESSAGE, UriRefusal, refusal
+from control_plane.rest.routing import jetty_uri
+from control_plane.rest.routing.jetty_uri import BAD_MESSAGE, UriRefusal, refusal
 
 SEP, SEG, EMPTY = "Ambiguous URI path separator", "Ambiguous URI path segment", "Ambiguous URI empty segment"
 

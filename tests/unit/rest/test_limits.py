@@ -1,4 +1,4 @@
-"""The request limits (rest.limits) on every request, forwarded or answered by a route of the sidecar:
+"""The request limits (rest.steps.limits) on every request, forwarded or answered by a route of the sidecar:
 431 and 413 in Connect's error shape, the request budget's 504, the cap on concurrent upstream
 requests (503), and a worker that hangs: the liveness probe's own timeout puts it last."""
 

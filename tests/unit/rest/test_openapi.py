@@ -1,5 +1,5 @@
-"""The sidecar's OpenAPI document (control_plane/rest/openapi.py) against the route table it is rendered from
-(control_plane/rest/routes.py), both ways: every route the sidecar serves is in the document with its
+"""The sidecar's OpenAPI document (control_plane/rest/routing/openapi.py) against the route table it is rendered from
+(control_plane/rest/routing/routes.py), both ways: every route the sidecar serves is in the document with its
 methods, every operation of the document reaches the handler the route table has for it (a sidecar handler,
 or the forward to the workers), under the label of its template. Also: the document loads in schemathesis, is
 served at ``GET /_sidecar/openapi.json``, written by the CLI, and (java) names every operation of Connect
@@ -17,10 +17,10 @@ from openapi_spec_validator import validate
 from schemathesis.core.result import Err
 
 from control_plane.cli import main as cli_main
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.openapi import document, document_json, documented
-from control_plane.rest.router import ROUTER, route_template
-from control_plane.rest.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PREFIX, label_of
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.routing.openapi import document, document_json, documented
+from control_plane.rest.routing.router import ROUTER, route_template
+from control_plane.rest.routing.routes import CONNECT, OPENAPI_PATH, SIDECAR, SIDECAR_PREFIX, label_of
 from deploy.openapi import build as openapi_build
 
 # A value per path parameter: the concrete path each operation is tried with

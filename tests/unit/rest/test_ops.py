@@ -6,7 +6,7 @@ import httpx
 import pytest
 import respx
 
-from control_plane.rest.router import route_template
+from control_plane.rest.routing.router import route_template
 from tests.support.metrics_text import samples
 
 STALE = (

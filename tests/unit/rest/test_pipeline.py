@@ -1,4 +1,4 @@
-"""The request pipeline (``rest.pipeline``) answers a Connect route of the sidecar the same bytes whichever
+"""The request pipeline (``rest.serving.pipeline``) answers a Connect route of the sidecar the same bytes whichever
 server serves it (the sidecar's own, or uvicorn through the app's ASGI side), refusals and errors included:
 every request goes through the one pipeline, and each server only reads the request and writes the answer."""
 
@@ -10,8 +10,9 @@ import pytest
 
 from control_plane.domain.reads import Reads
 from control_plane.rest import create_app
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.pipeline import Pipeline, changed_connectors
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.serving.pipeline import Pipeline
+from control_plane.rest.steps.dispatch import changed_connectors
 from control_plane.settings import load_settings
 from tests.support.raw_http import CLOSE, DATE, ScriptedWorker, exchange, served
 

@@ -1,11 +1,12 @@
-"""``GET /connectors/{c}/status`` from the view is serialized once per answer object (``rest.reads``): the
+"""``GET /connectors/{c}/status`` from the view is serialized once per answer object (``rest.resources.reads``): the
 herder gives the same object until the view changes, and each object gets its own JSON."""
 
 from __future__ import annotations
 
 import orjson
 
-from control_plane.rest import reads, render
+from control_plane.rest.entities import render
+from control_plane.rest.resources import reads
 from control_plane.view import ConnectorStateView, StateEntry
 
 

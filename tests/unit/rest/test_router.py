@@ -1,4 +1,4 @@
-"""The route table's matcher (``rest.router``): which requests the sidecar answers (its Connect routes as
+"""The route table's matcher (``rest.routing.router``): which requests the sidecar answers (its Connect routes as
 Jersey matches them, its own paths as Starlette does), which go through to the workers unchanged, and the
 labels the request metrics count them under."""
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.router import ROUTER, Router
-from control_plane.rest.routes import ROUTES, Route
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.routing.router import ROUTER, Router
+from control_plane.rest.routing.routes import ROUTES, Route
 
 
 async def _unread() -> Any:

@@ -1,6 +1,6 @@
-"""The sidecar's own server (``rest.server``) answers byte for byte what uvicorn's httptools protocol answers
-for the same app through its ASGI side, sends the worker the same bytes, and passes every request through
-the pipeline's steps (``rest.pipeline``: the limits, the admission hook, the stamp) exactly once, whichever
+"""The sidecar's own server (``rest.serving.server``) answers byte for byte what uvicorn's httptools protocol answers
+for the same app through its ASGI side, sends the worker the same bytes, and passes every request through the
+pipeline's steps (``rest.serving.pipeline``: the limits, the admission hook, the stamp) exactly once, whichever
 server serves it."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from control_plane.rest import create_app
-from control_plane.rest.admission import Admission, Denied, denied_json
-from control_plane.rest.app import SidecarApp
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.server import serve
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.serving.app import SidecarApp
+from control_plane.rest.serving.server import serve
+from control_plane.rest.steps.admission import Admission, Denied, denied_json
 from control_plane.settings import load_settings
 from tests.support.ports import free_port
 from tests.support.raw_http import CLOSE, DATE, SERVER, ScriptedWorker, exchange, served
@@ -167,7 +167,7 @@ async def test_a_trusted_proxys_forwarded_client_and_scheme_are_the_requests() -
 
 
 async def test_serve_runs_the_lifespan_around_the_server_until_stopped() -> None:
-    """``control-plane serve`` (``rest.server.serve``): the composition root starts, the server answers, and on
+    """``control-plane serve`` (``rest.serving.server.serve``): the composition root starts, the server answers, and on
     stop the server ends before the lifespan stops."""
     stop = asyncio.Event()
     async with ScriptedWorker().running() as worker:
@@ -209,7 +209,7 @@ async def test_the_request_limits_hold_on_both_servers(server: str) -> None:
 async def test_the_sidecars_own_answers_carry_the_workers_server_and_a_date(server: str) -> None:
     """A worker's Jetty puts ``Server`` and ``Date`` on every answer; the sidecar's own answers (here a Connect
     route's 405, and its own path) carry the workers' ``Server`` (from their liveness probe) and a ``Date``
-    too, whichever server serves them (``rest.stamp``)."""
+    too, whichever server serves them (``rest.steps.stamp``)."""
     async with ScriptedWorker().running() as worker, sidecar(worker, server, detected=True) as port:
         refused = await exchange(port, b"POST /connectors/c/status HTTP/1.1\r\n" + CLOSE + b"\r\n")
         own = await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")

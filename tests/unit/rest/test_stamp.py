@@ -1,11 +1,11 @@
-"""``rest.stamp``: the sidecar's own answers carry a worker's ``Server`` and a ``Date``, as Jetty's do."""
+"""``rest.steps.stamp``: the sidecar's own answers carry a worker's ``Server`` and a ``Date``, as Jetty's do."""
 
 from __future__ import annotations
 
 import time
 from email.utils import parsedate_to_datetime
 
-from control_plane.rest.stamp import http_date, stamped
+from control_plane.rest.steps.stamp import http_date, stamped
 
 
 def test_an_answer_without_them_gets_the_server_and_a_date_first() -> None:

@@ -1,4 +1,4 @@
-"""Which passed-through requests the view answers when no worker did (``rest.unanswered``), matched as
+"""Which passed-through requests the view answers when no worker did (``rest.steps.unanswered``), matched as
 Jersey matches the paths, and how the answer is rendered and marked."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from control_plane.domain.herder import Herder
 from control_plane.domain.outcomes import Answer, Provenance, Source
-from control_plane.rest.exchange import Exchange
-from control_plane.rest.unanswered import known_better, unanswered
+from control_plane.rest.request.exchange import Exchange
+from control_plane.rest.steps.unanswered import known_better, unanswered
 from control_plane.view import ConnectorInfoView
 
 STALE = Provenance(Source.VIEW, True, 1.5)

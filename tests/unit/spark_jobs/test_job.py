@@ -12,6 +12,7 @@ import pytest
 
 from spark_jobs import offsets_reconcile, topic_audit
 from spark_jobs.job import parse_duration, parse_time
+from spark_jobs.read import InputError
 from tests.support.ports import free_port
 
 Main = Callable[[list[str] | None], int]
@@ -101,6 +102,11 @@ def test_unknown_internal_topics(tmp_path: Path, capsys: pytest.CaptureFixture[s
 )
 def test_parse_time(text: str, ms: int) -> None:
     assert parse_time(text) == ms
+
+
+def test_a_text_that_is_no_time_is_the_jobs_error() -> None:
+    with pytest.raises(InputError, match="'yesterday' is not a time: ISO-8601 or milliseconds since the epoch"):
+        parse_time("yesterday")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,74 @@
+"""Lag and freshness (``domain.lag``): ``GET /_sidecar/lag``, every connector's (the sinks' last refresh, the
+sources' newest commits), and ``GET /_sidecar/connectors/{c}/lag``, one connector's per partition. Parse, one
+domain call, render."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...domain.lag import LagOverview, SinkLag, SinkLagAt, SourceFreshness
+from ..entities.responses import answered
+from ..request.runtime import herder
+
+
+def sink_json(lag: SinkLag, *, partitions: bool = True) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "connector": lag.connector,
+        "type": "sink",
+        "group": lag.group,
+        "lag": lag.total,
+        "max_partition_lag": lag.max,
+    }
+    if partitions:
+        body["partitions"] = [
+            {"topic": p.topic, "partition": p.partition, "committed": p.committed, "end": p.end, "lag": p.lag}
+            for p in lag.partitions
+        ]
+    body["error"] = lag.error
+    return body
+
+
+def source_json(source: SourceFreshness, *, partitions: bool = True) -> dict[str, Any]:
+    since = source.since_last_commit_s
+    body: dict[str, Any] = {
+        "connector": source.connector,
+        "type": "source",
+        "last_commit_ms": source.last_commit_ms,
+        "since_last_commit_s": None if since is None else round(since, 3),
+        "commits": source.commits,
+    }
+    if partitions:
+        body["partitions"] = [
+            {"partition": dict(p.partition), "offset": dict(p.offset), "last_commit_ms": p.last_commit_ms}
+            for p in source.partitions
+        ]
+    return body
+
+
+def overview_json(overview: LagOverview) -> dict[str, Any]:
+    latest = overview.latest
+    return {
+        "refreshed_ms": None if latest is None else latest.at_ms,
+        "refresh_took_s": None if latest is None else round(latest.took_s, 3),
+        "refresh_requests": None if latest is None else latest.requests,
+        "refresh_interval_s": overview.refresh_interval_s,
+        "sinks": [sink_json(lag, partitions=False) for lag in overview.sinks],
+        "sources": [source_json(source, partitions=False) for source in overview.sources],
+    }
+
+
+def connector_json(lag: SinkLagAt | SourceFreshness) -> dict[str, Any]:
+    if isinstance(lag, SourceFreshness):
+        return source_json(lag)
+    return {**sink_json(lag.lag), "refreshed_ms": lag.refreshed_ms}
+
+
+async def overview(request: Request) -> Response:
+    return answered(herder(request).lag.overview(), overview_json)
+
+
+async def connector(request: Request) -> Response:
+    return answered(herder(request).lag.of(request.path_params["connector"]), connector_json)
