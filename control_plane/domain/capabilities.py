@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 import structlog
 
@@ -233,16 +233,6 @@ class Decision:
     def native(self) -> bool:
         return self.mode is Mode.NATIVE
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode.value,
-            "spec": self.spec.spec,
-            "native_since": str(self.spec.native_since) if self.spec.native_since else None,
-            "reason": self.reason,
-            "summary": self.spec.summary,
-            "emulation": self.spec.emulation,
-        }
-
 
 def _not_native(spec: FeatureSpec, reason: str) -> Decision:
     if spec.emulation is None:
@@ -282,6 +272,21 @@ class WorkerVersions(Protocol):
     """The port the detection reads: every given worker's ``GET /`` version, None where it did not answer."""
 
     async def worker_versions(self) -> dict[str, str | None]: ...
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The decisions of one moment, and what they were decided from: the version that decides (the oldest
+    live worker's; None before any answered), the workers that decided (None: version unknown), the workers'
+    group they were read with (None: the given workers alone), why a live worker's version is unknown, when
+    the workers were first detected."""
+
+    version: Version | None
+    worker_versions: Mapping[str, str | None]
+    group: str | None
+    unknown: str | None
+    detected_at: float | None
+    decisions: Mapping[Feature, Decision]
 
 
 class Capabilities:
@@ -429,15 +434,11 @@ class Capabilities:
             await asyncio.sleep(self._refresh_s if settled else delay)
             delay = 0.5 if settled else min(delay * 2, self._refresh_s)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "worker_version": str(self.version) if self.version else None,
-            "worker_versions": self.worker_versions,
-            "group": self.group,
-            "unknown": self.unknown,
-            "detected_at": self.detected_at,
-            "features": {feature.value: d.as_dict() for feature, d in self.decisions.items()},
-        }
+    def seen(self) -> Decided:
+        """What is decided now, and from what."""
+        return Decided(
+            self.version, dict(self.worker_versions), self.group, self.unknown, self.detected_at, dict(self.decisions)
+        )
 
 
 __all__ = [
@@ -445,6 +446,7 @@ __all__ = [
     "FEATURES",
     "SPECS",
     "Capabilities",
+    "Decided",
     "Decision",
     "Feature",
     "FeatureMode",

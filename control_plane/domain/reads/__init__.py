@@ -6,7 +6,15 @@
 - ``states``: ``ConnectorStates``, connector and task states for dashboards and alerts, kept incrementally.
 """
 
-from .feature import ConnectorListing, ExpandedConnector, Readiness, Reads
+from .feature import (
+    CapabilitiesReport,
+    ConnectorListing,
+    ExpandedConnector,
+    Readiness,
+    Reads,
+    SidecarReport,
+    ViewReport,
+)
 from .states import (
     KNOWN_STATES,
     ConnectorGauge,
@@ -21,6 +29,7 @@ from .states import (
 
 __all__ = [
     "KNOWN_STATES",
+    "CapabilitiesReport",
     "ConnectorGauge",
     "ConnectorListing",
     "ConnectorStates",
@@ -28,9 +37,11 @@ __all__ = [
     "FailedState",
     "Readiness",
     "Reads",
+    "SidecarReport",
     "StateChanges",
     "StateGauges",
     "StateRules",
     "StateSummary",
     "TimelineInfo",
+    "ViewReport",
 ]

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ...storage.status_writes import StatusWrites
 from ...view import ClusterView, ConnectorInfoView, ConnectorStateView, StateEntry, TaskConfigs
 from ..api_version import advertised_version
+from ..capabilities import Decided
 from ..errors import NotFoundError
 from ..outcomes import Answer, Forward, Read, Refusal, json_amended
 from ..ports import Amend, StatusSink, StatusVersions
@@ -48,6 +49,40 @@ class ConnectorListing:
 class Readiness:
     ready: bool
     checks: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class CapabilitiesReport:
+    """What the sidecar decided about the cluster (``decided``), the version ``GET /`` advertises (None: no
+    worker reported its version yet), and the sidecar's write path to Kafka (which topics it writes through
+    it, its retry bounds: ``storage.kafka_writes.KafkaWrites.describe``; None without one)."""
+
+    decided: Decided
+    advertised_version: str | None
+    kafka_writes: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ViewReport:
+    """The view: whether it has caught up, how old its newest record is, whether any worker answers the
+    probe (None: not probed yet, or no probe), what it holds, and its tails' progress and records."""
+
+    ready: bool
+    age_s: float | None
+    workers_answering: bool | None
+    counts: Mapping[str, Any]
+    diagnostics: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class SidecarReport:
+    """What the sidecar is: its decisions, the workers it was given, its settings (secrets hidden), its
+    view (None without one)."""
+
+    capabilities: CapabilitiesReport
+    workers: tuple[str, ...]
+    settings: Mapping[str, Any]
+    view: ViewReport | None
 
 
 STATUS_TAILS = ("config", "status")  # what a status answer is read from
@@ -240,35 +275,26 @@ class Reads:
     def status_writes(self) -> StatusWrites:
         return self._status_writes.snapshot()
 
-    def capabilities_info(self) -> dict[str, Any]:
-        """The workers' real versions and the decisions, with the version ``GET /`` advertises (None: no worker
-        reported its version yet), and the sidecar's write path to Kafka: which topics it writes through it, its retry
-        bounds (``storage.kafka_writes.KafkaWrites.describe``; None without one)."""
+    def capabilities_info(self) -> CapabilitiesReport:
+        """The workers' real versions and the decisions, the version ``GET /`` advertises, the write path."""
         capabilities = self._rule.capabilities
         advertised = advertised_version(capabilities, effective=self._advertise_effective)
         writes = self._describe_writes() if self._describe_writes is not None else None
-        return {**capabilities.as_dict(), "advertised_version": advertised, "kafka_writes": writes}
+        return CapabilitiesReport(capabilities.seen(), advertised, writes)
 
-    def info(self) -> dict[str, Any]:
-        return {
-            "capabilities": self.capabilities_info(),
-            "workers": list(self._rule.workers.workers),
-            "settings": self._describe_settings(),
-            "view": self._view_info(),
-        }
+    def info(self) -> SidecarReport:
+        return SidecarReport(
+            self.capabilities_info(), tuple(self._rule.workers.workers), self._describe_settings(), self._view_info()
+        )
 
-    def _view_info(self) -> dict[str, Any] | None:
+    def _view_info(self) -> ViewReport | None:
         view, probe = self._rule.view, self._rule.probe
         if view is None:
             return None
         state = view.state
-        return {
-            "ready": view.ready,
-            "age_s": state.age_s(),
-            "workers_answering": probe.answering if probe else None,
-            "counts": state.counts(),
-            **view.diagnostics(),
-        }
+        return ViewReport(
+            view.ready, state.age_s(), probe.answering if probe else None, state.counts(), view.diagnostics()
+        )
 
 
 def _found(lookup: Callable[[ClusterView, str], T | None], name: str) -> Callable[[ClusterView], T]:
@@ -282,4 +308,12 @@ def _found(lookup: Callable[[ClusterView, str], T | None], name: str) -> Callabl
     return build
 
 
-__all__ = ["ConnectorListing", "ExpandedConnector", "Readiness", "Reads"]
+__all__ = [
+    "CapabilitiesReport",
+    "ConnectorListing",
+    "ExpandedConnector",
+    "Readiness",
+    "Reads",
+    "SidecarReport",
+    "ViewReport",
+]

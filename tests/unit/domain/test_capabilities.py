@@ -11,6 +11,7 @@ import respx
 
 from control_plane.domain.capabilities import FEATURES, Capabilities, Feature, Mode, Version, decide
 from control_plane.domain.cluster.versions import LiveWorkers, deciding_versions
+from control_plane.rest.entities.about import decided_json, decision_json
 from control_plane.settings import FeatureMode, load_settings
 from tests.support.fakes import FakeWorkers
 from tests.support.ports import free_port
@@ -100,7 +101,7 @@ def test_decide_reasons() -> None:
     assert decisions[Feature.STOP_AND_OFFSETS_READ].reason == "worker 3.4.1 < 3.5.0"
     assert decisions[Feature.TOPIC_TRACKING].reason == "worker 3.4.1 >= 2.5.0"
     assert decisions[Feature.STATUS_STORE_RETRIES].reason == "no Connect release has it"
-    shown = decisions[Feature.STOP_AND_OFFSETS_READ].as_dict()
+    shown = decision_json(decisions[Feature.STOP_AND_OFFSETS_READ])
     assert shown == {
         "mode": "emulated",
         "spec": "KIP-875",
@@ -388,13 +389,13 @@ async def test_the_oldest_live_member_decides_and_features_turn_native_once_it_l
     capabilities = in_front_of("4.3.1", group)
     assert await capabilities.refresh()
     assert (str(capabilities.version), stop_mode(capabilities)) == ("3.4.1", Mode.EMULATED)
-    shown = capabilities.as_dict()
+    shown = decided_json(capabilities.seen())
     assert shown["worker_versions"] == {W1: "4.3.1", W2: "3.4.1"}
     assert (shown["group"], shown["unknown"]) == ("connect-cluster", None)
     del group.versions[W2]  # it left the group
     assert await capabilities.refresh()
     assert (str(capabilities.version), stop_mode(capabilities)) == ("4.3.1", Mode.NATIVE)
-    assert capabilities.as_dict()["worker_versions"] == {W1: "4.3.1"}
+    assert decided_json(capabilities.seen())["worker_versions"] == {W1: "4.3.1"}
 
 
 async def test_every_sidecar_of_the_cluster_decides_the_same() -> None:
@@ -413,7 +414,7 @@ async def test_a_member_of_unknown_version_keeps_the_older_decision() -> None:
     group.versions[W2] = None  # its GET / does not answer: it may still be the 3.4.1 worker
     assert await capabilities.refresh()
     assert (str(capabilities.version), stop_mode(capabilities)) == ("3.4.1", Mode.EMULATED)
-    shown = capabilities.as_dict()
+    shown = decided_json(capabilities.seen())
     assert shown["worker_versions"] == {W1: "4.3.1", W2: None}
     assert shown["unknown"] == (
         f"no version from {W2} (GET / did not answer or named no release): 3.4.1 kept until every live worker's "

@@ -7,7 +7,7 @@ import asyncio
 
 from control_plane.codecs.worker_plugins import InstalledOnWorker
 from control_plane.domain.cluster.membership import ClusterMembership
-from control_plane.rest.resources.ops import membership_json
+from control_plane.rest.entities.about import membership_json
 from control_plane.storage.consumer_groups import GroupDescription, GroupMember
 from tests.support.fakes import FakeWorkerGroup, FakeWorkers, member
 
