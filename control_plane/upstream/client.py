@@ -88,7 +88,7 @@ def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
     return _split_framing(headers)[0]
 
 
-# The deadline of the client's request being served (the REST layer sets it: rest.limits): requests the
+# The deadline of the client's request being served (the REST layer sets it: rest.steps.limits): requests the
 # sidecar composes while serving it (the PUT behind an emulated PATCH, a restart) end there too.
 REQUEST_DEADLINE: ContextVar[float | None] = ContextVar("request_deadline", default=None)
 
@@ -200,7 +200,7 @@ class ConnectUpstream:
         self._max_concurrent = max_concurrent_requests
         self._slots = Slots(max_concurrent_requests) if max_concurrent_requests else None
         self._probe_timeout_s = probe_timeout_s
-        # the Server header of the last answer to the liveness probe (rest.stamp puts it on the sidecar's own)
+        # the Server header of the last answer to the liveness probe (rest.steps.stamp puts it on the sidecar's own)
         self.server_header: bytes | None = None
 
     async def aclose(self) -> None:

@@ -113,7 +113,7 @@ class Reads:
         self._states = ConnectorStates(rule.view)
         self._listing: tuple[tuple[object, ...], ConnectorListing] | None = None  # list_connectors' last
         # connector_status' answers at one revision of the view: the same object for the same answer, so the
-        # renderer serializes it once per change (rest.reads)
+        # renderer serializes it once per change (rest.resources.reads)
         self._statuses: tuple[tuple[object, ...], dict[str, ConnectorStateView]] = ((), {})
 
     def _versions_added(self) -> StatusVersions | None:

@@ -1,13 +1,13 @@
 """The admission hook: one place that sees every request before the sidecar forwards or routes it, a step of
 the request pipeline (``rest.serving.pipeline``; ``Admission`` is the step), after the request limits.
 
-``Admission.admit(exchange)`` is called exactly once per HTTP request. It sees what the client sent
+``Admission.admit(exchange)`` is called once per HTTP request when there are checks (with none, the step
+skips it and every request is admitted). It sees what the client sent
 (``rest.request.exchange.Exchange``): the method, the raw path (still percent-encoded, no query), the query, the
 headers (names lower-cased, in order, as the server parsed them), the peer address and the scheme; a check
 must not read the body. It answers None (go on) or a ``Denied`` answer, which goes back as it is (status,
 headers, body), counted in the request metrics like any answer. The checks run in order and the first denial
-wins; with no checks, ``admit`` costs one attribute test. Checks are synchronous and must not block: they run
-on the event loop for every request.
+wins. Checks are synchronous and must not block: they run on the event loop for every request.
 
 The checks come from the settings (``checks_for``, called by ``create_app``).
 """
