@@ -360,7 +360,17 @@ class Settings(BaseSettings):
     """The lease of a connector's fence: how long a sidecar that died holding it blocks the others' writes
     of that connector. Renewed while the holder works."""
     fence_wait_s: float = Field(60.0, gt=0)
-    """How long a write waits for another sidecar's fence of the same connector; then 500."""
+    """How long a write waits for another sidecar's fence of the same connector (at most the request's
+    budget, ``request_budget_s``); then 500."""
+    unknown_outcome_hold_s: float = Field(120.0, gt=0)
+    """A write the worker took and did not answer (it stalled, the connection broke) may still be made: the
+    connector's writes stay held (its fence among the sidecars) until the worker answers a read queued after
+    it, at most this long (Connect's own REST timeout is 90 s). The client is answered at once (504, the
+    outcome unknown)."""
+    unknown_outcome_settle_s: float = Field(5.0, ge=0)
+    """After the worker answered again, how long a write of unknown outcome may still be on its way (Connect
+    validates a config off its herder's thread, then queues the write): the connector's writes stay held
+    this long more, or until the config topic shows the connector changed."""
     presence_interval_s: float = Field(5.0, gt=0)
     """How often a sidecar writes its presence to the sidecars' topic; one silent for three intervals is
     forgotten by the others."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..domain.auto_restart import AutoRestart
 from ..domain.capabilities import CONNECTOR_OFFSETS_TOPIC_SINCE, Capabilities
 from ..domain.cluster.forward_route import ForwardRoute
+from ..domain.cluster.outcome import OutcomeBarrier
 from ..domain.cluster.writes import ConnectorWrites
 from ..domain.configs import Configs, ConnectorConfigs, ConnectorCreation
 from ..domain.herder import Herder
@@ -44,6 +45,7 @@ class Features:
     pin_health: PinHealth | None
     recorder: HistoryRecorder | None
     sink_lags: SinkLags | None
+    writes: ConnectorWrites
 
 
 def build_features(
@@ -72,7 +74,16 @@ def build_features(
     plugin_versions = PluginVersions(capabilities, catalog, catalogs, group_members)
     pin_health = side.pin_health(plugin_versions)
     # the one step of a write under a precondition, fenced among the sidecars
-    writes = ConnectorWrites(side.view, clients.groups, clients.read_back_s, side.fence)
+    writes = ConnectorWrites(
+        side.view,
+        clients.groups,
+        clients.read_back_s,
+        side.fence,
+        barrier=OutcomeBarrier(
+            upstream, hold_s=settings.unknown_outcome_hold_s, settle_s=settings.unknown_outcome_settle_s
+        ),
+        wait_s=settings.fence_wait_s,
+    )
     configs = ConnectorConfigs(
         upstream,
         checks=(topic_creation, plugin_versions),
@@ -158,7 +169,7 @@ def build_features(
         membership=side.membership,
         route=route,
     )
-    return Features(herder, rule, pin_health, recorder, sink_lags)
+    return Features(herder, rule, pin_health, recorder, sink_lags, writes)
 
 
 __all__ = ["Features", "build_features"]

@@ -84,6 +84,7 @@ async def running(
         await clients.status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
         started.push_async_callback(clients.status_writer.stop, settings.shutdown_flush_timeout_s)
         await side.open(started)
+        started.push_async_callback(features.writes.stop)  # before the fence's: its holds given back first
         parts = (
             clients.access.audit.sink,
             side.view,

@@ -9,6 +9,8 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── ViewNotReady         the view has not read its topics to the end yet
      ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
      │                        Kafka, its read-back); the message says which step and the cause
+     ├── OutcomeUnknown       a write the worker took and did not answer (in time): whether it was made is
+     │                        not known (the connector's fence stays held until it is)
      ├── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
                               answers those 500: ConnectExceptionMapper over Jackson's exception)
      ├── Unsupported          the workers lack it and the sidecar cannot compose it from what they have
@@ -49,6 +51,16 @@ class ViewNotReady(ControlPlaneError):
 
 class OperationFailed(ControlPlaneError):
     pass
+
+
+class OutcomeUnknown(ControlPlaneError):
+    """Connect's own ``Request timed out`` (``HerderRequestHandler.completeOrForwardRequest``) says the same:
+    the request may still be carried out. ``timed_out``: the worker did not answer in time (else the
+    connection to it broke)."""
+
+    def __init__(self, message: str, *, timed_out: bool) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class UnreadableBody(ControlPlaneError):

@@ -21,6 +21,7 @@ from ..domain.errors import (
     NotFoundError,
     OperationDisabled,
     OperationFailed,
+    OutcomeUnknown,
     UnreadableBody,
     Unsupported,
     ViewNotReady,
@@ -66,6 +67,8 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
 def error_response(err: ControlPlaneError) -> Response:
     if isinstance(err, WorkerRefused):  # the worker's own status, passed on
         return connect_error(err.status, err.message)
+    if isinstance(err, OutcomeUnknown):  # as the worker's own failure is answered; the message says more
+        return connect_error(504 if err.timed_out else 502, err.message)
     status = next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
     return connect_error(status, err.message)
 

@@ -2,13 +2,23 @@
 transport interface, with a lean HTTP/1.1 pool for plain-HTTP workers and aiohttp's for HTTPS ones."""
 
 from .client import REQUEST_DEADLINE, ConnectUpstream, UpstreamRequest, UpstreamResponse
-from .errors import BudgetExhausted, NoWorkerAvailable, UpstreamError, UpstreamOverloaded, UpstreamTimeout
+from .errors import (
+    BudgetExhausted,
+    ConnectionRefused,
+    NoWorkerAvailable,
+    UpstreamError,
+    UpstreamOverloaded,
+    UpstreamTimeout,
+    WorkerDisconnected,
+    WorkerUnreachable,
+)
 from .transport import Transport
 
 __all__ = [
     "REQUEST_DEADLINE",
     "BudgetExhausted",
     "ConnectUpstream",
+    "ConnectionRefused",
     "NoWorkerAvailable",
     "Transport",
     "UpstreamError",
@@ -16,4 +26,6 @@ __all__ = [
     "UpstreamRequest",
     "UpstreamResponse",
     "UpstreamTimeout",
+    "WorkerDisconnected",
+    "WorkerUnreachable",
 ]

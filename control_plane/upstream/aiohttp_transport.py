@@ -26,7 +26,7 @@ from collections.abc import Iterator
 import aiohttp
 import yarl
 
-from .errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
+from .errors import ConnectionRefused, UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
 from .transport import Answer, Limits, WorkerRequest
 from .waits import Waits
 
@@ -34,6 +34,8 @@ from .waits import Waits
 def translated(worker: str, exc: aiohttp.ClientError) -> UpstreamError:
     """What ``exc``, met while sending a request to ``worker``, says of the request (see above)."""
     detail = str(exc) or type(exc).__name__
+    if isinstance(exc, aiohttp.ClientConnectorError) and isinstance(exc.os_error, ConnectionRefusedError):
+        return ConnectionRefused(worker, f"cannot connect ({detail})")
     if isinstance(exc, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
         return WorkerUnreachable(worker, f"cannot connect ({detail})")
     if isinstance(exc, aiohttp.SocketTimeoutError):

@@ -4,7 +4,9 @@ failover loop reads it)::
 
     UpstreamError                one worker failed                              retriable
      ├── WorkerUnreachable       the request never reached the worker (refused,  yes
-     │                           DNS, connect timeout, no free connection)
+     │    │                      DNS, connect timeout, no free connection)
+     │    └── ConnectionRefused  nothing listens on the worker's port: the       yes
+     │                           process is gone (and its queued requests)
      ├── WorkerDisconnected      the connection broke after the request may      no (only safe methods
      │                           have been sent                                      go to another worker)
      └── UpstreamTimeout         the worker took the request, did not answer     no
@@ -28,6 +30,10 @@ class UpstreamError(Exception):
 
 class WorkerUnreachable(UpstreamError):
     retriable = True
+
+
+class ConnectionRefused(WorkerUnreachable):
+    """The worker's host refused the connection: no process listens there now."""
 
 
 class WorkerDisconnected(UpstreamError):

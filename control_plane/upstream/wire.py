@@ -24,7 +24,7 @@ from typing import cast
 import httptools
 import yarl
 
-from .errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
+from .errors import ConnectionRefused, UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
 from .transport import Answer, Headers, Limits, WorkerRequest
 
 
@@ -283,6 +283,8 @@ class WirePool:
                 _, conn = await loop.create_connection(_Connection, host, port)
         except TimeoutError:
             raise WorkerUnreachable(worker, f"connect timed out (after {limits.connect_s:g}s)") from None
+        except ConnectionRefusedError as exc:
+            raise ConnectionRefused(worker, f"cannot connect ({exc})") from None
         except OSError as exc:
             raise WorkerUnreachable(worker, f"cannot connect ({exc})") from None
         return conn

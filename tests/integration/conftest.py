@@ -18,6 +18,7 @@ import pytest
 from control_plane.settings import ENV_PREFIX
 from tests.support.broker import DedicatedBroker
 from tests.support.harness import InProcess, Sidecars, sidecar_with
+from tests.support.own_worker import OwnWorkers
 from tests.support.stack import Cluster, Stack, cluster_ids, load_stack, stack_command, stack_running
 
 
@@ -47,6 +48,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "cluster" in metafunc.fixturenames:
         ids = cluster_ids()
         metafunc.parametrize("cluster", list(ids), ids=list(ids.values()), indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def own_workers(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[OwnWorkers]:
+    """Workers of the tests' own cluster per release, for tests that suspend or kill a worker."""
+    workers = OwnWorkers(stack, tmp_path_factory.mktemp("own-workers"))
+    try:
+        yield workers
+    finally:
+        workers.close()
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ ends at the probe's verdict, not at the end of its budget (30 s, the default): a
 sidecar's with ``READ_FROM=upstream``, or a passed-through ``GET /connectors/{c}`` and ``.../tasks``),
 marked stale; a request already waiting when the worker stopped too.
 
-The worker is this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars, with
+The worker is the tests' own (deploy/local/stack.py's ``start_connect``, from the stack's jars, with
 its own group.id, internal topics and port, against the stack's broker), of each release of the stack: the
 shared stack's workers are never suspended.
 """
@@ -18,17 +18,13 @@ import os
 import signal
 import time
 import uuid
-import warnings
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.deploy_local import files_under, local_stack
+from tests.support.deploy_local import local_stack
 from tests.support.harness import sidecar_with
-from tests.support.stack import Cluster, Stack
+from tests.support.own_worker import OwnWorker, OwnWorkers
 from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -38,34 +34,11 @@ VERDICT_S = 3.0  # a request to the suspended worker ends within this of the nex
 FAST_S = 0.5  # a view read while the worker hangs
 
 
-@dataclass(frozen=True)
-class OwnWorker:
-    cluster: Cluster
-    pid: int
-
-
 @pytest.fixture(scope="module", params=[local_stack.NEW_VERSION, local_stack.OLD_VERSION, local_stack.OLDEST_VERSION])
-def own_worker(
-    stack: Stack, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[OwnWorker]:
-    """A Connect worker of this module's own cluster, of each release of the stack: the newest (the sidecar
+def own_worker(own_workers: OwnWorkers, request: pytest.FixtureRequest) -> OwnWorker:
+    """A Connect worker of the tests' own cluster, of each release of the stack: the newest (the sidecar
     defers to it) and the older ones (the sidecar emulates the newer API in front of them)."""
-    version: str = request.param
-    home: Path = tmp_path_factory.mktemp("hung-worker")
-    name = f"hung-{uuid.uuid4().hex[:8]}"
-    # its config and log under ``home``, not the shared stack's; the Popen object goes, the worker runs on
-    # (stopped below)
-    with files_under(home), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        # service-load discovery: the reflective scan of the plugin path took most of its start (about 25 s)
-        discovery = {"plugin.discovery": "service_load"} if version == local_stack.NEW_VERSION else {}  # 3.6+
-        proc = local_stack.start_connect(name, version, stack.bootstrap, properties=discovery)
-    try:
-        local_stack.wait_until(proc, lambda: local_stack.connect_ready(proc.url), "answer on its REST port")
-        yield OwnWorker(Cluster(name, version, proc.url, proc.extra["properties"]), proc.pid)
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)
-        local_stack.stop([proc])
+    return own_workers.of(request.param)
 
 
 async def timed(client: httpx.AsyncClient, path: str) -> tuple[httpx.Response, float]:

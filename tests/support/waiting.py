@@ -22,7 +22,8 @@ async def eventually(
         if ok(last):
             return last
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached within {timeout_s}s; last value: {last!r}")
+            detail = getattr(last, "text", "")  # an HTTP answer's body says why
+            raise AssertionError(f"{what} not reached within {timeout_s}s; last value: {last!r} {detail}")
         await asyncio.sleep(0.25)
 
 

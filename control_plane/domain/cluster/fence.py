@@ -35,6 +35,7 @@ import structlog
 from ...background import cancel_and_wait
 from ...codecs.fence import FenceClaim, FenceRelease, encode_fence
 from ...storage.errors import ReadTimeout
+from ...upstream import REQUEST_DEADLINE
 from ...view.fences import FenceHolder, FenceTable
 from ...view.model import ClusterView
 from ..errors import OperationFailed
@@ -44,6 +45,15 @@ log = structlog.get_logger(__name__)
 TAIL = "sidecars"
 RENEWALS_PER_LEASE = 3
 MARGIN = 0.2  # of the lease: a write starts only with this much of it left
+
+
+def within_budget(wait_s: float) -> float:
+    """``wait_s``, or what is left of the request's budget when less (``upstream.REQUEST_DEADLINE``): a
+    write that waits for another's fence answers within the budget, as one that waits for a worker."""
+    deadline = REQUEST_DEADLINE.get()
+    if deadline is None:
+        return wait_s
+    return max(0.0, min(wait_s, deadline - asyncio.get_running_loop().time()))
 
 
 class SidecarLog(Protocol):
@@ -145,7 +155,8 @@ class ConnectorFence:
             raise
 
     async def _claimed(self, connector: str, token: str) -> Lease:
-        deadline = time.monotonic() + self.wait_s
+        wait_s = within_budget(self.wait_s)
+        deadline = time.monotonic() + wait_s
         while True:
             sent, holder = await self._claim(connector, token)
             if holder is not None and holder.token == token:
@@ -153,9 +164,7 @@ class ConnectorFence:
             left = deadline - time.monotonic()
             if left <= 0:
                 held_by = f"held by sidecar {holder.sidecar}" if holder is not None else "not taken"
-                raise OperationFailed(
-                    f"Cannot write connector {connector}: its fence was {held_by} for {self.wait_s:g}s"
-                )
+                raise OperationFailed(f"Cannot write connector {connector}: its fence was {held_by} for {wait_s:g}s")
             if holder is None:  # released between the claim and the read: claim again
                 continue
 
@@ -167,6 +176,23 @@ class ConnectorFence:
             until_expiry = max(0.0, (holder.expires_ms - self._now_ms()) / 1000) + 0.01
             with contextlib.suppress(ReadTimeout):
                 await self._reader.wait_for(TAIL, changed, min(left, until_expiry))
+
+    async def confirm(self, lease: Lease, failure: str) -> None:
+        """The sidecars' topic read to its end still names ``lease``'s claim the holder (its token: a claim
+        of another sidecar that took over a lease this one thinks it holds is seen here, whatever the
+        clocks say; the lease's own clock is ``Lease.ensure``'s); ``OperationFailed`` prefixed by ``failure``
+        else."""
+        try:
+            await self._reader.read_to_end(TAIL, self._read_timeout_s)
+        except ReadTimeout as err:
+            raise OperationFailed(f"{failure}: cannot confirm this sidecar's fence: {err}") from err
+        holder = self._reader.fences.holder(lease.connector)
+        if holder is None or holder.token != lease.token:
+            lease.lost = f"the fence of connector {lease.connector} is no longer this sidecar's" + (
+                f" (held by sidecar {holder.sidecar})" if holder is not None and holder.token != lease.token else ""
+            )
+            raise OperationFailed(f"{failure}: {lease.lost}")
+        lease.ensure(failure)
 
     async def _renew(self, lease: Lease) -> None:
         while True:

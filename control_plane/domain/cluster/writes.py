@@ -27,16 +27,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Protocol, TypeVar
 
 import structlog
 
+from ...background import cancel_and_wait
 from ...storage.errors import ReadTimeout
+from ...upstream import UpstreamError, UpstreamTimeout, WorkerDisconnected
 from ...view import ClusterView
-from ..errors import OperationFailed
+from ..errors import OperationFailed, OutcomeUnknown
 from ..ports import ClusterMetadata, ViewSnapshot
-from .fence import ConnectorFence, Lease
+from .fence import ConnectorFence, Lease, within_budget
+from .outcome import OutcomeBarrier, unknown_outcome
 
 log = structlog.get_logger(__name__)
 
@@ -68,7 +71,12 @@ class ConnectorWrites:
         kafka: ClusterMetadata,
         read_back_timeout_s: float,
         fence: ConnectorFence | None = None,
+        barrier: OutcomeBarrier | None = None,
+        wait_s: float | None = None,
     ) -> None:
+        """``barrier``: when a write of unknown outcome can no longer land (None: not waited for);
+        ``wait_s``: how long a write waits for this sidecar's other write of the connector (None: as long
+        as it takes)."""
         self._view = view
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
@@ -77,33 +85,130 @@ class ConnectorWrites:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # per connector: its lock, how many use it
         self._holders: dict[str, asyncio.Task[object] | None] = {}  # per connector: the task inside
         self._leases: dict[str, Lease] = {}  # per connector: the fence its writer holds
+        self.barrier = barrier
+        self.wait_s = wait_s
+        self._settled: dict[str, Callable[[], Awaitable[None]]] = {}  # per connector: run once a held write settles
+        self._holding: set[asyncio.Task[None]] = set()  # writes of unknown outcome, holding their connector
 
     @contextlib.asynccontextmanager
     async def serialized(self, name: str) -> AsyncIterator[None]:
         """One write of ``name`` at a time through this sidecar. Reentrant within one task: a request that
-        serializes several steps (a PATCH's read, check and write) makes its checked write inside."""
+        serializes several steps (a PATCH's read, check and write) makes its checked write inside.
+
+        A write the worker took and did not answer (``outcome.unknown_outcome``) keeps the lock and the fence
+        after the block, until the worker can no longer apply it (``outcome.OutcomeBarrier``); the block's
+        caller gets ``OutcomeUnknown`` at once."""
         me = asyncio.current_task()
         if me is not None and self._holders.get(name) is me:
             yield
             return
+        async with contextlib.AsyncExitStack() as held:
+            lock = held.enter_context(self._using(name))
+            await self._acquire(lock, name)
+            held.callback(lock.release)
+            await held.enter_async_context(self._fenced(name))
+            self._holders[name] = me
+            held.callback(self._holders.pop, name, None)
+            start = await self._attribution_start(name) if self.attribution is not None else None
+            try:
+                yield
+            except BaseException as err:
+                settled = self._settled.pop(name, None)
+                worker = unknown_outcome(err)
+                if worker is None or self.barrier is None:
+                    raise
+                self._holders.pop(name, None)
+                self._hold(name, worker, start, settled, held.pop_all())
+                if isinstance(err, asyncio.CancelledError):
+                    raise
+                timed_out = not isinstance(err, WorkerDisconnected)
+                raise OutcomeUnknown(
+                    f"{'Request timed out: ' if timed_out else ''}{_failure(err)}; whether connector {name} was "
+                    "changed is not known yet (this sidecar holds the connector's writes until the worker can no "
+                    "longer change it)",
+                    timed_out=timed_out,
+                ) from err
+            self._settled.pop(name, None)
+            if start is not None:
+                await self._attribute(name, start)
+
+    def if_unknown(self, name: str, settled: Callable[[], Awaitable[None]]) -> None:
+        """Inside ``serialized(name)``: ``settled`` runs, still holding the connector's writes, once the
+        worker can no longer make a write of this block whose outcome is unknown."""
+        self._settled[name] = settled
+
+    def _hold(
+        self,
+        name: str,
+        worker: str,
+        start: int | None,
+        settled: Callable[[], Awaitable[None]] | None,
+        held: contextlib.AsyncExitStack,
+    ) -> None:
+        async def holding() -> None:
+            async with held:
+                assert self.barrier is not None
+                if await self.barrier.settled(worker, name):
+                    await self._landing(name, self.barrier.settle_s)
+                    if settled is not None:
+                        await settled()
+                    if start is not None:
+                        await self._attribute(name, start)
+
+        task = asyncio.create_task(holding(), name=f"unknown-outcome-{name}")
+        self._holding.add(task)
+        task.add_done_callback(self._holding.discard)
+        log.warning("a write's outcome is unknown: the connector's writes held", connector=name, worker=worker)
+
+    async def _landing(self, name: str, settle_s: float) -> None:
+        """A write the worker took may still be on its way once the worker answers again: Connect validates a
+        config (``AbstractHerder.validateConnectorConfig``) off the herder's thread, then queues its write
+        again. Waited for up to ``settle_s``: over at once when the config topic shows a change of ``name``."""
+        view = self._view
+        if view is None or settle_s <= 0 or not view.has_tail("config"):
+            return
+        try:
+            await view.read_to_end("config", self.read_back_timeout_s)
+            state = view.state
+            before = (state.connector_config(name), state.target_state(name))
+            await view.wait_for(
+                "config", lambda now: (now.connector_config(name), now.target_state(name)) != before, settle_s
+            )
+        except ReadTimeout:
+            return
+
+    async def stop(self) -> None:
+        """At shutdown: writes of unknown outcome no longer waited for (the fence's lease runs out)."""
+        for task in list(self._holding):
+            await cancel_and_wait(task)
+
+    @contextlib.contextmanager
+    def _using(self, name: str) -> Iterator[asyncio.Lock]:
+        """The lock of ``name``, kept while anyone uses it (a held write of unknown outcome among them)."""
         lock, users = self._locks.get(name, (asyncio.Lock(), 0))
         self._locks[name] = (lock, users + 1)
         try:
-            async with lock, self._fenced(name):
-                self._holders[name] = me
-                start = await self._attribution_start(name) if self.attribution is not None else None
-                try:
-                    yield
-                    if start is not None:
-                        await self._attribute(name, start)
-                finally:
-                    self._holders.pop(name, None)
+            yield lock
         finally:
             lock, users = self._locks[name]
             if users == 1:
                 del self._locks[name]
             else:
                 self._locks[name] = (lock, users - 1)
+
+    async def _acquire(self, lock: asyncio.Lock, name: str) -> None:
+        if self.wait_s is None:
+            await lock.acquire()
+            return
+        wait_s = within_budget(self.wait_s)
+        try:
+            async with asyncio.timeout(wait_s):
+                await lock.acquire()
+        except TimeoutError:
+            raise OperationFailed(
+                f"Cannot write connector {name}: another write of it through this sidecar did not end "
+                f"within {wait_s:g}s"
+            ) from None
 
     @contextlib.asynccontextmanager
     async def _fenced(self, name: str) -> AsyncIterator[None]:
@@ -157,10 +262,26 @@ class ConnectorWrites:
         of ``name`` through this sidecar in between."""
         async with self.serialized(name):
             precondition(await self.read_to_end(failure))
-            lease = self._leases.get(name)
-            if lease is not None:
-                lease.ensure(failure)
+            await self.confirm(name, failure)
             return await write()
+
+    async def confirm(self, name: str, failure: str) -> None:
+        """Inside ``serialized(name)``, right before a write the sidecar makes itself into Connect's topics:
+        this sidecar's claim is still the fence's holder, as the sidecars' topic read to its end names it
+        (the claim's token, not only the lease's clock); ``OperationFailed`` prefixed by ``failure`` else."""
+        lease = self._leases.get(name)
+        if lease is None or self.fence is None:
+            return
+        lease.ensure(failure)
+        await self.fence.confirm(lease, failure)
+
+
+def _failure(err: BaseException) -> str:
+    if isinstance(err, UpstreamTimeout):
+        return f"Kafka Connect worker {err.worker} did not answer in time: {err.detail}"
+    if isinstance(err, UpstreamError):
+        return f"Kafka Connect worker {err.worker} failed: {err.detail}"
+    return str(err)
 
 
 __all__ = ["Attribution", "ConnectorWrites", "Precondition", "read_failure"]

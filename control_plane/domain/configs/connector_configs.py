@@ -114,13 +114,23 @@ class ConnectorConfigs:
     async def update(self, name: str, config: Config) -> Refusal | Forward[None]:
         return await self._write(RequestKind.UPDATE, name, config)
 
-    async def worker_accepts(self, name: str, config: Config) -> bool:
-        """Whether the worker's validation finds no error in ``config`` (named ``name``)."""
+    async def worker_accepts(self, name: str, config: Config) -> bool | None:
+        """Whether the worker's validation finds no error in ``config`` (named ``name``): None when it is not
+        known (the worker did not answer, or failed: not a verdict on the config)."""
         connector_class = config.get("connector.class")
         if not connector_class:
             return False
-        infos = await self._worker_validation(validate_path(connector_class), {**config, "name": name}, frozenset())
-        return infos is not None and infos.get("error_count") == 0
+        body = orjson.dumps({**config, "name": name})
+        try:
+            answer = await self._workers.forward(
+                UpstreamRequest("PUT", validate_path(connector_class), headers=JSON_HEADERS, body=body)
+            )
+        except UpstreamError:
+            return None
+        infos = answer.json() if answer.status == 200 else None
+        if answer.status >= 500 or (answer.status == 200 and not isinstance(infos, dict)):
+            return None
+        return isinstance(infos, dict) and infos.get("error_count") == 0
 
     async def patch(self, name: str, patch: Config | None, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
         """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now

@@ -16,7 +16,14 @@ connector never runs before it is paused or stopped. Older workers refuse the fi
    connector without one to STARTED), and a paused connector generates no tasks;
 4. the create goes to the worker without the field; its answer (201 with the ConnectorInfo) is the
    client's. If it does not create the connector, the target state is removed again (a tombstone), so a
-   later create of that name starts as asked.
+   later create of that name starts as asked. If its answer never comes (the worker stalled, the
+   connection broke), the create may still land: the target state stays, and the connector's writes stay
+   held (``cluster.writes``), until the worker can no longer make it; only then is the target state of a
+   connector that was not created removed.
+
+A validation that did not answer (step 2) is no verdict: the create takes the way of steps 3 and 4, which
+holds whether the configuration is valid or not (the worker refuses an invalid one, and the target state
+is removed).
 
 RUNNING is the default on every version: the create goes to the worker without the field.
 """
@@ -37,6 +44,7 @@ from ...storage.config_writer import ConfigWriteFailed
 from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamRequest, UpstreamResponse
 from ..cluster.forward_route import ForwardRoute
+from ..cluster.outcome import unknown_outcome
 from ..cluster.writes import ConnectorWrites
 from ..connect_api import JSON_HEADERS, Config
 from ..errors import OperationFailed, ViewNotReady
@@ -144,20 +152,26 @@ class ConnectorCreation:
         checked = await self._configs.create(name, config)
         if isinstance(checked, Refusal):
             return checked
-        if initial.state == "RUNNING" or not name or not await self._configs.worker_accepts(name, config):
+        # a validation that did not answer is no verdict: the create then takes the way that holds either way
+        if initial.state == "RUNNING" or not name or await self._configs.worker_accepts(name, config) is False:
             return Relay(await self._send(request), checked.warnings)
         view, writer = self._ready()
+        failure = f"Failed to create connector {name} {initial.state}"
         async with self._writes.serialized(name):  # absent at the moment its target state is written
             state = await self._writes.read_to_end(f"Failed to create connector {name}: cannot read the config topic")
             if state.connector_config(name) is not None:
                 return Relay(await self._send(request), checked.warnings)  # the worker's 409
             target = TargetState.of(name, TARGET[initial.state])
-            await self._write(writer, target, f"Failed to create connector {name} {initial.state}")
+            await self._writes.confirm(name, failure)
+            await self._write(writer, target, failure)
+            # a create whose answer never came may still land: its target state stays until it cannot
+            self._writes.if_unknown(name, lambda: self._undo(name))
             try:
                 await view.read_to_end("config", self._read_back_s)
                 answer = await self._send(request)
-            except BaseException:
-                await self._undo(name)
+            except BaseException as err:
+                if unknown_outcome(err) is None:  # the worker never took the create
+                    await self._undo(name)
                 raise
             if answer.status != 201:
                 await self._undo(name)
@@ -190,6 +204,11 @@ class ConnectorCreation:
         with contextlib.suppress(ReadTimeout):  # else judged on what the view has read
             await view.read_to_end("config", self._read_back_s)
         if view.state.connector_config(name) is not None:
+            return
+        try:
+            await self._writes.confirm(name, f"Removing the target state of connector {name}")
+        except OperationFailed as err:  # another sidecar writes the connector now: its target state is its own
+            log.error("the target state of a connector not created stays", connector=name, error=str(err))
             return
         try:
             await writer.write((Tombstone(ConfigKey(ConfigKind.TARGET_STATE, name)),))

@@ -8,6 +8,7 @@ import asyncio
 import collections
 import dataclasses
 import errno
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -17,11 +18,18 @@ import respx
 from aiohttp.client_reqrep import ConnectionKey
 
 from control_plane.upstream.aiohttp_transport import AiohttpTransport, translated
-from control_plane.upstream.errors import UpstreamError, UpstreamTimeout, WorkerDisconnected, WorkerUnreachable
+from control_plane.upstream.errors import (
+    ConnectionRefused,
+    UpstreamError,
+    UpstreamTimeout,
+    WorkerDisconnected,
+    WorkerUnreachable,
+)
 from control_plane.upstream.transport import Answer, Limits, Transport, WorkerRequest
 from control_plane.upstream.wire import WirePool
 from tests.support.fake_workers import FakeWorkers, seam_error
 from tests.support.ports import free_port
+from tests.support.waiting import eventually
 
 W1 = "http://w1:8083"
 W2 = "http://w2:8083"
@@ -178,6 +186,14 @@ async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: s
     assert transport.attempts == {"w1": 1, "w2": 1}
 
 
+def _called(route: respx.Route) -> Callable[[], Awaitable[bool]]:
+    async def called() -> bool:
+        await asyncio.sleep(0.01)
+        return route.called
+
+    return called
+
+
 @pytest.mark.parametrize(
     "method",
     [
@@ -189,9 +205,12 @@ async def test_all_workers_refuse_gives_503_naming_them(serve, refusing, kind: s
 )
 async def test_read_timeout_is_not_resent_and_gives_504(router: respx.MockRouter, serve, method: str) -> None:
     w1 = router.route(host="w1", path="/connectors/a/pause").mock(side_effect=httpx.ReadTimeout)
+    settled = router.route(host="w1", method="GET", path="/connectors/a").respond(200, json={"name": "a"})
     w2 = router.route(host="w2").respond(200, json={})
     async with serve() as running:
         response = await running.client.request(method, "/connectors/a/pause")
+        if method != "GET":  # a write whose outcome is unknown: the worker is asked when it settled
+            await eventually(_called(settled), bool, timeout_s=5, what="the worker asked whether the write settled")
     body = assert_connect_error(response, 504)
     assert W1 in body["message"]
     assert "did not answer in time" in body["message"]
@@ -223,10 +242,14 @@ async def test_broken_connection_on_safe_method_goes_to_next_worker(
 async def test_broken_connection_on_unsafe_method_is_not_resent_and_gives_502(
     router: respx.MockRouter, serve, method: str
 ) -> None:
-    w1 = router.route(host="w1", path="/connectors/a").mock(side_effect=httpx.RemoteProtocolError)
+    w1 = router.route(host="w1", method=method, path="/connectors/a").mock(side_effect=httpx.RemoteProtocolError)
+    settled = router.route(host="w1", method="GET", path="/connectors/a").respond(200, json={"name": "a"})
     w2 = router.route(host="w2").respond(200, json={})
     async with serve() as running:  # a path only the workers answer, whatever the method
         response = await running.client.request(method, "/connectors/a", content=b"{}")
+        await eventually(
+            _called(settled), bool, timeout_s=5, what="the worker asked whether the write settled"
+        )  # the outcome is unknown: the worker is asked when it settled
     body = assert_connect_error(response, 502)
     assert W1 in body["message"]
     assert w1.call_count == 1
@@ -256,7 +279,7 @@ def _key() -> ConnectionKey:
     [
         pytest.param(
             aiohttp.ClientConnectorError(_key(), ConnectionRefusedError(111, "Connect call failed")),
-            WorkerUnreachable,
+            ConnectionRefused,  # a WorkerUnreachable that also says no process listens
             id="refused",
         ),
         pytest.param(
