@@ -12,9 +12,11 @@ in no set order once it runs again, so the read that counts is one sent after a 
 by then the write's own request, read from its connection when the worker woke, is in the queue ahead.
 A config's write is queued twice, before and after its validation (``AbstractHerder
 .validateConnectorConfig``, off the herder's thread): the writer waits ``settle_s`` more, or until the
-config topic shows the connector changed (``writes.ConnectorWrites``). A worker that refuses connections has no queue left (it died, or is a new
-process). A worker stalled past ``hold_s`` is given up on: the fence goes back and the write may still land
-after it (logged as an error; Connect's own REST timeout is 90 s, ``RestServer.DEFAULT_REST_REQUEST_TIMEOUT_MS``).
+config topic shows the connector changed (``writes.ConnectorWrites``).
+
+A worker that refuses connections has no queue left (it died, or is a new process). A worker stalled past
+``hold_s`` is given up on: the fence goes back and the write may still land after it (logged as an error;
+Connect's own REST timeout is 90 s, ``ConnectResource.DEFAULT_REST_REQUEST_TIMEOUT_MS``).
 
 A pause or resume on a worker is written to the config topic from the REST thread itself, not the herder's
 queue: after a stall the worker runs on from where it stopped, and the queued read answers after it.
