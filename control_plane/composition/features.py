@@ -72,7 +72,7 @@ def build_features(
     plugin_versions = PluginVersions(capabilities, catalog, catalogs, group_members)
     pin_health = side.pin_health(plugin_versions)
     # the one step of a write under a precondition, fenced among the sidecars
-    writes = ConnectorWrites(side.view, clients.groups, clients.read_back_s, side.fence)
+    writes = ConnectorWrites(side.view, clients.groups, clients.read_back_s, side.fence, clients.metrics)
     configs = ConnectorConfigs(
         upstream,
         checks=(topic_creation, plugin_versions),
@@ -134,6 +134,7 @@ def build_features(
             describe_settings=lambda: describe(settings),
             describe_writes=clients.writes.describe,
             advertise_effective=advertise_effective,
+            coordination=side.coordination,
         ),
         offsets=StopAndOffsets(rule, ConnectorStopper(side.view, side.config_log, writes), offsets),
         topics=Topics(rule, side.tracking(clients.status_writer), side.history_table),

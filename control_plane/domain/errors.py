@@ -8,7 +8,10 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
      ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
-     │                        Kafka, its read-back); the message says which step and the cause
+     │    │                   Kafka, its read-back); the message says which step and the cause
+     │    └── CoordinationUnavailable  the sidecars' own topic cannot be written or read back (a fence
+     │                        cannot be claimed): what needs it is refused, what the workers do natively
+     │                        goes through without it
      ├── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
                               answers those 500: ConnectExceptionMapper over Jackson's exception)
      ├── Unsupported          the workers lack it and the sidecar cannot compose it from what they have
@@ -48,6 +51,10 @@ class ViewNotReady(ControlPlaneError):
 
 
 class OperationFailed(ControlPlaneError):
+    pass
+
+
+class CoordinationUnavailable(OperationFailed):
     pass
 
 

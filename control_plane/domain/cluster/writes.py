@@ -21,6 +21,12 @@ Without the sidecars' topic (no Kafka settings) a sidecar serializes only its ow
 
 A change written straight to a worker between the check and the write is not seen: the window is the
 write's own time (milliseconds), where it was every wait before it.
+
+When the fence cannot be claimed because the sidecars' own topic cannot be used (``CoordinationUnavailable``:
+its replicas down, the broker slow, the topic refused), a write the workers do natively (``native=True``:
+what the herder passes through) goes on without it, as it would with no sidecar in front: the block is told
+why (``serialized`` yields the warning), and the unfenced write is counted (``UnfencedWrites``). Any other
+write (the sidecar's own emulations) fails with that error, a 503 that names the cause.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import structlog
 
 from ...storage.errors import ReadTimeout
 from ...view import ClusterView
-from ..errors import OperationFailed
+from ..errors import CoordinationUnavailable, OperationFailed
 from ..ports import ClusterMetadata, ViewSnapshot
 from .fence import ConnectorFence, Lease
 
@@ -49,6 +55,12 @@ class Attribution(Protocol):
     def position(self) -> int: ...
 
     async def attribute(self, connector: str, after: int) -> None: ...
+
+
+class UnfencedWrites(Protocol):
+    """Counts the native writes that went through without their fence (``metrics.Metrics``)."""
+
+    def unfenced_write(self) -> None: ...
 
 
 Precondition = Callable[[ClusterView], None]  # raises the domain error the request answers when it fails
@@ -68,8 +80,10 @@ class ConnectorWrites:
         kafka: ClusterMetadata,
         read_back_timeout_s: float,
         fence: ConnectorFence | None = None,
+        unfenced: UnfencedWrites | None = None,
     ) -> None:
         self._view = view
+        self._unfenced = unfenced
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
         self.fence = fence
@@ -79,21 +93,22 @@ class ConnectorWrites:
         self._leases: dict[str, Lease] = {}  # per connector: the fence its writer holds
 
     @contextlib.asynccontextmanager
-    async def serialized(self, name: str) -> AsyncIterator[None]:
+    async def serialized(self, name: str, *, native: bool = False) -> AsyncIterator[str | None]:
         """One write of ``name`` at a time through this sidecar. Reentrant within one task: a request that
-        serializes several steps (a PATCH's read, check and write) makes its checked write inside."""
+        serializes several steps (a PATCH's read, check and write) makes its checked write inside. Yields
+        None, or for a ``native`` write that goes on without its fence, the warning that says so."""
         me = asyncio.current_task()
         if me is not None and self._holders.get(name) is me:
-            yield
+            yield None
             return
         lock, users = self._locks.get(name, (asyncio.Lock(), 0))
         self._locks[name] = (lock, users + 1)
         try:
-            async with lock, self._fenced(name):
+            async with lock, self._fenced(name, native) as unfenced:
                 self._holders[name] = me
                 start = await self._attribution_start(name) if self.attribution is not None else None
                 try:
-                    yield
+                    yield unfenced
                     if start is not None:
                         await self._attribute(name, start)
                 finally:
@@ -106,14 +121,24 @@ class ConnectorWrites:
                 self._locks[name] = (lock, users - 1)
 
     @contextlib.asynccontextmanager
-    async def _fenced(self, name: str) -> AsyncIterator[None]:
+    async def _fenced(self, name: str, native: bool) -> AsyncIterator[str | None]:
         if self.fence is None:
-            yield
+            yield None
             return
-        async with self.fence.held(name) as lease:
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                lease = await held.enter_async_context(self.fence.held(name))
+            except CoordinationUnavailable as err:
+                if not native:
+                    raise
+                log.warning("a native write goes through without its fence", connector=name, error=err.message)
+                if self._unfenced is not None:
+                    self._unfenced.unfenced_write()
+                yield f"Written without the sidecars' fence of connector {name} ({err.message})"
+                return
             self._leases[name] = lease
             try:
-                yield
+                yield None
             finally:
                 self._leases.pop(name, None)
 
@@ -163,4 +188,4 @@ class ConnectorWrites:
             return await write()
 
 
-__all__ = ["Attribution", "ConnectorWrites", "Precondition", "read_failure"]
+__all__ = ["Attribution", "ConnectorWrites", "Precondition", "UnfencedWrites", "read_failure"]
