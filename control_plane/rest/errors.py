@@ -17,8 +17,8 @@ from starlette.responses import Response
 from ..domain.errors import (
     BadRequestError,
     ConflictError,
-    CoordinationUnavailable,
     ControlPlaneError,
+    CoordinationUnavailable,
     NotFoundError,
     OperationDisabled,
     OperationFailed,
