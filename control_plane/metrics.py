@@ -103,6 +103,13 @@ class Metrics:
             for topic_kind in ("status", "config", "offsets", "audit"):
                 family.labels(topic_kind)  # shown as 0 before the first write
 
+        self.unfenced_writes = Counter(
+            "connector_writes_unfenced",
+            "Writes the workers do natively passed through without the connector's fence, because the sidecars' "
+            "topic could not be used",
+            registry=self.registry,
+        )
+
     # -- what the upstream and the capability detector report
     def upstream_error(self, worker: str, kind: str) -> None:
         self.upstream_errors.labels(worker, kind).inc()
@@ -134,6 +141,10 @@ class Metrics:
 
     def kafka_write_failure(self, topic_kind: str) -> None:
         self.kafka_write_failures.labels(topic_kind).inc()
+
+    # -- what the connectors' writes report (domain.cluster.writes.UnfencedWrites)
+    def unfenced_write(self) -> None:
+        self.unfenced_writes.inc()
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
         """One request answered (every request: a few additions, no lock; the one event loop calls it)."""
@@ -174,6 +185,15 @@ class Metrics:
         """What the config history recorded (``domain.history``), at scrape time."""
         if source is not None:
             self.registry.register(_HistoryCollector(source))
+
+    def watch_sidecars_topic(self, trouble: Callable[[], str | None] | None) -> None:
+        """Whether the sidecars' topic can be used now (``storage.sidecar_topic.SidecarTopic.trouble``)."""
+        if trouble is not None:
+            Gauge(
+                "sidecars_topic_usable",
+                "1 when the sidecars' topic can be written (its last write succeeded and it was not refused at start)",
+                registry=self.registry,
+            ).set_function(lambda: 0.0 if trouble() else 1.0)
 
     def watch_lags(self, source: LagReading | None) -> None:
         """The sinks' lag (their last refresh) and the sources' freshness (``domain.lag``), at scrape time."""

@@ -352,7 +352,14 @@ class Settings(BaseSettings):
     """The sidecars' own topic (the connectors' fences), created at start when it does not exist; default
     ``<group.id>.control-plane``. Every sidecar of one Connect cluster must name the same topic."""
     sidecars_topic_replication_factor: int = Field(-1, ge=-1)
-    """Its replication factor when the sidecar creates it; -1: the broker's ``default.replication.factor``."""
+    """Its replication factor when the sidecar creates it; -1: the broker's ``default.replication.factor``
+    (as Connect's ``config.storage.replication.factor``). Its ``min.insync.replicas`` follows: 2 from 3
+    replicas, else 1."""
+    sidecars_topic_write_timeout_s: float = Field(5.0, gt=0)
+    """How long one write to the sidecars' topic may take in all, retries included (a fence's claim, and
+    its read back, each at most this long). Past it the topic counts as unwritable: writes the workers do
+    natively go through without the fence, with a warning; writes that need it answer 503. Keep it well
+    under ``request_budget_s``."""
     fence_enabled: bool = True
     """Fence each connector's writes among the sidecars of the cluster (the sidecars' topic). False: each
     sidecar serializes only its own writes (one sidecar alone, or sidecars that may not use the topic)."""

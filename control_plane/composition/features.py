@@ -79,6 +79,7 @@ def build_features(
         clients.groups,
         clients.read_back_s,
         side.fence,
+        unfenced=clients.metrics,
         barrier=OutcomeBarrier(
             upstream, hold_s=settings.unknown_outcome_hold_s, settle_s=settings.unknown_outcome_settle_s
         ),
@@ -145,6 +146,7 @@ def build_features(
             describe_settings=lambda: describe(settings),
             describe_writes=clients.writes.describe,
             advertise_effective=advertise_effective,
+            coordination=side.coordination,
         ),
         offsets=StopAndOffsets(rule, ConnectorStopper(side.view, side.config_log, writes), offsets),
         topics=Topics(rule, side.tracking(clients.status_writer), side.history_table),

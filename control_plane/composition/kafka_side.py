@@ -74,6 +74,10 @@ class NoKafkaSide:
         """Whether the view answers reads (and topic tracking): never without one."""
         return False
 
+    def coordination(self) -> str | None:
+        """Why the sidecars' topic cannot be used now (None when it can, and without one)."""
+        return None
+
     def writers_wait_s(self) -> float | None:
         """The least wait between a write and its answer among the live sidecars (``ReadRule``): unknown."""
         return None
@@ -148,6 +152,7 @@ class KafkaSide(NoKafkaSide):
             clients.attempt_s,
             clients.writes,
             replication_factor=settings.sidecars_topic_replication_factor,
+            write_timeout_s=settings.sidecars_topic_write_timeout_s,
         )
         self.fence = (
             ConnectorFence(
@@ -156,7 +161,8 @@ class KafkaSide(NoKafkaSide):
                 sidecar=clients.me,
                 lease_s=settings.fence_lease_ms / 1000,
                 wait_s=settings.fence_wait_s,
-                read_timeout_s=clients.read_back_s,
+                # a claim's read back: bounded as its write, so that a claim fails in seconds
+                read_timeout_s=min(clients.read_back_s, settings.sidecars_topic_write_timeout_s),
             )
             if settings.fence_enabled
             else None
@@ -193,6 +199,9 @@ class KafkaSide(NoKafkaSide):
 
     def writers_wait_s(self) -> float | None:
         return self._presence.least_write_wait_s()
+
+    def coordination(self) -> str | None:
+        return self.topic.trouble() if self.fence is not None else None
 
     def plugin_types(self) -> dict[str, str]:
         return self._view.state.plugin_types

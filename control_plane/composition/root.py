@@ -81,6 +81,7 @@ async def running(
         metrics.watch_auto_restarts(herder.auto_restart.restarter)
         metrics.watch_lags(herder.lag.readings())
         metrics.watch_history(features.recorder)
+        metrics.watch_sidecars_topic(side.coordination if side.fence is not None else None)
         await clients.status_writer.start()  # stopped last: pending writes flushed first (graceful shutdown)
         started.push_async_callback(clients.status_writer.stop, settings.shutdown_flush_timeout_s)
         await side.open(started)

@@ -8,7 +8,10 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
      ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
      ├── OperationFailed      a step of an operation the sidecar carries out itself failed (a write to
-     │                        Kafka, its read-back); the message says which step and the cause
+     │    │                   Kafka, its read-back); the message says which step and the cause
+     │    └── CoordinationUnavailable  the sidecars' own topic cannot be written or read back (a fence
+     │                        cannot be claimed): what needs it is refused, what the workers do natively
+     │                        goes through without it
      ├── OutcomeUnknown       a write the worker took and did not answer (in time): whether it was made is
      │                        not known (the connector's fence stays held until it is)
      ├── UnreadableBody       a request body Connect's JSON binding cannot read into its entity (Connect
@@ -61,6 +64,10 @@ class OutcomeUnknown(ControlPlaneError):
     def __init__(self, message: str, *, timed_out: bool) -> None:
         super().__init__(message)
         self.timed_out = timed_out
+
+
+class CoordinationUnavailable(OperationFailed):
+    pass
 
 
 class UnreadableBody(ControlPlaneError):

@@ -28,6 +28,7 @@ place, ``control_plane.composition``.
 
 from __future__ import annotations
 
+import dataclasses
 from urllib.parse import unquote
 
 import orjson
@@ -111,12 +112,18 @@ class Herder:
 
         A change of one connector passes through one at a time with the sidecar's own writes of it
         (``ConnectorWrites.serialized``): a resume sent during an emulated offsets alter lands before the
-        alter's check at the write, or after its write, never in between."""
+        alter's check at the write, or after its write, never in between.
+
+        These are the workers' own writes (``native``): when the sidecars' topic cannot be used, the fence is
+        not held and the write goes through as it would with no sidecar in front, its answer warned.
+        (Connect's own ``AbstractHerder.pauseConnector`` writes the target state and answers: a sidecar's
+        coordination is no reason to refuse it.)"""
         connector = changed_connector(request)
         if connector is None:
             return await self._pass(request)
-        async with self._writes.serialized(connector):
-            return await self._pass(request)
+        async with self._writes.serialized(connector, native=True) as unfenced:
+            answer = await self._pass(request)
+        return answer if unfenced is None else dataclasses.replace(answer, warnings=(*answer.warnings, unfenced))
 
     async def _pass(self, request: UpstreamRequest) -> UpstreamResponse:
         await self.offsets.before_resume(request)

@@ -18,6 +18,7 @@ from ..domain.errors import (
     BadRequestError,
     ConflictError,
     ControlPlaneError,
+    CoordinationUnavailable,
     NotFoundError,
     OperationDisabled,
     OperationFailed,
@@ -58,6 +59,7 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     BadRequestError: 400,
     ConflictError: 409,
     ViewNotReady: 503,
+    CoordinationUnavailable: 503,  # before OperationFailed: the sidecars' own coordination is down, not the write
     OperationFailed: 500,  # Connect's ConnectException: 500 with the exception's message
     UnreadableBody: 500,  # Jackson's exception reading the entity: 500 with its message
     Unsupported: 501,  # no Connect answer: the workers lack it and the sidecar cannot compose it

@@ -14,7 +14,8 @@ are translated where they enter: ``is_retriable`` reads aiokafka's own ``retriab
      │    └── StatusWriteFailed           final: retries exhausted, or an error that is not retriable
      ├── GroupOperationError         no   an admin call on a consumer group failed; ``cause`` says how
      │    └── GroupNotEmpty               the group has active members (its sink tasks have not stopped)
-     └── TopicAdminError             no   an admin call about topics or brokers failed; ``cause`` says how
+     ├── TopicAdminError             no   an admin call about topics or brokers failed; ``cause`` says how
+     └── TopicRefused                no   a topic the sidecar keeps exists with settings it cannot work with
 
 The domain turns these into its own errors with Connect's messages; the HTTP layer never sees them.
 """
@@ -77,6 +78,11 @@ class TopicAdminError(StorageError):
         self.cause = cause
 
 
+class TopicRefused(StorageError):
+    """The sidecars' topic exists with a setting its records cannot live with (not compacted, the
+    producers' clocks as timestamps, several partitions): nothing is written to it; the message says why."""
+
+
 def is_retriable(exc: BaseException) -> bool:
     """The storage tree's ``retriable``; aiokafka's own attribute for its errors, and its
     ``KafkaTimeoutError``, which aiokafka leaves unmarked although Kafka's Java ``TimeoutException`` is a
@@ -95,6 +101,7 @@ __all__ = [
     "ReadTimeout",
     "StorageError",
     "TopicAdminError",
+    "TopicRefused",
     "WriteFailed",
     "describe_error",
     "is_retriable",

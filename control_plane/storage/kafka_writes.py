@@ -7,6 +7,9 @@ proposal's rules (docs/features/status-writes.md):
   ``status.storage.retry.max.retries`` times; any other error fails the record at once;
 - a record is written when the brokers acknowledged it (the producer's ``acks=all``), and not before: an
   attempt that is not acknowledged within its bound fails with the retriable ``AttemptTimeout``;
+- a writer that must know soon (the sidecars' topic: a fence's claim holds a request) bounds the whole
+  write, retries included (``write``'s ``within_s``): no retry starts that would end past the bound, and
+  the last attempt is cut at it, so the write fails with the broker's last error, never after minutes;
 - per kind of topic (``TopicKind``): attempts, retries, records acknowledged, records given up on, and
   each attempt's latency (``KafkaWriteObserver``, met by ``metrics.Metrics``).
 
@@ -28,6 +31,7 @@ from typing import Any, Protocol
 
 import structlog
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.stop import stop_before_delay
 
 from ..backoff import ProposalBackoff
 from .errors import AttemptTimeout, describe_error, is_retriable
@@ -112,9 +116,11 @@ class KafkaWrites:
         may_retry: Callable[[BaseException], bool],
         before_sleep: Callable[[RetryCallState], None],
         wake: asyncio.Event | None = None,
+        within_s: float | None = None,
     ) -> AsyncRetrying:
         """The proposal's loop: at most ``max_retries`` retries of what ``may_retry`` accepts, waiting the
-        backoff; ``wake`` cuts a wait short (a newer write of a status key, or a writer stopping)."""
+        backoff; ``wake`` cuts a wait short (a newer write of a status key, or a writer stopping); with a
+        ``within_s``, a wait that would end that long after the loop's start ends the loop instead."""
 
         async def sleep(seconds: float) -> None:
             if wake is None:
@@ -126,8 +132,10 @@ class KafkaWrites:
             except TimeoutError:
                 pass
 
+        attempts = stop_after_attempt(self.policy.max_retries + 1)
+        stop = attempts if within_s is None else attempts | stop_before_delay(within_s)
         return AsyncRetrying(
-            stop=stop_after_attempt(self.policy.max_retries + 1),
+            stop=stop,
             wait=self.policy.backoff,
             retry=retry_if_exception(may_retry),
             before_sleep=before_sleep,
@@ -213,19 +221,25 @@ class KafkaWrites:
         timeout_s: float,
         *,
         wake: asyncio.Event | None = None,
+        within_s: float | None = None,
     ) -> int:
         """One record, retried as the proposal says; returns the attempts it took, or raises the last
-        attempt's error (counted as given up)."""
+        attempt's error (counted as given up). ``within_s`` bounds the whole write, retries included."""
         attempts = 0
+        deadline = None if within_s is None else time.monotonic() + within_s
+
+        def bound() -> float:
+            """This attempt's bound: its own, cut at the whole write's."""
+            return timeout_s if deadline is None else max(min(timeout_s, deadline - time.monotonic()), 0.001)
 
         def before_sleep(state: RetryCallState) -> None:
             _log_retry(kind, topic, [record], state, self.policy.max_retries)
 
         try:
-            async for attempt in self.retrying(is_retriable, before_sleep, wake):
+            async for attempt in self.retrying(is_retriable, before_sleep, wake, within_s):
                 with attempt:
                     attempts += 1
-                    await self.attempt(kind, producer, topic, record, timeout_s, retry=attempts > 1)
+                    await self.attempt(kind, producer, topic, record, bound(), retry=attempts > 1)
         except Exception as exc:
             self.given_up(kind)
             log.error(

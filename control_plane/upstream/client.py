@@ -132,6 +132,8 @@ class UpstreamResponse:
     attempts: int = 1
     # the framing headers of the worker's answer (content-length), for a HEAD answered without body
     framing: tuple[tuple[bytes, bytes], ...] = ()
+    # what the sidecar adds to the worker's answer (a write that went through without its fence): warnings
+    warnings: tuple[str, ...] = ()
 
     def json(self) -> object:
         return orjson.loads(self.body)

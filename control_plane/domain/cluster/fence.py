@@ -18,6 +18,12 @@ Why a lease in Kafka, not Connect's own means:
 The holder checks its lease at the moment of the write (``Lease.ensure``): a sidecar stalled past its lease
 (a pause, a partition from the brokers) finds it over and fails the write rather than make it under a fence
 another sidecar may hold now.
+
+When the topic cannot be written or read back (its replicas down, the broker slow, the topic refused at
+start), a claim fails fast, bounded by the topic's own write bound and ``read_timeout_s``, with
+``CoordinationUnavailable`` naming the cause: the caller decides (``writes.ConnectorWrites``) whether the
+write goes on without the fence or is refused. A fence held by another sidecar is a different failure
+(``OperationFailed``, after ``wait_s``).
 """
 
 from __future__ import annotations
@@ -34,11 +40,11 @@ import structlog
 
 from ...background import cancel_and_wait
 from ...codecs.fence import FenceClaim, FenceRelease, encode_fence
-from ...storage.errors import ReadTimeout
+from ...storage.errors import ReadTimeout, describe_error
 from ...upstream import REQUEST_DEADLINE
 from ...view.fences import FenceHolder, FenceTable
 from ...view.model import ClusterView
-from ..errors import OperationFailed
+from ..errors import CoordinationUnavailable, OperationFailed
 
 log = structlog.get_logger(__name__)
 
@@ -129,9 +135,12 @@ class ConnectorFence:
             await cancel_and_wait(renewing)
             # given back behind the answer: the request does not wait for the release's write. A next
             # claim that lands before it is ignored and claims again once the release is read
-            releasing = asyncio.create_task(self._release(lease), name=f"fence-release-{connector}")
-            self._releasing.add(releasing)
-            releasing.add_done_callback(self._releasing.discard)
+            self._release_behind(lease)
+
+    def _release_behind(self, lease: Lease) -> None:
+        releasing = asyncio.create_task(self._release(lease), name=f"fence-release-{lease.connector}")
+        self._releasing.add(releasing)
+        releasing.add_done_callback(self._releasing.discard)
 
     async def stop(self) -> None:
         """At shutdown: the releases still on their way written (each bounded by the write path)."""
@@ -142,7 +151,7 @@ class ConnectorFence:
         """Appends a claim and reads the topic back: when it was sent, and who holds the fence now."""
         sent = time.monotonic()
         claim = FenceClaim(connector, token, self.sidecar, round(self.lease_s * 1000))
-        await self._append(claim, f"cannot claim the fence of connector {connector}")
+        await self._append(claim, f"Cannot claim the fence of connector {connector}")
         await self._read(lambda: self._reader.read_to_end(TAIL, self._read_timeout_s), connector)
         return sent, self._reader.fences.holder(connector)
 
@@ -150,8 +159,10 @@ class ConnectorFence:
         token = uuid.uuid4().hex
         try:
             return await self._claimed(connector, token)
-        except BaseException:  # a claim of ours may have taken it (a cancelled request): given back
-            await asyncio.shield(self._release(Lease(connector, token, 0.0)))
+        except BaseException:
+            # a claim of ours may have taken it (a cancelled request, an acknowledgement that came too
+            # late): given back behind the failure, which does not wait for the release's own write
+            self._release_behind(Lease(connector, token, 0.0))
             raise
 
     async def _claimed(self, connector: str, token: str) -> Lease:
@@ -220,13 +231,17 @@ class ConnectorFence:
         try:
             await self._log.write(*encode_fence(record))
         except Exception as err:
-            raise OperationFailed(f"{failure}: writing to the sidecars' topic failed: {err}") from err
+            raise CoordinationUnavailable(
+                f"{failure}: the sidecars' topic cannot be written: {describe_error(err)}"
+            ) from err
 
     async def _read(self, read: Callable[[], Awaitable[None]], connector: str) -> None:
         try:
             await read()
         except ReadTimeout as err:
-            raise OperationFailed(f"cannot claim the fence of connector {connector}: {err}") from err
+            raise CoordinationUnavailable(
+                f"Cannot claim the fence of connector {connector}: the sidecars' topic cannot be read back: {err}"
+            ) from err
 
 
 __all__ = ["ConnectorFence", "FenceReader", "Lease", "SidecarLog"]

@@ -21,6 +21,12 @@ Without the sidecars' topic (no Kafka settings) a sidecar serializes only its ow
 
 A change written straight to a worker between the check and the write is not seen: the window is the
 write's own time (milliseconds), where it was every wait before it.
+
+When the fence cannot be claimed because the sidecars' own topic cannot be used (``CoordinationUnavailable``:
+its replicas down, the broker slow, the topic refused), a write the workers do natively (``native=True``:
+what the herder passes through) goes on without it, as it would with no sidecar in front: the block is told
+why (``serialized`` yields the warning), and the unfenced write is counted (``UnfencedWrites``). Any other
+write (the sidecar's own emulations) fails with that error, a 503 that names the cause.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from ...background import cancel_and_wait
 from ...storage.errors import ReadTimeout
 from ...upstream import UpstreamError, UpstreamTimeout, WorkerDisconnected
 from ...view import ClusterView
-from ..errors import OperationFailed, OutcomeUnknown
+from ..errors import CoordinationUnavailable, OperationFailed, OutcomeUnknown
 from ..ports import ClusterMetadata, ViewSnapshot
 from .fence import ConnectorFence, Lease, within_budget
 from .outcome import OutcomeBarrier, unknown_outcome
@@ -52,6 +58,12 @@ class Attribution(Protocol):
     def position(self) -> int: ...
 
     async def attribute(self, connector: str, after: int) -> None: ...
+
+
+class UnfencedWrites(Protocol):
+    """Counts the native writes that went through without their fence (``metrics.Metrics``)."""
+
+    def unfenced_write(self) -> None: ...
 
 
 Precondition = Callable[[ClusterView], None]  # raises the domain error the request answers when it fails
@@ -73,11 +85,13 @@ class ConnectorWrites:
         fence: ConnectorFence | None = None,
         barrier: OutcomeBarrier | None = None,
         wait_s: float | None = None,
+        unfenced: UnfencedWrites | None = None,
     ) -> None:
         """``barrier``: when a write of unknown outcome can no longer land (None: not waited for);
         ``wait_s``: how long a write waits for this sidecar's other write of the connector (None: as long
         as it takes)."""
         self._view = view
+        self._unfenced = unfenced
         self._kafka = kafka
         self.read_back_timeout_s = read_back_timeout_s
         self.fence = fence
@@ -91,27 +105,28 @@ class ConnectorWrites:
         self._holding: set[asyncio.Task[None]] = set()  # writes of unknown outcome, holding their connector
 
     @contextlib.asynccontextmanager
-    async def serialized(self, name: str) -> AsyncIterator[None]:
+    async def serialized(self, name: str, *, native: bool = False) -> AsyncIterator[str | None]:
         """One write of ``name`` at a time through this sidecar. Reentrant within one task: a request that
-        serializes several steps (a PATCH's read, check and write) makes its checked write inside.
+        serializes several steps (a PATCH's read, check and write) makes its checked write inside. Yields
+        None, or for a ``native`` write that goes on without its fence, the warning that says so.
 
         A write the worker took and did not answer (``outcome.unknown_outcome``) keeps the lock and the fence
         after the block, until the worker can no longer apply it (``outcome.OutcomeBarrier``); the block's
         caller gets ``OutcomeUnknown`` at once."""
         me = asyncio.current_task()
         if me is not None and self._holders.get(name) is me:
-            yield
+            yield None
             return
         async with contextlib.AsyncExitStack() as held:
             lock = held.enter_context(self._using(name))
             await self._acquire(lock, name)
             held.callback(lock.release)
-            await held.enter_async_context(self._fenced(name))
+            unfenced = await held.enter_async_context(self._fenced(name, native))
             self._holders[name] = me
             held.callback(self._holders.pop, name, None)
             start = await self._attribution_start(name) if self.attribution is not None else None
             try:
-                yield
+                yield unfenced
             except BaseException as err:
                 settled = self._settled.pop(name, None)
                 worker = unknown_outcome(err)
@@ -211,14 +226,24 @@ class ConnectorWrites:
             ) from None
 
     @contextlib.asynccontextmanager
-    async def _fenced(self, name: str) -> AsyncIterator[None]:
+    async def _fenced(self, name: str, native: bool) -> AsyncIterator[str | None]:
         if self.fence is None:
-            yield
+            yield None
             return
-        async with self.fence.held(name) as lease:
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                lease = await held.enter_async_context(self.fence.held(name))
+            except CoordinationUnavailable as err:
+                if not native:
+                    raise
+                log.warning("a native write goes through without its fence", connector=name, error=err.message)
+                if self._unfenced is not None:
+                    self._unfenced.unfenced_write()
+                yield f"Written without the sidecars' fence of connector {name} ({err.message})"
+                return
             self._leases[name] = lease
             try:
-                yield
+                yield None
             finally:
                 self._leases.pop(name, None)
 
@@ -284,4 +309,4 @@ def _failure(err: BaseException) -> str:
     return str(err)
 
 
-__all__ = ["Attribution", "ConnectorWrites", "Precondition", "read_failure"]
+__all__ = ["Attribution", "ConnectorWrites", "Precondition", "UnfencedWrites", "read_failure"]

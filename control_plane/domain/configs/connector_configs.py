@@ -252,7 +252,7 @@ class ConnectorConfigs:
             return []
         return [str(e) for entry in infos.get("configs", []) for e in (entry.get("value") or {}).get("errors") or ()]
 
-    def _serialized(self, name: str) -> contextlib.AbstractAsyncContextManager[None]:
+    def _serialized(self, name: str) -> contextlib.AbstractAsyncContextManager[str | None]:
         return self._writes.serialized(name) if self._writes is not None else contextlib.nullcontext()
 
     async def _current_config(self, name: str) -> Mapping[str, str | None] | UpstreamResponse | None:

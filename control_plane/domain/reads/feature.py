@@ -15,7 +15,7 @@ otherwise, the view's answer (stale) when none answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ...storage.status_writes import StatusWrites
@@ -47,8 +47,12 @@ class ConnectorListing:
 
 @dataclass(frozen=True)
 class Readiness:
+    """Whether the sidecar takes traffic (``checks``), and the parts that do not work while it does
+    (``degraded``: the part and why)."""
+
     ready: bool
     checks: dict[str, bool]
+    degraded: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,10 @@ class Reads:
         describe_settings: Callable[[], dict[str, Any]],
         describe_writes: Callable[[], dict[str, Any]] | None = None,
         advertise_effective: bool = True,
+        coordination: Callable[[], str | None] | None = None,
     ) -> None:
         self._rule = rule
+        self._coordination = coordination  # why the sidecars' topic cannot be used now, if it cannot
         self._status_writes = status_writes
         self._versions = versions
         self._describe_settings = describe_settings
@@ -264,13 +270,18 @@ class Reads:
     # -- the sidecar's own endpoints --------------------------------------------------------------
     def readiness(self) -> Readiness:
         """With a view: ready once it has read its topics to the end offsets seen at start (it can then
-        answer reads even while every worker is down). Without: once a worker reported its version."""
+        answer reads even while every worker is down). Without: once a worker reported its version.
+
+        The sidecars' topic is no check: while it cannot be used the sidecar still passes the workers' own
+        writes through and answers reads (taken out of a Service, every sidecar would be, and the cluster
+        would be worse off than with Connect alone); it is shown as ``degraded`` instead."""
         view = self._rule.view
         if view is not None:
             checks = {"view_caught_up": view.ready}
         else:
             checks = {"worker_version_detected": self._rule.capabilities.detected}
-        return Readiness(all(checks.values()), checks)
+        trouble = self._coordination() if self._coordination is not None else None
+        return Readiness(all(checks.values()), checks, {"sidecars_topic": trouble} if trouble else {})
 
     def status_writes(self) -> StatusWrites:
         return self._status_writes.snapshot()

@@ -14,7 +14,7 @@ from starlette.responses import Response
 from ...domain.outcomes import Accepted, Answer, Done, Forward, Provenance, Refusal, Relay, Reply, Source
 from ...upstream import NoWorkerAvailable, UpstreamTimeout
 from ..errors import error_response
-from ..request.proxy import proxy, relayed
+from ..request.proxy import proxy, relayed, warning
 
 T = TypeVar("T")
 
@@ -44,9 +44,8 @@ def _mark(response: Response, provenance: Provenance) -> Response:
 
 
 def _warn(response: Response, warnings: tuple[str, ...]) -> Response:
-    for warning in warnings:  # RFC 9111 5.5: 199, miscellaneous warning; a quoted-string on one line
-        text = " ".join(warning.replace("\\", "\\\\").replace('"', '\\"').split())
-        response.headers.append("warning", f'199 - "{text.encode("latin-1", "backslashreplace").decode("latin-1")}"')
+    for text in warnings:
+        response.headers.append("warning", warning(text))
     return response
 
 

@@ -22,6 +22,9 @@ class Liveness(BaseModel):
 class ReadinessInfo(BaseModel):
     ready: bool
     checks: dict[str, bool] = Field(description="view_caught_up (with a view) or worker_version_detected")
+    degraded: dict[str, str] | None = Field(
+        None, description="parts that do not work while the sidecar is ready, and why (sidecars_topic)"
+    )
 
 
 class FeatureDecision(Open):

@@ -34,9 +34,17 @@ def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
     )
 
 
+def warning(text: str) -> str:
+    """A ``Warning`` header's value (RFC 9111 5.5: 199, miscellaneous warning; a quoted-string on one line)."""
+    text = " ".join(text.replace("\\", "\\\\").replace('"', '\\"').split())
+    return f'199 - "{text.encode("latin-1", "backslashreplace").decode("latin-1")}"'
+
+
 def answer_headers(method: str, answer: UpstreamResponse) -> Headers:
-    """The worker's headers (hop-by-hop ones removed by the upstream) and the sidecar's own framing."""
+    """The worker's headers (hop-by-hop ones removed by the upstream), the sidecar's warnings about the
+    answer and its own framing."""
     headers = list(answer.headers)
+    headers += [(b"warning", warning(text).encode("latin-1")) for text in answer.warnings]
     if method == "HEAD":
         headers += [(b"content-length", v) for n, v in answer.framing if n == b"content-length"]
     elif answer.status >= 200 and answer.status not in (204, 304):  # RFC 9110 8.6: none on 1xx, 204

@@ -19,7 +19,10 @@ async def healthz(_: Request) -> Response:
 
 async def readyz(request: Request) -> Response:
     readiness = herder(request).reads.readiness()
-    return json_response({"ready": readiness.ready, "checks": readiness.checks}, 200 if readiness.ready else 503)
+    body: dict[str, object] = {"ready": readiness.ready, "checks": readiness.checks}
+    if readiness.degraded:
+        body["degraded"] = readiness.degraded
+    return json_response(body, 200 if readiness.ready else 503)
 
 
 async def metrics(request: Request) -> Response:

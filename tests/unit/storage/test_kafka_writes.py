@@ -1,15 +1,17 @@
 """Every Kafka write of the sidecar goes through one write path (``storage.kafka_writes``): the config and
 offsets writers' records are retried on a retriable error with the proposal's backoff and bounds, fail at
 once on one that is not retriable, each writer keeps what it tells of what landed, and the per-topic-kind
-metrics count it all."""
+metrics count it all. A write bounded in all (``within_s``) ends at its bound, retries included."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 from aiokafka.errors import (
     KafkaConnectionError,
+    NotEnoughReplicasError,
     NotLeaderForPartitionError,
     RecordTooLargeError,
     TopicAuthorizationFailedError,
@@ -21,9 +23,10 @@ from control_plane.composition import build_kafka_writes
 from control_plane.metrics import Metrics
 from control_plane.settings import load_settings
 from control_plane.storage.config_writer import ConfigWriteFailed, ConfigWriter
+from control_plane.storage.errors import AttemptTimeout
 from control_plane.storage.kafka_writes import TopicKind
 from control_plane.storage.offsets_writer import OffsetsWriteFailed, OffsetsWriter
-from tests.support.scripted_producer import CountingWritesObserver, ScriptedProducer, make_writes
+from tests.support.scripted_producer import CountingWritesObserver, Gate, ScriptedProducer, make_writes
 
 TOPIC = "connect-status"  # the scripted producer's one topic
 STOP = (TaskCommit("c", 0), TargetState.of("c", "STOPPED"))
@@ -160,3 +163,29 @@ async def test_the_write_path_reports_per_topic_kind_on_the_metrics_endpoint() -
         "jitter_factor": 0.25,
     }
     assert described["attempt_timeout_ms"] == {"config": 1000, "offsets": 1000}
+
+
+# -- a write bounded in all (the sidecars' topic)
+
+
+async def test_a_write_bounded_in_all_ends_at_its_bound_with_the_brokers_last_error() -> None:
+    """Every attempt refused with a retriable error: without a bound the proposal's retries run (here 50 of
+    them); with one, no retry starts that would end past it, and the broker's error is what is raised."""
+    producer, observer = ScriptedProducer(default=NotEnoughReplicasError()), CountingWritesObserver()
+    writes = make_writes(observer=observer, max_retries=50, initial_ms=100, max_ms=100, multiplier=1.0)
+    started = time.monotonic()
+    with pytest.raises(NotEnoughReplicasError):
+        await writes.write(TopicKind.SIDECARS, producer, TOPIC, (b"k", b"v"), 30.0, within_s=0.35)
+    assert time.monotonic() - started < 0.5
+    assert 2 <= len(producer.attempts) <= 4, producer.attempts  # 0, 0.1, 0.2, 0.3 s: not 51
+    assert observer.counts[("failure", "sidecars")] == 1
+
+
+async def test_an_attempt_that_hangs_is_cut_at_the_whole_writes_bound() -> None:
+    """A broker that takes the record and never answers (stalled): the attempt's own bound (30 s here) is
+    cut at the write's."""
+    producer = ScriptedProducer(default=Gate())
+    started = time.monotonic()
+    with pytest.raises(AttemptTimeout):
+        await make_writes(max_retries=5).write(TopicKind.SIDECARS, producer, TOPIC, (b"k", b"v"), 30.0, within_s=0.2)
+    assert time.monotonic() - started < 0.5
