@@ -31,6 +31,7 @@ class Barrier(OutcomeBarrier):
 
     def __init__(self) -> None:
         self.release = asyncio.Event()
+        self.settle_s = 0.0
         self.asked: list[tuple[str, str]] = []
 
     async def settled(self, worker: str, connector: str) -> bool:
