@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,12 @@ async def report(sidecar: RunningSidecar, name: str) -> dict[str, Any]:
     answer = await sidecar.client.get(f"/_sidecar/connectors/{name}/auto-restart")
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
+
+
+async def acting(client: httpx.AsyncClient) -> str | None:
+    """The acting sidecar the sidecar names."""
+    acting_sidecar = (await client.get("/_sidecar/auto-restarts")).json()["acting_sidecar"]
+    return None if acting_sidecar is None else str(acting_sidecar)
 
 
 async def task_state(client: httpx.AsyncClient, name: str) -> str | None:
@@ -184,10 +191,10 @@ async def test_the_first_sidecar_set_not_to_restart_leaves_it_to_the_next(cluste
         try:
             first, second = restarter(off).sidecar, restarter(on).sidecar
             assert first < second
-            for each in (off, on):
+            for client in (off.client, on.client):
                 await eventually(
-                    lambda each=each: each.client.get("/_sidecar/auto-restarts"),
-                    lambda r: r.json()["acting_sidecar"] == second,
+                    partial(acting, client),
+                    lambda acting_sidecar: acting_sidecar == second,
                     what="the sidecar with AUTO_RESTART on acting",
                 )
             shown = {s["id"]: s for s in (await off.client.get("/_sidecar/cluster")).json()["sidecars"]}

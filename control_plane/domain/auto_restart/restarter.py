@@ -1,8 +1,8 @@
 """The auto-restart loop: one sidecar of the cluster restarts failed connectors and tasks with a backoff
 (``schedule``), under each connector's fence, and records what it did in the sidecars' topic.
 
-One sidecar of the cluster acts (``cluster.acting``: the first live sidecar whose presence says it can
-restart), and it restarts a connector only under that connector's fence (``cluster.fence``), after reading
+One sidecar of the cluster acts (``cluster.acting``: the first live and ready sidecar whose presence says
+it will restart), and it restarts a connector only under that connector's fence (``cluster.fence``), after reading
 the sidecars' topic to its end, where the last restart of the connector is recorded
 (``codecs.auto_restart``): a sidecar that acts after another (the first one died, or two disagreed for an
 interval on who is first) finds the restart done and the next one not yet due. A run of failures ends when
