@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import accumulate
 from typing import Protocol
 
@@ -273,6 +273,16 @@ class AutoRestartReading(Protocol):
 
     def gave_up(self) -> Mapping[str, int]: ...
 
+    def budget_use(self) -> BudgetReading: ...
+
+
+class BudgetReading(Protocol):
+    @property
+    def spent(self) -> int: ...
+
+    @property
+    def held_back(self) -> Sequence[str]: ...
+
 
 class HistoryReading(Protocol):
     @property
@@ -317,11 +327,13 @@ class _AutoRestartCollector(Collector):
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         done = CounterMetricFamily(
             "auto_restarts",
-            "What this sidecar's auto-restart did, per outcome: restarted (a restart sent), gave_up, reset (a "
-            "connector that ran through its backoff: counting starts again), failed (a restart the worker refused)",
+            "What this sidecar's auto-restart did, per outcome: restarted (a restart the worker took), refused (one "
+            "it refused or did not answer: counted and backed off all the same), gave_up, reset (a connector that "
+            "ran through its backoff: counting starts again), failed (nothing done: no fence, or the sidecars' "
+            "topic could not be written)",
             labels=["outcome"],
         )
-        for outcome in ("restarted", "gave_up", "reset", "failed"):
+        for outcome in ("restarted", "refused", "gave_up", "reset", "failed"):
             done.add_metric([outcome], self._source.counts.get(outcome, 0))
         restarts = GaugeMetricFamily(
             "auto_restart_restarts",
@@ -338,9 +350,22 @@ class _AutoRestartCollector(Collector):
         )
         for connector in sorted(self._source.gave_up()):
             gave_up.add_metric([connector], 1)
+        use = self._source.budget_use()
+        spent = GaugeMetricFamily(
+            "auto_restart_budget_spent",
+            "The cluster's restarts in AUTO_RESTART_BUDGET_WINDOW_S up to now, as the sidecars' topic records them",
+        )
+        spent.add_metric([], use.spent)
+        held = GaugeMetricFamily(
+            "auto_restart_held_back",
+            "Connectors due a restart that wait for room in the cluster's budget (AUTO_RESTART_BUDGET)",
+        )
+        held.add_metric([], len(use.held_back))
         yield done
         yield restarts
         yield gave_up
+        yield spent
+        yield held
 
 
 class LagReading(Protocol):

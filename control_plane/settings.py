@@ -398,6 +398,12 @@ class Settings(BaseSettings):
     up, until it runs through a whole backoff or is restarted by hand); 0: never give up."""
     auto_restart_check_s: float = Field(0.25, gt=0)
     """How often the acting sidecar looks for failed connectors in its view: the delay after a restart is due."""
+    auto_restart_budget: int = Field(30, ge=0)
+    """The whole cluster's restarts in any ``AUTO_RESTART_BUDGET_WINDOW_S``, whichever sidecar sends them (a
+    connector's restart counts once, however many of its tasks it restarts); those that do not fit wait for
+    a later pass. 0: unbounded."""
+    auto_restart_budget_window_s: float = Field(60.0, gt=0)
+    """The window of ``AUTO_RESTART_BUDGET``."""
     # -- Config history (domain/history/)
     history_enabled: bool = True
     """Record every change of every connector's config and target state in the sidecars' topic (one sidecar

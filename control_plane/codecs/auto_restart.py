@@ -8,6 +8,12 @@
   the connector's fence (``domain.cluster.fence``): the restarts of this run of failures, when the last one was,
   when the next one is due if it still fails, the restarts of each task, whether it gave up. A tombstone:
   the connector ran through a whole backoff without failing (or is gone), and counting starts again.
+  Every attempt is counted, whatever the worker answered: ``"last_error": {"status": 500, "message": "..."}``
+  when the worker refused the last one (``status`` null: it did not answer), and ``"gave_up_reason"`` once it
+  gave up. Both absent in the records of older sidecars (and when the last restart was accepted).
+- Key ``restart-budget-<sidecar>``, value ``{"times_ms": [t, ...]}``: when that sidecar sent its restarts of
+  the budget's window (``AUTO_RESTART_BUDGET``), written before it sends them: the cluster's restarts of the
+  window are the sum over every sidecar's record, whichever sidecar acts now.
 """
 
 from __future__ import annotations
@@ -22,12 +28,22 @@ from .sidecar_record import split_record
 
 POLICY_PREFIX = "restart-policy-"
 STATE_PREFIX = "restart-state-"
+BUDGET_PREFIX = "restart-budget-"
 
 
 @dataclass(frozen=True, slots=True)
 class RestartPolicy:
     connector: str
     enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptError:
+    """Why the worker did not restart: its answer's status and message (``status`` None: no answer, the
+    worker unreachable or too slow; the restart may or may not have happened)."""
+
+    status: int | None
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +55,14 @@ class RestartState:
     sidecar: str  # the sidecar that sent the last one
     tasks: Mapping[int, int] = field(default_factory=dict)  # restarts of each task in this run
     gave_up: bool = False
+    last_error: AttemptError | None = None  # the last attempt's refusal; None: the worker took it
+    gave_up_reason: str | None = None  # why it gave up, once it did
+
+
+@dataclass(frozen=True, slots=True)
+class RestartBudget:
+    sidecar: str
+    times_ms: tuple[int, ...]  # when it sent its restarts of the budget's window (epoch ms), oldest first
 
 
 def encode_policy(record: RestartPolicy | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -50,7 +74,7 @@ def encode_policy(record: RestartPolicy | Tombstone[str]) -> tuple[bytes, bytes 
 def encode_state(record: RestartState | Tombstone[str]) -> tuple[bytes, bytes | None]:
     if isinstance(record, Tombstone):
         return (STATE_PREFIX + record.key).encode(), None
-    body = {
+    body: dict[str, object] = {
         "count": record.count,
         "last_ms": record.last_ms,
         "next_ms": record.next_ms,
@@ -58,7 +82,17 @@ def encode_state(record: RestartState | Tombstone[str]) -> tuple[bytes, bytes | 
         "tasks": {str(task): n for task, n in sorted(record.tasks.items())},
         "gave_up": record.gave_up,
     }
+    if record.last_error is not None:
+        body["last_error"] = {"status": record.last_error.status, "message": record.last_error.message}
+    if record.gave_up_reason is not None:
+        body["gave_up_reason"] = record.gave_up_reason
     return (STATE_PREFIX + record.connector).encode(), orjson.dumps(body)
+
+
+def encode_budget(record: RestartBudget | Tombstone[str]) -> tuple[bytes, bytes | None]:
+    if isinstance(record, Tombstone):
+        return (BUDGET_PREFIX + record.key).encode(), None
+    return (BUDGET_PREFIX + record.sidecar).encode(), orjson.dumps({"times_ms": list(record.times_ms)})
 
 
 def _count(value: object) -> int | None:
@@ -98,16 +132,50 @@ def decode_state(key: bytes | None, value: bytes | None) -> RestartState | Tombs
         return Malformed("a restart state whose next_ms is not a time", key)
     if not isinstance(tasks, dict) or not all(k.isdigit() and _count(n) is not None for k, n in tasks.items()):
         return Malformed("a restart state whose tasks are not counts by task", key)
-    return RestartState(connector, count, last, next_ms, sidecar, {int(k): n for k, n in tasks.items()}, gave_up)
+    error, reason = _attempt_error(body.get("last_error")), body.get("gave_up_reason")
+    if isinstance(error, Malformed) or not (reason is None or isinstance(reason, str)):
+        return Malformed("a restart state whose last_error or gave_up_reason is not one", key)
+    return RestartState(
+        connector, count, last, next_ms, sidecar, {int(k): n for k, n in tasks.items()}, gave_up, error, reason
+    )
+
+
+def _attempt_error(value: object) -> AttemptError | Malformed | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return Malformed("not an attempt's error", None)
+    status, message = value.get("status"), value.get("message")
+    if not (status is None or _count(status) is not None) or not isinstance(message, str):
+        return Malformed("not an attempt's error", None)
+    return AttemptError(status, message)
+
+
+def decode_budget(key: bytes | None, value: bytes | None) -> RestartBudget | Tombstone[str] | UnknownKey | Malformed:
+    split = split_record(key, value, BUDGET_PREFIX)
+    if isinstance(split, UnknownKey | Malformed):
+        return split
+    sidecar, body = split
+    if body is None:
+        return Tombstone(sidecar)
+    times = body.get("times_ms")
+    if not isinstance(times, list) or not all(_count(t) is not None for t in times):
+        return Malformed("a restart budget without times_ms", key)
+    return RestartBudget(sidecar, tuple(sorted(times)))
 
 
 __all__ = [
+    "BUDGET_PREFIX",
     "POLICY_PREFIX",
     "STATE_PREFIX",
+    "AttemptError",
+    "RestartBudget",
     "RestartPolicy",
     "RestartState",
+    "decode_budget",
     "decode_policy",
     "decode_state",
+    "encode_budget",
     "encode_policy",
     "encode_state",
 ]

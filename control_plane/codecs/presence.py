@@ -7,7 +7,11 @@ Key ``sidecar-<id>``, value JSON ``{"url": ..., "version": ..., "workers": {url:
 ``plugins`` vouches, for each worker the sidecar is in front of, for the installed-plugins record of that
 digest (``codecs.worker_plugins``: too large to write every interval); absent in the records of sidecars
 that do not report plugins. ``write_wait_ms``: how long after a write the sidecar answers it
-(``domain.read_rule``'s window; 0, or absent, when it does not wait). What a sequence of them
+(``domain.read_rule``'s window; 0, or absent, when it does not wait). What it can and will do, truthfully:
+``auto_restart`` (it restarts every failed connector its settings choose: it has the fence and
+``AUTO_RESTART`` is on), ``auto_restart_chosen`` (it restarts those an operator chose one by one: it has the
+fence; absent in older records: as ``auto_restart``), ``history`` (it records the config history), and
+``ready`` (its view has caught up, so it may act; absent in older records: ready). What a sequence of them
 means is ``view.sidecars``'s to decide.
 """
 
@@ -34,8 +38,14 @@ class SidecarPresence:
     view_lag: Mapping[str, int | None] = field(default_factory=dict)  # records its view has not read, per tail
     plugins: Mapping[str, str] = field(default_factory=dict)  # its workers' ids -> their installed plugins' digest
     write_wait_ms: float = 0.0  # how long after a write it answers
-    auto_restart: bool = False  # it can restart failed connectors (domain.auto_restart); older releases cannot
-    history: bool = False  # it can record the config history (domain.history); older releases cannot
+    auto_restart: bool = False  # it restarts the failed connectors its settings choose (domain.auto_restart)
+    history: bool = False  # it records the config history (domain.history); older releases cannot
+    auto_restart_chosen: bool | None = None  # it restarts the ones an operator chose; None: as auto_restart
+    ready: bool = True  # its view caught up: it may act; older releases do not say (ready)
+
+    def restarts_chosen(self) -> bool:
+        """Whether it restarts the connectors an operator chose (an older record: as ``auto_restart``)."""
+        return self.auto_restart if self.auto_restart_chosen is None else self.auto_restart_chosen
 
 
 def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, bytes | None]:
@@ -51,6 +61,8 @@ def encode_presence(record: SidecarPresence | Tombstone[str]) -> tuple[bytes, by
         "write_wait_ms": record.write_wait_ms,
         "auto_restart": record.auto_restart,
         "history": record.history,
+        "auto_restart_chosen": record.auto_restart_chosen,
+        "ready": record.ready,
     }
     return (PRESENCE_PREFIX + record.sidecar).encode(), orjson.dumps(body)
 
@@ -67,7 +79,7 @@ def decode_presence(
     url, version, interval = body.get("url"), body.get("version"), body.get("interval_ms")
     workers, lag, plugins = body.get("workers", {}), body.get("view_lag", {}), body.get("plugins", {})
     write_wait, auto_restart = body.get("write_wait_ms", 0), body.get("auto_restart", False)
-    history = body.get("history", False)
+    history, chosen, ready = body.get("history", False), body.get("auto_restart_chosen"), body.get("ready", True)
     if (
         not (url is None or isinstance(url, str))
         or not isinstance(version, str)
@@ -82,6 +94,8 @@ def decode_presence(
         or write_wait < 0
         or not isinstance(auto_restart, bool)
         or not isinstance(history, bool)
+        or not (chosen is None or isinstance(chosen, bool))
+        or not isinstance(ready, bool)
     ):
         return Malformed("not a sidecar's presence", key)
     return SidecarPresence(
@@ -95,6 +109,8 @@ def decode_presence(
         float(write_wait),
         auto_restart,
         history,
+        chosen,
+        ready,
     )
 
 

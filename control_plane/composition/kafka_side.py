@@ -20,8 +20,8 @@ import structlog
 
 from .. import __version__
 from ..codecs.worker_plugins import InstalledOnWorker
-from ..domain.auto_restart import AutoRestarter, Backoff, Selection, ViewStatuses
-from ..domain.cluster.acting import OneActor, records_history, restarts
+from ..domain.auto_restart import AutoRestarter, Backoff, Budget, Selection, ViewStatuses
+from ..domain.cluster.acting import OneActor, records_history, restarts, restarts_chosen
 from ..domain.cluster.fence import ConnectorFence
 from ..domain.cluster.membership import ClusterMembership
 from ..domain.cluster.presence import Presence
@@ -179,9 +179,14 @@ class KafkaSide(NoKafkaSide):
             stop_timeout_s=settings.shutdown_flush_timeout_s,
             installed=installed,
             write_wait_s=settings.view_read_sync_window_s if settings.view_read_sync == "always" else 0.0,
-            auto_restart=self.fence is not None,  # the auto-restarter is built where the fence is
+            # what it will do, truthfully: the auto-restarter is built where the fence is, and acts on what its
+            # settings choose only with AUTO_RESTART on (an operator's choices whatever AUTO_RESTART says)
+            auto_restart=self.fence is not None and settings.auto_restart,
+            auto_restart_chosen=self.fence is not None,
             history=self.fence is not None and settings.history_enabled,
             read=view.tails["sidecars"].caught_up.is_set,
+            ready=lambda: view.ready and view.tails["sidecars"].caught_up.is_set(),
+            until_ready=lambda: until_ready(view),
         )
         self.probe = WorkerProbe(
             clients.upstream,
@@ -243,7 +248,7 @@ class KafkaSide(NoKafkaSide):
         return AutoRestarter(
             ViewStatuses(rule),
             self._view.auto_restarts,
-            OneActor(self._view.sidecars, self._clients.me, restarts),
+            OneActor(self._view.sidecars, self._clients.me, restarts, fallback=restarts_chosen),
             fence,
             self.topic,
             self._view,
@@ -255,6 +260,7 @@ class KafkaSide(NoKafkaSide):
             ),
             selection=Selection(settings.auto_restart, re.compile(settings.auto_restart_connectors)),
             interval_s=settings.auto_restart_check_s,
+            budget=Budget(settings.auto_restart_budget, settings.auto_restart_budget_window_s),
             read_timeout_s=self._clients.read_back_s,
             audit=meetings.audited(self._clients.access.audit),
         )
@@ -324,6 +330,12 @@ def kafka_side(
     if view is None:
         return NoKafkaSide(clients, plugins=plugins)
     return KafkaSide(clients, view, catalog, versions=versions, installed=installed, plugins=plugins)
+
+
+async def until_ready(view: MaterializedView) -> None:
+    """Until the view has caught up, the sidecars' topic with it: the sidecar may act for the cluster."""
+    await view.wait_ready()
+    await view.tails["sidecars"].caught_up.wait()
 
 
 def membership(

@@ -19,7 +19,7 @@ from typing import Any
 import structlog
 
 from ..codecs import Malformed, UnknownKey, decode_config, decode_offset, decode_status, decode_topic_status
-from ..codecs.auto_restart import decode_policy, decode_state
+from ..codecs.auto_restart import decode_budget, decode_policy, decode_state
 from ..codecs.config import ConfigKey, ConfigKind, ConnectorConfig, TargetState
 from ..codecs.config_history import decode_author, decode_entry
 from ..codecs.fence import decode_fence
@@ -242,6 +242,7 @@ class MaterializedView:
             (decode_installed, lambda record, _: self.installed.apply(record)),
             (decode_policy, lambda record, _: self.auto_restarts.apply_policy(record)),
             (decode_state, lambda record, _: self.auto_restarts.apply_state(record)),
+            (decode_budget, lambda record, _: self.auto_restarts.apply_budget(record)),
             (decode_entry, lambda record, _: self.history.apply_entry(record)),
             (decode_author, lambda record, _: self.history.apply_author(record)),
         )

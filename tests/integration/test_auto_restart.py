@@ -2,11 +2,16 @@
 test in front of each: a connector whose task really fails (the versioned test plugin's task, until the file
 its ``fail.until.file`` names exists) is restarted on the backoff's schedule by one sidecar only, and runs
 once the file is there; every sidecar shows the same restarts. A paused connector whose task failed is never
-restarted."""
+restarted. A connector whose restart the worker refuses (its transform class gone: ``POST
+/connectors/{c}/restart`` answers 500 "Failed to start connector") is restarted on the schedule only, each
+refusal counted and recorded once, and given up with its reason. With the first sidecar by id set not to
+restart (``AUTO_RESTART=false``), the second one acts, and both say so."""
 
 from __future__ import annotations
 
+import json
 import uuid
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +20,7 @@ import httpx
 from control_plane.domain.auto_restart import AutoRestarter
 from tests.support.connect_answers import until_states
 from tests.support.harness import RunningSidecar, sidecar_with
-from tests.support.kafka_topics import read_to_end
+from tests.support.kafka_topics import produce_record, read_to_end
 from tests.support.stack import Cluster
 from tests.support.waiting import eventually
 
@@ -33,6 +38,12 @@ async def report(sidecar: RunningSidecar, name: str) -> dict[str, Any]:
     answer = await sidecar.client.get(f"/_sidecar/connectors/{name}/auto-restart")
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
+
+
+async def acting(client: httpx.AsyncClient) -> str | None:
+    """The acting sidecar the sidecar names."""
+    acting_sidecar = (await client.get("/_sidecar/auto-restarts")).json()["acting_sidecar"]
+    return None if acting_sidecar is None else str(acting_sidecar)
 
 
 async def task_state(client: httpx.AsyncClient, name: str) -> str | None:
@@ -108,3 +119,98 @@ async def test_a_failing_task_is_restarted_on_schedule_by_one_sidecar_until_it_r
         finally:
             for each in (name, paused):
                 await one.client.delete(f"/connectors/{each}")
+
+
+async def test_a_restart_the_worker_refuses_is_counted_backed_off_and_given_up(cluster: Cluster) -> None:
+    name = f"refused-{uuid.uuid4().hex[:6]}"
+    topic = f"{cluster.name}.{name}.control-plane"
+    settings: dict[str, Any] = {
+        "sidecars_topic": topic,
+        "auto_restart": True,
+        "auto_restart_connectors": name,
+        "auto_restart_backoff_unit_s": UNIT_S,  # at once, then 1 s and 3 s after; given up 6 s after the third
+        "auto_restart_max_restarts": 3,
+        "auto_restart_check_s": 0.1,
+    }
+    bootstrap = cluster.worker_property("bootstrap.servers")
+    # a connector whose transform's class is gone (as after a plugin upgrade): written as the worker keeps it,
+    # since no worker would accept it now; the worker fails it, and answers its restart with a 500
+    config = {
+        "name": name,
+        "connector.class": CONNECTOR,
+        "tasks.max": "1",
+        "topic": name,
+        "transforms": "gone",
+        "transforms.gone.type": "org.example.GoneAfterAnUpgrade",
+    }
+    async with sidecar_with(cluster, **settings) as one:
+        try:
+            config_topic = cluster.worker_property("config.storage.topic")
+            await produce_record(
+                bootstrap, config_topic, f"connector-{name}".encode(), json.dumps({"properties": config}).encode()
+            )
+            await eventually(
+                lambda: one.client.get(f"/connectors/{name}/status"),
+                lambda r: r.status_code == 200 and r.json()["connector"]["state"] == "FAILED",
+                what="the connector FAILED",
+            )
+            last = await eventually(
+                lambda: report(one, name), lambda r: r["gave_up"], timeout_s=60, what="auto-restart giving up"
+            )
+            assert last["restarts"] == 3 and last["next_restart_ms"] is None, last
+            assert last["last_error"]["status"] == 500, last
+            assert last["last_error"]["message"] == f"Failed to start connector: {name}"  # the worker's words
+            assert "3 restarts of at most 3" in last["gave_up_reason"], last
+            counts = restarter(one).counts
+            assert (counts["refused"], counts["restarted"], counts["gave_up"]) == (3, 0, 1), counts
+            states = (await read_to_end(bootstrap, topic)).with_key(f"restart-state-{name}".encode())
+            assert len(states) == 4, states  # three attempts and giving up: nothing more
+            metrics = (await one.client.get("/metrics")).text
+            assert 'auto_restarts_total{outcome="refused"} 3.0' in metrics
+        finally:
+            await one.client.delete(f"/connectors/{name}")
+
+
+async def test_the_first_sidecar_set_not_to_restart_leaves_it_to_the_next(cluster: Cluster, tmp_path: Path) -> None:
+    unique = uuid.uuid4().hex[:6]
+    name = f"acting-{unique}"
+    ready = tmp_path / "ready"
+    settings: dict[str, Any] = {
+        "sidecars_topic": f"{cluster.name}.acting-{unique}.control-plane",
+        "auto_restart_connectors": name,
+        "auto_restart_backoff_unit_s": UNIT_S,
+        "auto_restart_check_s": 0.1,
+        "presence_interval_s": 0.5,
+    }
+    config = {"connector.class": CONNECTOR, "tasks.max": "1", "fail.until.file": str(ready), "topic": name}
+    # the id is "<host>:<PORT>/<process>": the one with port 1001 is the first by id
+    async with (
+        sidecar_with(cluster, **settings, auto_restart=False, port=1001) as off,
+        sidecar_with(cluster, **settings, auto_restart=True, port=1002) as on,
+    ):
+        try:
+            first, second = restarter(off).sidecar, restarter(on).sidecar
+            assert first < second
+            for client in (off.client, on.client):
+                await eventually(
+                    partial(acting, client),
+                    lambda acting_sidecar: acting_sidecar == second,
+                    what="the sidecar with AUTO_RESTART on acting",
+                )
+            shown = {s["id"]: s for s in (await off.client.get("/_sidecar/cluster")).json()["sidecars"]}
+            assert (shown[first]["auto_restart"], shown[first]["auto_restart_chosen"], shown[first]["ready"]) == (
+                False,
+                True,
+                True,
+            )
+            assert (shown[second]["auto_restart"], shown[second]["ready"]) == (True, True)
+            assert (await off.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
+            restarted = await eventually(
+                lambda: report(off, name), lambda r: r["restarts"] >= 1, timeout_s=60, what="a restart"
+            )
+            assert restarted["by_sidecar"] == second and restarted["last_error"] is None, restarted
+            assert restarter(off).counts["restarted"] == 0 and restarter(on).counts["restarted"] >= 1
+            ready.touch()
+            await until_states(on.client, name, "RUNNING", ["RUNNING"])
+        finally:
+            await on.client.delete(f"/connectors/{name}")

@@ -19,7 +19,14 @@ from control_plane.codecs import (
     decode_offset,
     encode_offset,
 )
-from control_plane.codecs.auto_restart import RestartPolicy, RestartState, decode_policy, decode_state
+from control_plane.codecs.auto_restart import (
+    RestartBudget,
+    RestartPolicy,
+    RestartState,
+    decode_budget,
+    decode_policy,
+    decode_state,
+)
 from control_plane.codecs.config_history import Author, HistoryEntry, decode_author, decode_entry
 from control_plane.codecs.connect_group import WorkerAssignment, WorkerMetadata, encode_assignment, encode_metadata
 from control_plane.codecs.fence import FenceClaim, FenceRelease, decode_fence
@@ -415,6 +422,9 @@ class FakeSidecarReader:
                 self.auto_restarts.apply_policy(policy)
             if isinstance(state, RestartState | Tombstone):
                 self.auto_restarts.apply_state(state)
+            budget = decode_budget(key, value)
+            if isinstance(budget, RestartBudget | Tombstone):
+                self.auto_restarts.apply_budget(budget)
             entry, author = decode_entry(key, value), decode_author(key, value)
             if isinstance(entry, HistoryEntry | Tombstone):
                 self.history.apply_entry(entry)

@@ -11,8 +11,9 @@ partition, one order)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import structlog
 
@@ -42,12 +43,18 @@ class Presence:
         installed: Callable[[], InstalledOnWorker | None] = lambda: None,
         write_wait_s: float = 0.0,
         auto_restart: bool = False,
+        auto_restart_chosen: bool = False,
         history: bool = False,
         read: Callable[[], bool] = lambda: True,
+        ready: Callable[[], bool] = lambda: True,
+        until_ready: Callable[[], Awaitable[None]] | None = None,
         now_ms: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
         """``write_wait_s``: how long after a write this sidecar answers it (``ReadRule.settle_write``);
-        ``read``: whether the sidecars' topic has been read to the end offsets it had at start."""
+        ``read``: whether the sidecars' topic has been read to the end offsets it had at start; ``ready``:
+        whether this sidecar may act for the cluster now (its view caught up), and ``until_ready`` waits for
+        it (a presence that said "not ready" is written again as soon as it is); ``auto_restart``,
+        ``auto_restart_chosen``, ``history``: what its settings let it do (``codecs.presence``)."""
         self._log = log_
         self._table = table
         self.sidecar = sidecar
@@ -60,9 +67,13 @@ class Presence:
         self._now_ms = now_ms
         self._installed = installed
         self._write_wait_s = write_wait_s
-        self.auto_restart = auto_restart  # whether this sidecar can restart failed connectors
-        self.history = history  # whether it can record the config history
+        self.auto_restart = auto_restart  # whether it restarts the failed connectors its settings choose
+        self.auto_restart_chosen = auto_restart_chosen  # whether it restarts those an operator chose
+        self.history = history  # whether it records the config history
         self._read = read
+        self._ready = ready
+        self._until_ready = until_ready
+        self._said_ready = False  # what its last presence written said
         self._least_wait: tuple[int, float | None] = (-1, None)  # (table revision, least_write_wait_s)
         self._written: str | None = None  # the digest of the installed plugins last written
         self._task: asyncio.Task[None] | None = None
@@ -89,6 +100,7 @@ class Presence:
         return least
 
     def record(self) -> SidecarPresence:
+        """This sidecar's presence now."""
         written = self._installed()
         return SidecarPresence(
             self.sidecar,
@@ -101,6 +113,8 @@ class Presence:
             self._write_wait_s * 1000,
             self.auto_restart,
             self.history,
+            self.auto_restart_chosen,
+            self._ready(),
         )
 
     async def write(self) -> None:
@@ -109,7 +123,9 @@ class Presence:
         if installed is not None and installed.digest != self._written:
             await self._log.write(*encode_installed(installed))
             self._written = installed.digest
-        await self._log.write(*encode_presence(self.record()))
+        record = self.record()
+        await self._log.write(*encode_presence(record))
+        self._said_ready = record.ready
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="sidecar-presence")
@@ -129,7 +145,16 @@ class Presence:
                 await self.write()
             except Exception as err:  # noqa: BLE001 - tried again at the next interval
                 log.warning("writing the sidecar's presence failed", sidecar=self.sidecar, error=str(err))
+            await self._until_next()
+
+    async def _until_next(self) -> None:
+        """The interval, cut short once this sidecar becomes ready: the others learn at once that it may act."""
+        if self._said_ready or self._until_ready is None:
             await asyncio.sleep(self._interval_s)
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._interval_s):
+                await self._until_ready()
 
 
 __all__ = ["Presence"]

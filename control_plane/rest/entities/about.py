@@ -97,7 +97,9 @@ def membership_json(membership: Membership) -> dict[str, Any]:
                 "plugins": dict(s.presence.plugins),
                 "write_wait_ms": s.presence.write_wait_ms,
                 "auto_restart": s.presence.auto_restart,
+                "auto_restart_chosen": s.presence.restarts_chosen(),
                 "history": s.presence.history,
+                "ready": s.presence.ready,
                 "seen_ms": s.seen_ms,
             }
             for s in membership.sidecars

@@ -97,7 +97,16 @@ class ClusterSidecarInfo(BaseModel):
         description="the workers whose installed plugins it reports (their id) -> the digest of that report"
     )
     write_wait_ms: float = Field(description="how long after a write it answers it (the read window's commit wait)")
-    auto_restart: bool = Field(description="whether it can restart failed connectors (the first such one does)")
+    auto_restart: bool = Field(
+        description="whether it restarts the failed connectors its settings choose: it has the fence and AUTO_RESTART "
+        "is on (the first ready one acts)"
+    )
+    auto_restart_chosen: bool = Field(
+        description="whether it restarts the connectors an operator chose one by one (acts only when no ready "
+        "sidecar has auto_restart)"
+    )
+    history: bool = Field(description="whether it records the config history (the first ready one does)")
+    ready: bool = Field(description="whether its view has caught up: only a ready sidecar acts for the cluster")
     seen_ms: int = Field(description="the broker's time of its last presence record")
 
 
@@ -340,6 +349,18 @@ class PluginPinsInfo(BaseModel):
     not_holding: list[PinNotHoldingInfo]
 
 
+class AutoRestartErrorInfo(BaseModel):
+    status: int | None = Field(description="the worker's answer's status; null: no answer (unreachable, too slow)")
+    message: str = Field(description="the worker's message, or why there was no answer")
+
+
+class AutoRestartBudgetInfo(BaseModel):
+    restarts: int = Field(description="AUTO_RESTART_BUDGET: the cluster's restarts per window; 0: unbounded")
+    window_s: float = Field(description="AUTO_RESTART_BUDGET_WINDOW_S")
+    spent: int = Field(description="restarts the sidecars recorded sending in the window that ends now")
+    held_back: list[str] = Field(description="the connectors due a restart that wait for room in the window")
+
+
 class AutoRestartTaskInfo(BaseModel):
     restarts: int = Field(description="restarts of this task in the connector's current run of failures")
 
@@ -445,10 +466,19 @@ class AutoRestartInfo(BaseModel):
     chosen_by: Literal["connector", "settings"] = Field(
         description="connector: a choice made for it (PUT), which wins; settings: AUTO_RESTART and its pattern"
     )
-    restarts: int = Field(description="restarts of the current run of failures")
+    restarts: int = Field(
+        description="restarts sent in the current run of failures, whatever the worker answered (a refused one counts)"
+    )
     last_restart_ms: int | None = Field(description="when the last restart was sent (epoch ms)")
     next_restart_ms: int | None = Field(description="when the next restart is due if it still fails (epoch ms)")
+    last_error: AutoRestartErrorInfo | None = Field(
+        description="the worker's refusal of the last restart; null: the worker took it"
+    )
     gave_up: bool = Field(description="AUTO_RESTART_MAX_RESTARTS were sent and it still failed: no more")
+    gave_up_reason: str | None = Field(description="why it gave up (the count, and the last refusal)")
+    held_back: bool = Field(
+        description="a restart is due and waits for room in the cluster's budget (AUTO_RESTART_BUDGET)"
+    )
     by_sidecar: str | None = Field(description="the sidecar that sent the last restart")
     tasks: dict[str, AutoRestartTaskInfo] = Field(description="per task id, its restarts in this run")
 
@@ -461,7 +491,11 @@ class AutoRestartsInfo(BaseModel):
     backoff_unit_s: float
     backoff_cap_s: float
     max_restarts: int | None = Field(description="restarts before giving up; null: never")
-    acting_sidecar: str | None = Field(description="the live sidecar that restarts (the first by id)")
+    acting_sidecar: str | None = Field(
+        description="the sidecar that restarts: the first by id of the live, ready sidecars with auto_restart, "
+        "else with auto_restart_chosen; null: nobody can"
+    )
+    budget: AutoRestartBudgetInfo
     connectors: list[AutoRestartInfo]
 
 

@@ -10,7 +10,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...domain.auto_restart import ConnectorRestarts, RestartsOverview
+from ...domain.auto_restart import BudgetUse, ConnectorRestarts, RestartsOverview
 from ...domain.errors import BadRequestError
 from ..entities.responses import answered
 from ..request.runtime import herder
@@ -24,9 +24,23 @@ def restarts_json(report: ConnectorRestarts) -> dict[str, Any]:
         "restarts": report.restarts,
         "last_restart_ms": report.last_restart_ms,
         "next_restart_ms": report.next_restart_ms,
+        "last_error": None
+        if report.last_error is None
+        else {"status": report.last_error.status, "message": report.last_error.message},
         "gave_up": report.gave_up,
+        "gave_up_reason": report.gave_up_reason,
+        "held_back": report.held_back,
         "by_sidecar": report.by_sidecar,
         "tasks": {str(task): {"restarts": n} for task, n in report.tasks.items()},
+    }
+
+
+def budget_json(use: BudgetUse) -> dict[str, Any]:
+    return {
+        "restarts": use.budget.restarts,
+        "window_s": use.budget.window_s,
+        "spent": use.spent,
+        "held_back": list(use.held_back),
     }
 
 
@@ -38,6 +52,7 @@ def overview_json(overview: RestartsOverview) -> dict[str, Any]:
         "backoff_cap_s": overview.backoff.cap_s,
         "max_restarts": overview.backoff.max_restarts,
         "acting_sidecar": overview.acting_sidecar,
+        "budget": None if overview.budget is None else budget_json(overview.budget),
         "connectors": [restarts_json(c) for c in overview.connectors],
     }
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from control_plane.codecs import ConnectorConfig, ConnectorStatus, TaskCommit
+from control_plane.domain.auto_restart import Budget, BudgetUse
 from control_plane.domain.reads.states import ConnectorStates, StateRules
 from control_plane.metrics import Metrics
 from tests.support.fakes import Kafka
@@ -96,6 +97,9 @@ def every_family() -> str:
 
         def gave_up(self) -> dict[str, int]:
             return {"c": 1}
+
+        def budget_use(self) -> BudgetUse:
+            return BudgetUse(Budget(30, 60), 1, ("c",))
 
     metrics.watch_auto_restarts(Restarts())
 
