@@ -262,6 +262,10 @@ class HistoryReading(Protocol):
 
     def pending(self) -> int: ...
 
+    def unacknowledged(self) -> int: ...
+
+    def dropped(self) -> int: ...
+
 
 class _HistoryCollector(Collector):
     def __init__(self, source: HistoryReading) -> None:
@@ -271,11 +275,14 @@ class _HistoryCollector(Collector):
         done = CounterMetricFamily(
             "config_history_records",
             "What this sidecar wrote to the config history, per outcome: recorded (a version), unchanged (a "
-            "config record that changed nothing), expired (past retention), attributed (who made a change "
-            "through this sidecar), failed (a pass that failed: the next one tries again)",
+            "config record that changed nothing), unacknowledged (a record whose write failed: written again "
+            "after a backoff), dropped (a pending record past retention, superseded), expired (past retention), "
+            "attributed (who made a change through this sidecar), failed (a pass that failed: the next one "
+            "tries again)",
             labels=["outcome"],
         )
-        for outcome in ("recorded", "unchanged", "expired", "attributed", "failed"):
+        outcomes = ("recorded", "unchanged", "unacknowledged", "dropped", "expired", "attributed", "failed")
+        for outcome in outcomes:
             done.add_metric([outcome], self._source.counts.get(outcome, 0))
         kept = GaugeMetricFamily("config_history_versions", "Versions the config history keeps, every connector's")
         kept.add_metric([], self._source.kept())
@@ -285,9 +292,23 @@ class _HistoryCollector(Collector):
             "sidecar's should stay near 0; a growing figure: nobody records)",
         )
         pending.add_metric([], self._source.pending())
+        unacknowledged = GaugeMetricFamily(
+            "config_history_unacknowledged_records",
+            "History records this sidecar made that the broker has not acknowledged yet: written again after a "
+            "backoff until it does (at most HISTORY_MAX_PENDING_RECORDS; none is shown before it is read back)",
+        )
+        unacknowledged.add_metric([], self._source.unacknowledged())
+        dropped = CounterMetricFamily(
+            "config_history_dropped_changes",
+            "Config topic changes this sidecar's view dropped before any history record covered them (its queue "
+            "of 20,000 changes full: nobody records, or the records are not acknowledged for long)",
+        )
+        dropped.add_metric([], self._source.dropped())
         yield done
         yield kept
         yield pending
+        yield unacknowledged
+        yield dropped
 
 
 class _AutoRestartCollector(Collector):
