@@ -30,8 +30,8 @@ from contextvars import ContextVar
 
 import structlog
 
-from ...backoff import ProposalBackoff
 from ...background import cancel_and_wait
+from ...backoff import ProposalBackoff
 from ...codecs.config_history import Author, HistoryEntry, HistoryKey, encode_author, encode_entry
 from ...codecs.results import Tombstone
 from ...rules.config_diff import SecretDigests, StoredConfig, diff

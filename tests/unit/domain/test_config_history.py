@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from control_plane.backoff import ProposalBackoff
 from control_plane.codecs.config_history import (
     Author,
     HistoryEntry,
@@ -20,13 +21,12 @@ from control_plane.codecs.config_history import (
     encode_author,
     encode_entry,
 )
-from control_plane.backoff import ProposalBackoff
 from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.results import Malformed, Tombstone, UnknownKey
 from control_plane.domain.cluster.acting import OneActor, records_history
+from control_plane.domain.cluster.fence import SidecarLog
 from control_plane.domain.errors import BadRequestError, NotFoundError, Unsupported
 from control_plane.domain.herder import changed_connector
-from control_plane.domain.cluster.fence import SidecarLog
 from control_plane.domain.history import (
     AUTHOR,
     NO_HISTORY,
