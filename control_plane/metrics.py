@@ -347,6 +347,8 @@ class _AutoRestartCollector(Collector):
 class LagReading(Protocol):
     def sink_totals(self) -> Mapping[str, int]: ...
 
+    def sink_uncommitted(self) -> Mapping[str, tuple[int, int]]: ...
+
     def source_ages(self) -> Mapping[str, float]: ...
 
     def source_commits(self) -> Mapping[str, int]: ...
@@ -365,6 +367,21 @@ class _LagCollector(Collector):
         )
         for connector, total in sorted(self._source.sink_totals().items()):
             lag.add_metric([connector], total)
+        uncommitted = GaugeMetricFamily(
+            "sink_uncommitted_partitions",
+            "Partitions of a sink's topics its group has committed no offset for (a sink that has not committed "
+            "yet, or an idle one on an empty partition)",
+            labels=["connector"],
+        )
+        unread = GaugeMetricFamily(
+            "sink_uncommitted_records",
+            "Records of those partitions the sink has still to read: from the log start (Connect's "
+            "auto.offset.reset=earliest), 0 where its consumer starts at the end; part of sink_lag_records",
+            labels=["connector"],
+        )
+        for connector, (partitions, records) in sorted(self._source.sink_uncommitted().items()):
+            uncommitted.add_metric([connector], partitions)
+            unread.add_metric([connector], records)
         age = GaugeMetricFamily(
             "source_offset_commit_age_seconds",
             "Seconds since a source connector last committed an offset (its newest record in the offsets topic)",
@@ -380,6 +397,8 @@ class _LagCollector(Collector):
         for connector, count in sorted(self._source.source_commits().items()):
             commits.add_metric([connector], count)
         yield lag
+        yield uncommitted
+        yield unread
         yield age
         yield commits
 

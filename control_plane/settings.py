@@ -45,6 +45,7 @@ WORKER_KEYS: dict[str, str] = {
     "consumer.group.id": "consumer_group_id",
     "producer.bootstrap.servers": "worker_producer_bootstrap_servers",
     "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
+    "consumer.auto.offset.reset": "worker_consumer_auto_offset_reset",
     "exactly.once.source.support": "exactly_once_source_support",
     "plugin.path": "plugin_path",
     "rest.advertised.host.name": "worker_advertised_host_name",
@@ -289,6 +290,9 @@ class Settings(BaseSettings):
     """The Connect cluster's status topic."""
     consumer_group_id: str | None = None
     """A worker-wide sink consumer group override."""
+    worker_consumer_auto_offset_reset: str | None = None
+    """Where the worker's sink consumers start on a partition with no committed offset (unset: ``earliest``,
+    Connect's default for sinks): the sinks' lag counts such a partition from its log start, or not at all."""
     worker_producer_bootstrap_servers: str | None = None
     """Where the worker's connectors produce: emulated offsets of a connector on another Kafka cluster are
     refused."""

@@ -224,7 +224,12 @@ class KafkaSide(NoKafkaSide):
     def sink_lags(self, group_of: SinkGroupOf) -> SinkLags:
         clients = self._clients
         return SinkLags(
-            self.ready_state, group_of, clients.groups, clients.end_offsets, interval_s=self._settings.lag_refresh_s
+            self.ready_state,
+            group_of,
+            clients.groups,
+            clients.end_offsets,
+            interval_s=self._settings.lag_refresh_s,
+            worker_offset_reset=self._settings.worker_consumer_auto_offset_reset,
         )
 
     def auto_restarter(self, rule: ReadRule, restarts_: InstanceRestarts) -> AutoRestarter | None:
