@@ -292,6 +292,10 @@ class HistoryReading(Protocol):
 
     def pending(self) -> int: ...
 
+    def unacknowledged(self) -> int: ...
+
+    def dropped(self) -> int: ...
+
 
 class _HistoryCollector(Collector):
     def __init__(self, source: HistoryReading) -> None:
@@ -301,11 +305,14 @@ class _HistoryCollector(Collector):
         done = CounterMetricFamily(
             "config_history_records",
             "What this sidecar wrote to the config history, per outcome: recorded (a version), unchanged (a "
-            "config record that changed nothing), expired (past retention), attributed (who made a change "
-            "through this sidecar), failed (a pass that failed: the next one tries again)",
+            "config record that changed nothing), unacknowledged (a record whose write failed: written again "
+            "after a backoff), dropped (a pending record past retention, superseded), expired (past retention), "
+            "attributed (who made a change through this sidecar), failed (a pass that failed: the next one "
+            "tries again)",
             labels=["outcome"],
         )
-        for outcome in ("recorded", "unchanged", "expired", "attributed", "failed"):
+        outcomes = ("recorded", "unchanged", "unacknowledged", "dropped", "expired", "attributed", "failed")
+        for outcome in outcomes:
             done.add_metric([outcome], self._source.counts.get(outcome, 0))
         kept = GaugeMetricFamily("config_history_versions", "Versions the config history keeps, every connector's")
         kept.add_metric([], self._source.kept())
@@ -315,9 +322,23 @@ class _HistoryCollector(Collector):
             "sidecar's should stay near 0; a growing figure: nobody records)",
         )
         pending.add_metric([], self._source.pending())
+        unacknowledged = GaugeMetricFamily(
+            "config_history_unacknowledged_records",
+            "History records this sidecar made that the broker has not acknowledged yet: written again after a "
+            "backoff until it does (at most HISTORY_MAX_PENDING_RECORDS; none is shown before it is read back)",
+        )
+        unacknowledged.add_metric([], self._source.unacknowledged())
+        dropped = CounterMetricFamily(
+            "config_history_dropped_changes",
+            "Config topic changes this sidecar's view dropped before any history record covered them (its queue "
+            "of 20,000 changes full: nobody records, or the records are not acknowledged for long)",
+        )
+        dropped.add_metric([], self._source.dropped())
         yield done
         yield kept
         yield pending
+        yield unacknowledged
+        yield dropped
 
 
 class _AutoRestartCollector(Collector):
@@ -371,6 +392,8 @@ class _AutoRestartCollector(Collector):
 class LagReading(Protocol):
     def sink_totals(self) -> Mapping[str, int]: ...
 
+    def sink_uncommitted(self) -> Mapping[str, tuple[int, int]]: ...
+
     def source_ages(self) -> Mapping[str, float]: ...
 
     def source_commits(self) -> Mapping[str, int]: ...
@@ -389,6 +412,21 @@ class _LagCollector(Collector):
         )
         for connector, total in sorted(self._source.sink_totals().items()):
             lag.add_metric([connector], total)
+        uncommitted = GaugeMetricFamily(
+            "sink_uncommitted_partitions",
+            "Partitions of a sink's topics its group has committed no offset for (a sink that has not committed "
+            "yet, or an idle one on an empty partition)",
+            labels=["connector"],
+        )
+        unread = GaugeMetricFamily(
+            "sink_uncommitted_records",
+            "Records of those partitions the sink has still to read: from the log start (Connect's "
+            "auto.offset.reset=earliest), 0 where its consumer starts at the end; part of sink_lag_records",
+            labels=["connector"],
+        )
+        for connector, (partitions, records) in sorted(self._source.sink_uncommitted().items()):
+            uncommitted.add_metric([connector], partitions)
+            unread.add_metric([connector], records)
         age = GaugeMetricFamily(
             "source_offset_commit_age_seconds",
             "Seconds since a source connector last committed an offset (its newest record in the offsets topic)",
@@ -404,6 +442,8 @@ class _LagCollector(Collector):
         for connector, count in sorted(self._source.source_commits().items()):
             commits.add_metric([connector], count)
         yield lag
+        yield uncommitted
+        yield unread
         yield age
         yield commits
 

@@ -45,6 +45,7 @@ WORKER_KEYS: dict[str, str] = {
     "consumer.group.id": "consumer_group_id",
     "producer.bootstrap.servers": "worker_producer_bootstrap_servers",
     "consumer.bootstrap.servers": "worker_consumer_bootstrap_servers",
+    "consumer.auto.offset.reset": "worker_consumer_auto_offset_reset",
     "exactly.once.source.support": "exactly_once_source_support",
     "plugin.path": "plugin_path",
     "rest.advertised.host.name": "worker_advertised_host_name",
@@ -289,6 +290,9 @@ class Settings(BaseSettings):
     """The Connect cluster's status topic."""
     consumer_group_id: str | None = None
     """A worker-wide sink consumer group override."""
+    worker_consumer_auto_offset_reset: str | None = None
+    """Where the worker's sink consumers start on a partition with no committed offset (unset: ``earliest``,
+    Connect's default for sinks): the sinks' lag counts such a partition from its log start, or not at all."""
     worker_producer_bootstrap_servers: str | None = None
     """Where the worker's connectors produce: emulated offsets of a connector on another Kafka cluster are
     refused."""
@@ -416,6 +420,14 @@ class Settings(BaseSettings):
     topic and knows the group id can test guesses of a secret against; set it from a Kubernetes Secret."""
     history_check_s: float = Field(0.25, gt=0)
     """How often the recording sidecar records the changes its view read from the config topic."""
+    history_max_pending_records: int = Field(10_000, gt=0)
+    """History records made and not yet acknowledged by the broker that a sidecar holds (written again until
+    they are); when it holds this many, newer changes wait in its view's queue (20,000 changes, the oldest
+    then dropped and counted in config_history_dropped_changes)."""
+    history_retry_initial_backoff_ms: int = Field(500, gt=0)
+    """The wait before history records whose write failed are written again; doubled after each failure."""
+    history_retry_max_backoff_ms: int = Field(30_000, gt=0)
+    """The longest wait between two writes of history records that were not acknowledged."""
     # -- Lag and freshness (domain/lag/)
     lag_refresh_s: float = Field(30.0, gt=0)
     """How often the sinks' consumer lag is read from the broker (an OffsetFetch per sink's group, one
@@ -512,6 +524,11 @@ class Settings(BaseSettings):
                 "status.storage.retry.initial.backoff.ms "
                 f"({self.status_storage_retry_initial_backoff_ms}) must not be greater than "
                 f"status.storage.retry.max.backoff.ms ({self.status_storage_retry_max_backoff_ms})"
+            )
+        if self.history_retry_initial_backoff_ms > self.history_retry_max_backoff_ms:
+            raise ValueError(
+                f"{ENV_PREFIX}HISTORY_RETRY_INITIAL_BACKOFF_MS must not be greater than "
+                f"{ENV_PREFIX}HISTORY_RETRY_MAX_BACKOFF_MS"
             )
         if self.rebalance_retry_initial_backoff_ms > self.rebalance_retry_max_backoff_ms:
             raise ValueError(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from .. import __version__
+from ..backoff import ProposalBackoff
 from ..codecs.worker_plugins import InstalledOnWorker
 from ..domain.auto_restart import AutoRestarter, Backoff, Budget, Selection, ViewStatuses
 from ..domain.cluster.acting import OneActor, records_history, restarts, restarts_chosen
@@ -27,7 +28,7 @@ from ..domain.cluster.membership import ClusterMembership
 from ..domain.cluster.presence import Presence
 from ..domain.cluster.writes import ConnectorWrites
 from ..domain.configs import ConnectorConfigs
-from ..domain.history import HistoryRecorder, KeptHistory
+from ..domain.history import HistoryRecorder, KeptHistory, PendingRecords
 from ..domain.lag import SinkLags
 from ..domain.liveness import WorkerProbe
 from ..domain.offsets import TaskShutdown
@@ -237,7 +238,12 @@ class KafkaSide(NoKafkaSide):
     def sink_lags(self, group_of: SinkGroupOf) -> SinkLags:
         clients = self._clients
         return SinkLags(
-            self.ready_state, group_of, clients.groups, clients.end_offsets, interval_s=self._settings.lag_refresh_s
+            self.ready_state,
+            group_of,
+            clients.groups,
+            clients.end_offsets,
+            interval_s=self._settings.lag_refresh_s,
+            worker_offset_reset=self._settings.worker_consumer_auto_offset_reset,
         )
 
     def auto_restarter(self, rule: ReadRule, restarts_: InstanceRestarts) -> AutoRestarter | None:
@@ -286,6 +292,12 @@ class KafkaSide(NoKafkaSide):
             interval_s=settings.history_check_s,
             read_timeout_s=clients.read_back_s,
             ready=lambda: view.ready and view.tails["sidecars"].caught_up.is_set(),
+            pending=PendingRecords(
+                settings.history_max_pending_records,
+                ProposalBackoff(
+                    settings.history_retry_initial_backoff_ms, settings.history_retry_max_backoff_ms, 2.0, 0.2
+                ),
+            ),
         )
         if settings.history_enabled:  # off: this sidecar neither records nor names who made its writes
             writes.attribution = recorder

@@ -84,6 +84,17 @@ def _subscription(regex: str) -> JavaRegex | None:
         return None
 
 
+OFFSET_RESET_OVERRIDE = "consumer.override.auto.offset.reset"
+
+
+def sink_offset_reset(config: Mapping[str, str | None] | None, worker_reset: str | None) -> str:
+    """Where a sink's consumer starts on a partition its group has no committed offset for: the connector's
+    ``consumer.override.auto.offset.reset``, else the worker's ``consumer.auto.offset.reset``, else
+    ``earliest``, which Connect sets for every sink consumer (Worker.baseConsumerConfigs)."""
+    chosen = (config or {}).get(OFFSET_RESET_OVERRIDE) or worker_reset or "earliest"
+    return chosen.strip().lower()
+
+
 def sink_group_id(name: str, config: Mapping[str, str | None] | None, worker_group_id: str | None) -> str:
     """The consumer group of sink connector ``name`` (Worker.baseConsumerConfigs)."""
     return (config or {}).get(GROUP_OVERRIDE_KEY) or worker_group_id or f"connect-{name}"
@@ -93,6 +104,7 @@ __all__ = [
     "CONNECTOR_CLASS_KEY",
     "CONSUMER_BOOTSTRAP_OVERRIDE",
     "GROUP_OVERRIDE_KEY",
+    "OFFSET_RESET_OVERRIDE",
     "PRODUCER_BOOTSTRAP_OVERRIDE",
     "SINK_TOPIC_KEYS",
     "ConnectorType",
@@ -102,6 +114,7 @@ __all__ = [
     "plugin_aliases",
     "plugin_types",
     "sink_group_id",
+    "sink_offset_reset",
     "sink_topic_via",
 ]
 

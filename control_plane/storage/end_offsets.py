@@ -1,5 +1,6 @@
-"""The end offsets of many partitions at once (ListOffsets, latest), for the sinks' lag: one consumer of no
-group, started on first use and kept, whose client batches the request per partition leader."""
+"""The end and start offsets of many partitions at once (ListOffsets, latest and earliest), and the topics of
+the cluster with their partitions (Metadata), for the sinks' lag: one consumer of no group, started on first
+use and kept, whose client batches the request per partition leader."""
 
 from __future__ import annotations
 
@@ -30,6 +31,28 @@ class EndOffsets:
         cluster = consumer._client.cluster  # the metadata the request was split by
         leaders = {cluster.leader_for_partition(tp) for tp in wanted}
         return {(tp.topic, tp.partition): end for tp, end in found.items()}, len(leaders)
+
+    async def starts(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Each partition's log start offset (ListOffsets, earliest)."""
+        wanted = [TopicPartition(t, p) for t, p in partitions]
+        if not wanted:
+            return {}
+        consumer = await self._started()
+        try:
+            found = await consumer.beginning_offsets(wanted)
+        except Exception as err:  # a broker error of any kind fails the refresh, not the sidecar
+            raise GroupOperationError("ListOffsets", str(err) or type(err).__name__) from err
+        return {(tp.topic, tp.partition): start for tp, start in found.items()}
+
+    async def topics(self) -> dict[str, int]:
+        """Every topic of the cluster but the internal ones (as a consumer's pattern subscription sees them,
+        exclude.internal.topics), with its number of partitions."""
+        consumer = await self._started()
+        try:
+            cluster = await consumer._client.fetch_all_metadata()
+        except Exception as err:  # a broker error of any kind fails the refresh, not the sidecar
+            raise GroupOperationError("Metadata", str(err) or type(err).__name__) from err
+        return {t: len(cluster.partitions_for_topic(t) or ()) for t in cluster.topics(exclude_internal_topics=True)}
 
     async def _started(self) -> AIOKafkaConsumer:
         if self._consumer is None:

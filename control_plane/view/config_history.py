@@ -59,14 +59,15 @@ class ConfigHistoryTable:
         self.observed_through = -1  # the last config topic offset of a change observed
         self.recorded_through = -1  # the last offset a history record covers (never back: retention removes)
         self.dropped = 0  # changes observed that no recorder took before MAX_PENDING newer ones came
+        self.made_through = -1  # the last change this sidecar's recorder made a record of (or needed none)
 
     # -- the config topic's side (the view's config tail)
     def observe(self, change: ObservedChange) -> None:
         self.observed_through = max(self.observed_through, change.offset)
         if change.offset <= self.recorded_through:
             return
-        if len(self._pending) == self._pending.maxlen:
-            self.dropped += 1
+        if len(self._pending) == self._pending.maxlen and self._pending[0].offset > self.made_through:
+            self.dropped += 1  # not a record of it made: lost (one made is pending in the recorder)
         self._pending.append(change)
 
     def pending(self) -> list[ObservedChange]:

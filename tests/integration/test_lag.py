@@ -67,3 +67,62 @@ async def test_a_sinks_lag_and_a_sources_freshness(cluster: Cluster, tmp_path: P
         finally:
             for name in (sink, source):
                 await client.delete(f"/connectors/{name}")
+
+
+async def test_a_sink_that_fails_before_its_first_commit_shows_the_records_it_has_to_read(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A sink whose converter cannot read its topic's records (JSON with schemas, records that are not JSON;
+    errors.tolerance none) fails on the first batch and never commits: its lag is the records of the
+    partition from the log start, marked as not committed, on the JSON and on /metrics."""
+    unique = uuid.uuid4().hex[:6]
+    sink, topic = f"lag-{unique}-unreadable", f"lag-{unique}-unreadable"
+    bootstrap = cluster.worker_property("bootstrap.servers")
+    async with sidecar_with(cluster, lag_refresh_s=0.5) as running:
+        client = running.client
+
+        async def lag_of() -> dict[str, Any]:
+            answer = await client.get(f"/_sidecar/connectors/{sink}/lag")
+            assert answer.status_code == 200, answer.text
+            return dict(answer.json())
+
+        async def task_state() -> str | None:
+            answer = await client.get(f"/connectors/{sink}/status")
+            tasks = answer.json().get("tasks", []) if answer.status_code == 200 else []
+            return str(tasks[0]["state"]) if tasks else None
+
+        try:
+            await produce(bootstrap, topic, ["not json 1", "not json 2", "not json 3"])
+            config = {
+                "connector.class": SINK,
+                "tasks.max": "1",
+                "topics": topic,
+                "file": str(tmp_path / "out"),
+                "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+                "value.converter.schemas.enable": "true",
+                "errors.tolerance": "none",
+            }
+            assert (await client.put(f"/connectors/{sink}/config", json=config)).status_code == 201
+            await eventually(task_state, lambda s: s == "FAILED", timeout_s=60, what="the sink's task failed")
+            shown = await eventually(
+                lag_of, lambda r: r["partitions"], timeout_s=30, what="the sink's partition in its lag"
+            )
+            assert (shown["lag"], shown["uncommitted_partitions"], shown["uncommitted_records"]) == (3, 1, 3)
+            assert shown["partitions"] == [
+                {
+                    "topic": topic,
+                    "partition": 0,
+                    "committed": None,
+                    "end": 3,
+                    "no_commit_yet": True,
+                    "log_start": 0,
+                    "offset_reset": "earliest",
+                    "lag": 3,
+                }
+            ]
+            metrics = (await client.get("/metrics")).text
+            assert f'sink_lag_records{{connector="{sink}"}} 3.0' in metrics
+            assert f'sink_uncommitted_records{{connector="{sink}"}} 3.0' in metrics
+            assert f'sink_uncommitted_partitions{{connector="{sink}"}} 1.0' in metrics
+        finally:
+            await client.delete(f"/connectors/{sink}")

@@ -146,6 +146,14 @@ class Lags:
             return {}
         return {name: lag.total for name, lag in latest.sinks.items() if lag.total is not None}
 
+    def sink_uncommitted(self) -> Mapping[str, tuple[int, int]]:
+        """Per sink, the partitions of its topics its group has committed no offset for, and their records
+        it has still to read."""
+        latest = self.sinks.latest if self.sinks is not None else None
+        if latest is None:
+            return {}
+        return {name: (len(lag.uncommitted), lag.uncommitted_records) for name, lag in latest.sinks.items()}
+
     def source_ages(self) -> Mapping[str, float]:
         state = self._state()
         if state is None:

@@ -9,9 +9,18 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...domain.lag import LagOverview, SinkLag, SinkLagAt, SourceFreshness
+from ...domain.lag import LagOverview, PartitionLag, SinkLag, SinkLagAt, SourceFreshness
 from ..entities.responses import answered
 from ..request.runtime import herder
+
+
+def partition_json(p: PartitionLag) -> dict[str, Any]:
+    """A partition's lag; one its group has committed nothing for says so, with the log start its lag
+    counts from and where the sink's consumer starts (``auto.offset.reset``)."""
+    body: dict[str, Any] = {"topic": p.topic, "partition": p.partition, "committed": p.committed, "end": p.end}
+    if p.committed is None:
+        body |= {"no_commit_yet": True, "log_start": p.start, "offset_reset": p.reset}
+    return body | {"lag": p.lag}
 
 
 def sink_json(lag: SinkLag, *, partitions: bool = True) -> dict[str, Any]:
@@ -21,12 +30,11 @@ def sink_json(lag: SinkLag, *, partitions: bool = True) -> dict[str, Any]:
         "group": lag.group,
         "lag": lag.total,
         "max_partition_lag": lag.max,
+        "uncommitted_partitions": len(lag.uncommitted),
+        "uncommitted_records": lag.uncommitted_records,
     }
     if partitions:
-        body["partitions"] = [
-            {"topic": p.topic, "partition": p.partition, "committed": p.committed, "end": p.end, "lag": p.lag}
-            for p in lag.partitions
-        ]
+        body["partitions"] = [partition_json(p) for p in lag.partitions]
     body["error"] = lag.error
     return body
 

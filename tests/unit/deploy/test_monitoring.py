@@ -43,7 +43,7 @@ def test_the_alert_rules_pass_their_unit_tests() -> None:
     assert tested.returncode == 0, tested.stdout + tested.stderr
     tests = yaml.safe_load(ALERT_TESTS.read_text())["tests"]
     alerts = {case["alertname"] for test in tests for case in test["alert_rule_test"]}
-    assert "ConnectTaskFailed" in alerts
+    assert "ConnectTaskFailed" in alerts and "ConnectSinkNotCommitting" in alerts
 
 
 def test_every_dashboard_query_is_valid_promql(tmp_path: Path) -> None:
@@ -107,6 +107,9 @@ def every_family() -> str:
         def sink_totals(self) -> dict[str, int]:
             return {"c": 1}
 
+        def sink_uncommitted(self) -> dict[str, tuple[int, int]]:
+            return {"c": (1, 1)}
+
         def source_ages(self) -> dict[str, float]:
             return {"c": 1.0}
 
@@ -134,6 +137,7 @@ def test_every_query_names_a_metric_the_sidecar_exports() -> None:
         "http_request_duration_seconds_bucket",
         "auto_restart_gave_up",
         "sink_lag_records",
+        "sink_uncommitted_records",
         "source_offset_commit_age_seconds",
     ):
         assert name in read, name

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from control_plane.backoff import ProposalBackoff
 from control_plane.codecs.config_history import (
     Author,
     HistoryEntry,
@@ -23,9 +24,17 @@ from control_plane.codecs.config_history import (
 from control_plane.codecs.presence import SidecarPresence
 from control_plane.codecs.results import Malformed, Tombstone, UnknownKey
 from control_plane.domain.cluster.acting import OneActor, records_history
+from control_plane.domain.cluster.fence import SidecarLog
 from control_plane.domain.errors import BadRequestError, NotFoundError, Unsupported
 from control_plane.domain.herder import changed_connector
-from control_plane.domain.history import AUTHOR, NO_HISTORY, ConfigHistory, HistoryRecorder, KeptHistory
+from control_plane.domain.history import (
+    AUTHOR,
+    NO_HISTORY,
+    ConfigHistory,
+    HistoryRecorder,
+    KeptHistory,
+    PendingRecords,
+)
 from control_plane.domain.outcomes import Refusal, Relay
 from control_plane.rest.resources.config_history import diff_json, one_version_json, page_json
 from control_plane.rules.config_diff import SecretDigests, diff
@@ -77,6 +86,7 @@ class Cluster:
     """The sidecars' topic in memory, and the config topic's changes every sidecar's view observes."""
 
     now: float = 1_000_000_000.0
+    clock: float = 0.0  # the recorders' monotonic clock (their backoff)
     topic: FakeSidecarsTopic = field(init=False)
     offset: int = 0
     sidecars: list[tuple[HistoryRecorder, FakeSidecarReader]] = field(default_factory=list)
@@ -86,20 +96,25 @@ class Cluster:
     def __post_init__(self) -> None:
         self.topic = FakeSidecarsTopic(lambda: self.now)
 
-    def sidecar(self, name: str, *, records: bool = True) -> tuple[HistoryRecorder, FakeSidecarReader]:
+    def sidecar(
+        self, name: str, *, records: bool = True, log: SidecarLog | None = None, limit: int = 100
+    ) -> tuple[HistoryRecorder, FakeSidecarReader]:
+        """A sidecar writing through ``log`` (the topic itself by default), holding at most ``limit`` records
+        not acknowledged, written again 1 s after a first failure, then 2 s, 4 s, ..."""
         reader = self.topic.reader()
         table = self.tables[name] = SidecarTable()
         recorder = HistoryRecorder(
             reader.history,
             OneActor(table, name, records_history, now_ms=lambda: self.now),
             name,
-            self.topic,
+            log or self.topic,
             reader,
             DIGESTS,
             retention_s=3600,
             interval_s=1,
             read_timeout_s=1,
             ready=lambda: True,
+            pending=PendingRecords(limit, ProposalBackoff(1000, 8000, 2.0, 0.0), clock=lambda: self.clock),
             now_ms=lambda: self.now,
         )
         self.records[name] = records
@@ -333,3 +348,136 @@ def test_a_topic_names_the_earlier_configs_that_named_it() -> None:
     ]  # the newest version that named it; a source's topic is no config naming (its topics are KIP-558's)
     assert table.earlier_configs_naming("kept") == []  # the newest config still names it
     assert table.earlier_configs_naming("other") == []
+
+
+@dataclass
+class BrokerDown:
+    """The sidecars' topic as one sidecar writes it: while ``down``, no write is acknowledged."""
+
+    topic: FakeSidecarsTopic
+    down: bool = True
+    attempts: int = 0
+
+    async def write(self, key: bytes, value: bytes | None) -> None:
+        self.attempts += 1
+        if self.down:
+            raise TimeoutError("the broker did not acknowledge the record in time")
+        await self.topic.write(key, value)
+
+
+def entries_written(cluster: Cluster) -> list[bytes]:
+    return [k for k, v, _ in cluster.topic.records if k.startswith(b"config-history-") and v is not None]
+
+
+async def test_a_record_the_broker_did_not_acknowledge_is_pending_unseen_and_written_again_after_a_backoff() -> None:
+    cluster = Cluster()
+    log = BrokerDown(cluster.topic)
+    recorder, view = cluster.sidecar("s0", log=log)
+    _, other_view = cluster.sidecar("s1")
+    created = cluster.change("c", BASE)
+    updated = cluster.change("c", {**BASE, "topic": "u"})
+    await cluster.tick()
+    assert recorder.unacknowledged() == 2 and recorder.counts["unacknowledged"] == 2
+    assert recorder.counts["recorded"] == 0 and entries_written(cluster) == []
+    # nothing shown that nobody else has: the history is what is read back from the topic
+    assert view.history.size() == 0 and other_view.history.size() == 0
+    assert recorder.pending() == 2  # the changes stay uncovered, in the view's queue too
+    attempts = log.attempts
+    cluster.clock += 0.5
+    await cluster.tick()
+    assert log.attempts == attempts  # within the backoff: not written again
+    cluster.clock += 0.5
+    await cluster.tick()
+    assert log.attempts == attempts + 2 and recorder.unacknowledged() == 2  # again, and again not acknowledged
+    log.down = False
+    cluster.clock += 1.5
+    await cluster.tick()
+    assert log.attempts == attempts + 2  # the backoff doubled: 2 s after the second failure
+    cluster.clock += 0.5
+    await cluster.tick()
+    assert recorder.unacknowledged() == 0 and recorder.counts["recorded"] == 2
+    for v in (view, other_view):
+        assert [e.offset for e in v.history.entries("c")] == [created, updated]
+        assert [e.change for e in v.history.entries("c")] == ["created", "updated"]
+        assert v.history.pending() == []
+    assert history_of(recorder, view, "c") == history_of(recorder, other_view, "c")
+
+
+async def test_changes_made_while_records_are_pending_compare_with_them() -> None:
+    cluster = Cluster()
+    log = BrokerDown(cluster.topic)
+    recorder, view = cluster.sidecar("s0", log=log)
+    cluster.change("c", BASE)
+    await cluster.tick()
+    cluster.change("c", BASE)  # the same config again: no version, though the first is not acknowledged yet
+    paused = cluster.change("c", BASE, "PAUSED")
+    await cluster.tick()
+    assert recorder.unacknowledged() == 2 and recorder.counts["unchanged"] == 1
+    log.down, cluster.clock = False, 60.0
+    await cluster.tick()
+    assert [(e.change, e.state) for e in view.history.entries("c")] == [("created", "STARTED"), ("state", "PAUSED")]
+    assert view.history.entries("c")[-1].offset == paused
+
+
+async def test_the_sidecar_that_takes_over_records_once_what_the_first_could_not_write() -> None:
+    cluster = Cluster()
+    log = BrokerDown(cluster.topic)
+    first, first_view = cluster.sidecar("s0", log=log)
+    second, second_view = cluster.sidecar("s1")
+    cluster.change("c", BASE)
+    cluster.change("c", {**BASE, "topic": "u"})
+    await cluster.tick()
+    assert first.unacknowledged() == 2 and second.counts["recorded"] == 0
+    cluster.present("s0")  # the recording sidecar is no longer live to the others: the second records
+    await cluster.tick()
+    assert second.acting() and second.counts["recorded"] == 2
+    log.down, cluster.clock = False, 60.0
+    await cluster.tick()  # the first's records land late: the same keys, the same versions
+    assert first.unacknowledged() == 0 and first.counts["recorded"] == 2
+    assert len(entries_written(cluster)) == 4 and len(set(entries_written(cluster))) == 2
+    for view in (first_view, second_view):
+        assert view.history.size() == 2 and view.history.pending() == []
+    assert history_of(first, first_view, "c") == history_of(second, second_view, "c")
+
+
+async def test_a_full_pending_set_takes_no_more_changes_until_it_drains() -> None:
+    cluster = Cluster()
+    log = BrokerDown(cluster.topic)
+    recorder, view = cluster.sidecar("s0", log=log, limit=2)
+    offsets = [cluster.change("c", {**BASE, "topic": str(i)}) for i in range(5)]
+    await cluster.tick()
+    assert recorder.unacknowledged() == 2 and recorder.pending() == 5 and recorder.dropped() == 0
+    log.down = False
+    for _ in range(3):
+        cluster.clock += 60
+        await cluster.tick()
+    assert [e.offset for e in view.history.entries("c")] == offsets and recorder.unacknowledged() == 0
+
+
+async def test_a_tombstone_not_acknowledged_leaves_the_version_shown_and_is_written_again() -> None:
+    cluster = Cluster()
+    log = BrokerDown(cluster.topic, down=False)
+    recorder, view = cluster.sidecar("s0", log=log)
+    cluster.change("c", BASE)
+    cluster.change("c", {**BASE, "topic": "u"})
+    await cluster.tick()
+    cluster.now += 3600 * 1000 + 1
+    cluster.present()
+    log.down = True
+    with pytest.raises(TimeoutError):
+        await recorder.check()
+    assert view.history.size() == 2  # the old version is still kept: its tombstone was not acknowledged
+    log.down, cluster.clock = False, 60.0
+    await cluster.tick()
+    assert [e.change for e in view.history.entries("c")] == ["updated"] and recorder.counts["expired"] == 1
+
+
+def test_a_change_dropped_from_a_full_queue_is_counted_only_when_no_record_was_made_of_it() -> None:
+    table = ConfigHistoryTable(max_pending=2)
+    for offset in (1, 2):
+        table.observe(ObservedChange(offset, offset, "c", BASE, "STARTED"))
+    table.made_through = 1  # the recorder holds a record of the first
+    table.observe(ObservedChange(3, 3, "c", BASE, "STARTED"))
+    assert table.dropped == 0
+    table.observe(ObservedChange(4, 4, "c", BASE, "STARTED"))
+    assert table.dropped == 1 and [c.offset for c in table.pending()] == [3, 4]

@@ -16,6 +16,7 @@ from control_plane.domain.outcomes import Answer, Refusal
 from control_plane.domain.ports import GroupUnknown
 from control_plane.rest.resources.lag import connector_json, overview_json
 from control_plane.rules.config_providers import ConfigProviders
+from control_plane.rules.connectors import sink_offset_reset
 from control_plane.view import ClusterView
 
 T = TypeVar("T")
@@ -43,6 +44,8 @@ class Broker:
             "mine": {("t", 0): 10},
         }
         self.end = {("t", 0): 10, ("t", 1): 7}
+        self.start: dict[tuple[str, int], int] = {}
+        self.topic_partitions: dict[str, int] = {}  # the cluster's topics (Metadata): none unless a test says
         self.asked: list[str] = []
 
     async def committed_of(self, groups: Sequence[str], concurrent: int) -> Mapping[str, Mapping[tuple[str, int], int]]:
@@ -52,6 +55,13 @@ class Broker:
     async def ends(self, partitions: Sequence[tuple[str, int]]) -> tuple[Mapping[tuple[str, int], int], int]:
         self.asked.append(f"ends {sorted(partitions)}")
         return {tp: self.end[tp] for tp in partitions if tp in self.end}, 1
+
+    async def starts(self, partitions: Sequence[tuple[str, int]]) -> Mapping[tuple[str, int], int]:
+        self.asked.append(f"starts {sorted(partitions)}")
+        return {tp: self.start.get(tp, 0) for tp in partitions}
+
+    async def topics(self) -> Mapping[str, int]:
+        return self.topic_partitions
 
 
 WORKER = WorkerKafka(bootstrap="near:9092", offsets_topic="offsets")
@@ -140,3 +150,65 @@ def test_without_a_view_it_says_so() -> None:
             == "Lag and freshness need the sidecar's view (READ_FROM=upstream without one has none)"
         )
     assert Lags(None, lambda: None).readings() is None
+
+
+async def test_a_sink_that_never_committed_lags_by_what_it_has_still_to_read() -> None:
+    """A partition of its topics its group committed nothing for counts from the log start (Connect's
+    ``earliest``), or from the end where its consumer starts there, and is marked either way."""
+    state, broker = ClusterView(), Broker()
+    for name, config in (
+        ("failing", {"topics": "t, u"}),
+        ("pattern", {"topics.regex": "u|v"}),
+        ("from-end", {"topics": "u", "consumer.override.auto.offset.reset": "latest"}),
+    ):
+        state.apply_config(ConnectorConfig(name, {"name": name, "connector.class": SINK, **config}))
+    broker.topic_partitions = {"t": 2, "u": 1, "w": 1}
+    broker.groups = {"connect-failing": {("t", 0): 4}}
+    broker.end = {("t", 0): 10, ("t", 1): 7, ("u", 0): 1500}
+    broker.start = {("t", 1): 2, ("u", 0): 100}
+    lags = Lags(SinkLags(lambda: state, sink_group_of(WORKER), broker, broker, interval_s=30), lambda: state)
+    assert lags.sinks is not None
+    lags.sinks.latest = await lags.sinks.refresh()
+    failing = one(lags, "failing")
+    assert (failing["lag"], failing["uncommitted_partitions"], failing["uncommitted_records"]) == (
+        6 + 5 + 1400,
+        2,
+        1405,
+    )
+    assert failing["partitions"] == [
+        {"topic": "t", "partition": 0, "committed": 4, "end": 10, "lag": 6},
+        {
+            "topic": "t",
+            "partition": 1,
+            "committed": None,
+            "end": 7,
+            "no_commit_yet": True,
+            "log_start": 2,
+            "offset_reset": "earliest",
+            "lag": 5,
+        },
+        {
+            "topic": "u",
+            "partition": 0,
+            "committed": None,
+            "end": 1500,
+            "no_commit_yet": True,
+            "log_start": 100,
+            "offset_reset": "earliest",
+            "lag": 1400,
+        },
+    ]
+    pattern = one(lags, "pattern")  # its pattern matches u (v does not exist, w does not match)
+    assert [(p["topic"], p["lag"]) for p in pattern["partitions"]] == [("u", 1400)] and pattern["lag"] == 1400
+    from_end = one(lags, "from-end")  # starts at the end: nothing to read, still marked as not committed
+    assert (from_end["lag"], from_end["uncommitted_partitions"], from_end["uncommitted_records"]) == (0, 1, 0)
+    assert from_end["partitions"][0]["offset_reset"] == "latest"
+    assert lags.sink_totals() == {"failing": 1411, "pattern": 1400, "from-end": 0}
+    assert lags.sink_uncommitted() == {"failing": (2, 1405), "pattern": (1, 1400), "from-end": (1, 0)}
+    assert "starts [('t', 1), ('u', 0)]" in broker.asked  # one ListOffsets (earliest) for them all
+
+
+def test_where_a_sinks_consumer_starts_is_its_override_else_the_workers_else_earliest() -> None:
+    assert sink_offset_reset({}, None) == "earliest"  # Worker.baseConsumerConfigs
+    assert sink_offset_reset({}, "latest") == "latest"
+    assert sink_offset_reset({"consumer.override.auto.offset.reset": " LATEST "}, "earliest") == "latest"
