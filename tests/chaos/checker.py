@@ -17,8 +17,9 @@ The rules:
   unless a full config write (PUT, not refused) may follow the PATCH and so replaced it.
 - ``refused_write_landed``: no final value is only explained by a refused write.
 - ``ran_while_stopped``: a connector created STOPPED or PAUSED (whatever the answer) never runs, nor one
-  acknowledged stopped or paused once ``settle_s`` passed after the answer (the worker stops it after the
-  write, as Connect does), unless a resume (not refused) invoked before the sighting may follow the stop.
+  acknowledged stopped once ``settle_s`` passed after the answer (the worker stops it after the write, as
+  Connect does), unless a resume (not refused) invoked before the sighting may follow the create or stop.
+  A pause is Connect's to apply to the tasks: its acknowledgement is checked as a target state only.
 - ``held_past_budget``: every request is answered within the request budget and ``slack_s``, but for one
   sent to a sidecar that was itself stopped or killed while it was under way (no sidecar can answer then).
 - ``restart_off_schedule``: the restart requests the worker received for a failing connector (those within a
@@ -116,7 +117,7 @@ def ran_while_stopped(
     holds += [
         (o, o.answered + settle_s)
         for o in ops
-        if o.kind in ("stop", "pause") and o.outcome is Outcome.OK and o.answered is not None
+        if o.kind == "stop" and o.outcome is Outcome.OK and o.answered is not None
     ]
     found = []
     for seen in observations:

@@ -145,6 +145,8 @@ def test_an_acknowledged_stop_must_have_stopped_it_once_settled() -> None:
     assert rules(ran_while_stopped(C, [stop], [seen(12)], settle_s=10)) == ["ran_while_stopped"]
     unknown = op("s", "stop", 0, 1, status=500, writes={TARGET_STATE: "STOPPED"})
     assert ran_while_stopped(C, [unknown], [seen(12)], settle_s=10) == []
+    paused = op("p", "pause", 0, 1, status=202, writes={TARGET_STATE: "PAUSED"})
+    assert ran_while_stopped(C, [paused], [seen(12)], settle_s=10) == []  # a target state: lost_write's
 
 
 def test_requests_held_past_the_budget() -> None:
