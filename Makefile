@@ -15,7 +15,7 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration bench bench-view manifests spark-archive spark-package spark-submit spark-connect clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration chaos bench bench-view manifests spark-archive spark-package spark-submit spark-connect clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
@@ -94,6 +94,15 @@ unit: install
 integration: install
 	@$(MAKE) --no-print-directory spark-archive & archive=$$!; \
 	$(call with_stack,wait $$archive; $(call lane,$(INTEGRATION_LANE)))
+
+# The fault campaign's long form (tests/chaos/, docs/chaos.md): per Connect release (the newest and the old one),
+# a broker, a worker and three sidecars of its own under a workload and a fault injector for CHAOS_DURATION_S,
+# then the checker; a summary per release on stdout, the histories under bench/results/chaos/. Exit 1 on a
+# violation. Its short form runs in the integration lane (tests/integration/test_fault_campaign.py).
+CHAOS_DURATION_S ?= 600
+CHAOS_SEED ?= 1
+chaos: jars
+	$(PY) -m tests.chaos --duration-s $(CHAOS_DURATION_S) --seed $(CHAOS_SEED) $(ARGS)
 
 # The benchmark suite (bench/suite.py): a table on stdout, JSON under bench/results/. Options with ARGS,
 # e.g. `make bench ARGS=--quick` or `make bench ARGS=--full` (2,000 connectors).

@@ -1,0 +1,162 @@
+"""The workload: clients that send random operations through random sidecars to a small pool of
+connectors, each request recorded (``history.Op``); and a watcher that polls the worker for what runs.
+
+The connectors are FileStream sources reading ``/dev/null`` (they run, produce nothing, commit no offset of
+their own), so their registers change only by the workload's writes. A failing FileStream sink (its file in
+a folder that does not exist: its task fails at start) is left to the sidecars' auto-restart; the workload
+never touches it."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from .checker import CONFIG, CONFIG_TOKEN, OFFSET, PATCH_KEY, TARGET_STATE
+from .history import Clock, History, Observation, Op, outcome_of
+
+SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+FILE = "/dev/null"
+POOL = 4
+# how often each kind is drawn
+WEIGHTS = {
+    "put_config": 3,
+    "patch_config": 3,
+    "stop": 2,
+    "pause": 1,
+    "resume": 3,
+    "alter_offsets": 2,
+    "create": 1,
+    "restart": 1,
+}
+THINK_S = (0.0, 0.3)  # a client's pause between two requests: the pace of the workload, not a wait
+WATCH_S = 0.5
+
+
+class Workload:
+    def __init__(
+        self, run: str, worker_url: str, sidecar_urls: list[str], history: History, clock: Clock, timeout_s: float
+    ) -> None:
+        self.run = run
+        self.worker_url = worker_url
+        self.sidecar_urls = sidecar_urls
+        self.history = history
+        self.clock = clock
+        self.timeout_s = timeout_s
+        self.connectors = [f"{run}-{i}" for i in range(POOL)]
+        self.failing = [f"{run}-failing"]
+        self._ids = itertools.count(1)
+
+    def config(self, token: str) -> dict[str, str]:
+        return {"connector.class": SOURCE, "tasks.max": "1", "file": FILE, "topic": self.run, CONFIG_TOKEN: token}
+
+    async def set_up(self) -> None:
+        """The pool, created running, and the failing sink: straight to the worker, before any fault."""
+        async with httpx.AsyncClient(base_url=self.worker_url, timeout=60) as worker:
+            for name in self.connectors:
+                token = f"setup-{name}"
+                await self._record(
+                    worker, -1, "create", name, "POST", "/connectors", {"name": name, "config": self.config(token)},
+                    {CONFIG: token, TARGET_STATE: "RUNNING"},
+                )  # fmt: skip
+            for name in self.failing:
+                sink = {"connector.class": SINK, "tasks.max": "1", "file": "/nonexistent/out", "topics": self.run}
+                created = await worker.post("/connectors", json={"name": name, "config": sink})
+                assert created.status_code == 201, created.text
+        failed = [o for o in self.history.ops if o.status != 201]
+        assert not failed, failed
+
+    async def client(self, index: int, seed: int, until: float) -> None:
+        rng = random.Random(seed * 1000 + index)
+        kinds, weights = list(WEIGHTS), list(WEIGHTS.values())
+        limits = httpx.Limits(max_keepalive_connections=0)  # a connection per request: none left to a killed sidecar
+        clients = [httpx.AsyncClient(base_url=u, timeout=self.timeout_s, limits=limits) for u in self.sidecar_urls]
+        try:
+            while self.clock.now() < until:
+                sidecar = rng.randrange(len(clients))
+                await self.send(clients[sidecar], sidecar, rng.choices(kinds, weights)[0], rng)
+                await asyncio.sleep(rng.uniform(*THINK_S))
+        finally:
+            for c in clients:
+                await c.aclose()
+
+    async def send(self, client: httpx.AsyncClient, sidecar: int, kind: str, rng: random.Random) -> None:
+        op = f"{next(self._ids)}"
+        name = rng.choice(self.connectors)
+        path = f"/connectors/{name}"
+        body: dict[str, Any]
+        if kind == "put_config":
+            await self._record(client, sidecar, kind, name, "PUT", f"{path}/config", self.config(op), {CONFIG: op}, op)
+        elif kind == "patch_config":
+            body = {CONFIG_TOKEN: op, PATCH_KEY + op: op}
+            await self._record(client, sidecar, kind, name, "PATCH", f"{path}/config", body, {CONFIG: op}, op)
+        elif kind in ("stop", "pause", "resume"):
+            state = {"stop": "STOPPED", "pause": "PAUSED", "resume": "RUNNING"}[kind]
+            await self._record(client, sidecar, kind, name, "PUT", f"{path}/{kind}", None, {TARGET_STATE: state}, op)
+        elif kind == "alter_offsets":
+            body = {"offsets": [{"partition": {"filename": FILE}, "offset": {"position": int(op)}}]}
+            await self._record(client, sidecar, kind, name, "PATCH", f"{path}/offsets", body, {OFFSET: op}, op)
+        elif kind == "restart":
+            await self._record(client, sidecar, kind, name, "POST", f"{path}/restart?includeTasks=true", None, {}, op)
+        else:  # create, a new connector held from the start
+            name = f"{self.run}-new-{op}"
+            state = rng.choice(["STOPPED", "PAUSED"])
+            self.connectors.append(name)
+            body = {"name": name, "config": self.config(op), "initial_state": state}
+            await self._record(
+                client, sidecar, kind, name, "POST", "/connectors", body, {CONFIG: op, TARGET_STATE: state}, op
+            )
+
+    async def _record(
+        self,
+        client: httpx.AsyncClient,
+        sidecar: int,
+        kind: str,
+        connector: str,
+        method: str,
+        path: str,
+        body: Any,
+        writes: Mapping[str, str],
+        op: str | None = None,
+    ) -> None:
+        invoked = self.clock.now()
+        status: int | None = None
+        answered: float | None = None
+        sent = True
+        try:
+            response = await client.request(method, path, json=body)
+            status, answered, text = response.status_code, self.clock.now(), response.text[:300]
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            sent, text = False, repr(exc)
+        except httpx.HTTPError as exc:
+            text = f"{exc!r} after {self.clock.now() - invoked:.2f}s"
+        self.history.ops.append(
+            Op(
+                op or f"setup-{connector}", kind, connector, sidecar, method, path, invoked, answered, status,
+                outcome_of(status, sent=sent), writes, text,
+            )
+        )  # fmt: skip
+
+    async def watch(self) -> None:
+        """Until cancelled: every connector's state as the worker tells it (``?expand=status``)."""
+        async with httpx.AsyncClient(base_url=self.worker_url, timeout=2) as worker:
+            while True:
+                try:
+                    answer = await worker.get("/connectors", params={"expand": "status"})
+                except httpx.HTTPError:
+                    answer = None  # stalled: nothing seen
+                if answer is not None and answer.status_code == 200:
+                    at = self.clock.now()
+                    for name, shown in answer.json().items():
+                        self.history.observations.append(observed(at, name, shown["status"]))
+                await asyncio.sleep(WATCH_S)
+
+
+def observed(at: float, name: str, status: Mapping[str, Any]) -> Observation:
+    states = [status["connector"]["state"], *(t["state"] for t in status.get("tasks", []))]
+    return Observation(at, name, "RUNNING" in states, "worker", "/".join(states))
