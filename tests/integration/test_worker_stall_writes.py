@@ -135,11 +135,11 @@ async def never_runs(worker: httpx.AsyncClient, name: str, watch_s: float) -> li
     ],
 )
 async def test_a_connector_created_stopped_never_runs_whatever_the_stall(
-    own_worker: OwnWorker, stall: Stalled, settings: dict[str, float]
+    own_worker: OwnWorker, stall: Stalled, settings: dict[str, object]
 ) -> None:
     name = f"stall-create-{uuid.uuid4().hex[:8]}"
     async with (
-        sidecar_with(own_worker.cluster, **settings) as sidecar,
+        sidecar_with(own_worker.cluster, wait_ready=True, **settings) as sidecar,
         httpx.AsyncClient(base_url=own_worker.cluster.connect_url, timeout=60) as worker,
     ):
         stall.stop()
