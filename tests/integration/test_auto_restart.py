@@ -164,7 +164,8 @@ async def test_a_restart_the_worker_refuses_is_counted_backed_off_and_given_up(c
             counts = restarter(one).counts
             assert (counts["refused"], counts["restarted"], counts["gave_up"]) == (3, 0, 1), counts
             states = (await read_to_end(bootstrap, topic)).with_key(f"restart-state-{name}".encode())
-            assert len(states) == 4, states  # three attempts and giving up: nothing more
+            # each of the three attempts recorded before it is made and once answered, and giving up: no more
+            assert len(states) == 7, states
             metrics = (await one.client.get("/metrics")).text
             assert 'auto_restarts_total{outcome="refused"} 3.0' in metrics
         finally:

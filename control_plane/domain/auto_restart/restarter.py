@@ -70,6 +70,9 @@ log = structlog.get_logger(__name__)
 CONCURRENT = 8  # connectors restarted at once in a pass (after an outage many fail together), each under its fence
 
 
+UNRECORDED = AttemptError(None, "sent; its answer was not recorded (the sidecar that sent it stopped)")
+
+
 @dataclass(frozen=True)
 class ConnectorRestarts:
     """One connector's auto-restart: whether it is on and by whose choice (``connector``: an operator's,
@@ -362,6 +365,10 @@ class AutoRestarter:
             assert status is not None  # due() saw it
             instance, failing = status.connector.state == FAILED, failed_tasks(status)
             lease.ensure(f"Cannot restart connector {connector}")
+            # the attempt is recorded before it is made: a sidecar killed before it records the answer leaves
+            # the attempt counted and backed off, and the one that acts next does not make it again at once
+            sent = attempted(state, connector, self.sidecar, failing, UNRECORDED, self.backoff, self._now_ms())
+            await self._log.write(*encode_state(sent))
             started = time.monotonic()
             error = await self._attempt(connector, instance, failing)
             record = attempted(state, connector, self.sidecar, failing, error, self.backoff, self._now_ms())
