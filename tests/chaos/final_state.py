@@ -25,8 +25,9 @@ STARTED = "STARTED"  # Connect's running target state, as written
 # Connect's request log (RestServer's, at INFO): the time of the line and the request line
 RESTART_LINE = re.compile(
     r"^\[(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] INFO "
-    r'.*"POST /connectors/(?P<name>[^/ ?]+)/(?:tasks/\d+/)?restart[ ?]'
+    r'.*"POST /connectors/(?P<name>[^/ ?]+)/(?:tasks/\d+/)?restart[ ?][^"]*" (?P<status>\d{3}) '
 )
+NOT_TAKEN = "409"  # the worker rebalancing: it did nothing (the sidecar's client sends it again, one attempt)
 
 
 def target_states(records: Iterable[TopicRecord]) -> dict[str, str]:
@@ -68,11 +69,12 @@ def status_sightings(records: Iterable[TopicRecord], clock: Clock) -> list[Obser
 
 def restart_requests(lines: Iterable[str], connectors: Sequence[str], clock: Clock) -> dict[str, list[float]]:
     """When the worker received each restart request (of a connector, or of one of its tasks) of
-    ``connectors``, from its log (written in the machine's local time)."""
+    ``connectors`` that it did not refuse for a rebalance (409), from its log (written in the machine's local
+    time)."""
     found: dict[str, list[float]] = {c: [] for c in connectors}
     for line in lines:
         match = RESTART_LINE.match(line)
-        if match and match["name"] in found:
+        if match and match["name"] in found and match["status"] != NOT_TAKEN:
             wall = datetime.strptime(match["at"], "%Y-%m-%d %H:%M:%S,%f").timestamp()
             found[match["name"]].append(clock.of_wall(wall))
     return found

@@ -135,6 +135,8 @@ class Workload:
             sent, text = False, repr(exc)
         except httpx.HTTPError as exc:
             text = f"{exc!r} after {self.clock.now() - invoked:.2f}s"
+        if kind == "put_config" and status == 201:  # it created the connector: started, as a create is
+            writes = {**writes, TARGET_STATE: "RUNNING"}  # (Connect's default target state, STARTED)
         self.history.ops.append(
             Op(
                 op or f"setup-{connector}", kind, connector, sidecar, method, path, invoked, answered, status,

@@ -58,5 +58,8 @@ def test_restart_requests_from_the_worker_request_log() -> None:
         ' HTTP/1.1" 204 (org.apache.kafka.connect.runtime.rest.RestServer:57)',
         '[2026-12-07 01:00:06,000] INFO 127.0.0.1 - - [07/Dec/2026:01:00:06 +0000] "GET /connectors/f/status'
         ' HTTP/1.1" 200 (org.apache.kafka.connect.runtime.rest.RestServer:57)',
+        # refused for a rebalance: the worker did nothing (the sidecar's client sends it again)
+        '[2026-12-07 01:00:07,000] INFO 127.0.0.1 - - [07/Dec/2026:01:00:07 +0000] "POST /connectors/f/tasks/0/restart'
+        ' HTTP/1.1" 409 142 "" "" 497 (org.apache.kafka.connect.runtime.rest.RestServer:57)',
     ]
     assert restart_requests(log, ["f"], clock) == {"f": [2.5, 4.0]}
