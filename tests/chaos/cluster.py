@@ -28,6 +28,7 @@ from tests.support.sidecar_process import SidecarProcess
 
 SIDECARS = 3
 MIN_INSYNC = "min.insync.replicas"
+MAX_MESSAGE_BYTES = "max.message.bytes"
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,6 @@ class Cluster:
     sidecars: list[SidecarProcess] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
     starts: int = 0
-    min_insync: str = "1"
 
     @property
     def worker_url(self) -> str:
@@ -113,19 +113,17 @@ class Cluster:
         os.kill(self.broker.pid, sig)
 
     async def sidecars_topic_writable(self, writable: bool) -> None:
-        """The sidecars' topic made unwritable by asking more in-sync replicas than it has
-        (``min.insync.replicas=2`` on its one replica): every write to it (``acks=all``) is refused with
-        NOT_ENOUGH_REPLICAS, retried by the producer until its timeout; it stays readable. ``writable``:
-        the topic's own setting back."""
+        """The sidecars' topic made unwritable by a record size limit no record meets
+        (``max.message.bytes=16``): every write to it is refused (MESSAGE_TOO_LARGE) while it stays readable
+        and Connect's own topics work on. (``min.insync.replicas`` above the replication factor would be the
+        closer fault, but a 4.x broker no longer refuses writes for it.) ``writable``: the limit removed."""
         admin = AIOKafkaAdminClient(bootstrap_servers=self.broker.bootstrap)
         await admin.start()
         try:
             configs = await topic_configs(admin, self.sidecars_topic)
-            if not writable:
-                self.min_insync = configs.get(MIN_INSYNC, "1")
             # AlterConfigs replaces the topic's whole set: the sidecar's own settings are sent as they are
-            kept = {k: v for k, v in configs.items() if k in TOPIC_CONFIGS}
-            wanted = {**kept, MIN_INSYNC: self.min_insync if writable else "2"}
+            kept = {k: v for k, v in configs.items() if k in TOPIC_CONFIGS or k == MIN_INSYNC}
+            wanted = kept if writable else {**kept, MAX_MESSAGE_BYTES: "16"}
             await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, self.sidecars_topic, wanted)])
         finally:
             await admin.close()
