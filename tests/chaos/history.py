@@ -20,12 +20,18 @@ class Outcome(StrEnum):
     UNKNOWN = "unknown"
 
 
+REFUSED = 503
+
+
 def outcome_of(status: int | None, *, sent: bool = True) -> Outcome:
+    """ok (2xx), fail (4xx; 503, the sidecar's refusal before anything was sent or written: no worker
+    reachable, its view not ready, the sidecars' topic unwritable; a connection refused) or unknown (any
+    other 5xx, or no answer)."""
     if status is None:
         return Outcome.UNKNOWN if sent else Outcome.FAIL
     if 200 <= status < 300:
         return Outcome.OK
-    return Outcome.FAIL if status < 500 else Outcome.UNKNOWN
+    return Outcome.FAIL if status < 500 or status == REFUSED else Outcome.UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ def rules(found: list[Violation]) -> list[str]:
         pytest.param(200, True, Outcome.OK, id="2xx"),
         pytest.param(409, True, Outcome.FAIL, id="4xx"),
         pytest.param(504, True, Outcome.UNKNOWN, id="5xx"),
+        pytest.param(500, True, Outcome.UNKNOWN, id="500"),
+        pytest.param(503, True, Outcome.FAIL, id="the sidecar's refusal"),
         pytest.param(None, True, Outcome.UNKNOWN, id="no answer"),
         pytest.param(None, False, Outcome.FAIL, id="connection refused"),
     ],
