@@ -12,7 +12,7 @@ import pytest
 from tests.chaos.campaign import Plan, run
 from tests.support.deploy_local import local_stack
 
-CAMPAIGN_S = 40.0  # of workload and faults, per release (start-up and the quiet spell come on top)
+CAMPAIGN_S = 30.0  # of workload and faults, per release (start-up and the quiet spell come on top)
 SEED = 7
 
 

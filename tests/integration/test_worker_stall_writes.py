@@ -30,7 +30,7 @@ from tests.support.waiting import eventually
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 STALL_S = 3.0  # the worker suspended this long: a long GC pause
 SHORT_BUDGET_S = 1.5  # the first sidecar's request budget: it gives up on the stalled worker
-ROUNDS = 4
+ROUNDS = 3
 
 
 @pytest.fixture(scope="module", params=[local_stack.NEW_VERSION, local_stack.OLD_VERSION])

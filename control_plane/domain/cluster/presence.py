@@ -145,6 +145,9 @@ class Presence:
                 await self.write()
             except Exception as err:  # noqa: BLE001 - tried again at the next interval
                 log.warning("writing the sidecar's presence failed", sidecar=self.sidecar, error=str(err))
+                # a whole interval: a write refused at once (the topic refused) never spins on readiness
+                await asyncio.sleep(self._interval_s)
+                continue
             await self._until_next()
 
     async def _until_next(self) -> None:

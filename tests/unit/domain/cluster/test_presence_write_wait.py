@@ -3,6 +3,8 @@ answer, and the least of them among the live ones, which decides whether a read 
 
 from __future__ import annotations
 
+import asyncio
+
 from control_plane.codecs.presence import SidecarPresence, decode_presence, encode_presence
 from control_plane.domain.cluster.presence import Presence
 from control_plane.view.sidecars import SidecarTable
@@ -51,3 +53,38 @@ def test_a_presence_without_a_write_wait_is_one_that_answers_at_once() -> None:
     assert value is not None and b'"write_wait_ms":25.0' in value
     decoded = decode_presence(key, value.replace(b',"write_wait_ms":25.0', b""))
     assert isinstance(decoded, SidecarPresence) and decoded.write_wait_ms == 0.0
+
+
+class Refusing:
+    """A sidecars' topic that refuses every write at once (one refused at start: wrong settings)."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    async def write(self, key: bytes, value: bytes | None) -> None:
+        self.attempts += 1
+        raise RuntimeError("the sidecars' topic cannot be used")
+
+
+async def test_a_presence_refused_at_once_is_written_again_after_an_interval_not_in_a_loop() -> None:
+    topic = Refusing()
+
+    async def ready_at_once() -> None:
+        return None
+
+    me = Presence(
+        topic,
+        SidecarTable(),
+        sidecar="a",
+        url=None,
+        version="1",
+        interval_s=0.1,
+        workers=dict,
+        view_lag=dict,
+        stop_timeout_s=0.1,
+        until_ready=ready_at_once,
+    )
+    await me.start()
+    await asyncio.sleep(0.25)  # the interval's own pace: what is measured
+    await me.stop()
+    assert topic.attempts <= 4  # three intervals, and the leave's tombstone
