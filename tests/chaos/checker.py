@@ -16,7 +16,8 @@ The rules:
 - ``lost_patch``: every acknowledged PATCH's own key (``campaign.patch.<op>``) is in the final config,
   unless a full config write (PUT, not refused) may follow the PATCH and so replaced it.
 - ``refused_write_landed``: no final value is only explained by a refused write.
-- ``ran_while_stopped``: a connector created STOPPED or PAUSED (whatever the answer) never runs, nor one
+- ``ran_while_stopped``: a connector created STOPPED or PAUSED (whatever the answer, but a refusal: a
+  create never sent, or refused, created nothing) never runs, nor one
   acknowledged stopped once ``settle_s`` passed after the answer (the worker stops it after the write, as
   Connect does), unless a resume (not refused) invoked before the sighting may follow the create or stop.
   A pause is Connect's to apply to the tasks: its acknowledgement is checked as a target state only.
@@ -112,7 +113,9 @@ def ran_while_stopped(
 ) -> list[Violation]:
     starters = [o for o in ops if o.outcome is not Outcome.FAIL and o.value(TARGET_STATE) == "RUNNING"]
     holds: list[tuple[Op, float]] = [
-        (o, o.invoked) for o in ops if o.kind == "create" and o.value(TARGET_STATE) in HOLDING_STATES
+        (o, o.invoked)
+        for o in ops
+        if o.kind == "create" and o.outcome is not Outcome.FAIL and o.value(TARGET_STATE) in HOLDING_STATES
     ]
     holds += [
         (o, o.answered + settle_s)

@@ -133,6 +133,12 @@ def test_a_connector_created_stopped_never_runs_whatever_the_answer() -> None:
     assert ran_while_stopped(C, [create], [seen(6, running=False)], settle_s=10) == []
 
 
+def test_a_create_never_sent_or_refused_created_nothing() -> None:
+    never_sent = op("c", "create", 0, None, status=None, sent=False, writes={CONFIG: "c", TARGET_STATE: "STOPPED"})
+    refused = op("d", "create", 0, 1, status=503, writes={CONFIG: "d", TARGET_STATE: "STOPPED"})
+    assert ran_while_stopped(C, [never_sent, refused], [seen(6)], settle_s=10) == []
+
+
 def test_a_resume_lets_it_run() -> None:
     create = op("c", "create", 0, 1, status=201, writes={CONFIG: "c", TARGET_STATE: "PAUSED"})
     resume = op("r", "resume", 2, 3, status=202, writes={TARGET_STATE: "RUNNING"})
