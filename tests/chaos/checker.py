@@ -18,8 +18,10 @@ The rules:
 - ``refused_write_landed``: no final value is only explained by a refused write.
 - ``ran_while_stopped``: a connector created STOPPED or PAUSED (whatever the answer, but a refusal: a
   create never sent, or refused, created nothing) never runs, nor one
-  acknowledged stopped once ``settle_s`` passed after the answer (the worker stops it after the write, as
-  Connect does), unless a resume (not refused) invoked before the sighting may follow the create or stop.
+  acknowledged stopped once ``settle_s`` of the worker's time passed after the answer (the worker stops it
+  after the write, as Connect does; a stalled worker, or one whose broker stalls, applies nothing, so a
+  stall's time does not count, as a native stop followed by a stall shows the connector running until the
+  stall ends), unless a resume (not refused) invoked before the sighting may follow the create or stop.
   A pause is Connect's to apply to the tasks: its acknowledgement is checked as a target state only.
 - ``held_past_budget``: every request is answered within the request budget and ``slack_s``, but for one
   sent to a sidecar that was itself stopped or killed while it was under way (no sidecar can answer then).
@@ -36,7 +38,7 @@ from typing import Any
 
 from control_plane.domain.auto_restart.schedule import Backoff
 
-from .history import FinalState, History, Observation, Op, Outcome
+from .history import Fault, FinalState, History, Observation, Op, Outcome
 
 CONFIG_TOKEN = "campaign.write"
 PATCH_KEY = "campaign.patch."
@@ -108,8 +110,27 @@ def lost_patches(connector: str, ops: Sequence[Op], final: dict[str, str] | None
     return found
 
 
+STALLS_OF_THE_WORKER = frozenset({"worker_stall", "broker_stall"})
+
+
+def settled_at(start: float, settle_s: float, faults: Iterable[Fault]) -> float:
+    """When ``settle_s`` of the worker's own time has passed since ``start``: the time of a stall of the
+    worker or its broker does not count."""
+    at, left = start, settle_s
+    for f in sorted((f for f in faults if f.kind in STALLS_OF_THE_WORKER and f.end > start), key=lambda f: f.start):
+        if f.start >= at + left:
+            break
+        left -= max(0.0, f.start - at)
+        at = max(at, f.end)
+    return at + left
+
+
 def ran_while_stopped(
-    connector: str, ops: Sequence[Op], observations: Iterable[Observation], settle_s: float
+    connector: str,
+    ops: Sequence[Op],
+    observations: Iterable[Observation],
+    settle_s: float,
+    faults: Sequence[Fault] = (),
 ) -> list[Violation]:
     starters = [o for o in ops if o.outcome is not Outcome.FAIL and o.value(TARGET_STATE) == "RUNNING"]
     holds: list[tuple[Op, float]] = [
@@ -118,7 +139,7 @@ def ran_while_stopped(
         if o.kind == "create" and o.outcome is not Outcome.FAIL and o.value(TARGET_STATE) in HOLDING_STATES
     ]
     holds += [
-        (o, o.answered + settle_s)
+        (o, settled_at(o.answered, settle_s, faults))
         for o in ops
         if o.kind == "stop" and o.outcome is Outcome.OK and o.answered is not None
     ]
@@ -211,7 +232,7 @@ def check(history: History, final: FinalState, limits: Limits) -> list[Violation
             found += lost_writes(TARGET_STATE, connector, ops, final.target_states.get(connector, "RUNNING"))
             found += lost_writes(OFFSET, connector, ops, final.positions.get(connector))
         seen = [s for s in history.observations if s.connector == connector]
-        found += ran_while_stopped(connector, ops, seen, limits.settle_s)
+        found += ran_while_stopped(connector, ops, seen, limits.settle_s, history.faults)
     found += held_past_budget(history, limits.budget_s, limits.slack_s)
     found += restarts_off_schedule(final.restarts, limits.backoff, limits.schedule_tolerance_s)
     return found

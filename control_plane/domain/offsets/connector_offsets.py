@@ -58,6 +58,7 @@ from ...rules.connectors import (
 from ...storage.errors import GroupNotEmpty, GroupOperationError, ReadTimeout
 from ...storage.offsets_writer import OffsetRecord, OffsetsWriteFailed
 from ...view import ClusterView
+from ..cluster.fence import within_budget
 from ..cluster.writes import ConnectorWrites, read_failure
 from ..errors import BadRequestError, NotFoundError, OperationFailed, ViewNotReady
 from ..ports import ClusterMetadata, GroupAdmin, OffsetsLog, TopicPartition, TopicReader, ViewSnapshot
@@ -205,7 +206,7 @@ class EmulatedOffsets:
     async def _config(self, name: str, *, refresh: str) -> tuple[ClusterView, Mapping[str, str | None]]:
         view = self._ready_view()
         try:
-            await view.read_to_end("config", self.read_back_timeout_s)
+            await view.read_to_end("config", within_budget(self.read_back_timeout_s))
         except ReadTimeout as err:
             raise OperationFailed(f"{refresh}: {await read_failure(view, 'config', err, self._metadata)}") from err
         config = view.state.connector_config(name)
@@ -396,20 +397,26 @@ class EmulatedOffsets:
             tuple(duplicates),
         )
 
-    async def _source_records(self, name: str, where: _Source, failed: str) -> dict[str, dict[bytes, SourceOffset]]:
-        """Per topic (the worker's first), the connector's records by exact key bytes, read to the end."""
+    async def _source_records(
+        self, name: str, where: _Source, failed: str, *, written: bool = False
+    ) -> dict[str, dict[bytes, SourceOffset]]:
+        """Per topic (the worker's first), the connector's records by exact key bytes, read to the end: within
+        the request's budget before a write, within ``read_back_timeout_s`` once ``written`` (a read back cut
+        short by the budget would turn a write that landed into a failure)."""
         assert self._view is not None
+        timeout_s = self.read_back_timeout_s if written else within_budget(self.read_back_timeout_s)
         try:
-            await self._view.read_to_end("offsets", self.read_back_timeout_s)
+            await self._view.read_to_end("offsets", timeout_s)
         except ReadTimeout as err:
             cause = await read_failure(self._view, "offsets", err, self._metadata)
             raise OperationFailed(f"{failed}: {cause}") from err
         out = {where.worker_topic: dict(self._view.state.offsets.get(name, {}))}
         if where.own_topic:
-            out[where.own_topic] = (await self._read_own_topic(where.own_topic, failed)).offsets.get(name, {})
+            own = await self._read_own_topic(where.own_topic, failed, timeout_s)
+            out[where.own_topic] = own.offsets.get(name, {})
         return out
 
-    async def _read_own_topic(self, topic: str, failed: str) -> ClusterView:
+    async def _read_own_topic(self, topic: str, failed: str, timeout_s: float) -> ClusterView:
         """A connector's own offsets topic, read once from the beginning to its end (KafkaBasedLog)."""
         records = ClusterView()
         try:
@@ -419,7 +426,7 @@ class EmulatedOffsets:
         if counts.get(topic) is None:
             return records  # never written: no offsets
         try:
-            read = await self._reader.read_all(topic, self.read_back_timeout_s)
+            read = await self._reader.read_all(topic, timeout_s)
         except ReadTimeout as err:
             raise OperationFailed(f"{failed}: {err}") from err
         for record in read:
@@ -499,7 +506,7 @@ class EmulatedOffsets:
         await self._confirm_source(name, where, records, failed)
 
     async def _confirm_source(self, name: str, where: _Source, records: list[OffsetRecord], failed: str) -> None:
-        read = await self._source_records(name, where, f"{failed}: written but not read back")
+        read = await self._source_records(name, where, f"{failed}: written but not read back", written=True)
         for topic, present in read.items():  # with an own topic, every record went to both
             for key, value in records:
                 now = present.get(key)

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from ...storage.errors import ReadTimeout
 from ...view import ClusterView
+from ..cluster.fence import within_budget
 from ..errors import ConflictError
 from ..ports import ViewSnapshot
 
@@ -34,10 +35,18 @@ def active_tasks(state: ClusterView, name: str) -> list[int]:
     return sorted(t for t, s in state.task_statuses.get(name, {}).items() if s.state in ACTIVE_TASK_STATES)
 
 
+def still_stopping(name: str, remaining_s: float) -> str:
+    return (
+        f"The tasks of connector {name} may still commit offsets for {remaining_s:.1f}s (their worker's "
+        "task.shutdown.graceful.timeout.ms since their statuses were deleted), more than is left of this request's "
+        "budget. Nothing was written; retry the request once that time has passed."
+    )
+
+
 def still_active(name: str, tasks: list[int], timeout_s: float) -> str:
     shown = ", ".join(map(str, tasks)) or "?"
     return (
-        f"The tasks of connector {name} have not stopped within {timeout_s:g}s (still active in the status topic: "
+        f"The tasks of connector {name} have not stopped within {round(timeout_s, 1):g}s (still active in the status topic: "
         f"task {shown}), so their last offset commits could still overwrite new offsets. Nothing was written; "
         "retry the request once they have stopped."
     )
@@ -63,30 +72,35 @@ class TaskShutdown:
         """Returns once the tasks of ``name`` cannot commit offsets any more and every offset they
         committed is readable; ``ConflictError`` when they are still active after ``status_timeout_s``.
         Returns at once when the connector is no longer STOPPED (a resume landed meanwhile): the check at
-        the write answers that, as Connect does, rather than a wait for tasks that now run."""
+        the write answers that, as Connect does, rather than a wait for tasks that now run. Every wait ends
+        within the request's budget (``within_budget``): a wait it would outlast is refused, nothing written."""
         view = self._view
+        status_s = within_budget(self._status_timeout_s)
 
         def done(state: ClusterView) -> bool:
             return not active_tasks(state, name) or state.target_state(name) != "STOPPED"
 
         try:
-            await view.wait_for("status", done, self._status_timeout_s)
+            await view.wait_for("status", done, status_s)
         except ReadTimeout:
-            raise ConflictError(still_active(name, active_tasks(view.state, name), self._status_timeout_s)) from None
+            raise ConflictError(still_active(name, active_tasks(view.state, name), status_s)) from None
         if view.state.target_state(name) != "STOPPED":
             return  # the check at the write refuses it
         deleted_ms = view.state.task_status_deleted_ms.get(name)
         if deleted_ms is not None:
             remaining = deleted_ms / 1000 + self._graceful_s - self._clock()
+            remaining = min(remaining, self._graceful_s)
             if remaining > 0:  # a deadline the worker itself keeps, not a guess
-                await self._sleep(min(remaining, self._graceful_s))
+                if remaining > within_budget(remaining):
+                    raise ConflictError(still_stopping(name, remaining))
+                await self._sleep(remaining)
         if view.has_tail("offsets"):
             try:
-                await view.read_to_end("offsets", self._status_timeout_s)
+                await view.read_to_end("offsets", within_budget(self._status_timeout_s))
             except ReadTimeout as err:
                 raise ConflictError(
                     f"Cannot read the offsets topic to its end before modifying offsets: {err}"
                 ) from err
 
 
-__all__ = ["ACTIVE_TASK_STATES", "TaskShutdown", "active_tasks", "still_active"]
+__all__ = ["ACTIVE_TASK_STATES", "TaskShutdown", "active_tasks", "still_active", "still_stopping"]

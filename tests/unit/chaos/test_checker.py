@@ -20,6 +20,7 @@ from tests.chaos.checker import (
     lost_patches,
     lost_writes,
     ran_while_stopped,
+    settled_at,
     restarts_off_schedule,
     summary,
 )
@@ -155,6 +156,16 @@ def test_an_acknowledged_stop_must_have_stopped_it_once_settled() -> None:
     assert ran_while_stopped(C, [unknown], [seen(12)], settle_s=10) == []
     paused = op("p", "pause", 0, 1, status=202, writes={TARGET_STATE: "PAUSED"})
     assert ran_while_stopped(C, [paused], [seen(12)], settle_s=10) == []  # a target state: lost_write's
+
+
+def test_a_stall_of_the_worker_or_its_broker_does_not_count_towards_the_settle_time() -> None:
+    stop = op("s", "stop", 1, 2, status=204, writes={TARGET_STATE: "STOPPED"})
+    stall = Fault("worker_stall", "worker", 6, 13.5)
+    assert settled_at(2, 10, [stall]) == pytest.approx(19.5)
+    assert settled_at(2, 10, [stall, Fault("broker_stall", "broker", 15, 16)]) == pytest.approx(20.5)
+    assert settled_at(2, 10, [Fault("sidecar_stall", "0", 6, 13.5), Fault("worker_stall", "worker", 30, 40)]) == 12
+    assert ran_while_stopped(C, [stop], [seen(14), seen(19)], settle_s=10, faults=[stall]) == []
+    assert rules(ran_while_stopped(C, [stop], [seen(20)], settle_s=10, faults=[stall])) == ["ran_while_stopped"]
 
 
 def test_requests_held_past_the_budget() -> None:

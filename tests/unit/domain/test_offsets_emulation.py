@@ -4,6 +4,8 @@ that fail half-way are made to fail here at a chosen record."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -28,6 +30,7 @@ from control_plane.domain.offsets.messages import framework_managed, not_stopped
 from control_plane.domain.offsets.request import SinkOffsetsRefused, parse_alter_request
 from control_plane.rules.config_providers import FILE, ConfigProviders
 from control_plane.settings import SettingsError, load_settings
+from control_plane.upstream import REQUEST_DEADLINE
 from control_plane.view import ClusterView
 from tests.support.fakes import CONFIG, OFFSETS, OWN, Kafka
 
@@ -281,6 +284,31 @@ async def test_an_alter_waits_until_the_tasks_are_down_and_their_worker_could_co
     assert kafka.slept == [4.0]  # deleted at 999 s, now 1000 s, graceful 5 s
     # long after: no wait
     assert await kafka.offsets.reset("c") == framework_managed("reset")
+    assert kafka.slept == [4.0]
+
+
+async def test_an_alter_waits_for_the_tasks_within_the_request_budget(kafka: Kafka) -> None:
+    kafka.connector("c")
+    kafka.view.state.apply_status(TaskStatus("c", 0, "RUNNING", None, "w1", 3))
+    kafka.view.worker_stops_tasks = False
+    await kafka.stopper.stop("c")
+    entries = parse_alter_request(b'{"offsets":[{"partition":{"f":"x"},"offset":{"p":1}}]}')
+    token = REQUEST_DEADLINE.set(asyncio.get_running_loop().time() + 0.2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ConflictError) as refused:  # the status wait ends with the budget, not its own 1 s
+            await kafka.offsets.alter("c", entries)
+        assert time.monotonic() - started < 0.9
+        assert "have not stopped within 0.2s" in refused.value.message
+        # the graceful timeout the worker keeps would outlast the budget: refused at once, nothing written
+        kafka.view.state.apply_status(Tombstone(StatusKey(StatusKind.TASK, "c", task=0)), timestamp_ms=999_000)
+        with pytest.raises(ConflictError) as refused:
+            await kafka.offsets.alter("c", entries)
+        assert refused.value.message.startswith("The tasks of connector c may still commit offsets for 4.0s")
+        assert kafka.written(OFFSETS) == [] and kafka.slept == []
+    finally:
+        REQUEST_DEADLINE.reset(token)
+    assert await kafka.offsets.alter("c", entries) == framework_managed("altered")  # no budget: the wait
     assert kafka.slept == [4.0]
 
 
