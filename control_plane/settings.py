@@ -155,7 +155,8 @@ class Settings(BaseSettings):
     worker_down_s: float = Field(5.0, ge=0)
     """How long a worker that refused a connection is tried last."""
     rebalance_retry_max: int = Field(5, ge=0)
-    """Retries of a worker's 409 caused by a rebalance; other 409s are returned at once."""
+    """Retries of a worker's 409 caused by a rebalance in an operation the sidecar composes (a client's request
+    passed through gets the 409 at once); other 409s are returned at once."""
     rebalance_retry_initial_backoff_ms: int = Field(200, ge=0)
     """The first wait before a rebalance 409 is retried; it doubles up to the max backoff."""
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)

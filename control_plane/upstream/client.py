@@ -121,6 +121,9 @@ class UpstreamRequest:
     headers: tuple[tuple[bytes, bytes], ...] = ()
     body: bytes = b""
     deadline: float | None = None  # the event loop's time when the client stops waiting (the request budget)
+    # a rebalance 409 retried (an operation the sidecar composes); a client's request passed through gets the
+    # worker's 409 at once, as from the worker: clients and operators run their own backoff
+    retry_rebalance: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +326,7 @@ class ConnectUpstream:
 
     async def _forward(self, request: UpstreamRequest) -> UpstreamResponse:
         response = await self._send_to_any(request)
-        if not is_rebalance_conflict(response) or self._retry_max == 0:
+        if not request.retry_rebalance or not is_rebalance_conflict(response) or self._retry_max == 0:
             return response
         # The slow path: the worker's cluster view was changing; try again after a backoff.
         retrying = AsyncRetrying(

@@ -1,11 +1,13 @@
 """The long form of the fault campaign (``make chaos``): ``python -m tests.chaos --duration-s 600 --seed 1``,
 once per Connect release given (the newest and the old one by default); a summary per release on stdout,
-the histories as JSON under ``--out``; exit status 1 when any check found a violation."""
+the histories as JSON under ``--out``, and with a violation the processes' logs beside them (the broker's,
+the worker's, each sidecar's); exit status 1 when any check found a violation."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +31,11 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix=f"chaos-{version}-") as home:
             plan = Plan(version, args.duration_s, args.seed, Path(home), clients=args.clients)
             result = asyncio.run(run(plan))
+            if result.violations:
+                logs = args.out / f"logs-{version}-{args.seed}"
+                shutil.rmtree(logs, ignore_errors=True)
+                shutil.copytree(home, logs, ignore=shutil.ignore_patterns("*.jar"))
+                print(f"logs: {logs}", file=sys.stderr)
         print(result.report())
         print(f"history: {result.save(args.out)}", file=sys.stderr)
         failed = failed or bool(result.violations)

@@ -162,6 +162,12 @@ class _Source:
     own_topic: str | None
 
 
+def listed(records: Mapping[bytes, SourceOffset]) -> list[tuple[bytes, SourceOffset]]:
+    """The records of the partitions the worker knows (OffsetUtils.processPartitionKey): a key whose partition
+    is null (an alter may write one) is never listed, nor reset."""
+    return [(key, record) for key, record in records.items() if record.partition is not None]
+
+
 class EmulatedOffsets:
     def __init__(
         self,
@@ -375,7 +381,7 @@ class EmulatedOffsets:
         duplicates: list[DuplicateKeys] = []
         for topic, topic_records in records.items():  # the worker's topic first, the connector's own then wins
             by_partition: dict[bytes, list[tuple[bytes, SourceOffset]]] = {}
-            for key, record in topic_records.items():
+            for key, record in listed(topic_records):
                 by_partition.setdefault(canonical(record.partition), []).append((key, record))
             for ident, keyed in by_partition.items():
                 keyed.sort(key=lambda pair: _lookup_rank(name, *pair))
@@ -466,7 +472,8 @@ class EmulatedOffsets:
         records: list[OffsetRecord] = []
         for ident, entry in wanted.items():
             value = None if entry.offset is None else json_wire.dumps(java_hash_map_order(entry.offset))
-            new_key = OffsetKey(name, java_hash_map_order(entry.partition or {})).to_bytes()
+            partition = None if entry.partition is None else java_hash_map_order(entry.partition)
+            new_key = OffsetKey(name, partition).to_bytes()  # OffsetStorageWriter.doFlush: [name, partition]
             keys = sorted(existing.get(ident) or {new_key})
             records += [(key, value) for key in keys]
         await self._write_source(name, where, records, failed)
@@ -568,7 +575,7 @@ class EmulatedOffsets:
         where = self._source_topics(config)
         failed = f"Failed to modify offsets for source connector {name}"
         known = await self._source_records(name, where, failed)
-        keys = sorted({key for records in known.values() for key in records})
+        keys = sorted({key for records in known.values() for key, _ in listed(records)})
         if not keys:  # Worker: "No offsets found for source connector ..." is a success (idempotent)
             log.info("no offsets to reset", connector=name)
             return

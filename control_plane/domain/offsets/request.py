@@ -11,8 +11,8 @@ sidecar's message names the entry and the key, Jackson's names a line and column
 DistributedHerder.modifyConnectorOffsets does), per connector type, with Connect's messages word for word:
 ``SinkUtils.parseSinkConnectorOffsets`` (400), then what the worker's admin client refuses (500,
 ``SinkOffsetsRefused``) for sinks; ``Worker.normalizeSourceConnectorOffsets`` (``OffsetUtils.validateFormat``,
-500) for sources. Nothing stricter than the worker, but one refusal the emulation needs: a source entry
-without a partition (the worker hands it to the connector's ``alterOffsets``, which the sidecar cannot call).
+500) for sources. Nothing stricter than the worker: a source entry without a partition is written under the
+key ``[name, null]``, as the newest worker does for a connector without its own ``alterOffsets`` hook.
 """
 
 from __future__ import annotations
@@ -160,12 +160,12 @@ def _check_primitives(values: Mapping[str, Any]) -> None:
 
 def check_source_entries(entries: Sequence[OffsetEntry]) -> None:
     """A source connector's entries (Worker.normalizeSourceConnectorOffsets): values primitive, the
-    partition's then the offset's, with Connect's message (500). A missing partition is refused (400): the
-    worker passes it to the connector's own ``alterOffsets``, which decides; the sidecar cannot ask it."""
+    partition's then the offset's, with Connect's message (500). A missing or null partition passes
+    (OffsetUtils.validateFormat takes null): the newest worker hands it to the connector's ``alterOffsets``,
+    which for a connector without its own hook accepts it, and writes it under the key ``[name, null]``."""
     for entry in entries:
-        if entry.partition is None:
-            raise BadRequestError(f"{entry.where}.partition is missing or null; a source partition is an object")
-        _check_primitives(entry.partition)
+        if entry.partition is not None:
+            _check_primitives(entry.partition)
         if entry.offset is not None:
             _check_primitives(entry.offset)
 

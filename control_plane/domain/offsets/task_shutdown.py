@@ -46,8 +46,8 @@ def still_stopping(name: str, remaining_s: float) -> str:
 def still_active(name: str, tasks: list[int], timeout_s: float) -> str:
     shown = ", ".join(map(str, tasks)) or "?"
     return (
-        f"The tasks of connector {name} have not stopped within {round(timeout_s, 1):g}s (still active in the status topic: "
-        f"task {shown}), so their last offset commits could still overwrite new offsets. Nothing was written; "
+        f"The tasks of connector {name} have not stopped within {round(timeout_s, 1):g}s (still active in the status "
+        f"topic: task {shown}), so their last offset commits could still overwrite new offsets. Nothing was written; "
         "retry the request once they have stopped."
     )
 

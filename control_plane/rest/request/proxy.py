@@ -23,7 +23,8 @@ log = structlog.get_logger("control_plane.proxy")
 
 def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
     """The request as the client sent it: its raw target (still percent-encoded), headers and body, with
-    its deadline (the request budget, ``rest.steps.limits``)."""
+    its deadline (the request budget, ``rest.steps.limits``). A rebalance 409 comes back as the worker gave
+    it: the client's own backoff decides (Strimzi, kcctl and the like retry it)."""
     return UpstreamRequest(
         method=exchange.method,
         path=exchange.raw_path.decode("latin-1"),
@@ -31,6 +32,7 @@ def upstream_request(exchange: Exchange, body: bytes) -> UpstreamRequest:
         headers=tuple(exchange.headers),
         body=body,
         deadline=exchange.deadline,
+        retry_rebalance=False,
     )
 
 

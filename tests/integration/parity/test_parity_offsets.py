@@ -343,14 +343,17 @@ async def contents_checked_as_connect_does(w: Way) -> None:
     for name in (source, sink):
         await stop(w, name)
     await refused_bodies(w, source, sink, topic, "stopped")
+    # an entry without a partition: the connector's alterOffsets decides (FileStream's 3.6+ hook lets a null
+    # offset pass); the key [name, null] it leaves is never listed (OffsetUtils.processPartitionKey)
+    await w.call("PATCH", w.path(source, "/offsets"), json={"offsets": [{}]}, label="PATCH source offsets: {}")
     for name in (source, sink):
-        await w.call("GET", w.path(name, "/offsets"))  # nothing was written
+        await w.call("GET", w.path(name, "/offsets"))  # nothing listed was written
         await w.call("DELETE", w.path(name))
 
 
 async def test_alter_bodies_connect_reads_are_refused_with_its_codes_and_words(ways: list[Way]) -> None:
     """SinkUtils's 400s word for word; what the worker's admin client or OffsetUtils refuses, 500 with
-    Connect's message naming the connector; nothing written."""
+    Connect's message naming the connector; nothing written. An entry without a partition is taken."""
     await run_every_way(ways, contents_checked_as_connect_does)
 
 

@@ -20,8 +20,8 @@ from tests.chaos.checker import (
     lost_patches,
     lost_writes,
     ran_while_stopped,
-    settled_at,
     restarts_off_schedule,
+    settled_at,
     summary,
 )
 from tests.chaos.history import Fault, FinalState, History, Observation, Op, Outcome, outcome_of

@@ -132,6 +132,23 @@ async def test_source_alter_reuses_the_key_bytes_a_partition_has_and_keys_new_on
     ]
 
 
+async def test_a_source_entry_without_a_partition_is_written_under_a_null_partition_and_never_listed(
+    kafka: Kafka,
+) -> None:
+    """Worker.modifySourceConnectorOffsets hands a null partition to OffsetStorageWriter, which keys it
+    ``[name, null]``; OffsetUtils.processPartitionKey never lists such a key, so no read or reset sees it."""
+    await stopped_source(kafka)
+    kafka.offset(OFFSETS, "src", {"f": "x"}, {"pos": 5})
+    before = len(kafka.written(OFFSETS))
+    assert await kafka.offsets.alter("src", parse_alter_request(b'{"offsets":[{}]}')) == framework_managed("altered")
+    entries = parse_alter_request(b'{"offsets":[{"partition":null,"offset":{"pos":1}}]}')
+    assert await kafka.offsets.alter("src", entries) == framework_managed("altered")
+    assert kafka.written(OFFSETS)[before:] == [(b'["src",null]', None), (b'["src",null]', b'{"pos":1}')]
+    assert [dict(o.partition) for o in (await kafka.offsets.read("src")).offsets] == [{"f": "x"}]
+    assert await kafka.offsets.reset("src") == framework_managed("reset")
+    assert kafka.written(OFFSETS)[before + 2 :] == [(b'["src",{"f":"x"}]', None)]
+
+
 async def test_source_reset_tombstones_every_known_key_and_is_idempotent(kafka: Kafka) -> None:
     await stopped_source(kafka)
     first = kafka.offset(OFFSETS, "src", {"a": 1, "b": 2}, {"pos": 5})

@@ -81,11 +81,11 @@ def test_a_good_body_keeps_each_maps_order_and_types() -> None:
     assert (reset.index, reset.offset) == (1, None)
 
 
-def test_a_source_entry_without_a_partition_is_refused() -> None:
-    """The worker hands it to the connector's own alterOffsets, which the sidecar cannot ask."""
-    with pytest.raises(BadRequestError) as caught:
-        check_source_entries(parse_alter_request(b'{"offsets":[{"partition":null,"offset":{"position":1}}]}'))
-    assert caught.value.message == "offsets[0].partition is missing or null; a source partition is an object"
+def test_a_source_entry_without_a_partition_passes_as_the_newest_worker_takes_it() -> None:
+    """OffsetUtils.validateFormat takes a null partition; a connector without its own hook accepts it."""
+    entries = parse_alter_request(b'{"offsets":[{"partition":null,"offset":{"position":1}},{}]}')
+    check_source_entries(entries)
+    assert [(e.partition, e.offset) for e in entries] == [(None, {"position": 1}), (None, None)]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,10 @@
 """Connect's 409 during a rebalance (HerderRequestHandler.completeOrForwardRequest) is retried with a
-bounded backoff; any other 409 is final and returned at once."""
+bounded backoff inside the operations the sidecar composes; any other 409 is final and returned at once. A
+client's request passed through gets the worker's 409 at once: the client's own backoff decides."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -42,14 +45,35 @@ def test_every_prefix_has_a_message_here() -> None:
     assert all(any(m.startswith(prefix) for m in messages) for prefix in REBALANCE_409_PREFIXES)
 
 
+POST = UpstreamRequest("POST", "/connectors", headers=((b"content-type", b"application/json"),), body=b"{}")
+
+
+async def composed(make_upstream: Callable[..., ConnectUpstream], request: UpstreamRequest, **overrides: object):
+    upstream = make_upstream(**overrides)
+    try:
+        return await upstream.forward(request), upstream.rebalance_retries
+    finally:
+        await upstream.aclose()
+
+
 @pytest.mark.parametrize("message", REBALANCE_MESSAGES)
-async def test_rebalance_409_then_success_gives_success(router: respx.MockRouter, serve, message: str) -> None:
+async def test_a_clients_request_gets_the_rebalance_409_at_once(router: respx.MockRouter, serve, message: str) -> None:
+    route = router.post(path="/connectors/foo/tasks/0/restart").mock(
+        side_effect=[conflict(message), httpx.Response(204)]
+    )
+    async with serve() as running:
+        response = await running.client.post("/connectors/foo/tasks/0/restart")
+        retries = running.runtime.upstream.rebalance_retries
+    assert (response.status_code, response.json()) == (409, {"error_code": 409, "message": message})
+    assert (route.call_count, retries) == (1, 0)
+
+
+@pytest.mark.parametrize("message", REBALANCE_MESSAGES)
+async def test_rebalance_409_then_success_gives_success(router: respx.MockRouter, make_upstream, message: str) -> None:
     created = {**CONNECTOR, "tasks": [], "type": "source"}
     route = router.post(path="/connectors").mock(side_effect=[conflict(message), httpx.Response(201, json=created)])
-    async with serve() as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.runtime.upstream.rebalance_retries
-    assert response.status_code == 201
+    response, retries = await composed(make_upstream, POST)
+    assert response.status == 201
     assert response.json() == created
     assert route.call_count == 2
     assert retries == 1
@@ -60,13 +84,12 @@ async def test_rebalance_409_then_success_gives_success(router: respx.MockRouter
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
-async def test_rebalance_409_retried_for_any_method(router: respx.MockRouter, serve, method: str) -> None:
+async def test_rebalance_409_retried_for_any_method(router: respx.MockRouter, make_upstream, method: str) -> None:
     route = router.route(method=method, path="/connectors/foo").mock(
         side_effect=[conflict(STALE), conflict(STALE), httpx.Response(200, json={})]
     )
-    async with serve() as running:  # a path only the workers answer, whatever the method
-        response = await running.client.request(method, "/connectors/foo")
-    assert response.status_code == 200
+    response, _ = await composed(make_upstream, UpstreamRequest(method, "/connectors/foo"))
+    assert response.status == 200
     assert route.call_count == 3
 
 
@@ -85,70 +108,65 @@ async def test_rebalance_409_retried_for_any_method(router: respx.MockRouter, se
         pytest.param(STALE, id="json-string"),
     ],
 )
-async def test_other_409_returned_at_once(router: respx.MockRouter, serve, body: object) -> None:
+async def test_other_409_returned_at_once(router: respx.MockRouter, make_upstream, body: object) -> None:
     route = router.post(path="/connectors").respond(409, json=body)
-    async with serve() as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.runtime.upstream.rebalance_retries
-    assert response.status_code == 409
+    response, retries = await composed(make_upstream, POST)
+    assert response.status == 409
     assert response.json() == body
     assert route.call_count == 1
     assert retries == 0
 
 
-async def test_non_json_409_returned_at_once(router: respx.MockRouter, serve) -> None:
+async def test_non_json_409_returned_at_once(router: respx.MockRouter, make_upstream) -> None:
     route = router.post(path="/connectors").respond(409, text=STALE)
-    async with serve() as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-    assert response.status_code == 409
-    assert response.text == STALE
+    response, _ = await composed(make_upstream, POST)
+    assert response.status == 409
+    assert response.body == STALE.encode()
     assert route.call_count == 1
 
 
 @pytest.mark.parametrize("retry_max", [1, 2, 3, 5])
-async def test_retries_are_bounded_and_last_409_returned(router: respx.MockRouter, serve, retry_max: int) -> None:
+async def test_retries_are_bounded_and_last_409_returned(
+    router: respx.MockRouter, make_upstream, retry_max: int
+) -> None:
     answers = [conflict(f"{STALE} #{n}") for n in range(1, retry_max + 2)]
     route = router.post(path="/connectors").mock(side_effect=answers)
-    async with serve(rebalance_retry_max=retry_max) as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-        retries = running.runtime.upstream.rebalance_retries
-    assert response.status_code == 409
+    response, retries = await composed(make_upstream, POST, rebalance_retry_max=retry_max)
+    assert response.status == 409
     assert response.json() == {"error_code": 409, "message": f"{STALE} #{retry_max + 1}"}
     assert route.call_count == retry_max + 1
     assert retries == retry_max
 
 
-async def test_no_retry_when_retry_max_is_zero(router: respx.MockRouter, serve) -> None:
+async def test_no_retry_when_retry_max_is_zero(router: respx.MockRouter, make_upstream) -> None:
     route = router.post(path="/connectors").mock(side_effect=[conflict(STALE), httpx.Response(201, json={})])
-    async with serve(rebalance_retry_max=0) as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-    assert response.status_code == 409
+    response, _ = await composed(make_upstream, POST, rebalance_retry_max=0)
+    assert response.status == 409
     assert route.call_count == 1
 
 
-async def test_retry_ending_in_a_final_error_returns_it(router: respx.MockRouter, serve) -> None:
+async def test_retry_ending_in_a_final_error_returns_it(router: respx.MockRouter, make_upstream) -> None:
     route = router.post(path="/connectors").mock(
         side_effect=[conflict(STALE), conflict("Connector foo already exists")]
     )
-    async with serve() as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-    assert response.status_code == 409
-    assert response.json()["message"] == "Connector foo already exists"
+    response, _ = await composed(make_upstream, POST)
+    assert response.status == 409
+    assert response.json() == {"error_code": 409, "message": "Connector foo already exists"}
     assert route.call_count == 2
 
 
-async def test_retry_keeps_the_answers_headers(router: respx.MockRouter, serve) -> None:
+async def test_retry_keeps_the_answers_headers(router: respx.MockRouter, make_upstream) -> None:
     router.post(path="/connectors").mock(
         side_effect=[
             conflict(STALE),
             httpx.Response(201, json={}, headers={"Location": "http://w1:8083/connectors/foo", "X-Final": "1"}),
         ]
     )
-    async with serve() as running:
-        response = await running.client.post("/connectors", json=CONNECTOR)
-    assert response.status_code == 201
-    assert response.headers["location"] == "http://w1:8083/connectors/foo"
-    assert response.headers["x-final"] == "1"
+    response, _ = await composed(make_upstream, POST)
+    assert response.status == 201
+    headers = {name.lower(): value for name, value in response.headers}
+    assert headers[b"location"] == b"http://w1:8083/connectors/foo"
+    assert headers[b"x-final"] == b"1"
 
 
 # -- on the upstream client directly
