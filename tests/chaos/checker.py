@@ -26,7 +26,8 @@ The rules:
 - ``held_past_budget``: every request is answered within the request budget and ``slack_s``, but for one
   sent to a sidecar that was itself stopped or killed while it was under way (no sidecar can answer then).
 - ``restart_off_schedule``: the restart requests the worker received for a failing connector (those within a
-  second are one attempt) number at most the schedule's limit and are spaced at least as the schedule says.
+  second are one attempt) number at most the schedule's limit and are spaced at least as the schedule says;
+  one received just after a stall of the worker may have been sent during the stall, and is spaced from then.
 """
 
 from __future__ import annotations
@@ -183,7 +184,19 @@ def held_past_budget(history: History, budget_s: float, slack_s: float) -> list[
     return found
 
 
-def restarts_off_schedule(restarts: dict[str, list[float]], backoff: Backoff, tolerance_s: float) -> list[Violation]:
+def sent_no_earlier_than(received: float, faults: Iterable[Fault]) -> float:
+    """The earliest time a restart the worker received at ``received`` may have been sent: a request sent
+    while the worker was stalled is received when the stall ends, so one received within a second after a
+    stall of the worker may have been sent at any time during it."""
+    for f in faults:
+        if f.kind in STALLS_OF_THE_WORKER and f.end <= received <= f.end + ONE_ATTEMPT_S:
+            return min(received, f.start)
+    return received
+
+
+def restarts_off_schedule(
+    restarts: dict[str, list[float]], backoff: Backoff, tolerance_s: float, faults: Sequence[Fault] = ()
+) -> list[Violation]:
     found = []
     for connector, times in restarts.items():
         attempts: list[float] = []
@@ -200,11 +213,8 @@ def restarts_off_schedule(restarts: dict[str, list[float]], backoff: Backoff, to
                     + (" ..." if len(attempts) > 10 else ""),
                 )
             )
-        early = [
-            (k, attempts[k] - attempts[k - 1])
-            for k in range(1, len(attempts))
-            if attempts[k] - attempts[k - 1] < backoff.delay_s(k) - tolerance_s
-        ]
+        gaps = [(k, attempts[k] - sent_no_earlier_than(attempts[k - 1], faults)) for k in range(1, len(attempts))]
+        early = [(k, gap) for k, gap in gaps if gap < backoff.delay_s(k) - tolerance_s]
         if early:
             k, gap = early[0]
             found.append(
@@ -234,7 +244,7 @@ def check(history: History, final: FinalState, limits: Limits) -> list[Violation
         seen = [s for s in history.observations if s.connector == connector]
         found += ran_while_stopped(connector, ops, seen, limits.settle_s, history.faults)
     found += held_past_budget(history, limits.budget_s, limits.slack_s)
-    found += restarts_off_schedule(final.restarts, limits.backoff, limits.schedule_tolerance_s)
+    found += restarts_off_schedule(final.restarts, limits.backoff, limits.schedule_tolerance_s, history.faults)
     return found
 
 

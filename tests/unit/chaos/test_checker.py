@@ -197,6 +197,11 @@ def test_restarts_on_schedule_and_off_it() -> None:
     storm = restarts_off_schedule({C: [float(t) for t in range(0, 40, 2)]}, backoff, 0.5)
     assert rules(storm) == ["restart_off_schedule", "restart_off_schedule"]
     assert "20 restarts, at most 3" in storm[0].evidence
+    # sent during a stall of the worker, received as it ended: spaced from the stall's start
+    stalled = [Fault("worker_stall", "worker", 8, 10.5)]  # ended over a second before it was received
+    assert rules(restarts_off_schedule({C: [10, 12, 16]}, backoff, 0.5)) == ["restart_off_schedule"]
+    assert restarts_off_schedule({C: [10, 12, 16]}, backoff, 0.5, [Fault("worker_stall", "worker", 9, 11.6)]) == []
+    assert rules(restarts_off_schedule({C: [10, 12, 16]}, backoff, 0.5, stalled)) == ["restart_off_schedule"]
 
 
 def test_the_whole_check_and_its_summary() -> None:
