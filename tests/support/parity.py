@@ -102,15 +102,23 @@ class Way:
 
     # -- recording --------------------------------------------------------------------------------
     async def call(
-        self, method: str, path: str, *, record: bool = True, label: str | None = None, **kwargs: Any
+        self,
+        method: str,
+        path: str,
+        *,
+        record: bool = True,
+        label: str | None = None,
+        once: bool = False,
+        **kwargs: Any,
     ) -> httpx.Response:
         """Send a request the way's client; record its status and body (``label``: the step's name when
-        the path holds something that differs per way, e.g. a file name)."""
+        the path holds something that differs per way, e.g. a file name). ``once``: the first answer, a
+        rebalance's 409 included (one that no retry changes)."""
         # as a careful client does: a request a worker turned away because of a rebalance (not carried
-        # out) is sent again; the sidecar does so itself for the 409s, a client of the worker must
+        # out) is sent again; the sidecar passes the worker's 409 through, so its clients do the same
         answer = await eventually(
             lambda: self.client.request(method, path, **kwargs),
-            lambda r: not mid_rebalance(r),
+            lambda r: once or not mid_rebalance(r),
             what=f"{self.label}: {method} {path} answered outside a rebalance",
         )
         if record:
