@@ -10,8 +10,8 @@ The server is the Spark application: its master, its driver's memory and JVM opt
 JVM's: :data:`~.session.LOCAL_JAVA_OPTIONS`), its log, and the Kafka source (resolved by Ivy once, as
 for a local job) are its own settings, given here; a job adds only its SQL settings and its code.
 Where a Spark service already runs, its operators start the server with the same two things the jobs
-need: ``--packages org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>`` and a Python 3.11 with
-pyarrow for the Python workers.
+need: ``--packages org.apache.spark:spark-sql-kafka-0-10_<scala>:<spark>`` and a Python of the jobs' version
+(3.11 to 3.13) with pyarrow for the Python workers.
 """
 
 from __future__ import annotations

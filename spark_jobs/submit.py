@@ -2,7 +2,8 @@
 
 - ``package --out DIR``: ``DIR/control_plane_jobs.zip`` (the two packages the driver and the Python
   workers import; pure Python) and ``DIR/main.py`` (the file spark-submit runs). What the cluster's
-  Python needs besides: Python 3.11 with ``pyarrow`` (the jobs decode in ``mapInArrow``), as PySpark does.
+  Python needs besides: the driver's Python version (3.11 to 3.13) with ``pyarrow`` (the jobs decode in
+  ``mapInArrow``), as PySpark does.
 - ``command --master URL JOB [job options]``: package, then print the ``spark-submit`` command line, with
   Spark's Kafka source as ``--packages`` when the job reads Kafka (no ``--snapshot``).
 - ``run --master URL JOB [job options]``: the same, then run it (the installed PySpark's spark-submit).
