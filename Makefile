@@ -1,6 +1,8 @@
 # The two commands: `make run` (a broker, a Connect worker and the sidecar, in the foreground) and
 # `make test` (the whole suite, both lanes, against a real stack it starts and stops). See README.md.
 SHELL := /bin/bash
+# The venv's Python: the oldest that pyproject.toml's requires-python admits (`make unit-pythons` runs the unit
+# lane on the others).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -15,16 +17,18 @@ with_stack = started=0; \
 	trap '[ $$started = 1 ] && $(STACK) down' EXIT; \
 	$(1)
 
-.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit integration chaos bench bench-view manifests spark-archive spark-package spark-submit spark-connect clean
+.PHONY: install tools jars openapi api-doc run stack-up stack-down stack-status check test unit unit-pythons integration chaos bench bench-view manifests spark-archive spark-package spark-submit spark-connect clean
 
 tools:
 	@bash deploy/local/ensure-tools.sh
 	@bash deploy/monitoring/ensure-promtool.sh
 
+# --no-compile: a module is compiled when first imported, and most of PySpark's never are (a third less time
+# for a venv made afresh, as CI makes them, from pip's cache).
 $(INSTALLED): pyproject.toml
 	@bash deploy/local/ensure-tools.sh
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[test,spark,check]'
+	$(PY) -m pip install -q --no-compile -e '.[test,spark,check]'
 	@touch $@
 
 # promtool checked on every install (a `command -v` when present): the tests of deploy/monitoring/ need it
@@ -88,6 +92,18 @@ test: install
 
 unit: install
 	@$(call lane,$(UNIT_LANE))
+
+# The unit lane on the other Pythons that requires-python admits (`make unit` runs it on the oldest, the venv's),
+# each in a venv of its own, .venv-X.Y, installed as `make install` installs .venv (every extra: each dependency
+# shown to install on that Python), from the interpreter deploy/local/ensure-python.sh finds, or installs where
+# the machine has none. CI runs it on the newest; `make unit-pythons UNIT_PYTHONS="3.12 3.13"` for more.
+UNIT_PYTHONS ?= 3.13
+unit-pythons:
+	@for v in $(UNIT_PYTHONS); do \
+		py=$$(bash deploy/local/ensure-python.sh $$v) || exit $$?; \
+		echo "unit lane on Python $$v ($$py), in .venv-$$v"; \
+		$(MAKE) --no-print-directory unit VENV=.venv-$$v PYTHON=$$py || exit $$?; \
+	done
 
 # The class archive is built while the stack starts (each takes a minute or two on a fresh machine, most
 # of it one JVM's start and warm-up): the lane waits for both.
@@ -154,4 +170,4 @@ spark-connect: install spark-archive
 	$(PY) -m spark_jobs.connect_server $(ARGS)
 
 clean: stack-down
-	rm -rf .stack $(VENV)
+	rm -rf .stack $(VENV) .venv-*
