@@ -57,8 +57,8 @@ if [ $apt_ok = 1 ]; then
         && (cd "$work" && apt-get -qq "${apt_src[@]}" source --download-only "python$version" >&2); then
         orig=$(ls "$work"/python"$version"_*.orig.tar.* | head -1)
         mkdir -p "$work/src" && tar -xf "$orig" -C "$work/src" --strip-components=1
-        # Without --enable-optimizations (PGO runs the test suite: many more minutes) and without the bundled
-        # pip (Debian's source may lack its wheel): the venvs get pip below.
+        # Without --enable-optimizations (PGO runs the test suite: many more minutes), and without pip in the
+        # interpreter's own prefix: each venv gets its pip from ensurepip's bundled wheel.
         if (cd "$work/src" && ./configure -q --prefix="$cache/$version" --with-ensurepip=no >&2 \
             && make -s -j"$(nproc)" >/dev/null 2>"$work/make.log" && make -s altinstall >/dev/null 2>>"$work/make.log"); then
             if runs "$cache/$version/bin/python$version"; then found "$cache/$version/bin/python$version"; fi
