@@ -6,8 +6,8 @@ and what was sent compare as the same text.
 Jackson's ``StringDeserializer`` (``StdDeserializer._parseString``) gives a number token's text as written
 (``JsonParser.getValueAsString``): ``1.50``, ``1e-7``, ``1E+3``, ``-0`` and ``10000000000000000000000`` stay
 so, whatever double they denote; ``true`` and ``false`` their text; ``null`` a null value. ``read_json``
-keeps that text for ``as_string`` (observed with the Jackson of Connect 3.4.1, 4.3.1 and 4.4:
-databind 2.13, 2.19, 2.21).
+keeps that text for ``as_string`` (observed with the jackson-databind of Connect 2.8.2, 3.4.1, 4.3.1 and
+4.4: 2.10.5.1, 2.13.5, 2.21.2, 2.21.7).
 """
 
 from __future__ import annotations

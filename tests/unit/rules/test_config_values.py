@@ -1,7 +1,8 @@
 """A config read from JSON as Connect's Jackson reads it into ``Map<String, String>``: each number as the text
 it was written as. The expected strings are what ``ObjectMapper.readValue(body, LinkedHashMap<String,
-String>)`` gives with jackson-databind 2.13.5, 2.19.2 and 2.21.7 (the Jackson of Connect 3.4.1, 4.3.1 and
-4.4); tests/integration/test_plan_apply.py checks the same against the workers."""
+String>)`` gives with jackson-databind 2.10.5.1, 2.13.5, 2.21.2 and 2.21.7 (the Jackson of Connect 2.8.2,
+3.4.1, 4.3.1 and 4.4); tests/integration/test_plan_apply.py and test_newer_api.py check them against the
+workers."""
 
 from __future__ import annotations
 
