@@ -23,35 +23,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
-import yaml
 
-SUFFIXES = (".json", ".yaml", ".yml")
+from .plan_files import FileError, documents_of_file, files_of
+
 DEFAULT_URL = "http://localhost:8084"
 MARKS = {"create": "+", "update": "~", "delete": "-", "unchanged": "="}
 DONE = {"create": "created", "update": "updated", "delete": "deleted"}
 COLOURS = {"create": "32", "update": "33", "delete": "31", "unchanged": "2"}
 
 
-class PlanInputError(Exception):
-    pass
-
-
 def documents_of(path: Path) -> list[dict[str, Any]]:
-    """Each file under ``path`` (or ``path`` itself) parsed, with its name as the source."""
-    files = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES) if path.is_dir() else [path]
-    if not files:
-        raise PlanInputError(f"{path}: no {', '.join(SUFFIXES)} file")
-    found = []
-    for file in files:
-        try:
-            text = file.read_text()
-            parsed = json.loads(text) if file.suffix == ".json" else list(yaml.safe_load_all(text))
-        except (OSError, ValueError, yaml.YAMLError) as err:
-            raise PlanInputError(f"{file}: {err}") from err
-        for document in parsed if isinstance(parsed, list) and file.suffix != ".json" else [parsed]:
-            if document is not None:
-                found.append({"source": str(file), "document": document})
-    return found
+    """Each document of each file under ``path`` (or of ``path`` itself), its scalars as the file writes
+    them (``plan_files``), with the file's name as the source."""
+    return [
+        {"source": str(file), "document": document} for file in files_of(path) for document in documents_of_file(file)
+    ]
 
 
 def add_arguments(sub: Any) -> None:
@@ -81,7 +67,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         else:
             text = sys.stdin.read() if args.plan == "-" else Path(args.plan).read_text()
             body = json.loads(text)
-    except (PlanInputError, OSError, ValueError) as err:
+    except (FileError, OSError, ValueError) as err:
         print(f"control-plane {args.command}: {err}", file=sys.stderr)
         return 2
     headers = {"authorization": f"Bearer {args.token}"} if args.token else {}

@@ -19,7 +19,7 @@ from .config import (
     encode_config,
     parse_config_key,
 )
-from .json_wire import JsonFloat
+from .json_wire import JsonFloat, JsonInt
 from .murmur2 import murmur2, partition_for_key, to_positive
 from .offsets import (
     OffsetDecoded,
@@ -55,6 +55,7 @@ __all__ = [
     "ConnectorConfig",
     "ConnectorStatus",
     "JsonFloat",
+    "JsonInt",
     "LoggerLevelRecord",
     "Malformed",
     "OffsetDecoded",

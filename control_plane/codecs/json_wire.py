@@ -14,7 +14,9 @@ Every internal-topic value and offsets key goes through Connect's ``JsonConverte
 
 Decoding is strict like Jackson's defaults (no NaN literals) and keeps each float's source text
 (:class:`JsonFloat`) so that a double written by a JDK whose ``Double.toString`` is not the shortest
-form (JDK 17 writes 1e23 as ``9.999999999999999E22``) re-encodes to the same bytes.
+form (JDK 17 writes 1e23 as ``9.999999999999999E22``) re-encodes to the same bytes. ``loads_exact`` keeps
+every number's text, integers' too (:class:`JsonInt`: ``-0``), for what reads a number as the text it was
+written as (Jackson's ``StringDeserializer``: ``rules.config_values``).
 """
 
 from __future__ import annotations
@@ -54,6 +56,17 @@ class JsonFloat(float):
     text: str
 
     def __new__(cls, text: str) -> JsonFloat:
+        value = super().__new__(cls, text)
+        value.text = text
+        return value
+
+
+class JsonInt(int):
+    """An integer read from JSON that remembers the exact text it was written as (``-0`` is not ``0``)."""
+
+    text: str
+
+    def __new__(cls, text: str) -> JsonInt:
         value = super().__new__(cls, text)
         value.text = text
         return value
@@ -155,16 +168,27 @@ def _reject_constant(name: str) -> None:
 
 # what json.loads(text, parse_float=..., parse_constant=...) builds on every call, built once
 _DECODER = json.JSONDecoder(parse_float=JsonFloat, parse_constant=_reject_constant)
+_EXACT_DECODER = json.JSONDecoder(parse_float=JsonFloat, parse_int=JsonInt, parse_constant=_reject_constant)
 
 
 def loads(data: bytes) -> tuple[JsonValue, None] | tuple[None, str]:
     """Decode strictly; returns ``(value, None)`` or ``(None, reason)``, never raises."""
+    return _decoded(data, _DECODER)
+
+
+def loads_exact(data: bytes) -> tuple[JsonValue, None] | tuple[None, str]:
+    """``loads`` with every number as a ``JsonInt`` or ``JsonFloat`` that keeps its text (``1.50``,
+    ``1e-7``, ``1E+3``, ``-0``, ``1e999``: each still a number to whoever reads it as one)."""
+    return _decoded(data, _EXACT_DECODER)
+
+
+def _decoded(data: bytes, decoder: json.JSONDecoder) -> tuple[JsonValue, None] | tuple[None, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         return None, f"not UTF-8: {e.reason} at byte {e.start}"
     try:
-        return _DECODER.decode(text), None
+        return decoder.decode(text), None
     except (ValueError, RecursionError) as e:
         return None, f"not JSON: {e}"
 

@@ -44,25 +44,6 @@ def members(body: bytes) -> list[tuple[str, int, Any]]:
     return found
 
 
-def scalar_as_string(body: bytes, key: str) -> str | None:
-    """How Jackson reads the top-level member ``key``, a number or a boolean, into a ``String`` (scalars are
-    coerced: the token's text as written, ``true``, ``false``); None for anything else or no such member.
-    The last of duplicated members counts, as Jackson reads them."""
-    found = [(offset, value) for name, offset, value in members(body) if name == key]
-    if not found:
-        return None
-    offset, value = found[-1]
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if not isinstance(value, int | float):
-        return None
-    text = body[offset:].decode("utf-8", "replace")
-    end = 0
-    while end < len(text) and text[end] not in WHITESPACE + ",}]":
-        end += 1
-    return text[:end]
-
-
 def location(body: bytes, offset: int) -> str:
     before = body[:offset]
     line = before.count(b"\n") + 1

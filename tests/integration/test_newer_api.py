@@ -171,6 +171,30 @@ async def test_patch_config_as_4_3_1(
     assert (absent[0].status_code, absent[0].json()) == (absent[1].status_code, absent[1].json())
 
 
+async def test_a_patch_of_numbers_is_read_as_4_3_1_reads_it(
+    cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
+) -> None:
+    """Numbers in a PATCH are the text they were written as (Jackson into ``Map<String, String>``), not a 500."""
+    via, direct = f"newapi-numbers-{cluster.name}-{unique}", f"newapi-numbers-ref-{unique}"
+    cleanup += [via, direct]
+    for client, name in ((sidecar, via), (newest, direct)):
+        assert (
+            await client.post("/connectors", json={"name": name, "config": source_config(unique)})
+        ).status_code == 201
+    body = b'{"x": 1e-7, "y": 1.50, "z": -0, "w": 1E+3, "v": 10000000000000000000000, "t": true}'
+    headers = {"content-type": "application/json"}
+    answers = [
+        await c.patch(f"/connectors/{n}/config", content=body, headers=headers)
+        for c, n in ((sidecar, via), (newest, direct))
+    ]
+    assert [a.status_code for a in answers] == [200, 200], [a.text for a in answers]
+    assert shape(answers[0].json())["config"] == shape(answers[1].json())["config"]
+    numbers = {"x": "1e-7", "y": "1.50", "z": "-0", "w": "1E+3", "v": "10000000000000000000000", "t": "true"}
+    assert answers[0].json()["config"] == {**source_config(unique), **numbers, "name": via}
+    stored = [(await c.get(f"/connectors/{n}/config")).json() for c, n in ((sidecar, via), (newest, direct))]
+    assert {**stored[0], "name": direct} == stored[1]
+
+
 @pytest.mark.parametrize("body", [pytest.param(b"", id="empty"), pytest.param(b"null", id="null")])
 async def test_a_patch_with_no_entity_is_answered_as_4_3_1(
     cluster: Cluster,

@@ -121,3 +121,70 @@ async def test_plan_apply_and_plan_again_shows_nothing_and_a_stale_plan_is_refus
         finally:
             for name in (a, b, old):
                 await worker.delete(f"/connectors/{name}")
+
+
+# what a typed reading of a file would change (3.10 to 3.1, on to true, 0755 to 493, 1.50 to 1.5; 1e-7 was
+# refused): the worker must hold each exactly as the file writes it
+EXACT = {
+    "pin.version": "3.10",
+    "flag.on": "on",
+    "flag.off": "off",
+    "file.mode": "0755",
+    "ratio": "1.50",
+    "tiny": "1e-7",
+}
+
+
+async def test_a_file_s_values_reach_the_worker_as_written_and_a_plan_again_shows_nothing(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    u = uuid.uuid4().hex[:6]
+    from_yaml, from_json = f"exact-{u}-yaml", f"exact-{u}-json"
+    lines = tmp_path / "in.txt"
+    lines.write_text("one\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "y.yaml").write_text(
+        f"name: {from_yaml}\nconfig:\n  connector.class: {SOURCE}\n  file: {lines}\n  topic: {from_yaml}\n"
+        "  pin.version: 3.10\n  flag.on: on\n  flag.off: off\n  file.mode: 0755\n  ratio: 1.50\n  tiny: 1e-7\n"
+    )
+    (files / "j.json").write_text(  # JSON's numbers as written; on, off and 0755 are strings in JSON
+        f'{{"name": "{from_json}", "config": {{"connector.class": "{SOURCE}", "file": "{lines}", '
+        f'"topic": "{from_json}", "pin.version": 3.10, "flag.on": "on", "flag.off": "off", "file.mode": "0755", '
+        '"ratio": 1.50, "tiny": 1e-7, "thousand": 1E+3, "minus.zero": -0, "enabled": true}}'
+    )
+    file_text = {
+        from_yaml: EXACT,
+        from_json: {**EXACT, "thousand": "1E+3", "minus.zero": "-0", "enabled": "true"},
+    }
+    plan_file = tmp_path / "plan.json"
+    async with (
+        sidecar_with(cluster, sidecars_topic=f"{cluster.name}.exact-{u}.control-plane") as sidecar,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
+    ):
+        url = ("--url", sidecar.url)
+        try:
+            code, shown, err = await cli("plan", "-f", str(files), *url, "--out", str(plan_file))
+            assert code == 0, err
+            assert shown.splitlines()[-1] == "Plan: 2 to create, 0 to update, 0 to delete, 0 unchanged.", shown
+            assert "    + pin.version = 3.10" in shown and "    + tiny = 1e-7" in shown, shown
+            code, applied, err = await cli("apply", str(plan_file), *url)
+            assert (code, applied.splitlines()[-1]) == (0, "Applied: 2 change(s)."), err
+
+            for name, values in file_text.items():  # the worker's own answer: each value the file's text
+                stored = (
+                    await eventually(
+                        lambda n=name: worker.get(f"/connectors/{n}/config"),  # type: ignore[misc]
+                        lambda r: r.status_code != 409,
+                        what=f"{name}'s config",
+                    )
+                ).json()
+                assert {k: stored.get(k) for k in values} == values, stored
+
+            code, again, err = await cli("plan", "-f", str(files), *url, "--output", "json")
+            assert code == 0, err
+            plan: dict[str, Any] = json.loads(again)
+            assert plan["summary"] == {"create": 0, "update": 0, "delete": 0, "unchanged": 2}, plan
+        finally:
+            for name in file_text:
+                await worker.delete(f"/connectors/{name}")

@@ -5,9 +5,10 @@ cluster needs to become them (``steps_of``), and the plan's fingerprint.
   connector no file names; never implied by omission otherwise, as ``kubectl apply --prune``), with the
   key-level diff (``rules.config_diff``: secrets as ``[hidden]``, changed or not by digest).
 - **No false drift**: both sides are compared as the worker stores them (the config topic, read to its
-  end): every value the string Jackson makes of it (``rules.config_values``: ``1``, ``1.5``, ``true``), the
-  ``name`` key the worker adds, key order ignored; provider references compared as written, as the worker
-  stores them; secrets compared by value (digests in what is shown).
+  end): every value the string Jackson makes of it (``rules.config_values``: ``1.50``, ``1e-7``, ``true``,
+  each number's text as written), the ``name`` key the worker adds, key order ignored; provider
+  references compared as written, as the worker stores them; secrets compared by value (digests in what
+  is shown).
 - **Fingerprint**: a digest of what the plan compared, each named connector's config as the cluster had
   it (or its absence); ``planner`` refuses to apply a plan whose fingerprint is no longer the cluster's.
 """

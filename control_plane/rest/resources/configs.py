@@ -7,24 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...domain.configs import read_initial_state
-from ...domain.jackson import scalar_as_string
 from ...domain.outcomes import Forward
-from ...rules.config_values import config_map
+from ...rules.config_values import as_string, config_map, read_json
 from ..entities.responses import respond
 from ..request.runtime import herder
 from .params import raw_path
 
 
 async def _json(request: Request) -> Any:
-    try:
-        return orjson.loads(await request.body())
-    except orjson.JSONDecodeError:
-        return None
+    """The body as Jackson reads it (numbers as written: ``rules.config_values``); None when not JSON."""
+    body, _ = read_json(await request.body())
+    return body
 
 
 async def validate_config(request: Request) -> Response:
@@ -39,9 +36,9 @@ async def create_connector(request: Request) -> Response:
     body = await _json(request)
     config = config_map(body.get("config")) if isinstance(body, dict) else None
     name = body.get("name") if isinstance(body, dict) else None
-    if isinstance(body, dict) and not (name is None or isinstance(name, str)):
-        name = scalar_as_string(raw, "name")  # CreateConnectorRequest.name: a number or a boolean as Jackson reads it
-        body = {**body, "name": name} if name is not None else body
+    if isinstance(body, dict) and isinstance(name, bool | int | float):
+        name = as_string(name)  # CreateConnectorRequest.name: a number or a boolean as Jackson reads it
+        body = {**body, "name": name}
     if not isinstance(body, dict) or config is None or not (name is None or isinstance(name, str)):
         return await respond(request, Forward())
     initial = read_initial_state(body, raw)  # KIP-980

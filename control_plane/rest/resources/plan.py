@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -16,6 +15,7 @@ from ...domain.errors import BadRequestError
 from ...domain.plan import Applied, Plan, PlanStep
 from ...domain.plugins import PluginVersionReport
 from ...domain.topic_creation import CreationPreview
+from ...rules.config_values import read_json
 from ..entities.responses import answered
 from ..request.runtime import herder
 from .plugin_versions import report_json
@@ -23,10 +23,12 @@ from .topic_creation import preview_json
 
 
 async def _body(request: Request) -> Any:
-    try:
-        return orjson.loads(await request.body())
-    except orjson.JSONDecodeError as err:
-        raise BadRequestError(f"The body is not JSON: {err}") from err
+    """The body, each number as written: a document's ``1.50`` is the config value ``1.50``, as a worker
+    reads it (``rules.config_values``)."""
+    body, error = read_json(await request.body())
+    if error is not None:
+        raise BadRequestError(f"The body is not JSON: {error}")
+    return body
 
 
 async def plan(request: Request) -> Response:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...domain.errors import BadRequestError
 from ...domain.outcomes import SIDECAR, Refusal
 from ...domain.plugins import PinHealthReport, PluginVersionReport
-from ...rules.config_values import config_map
+from ...rules.config_values import config_map, read_json
 from ..entities.responses import answered
 from ..request.runtime import herder
 
@@ -51,10 +50,7 @@ async def connector_plugin_versions(request: Request) -> Response:
 
 
 async def config_plugin_versions(request: Request) -> Response:
-    try:
-        config = config_map(orjson.loads(await request.body()))
-    except orjson.JSONDecodeError:
-        config = None
+    config = config_map(read_json(await request.body())[0])
     if config is None:
         return answered(
             Refusal(BadRequestError("The body must be a connector configuration (a JSON object)"), SIDECAR), report_json

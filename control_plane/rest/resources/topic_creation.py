@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ...domain.errors import BadRequestError
 from ...domain.topic_creation import CreationPreview, TopicPlan, TopicShape
-from ...rules.config_values import config_map
+from ...rules.config_values import config_map, read_json
 from ...rules.topic_creation import BROKER_DEFAULT
 from ..entities.responses import answered
 from ..request.runtime import herder
@@ -83,10 +82,9 @@ def _topics(values: Any) -> list[str]:
 
 
 async def preview(request: Request) -> Response:
-    try:
-        body = orjson.loads(await request.body())
-    except orjson.JSONDecodeError as err:
-        raise BadRequestError(f"Not JSON: {err}") from err
+    body, error = read_json(await request.body())
+    if error is not None:
+        raise BadRequestError(f"Not JSON: {error}")
     config = config_map(body.get("config")) if isinstance(body, dict) else None
     if config is None:
         raise BadRequestError('The body must be {"config": {...}, "topics": ["topic", ...]}')

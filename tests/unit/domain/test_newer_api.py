@@ -17,7 +17,7 @@ from control_plane.domain.configs.initial_state import InitialState, Unreadable,
 from control_plane.domain.connect_api import validate_path
 from control_plane.domain.definitions import newest_definition
 from control_plane.domain.errors import ConflictError, NotFoundError, OperationFailed
-from control_plane.domain.jackson import scalar_as_string, string_map_error
+from control_plane.domain.jackson import string_map_error
 from control_plane.domain.newer.health import HEALTHY, STARTING, UNHEALTHY, HealthCheck
 from control_plane.domain.newer.loggers import Loggers
 from control_plane.domain.outcomes import Refusal, Relay, Reply
@@ -147,23 +147,6 @@ async def test_an_emulated_patch_with_no_entity_is_4_3_1s_500_after_the_connecto
     assert not [r for r in workers.forwarded if r.method == "PUT"]
     missing = await ConnectorConfigs(FakeWorkers("3.4.1"), ()).patch("c", None, emulate=True)
     assert isinstance(missing, Refusal) and isinstance(missing.error, NotFoundError)
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        pytest.param(b'{"name":5,"config":{}}', "5", id="int"),
-        pytest.param(b'{"name": 1.50 ,"config":{}}', "1.50", id="float-as-written"),
-        pytest.param(b'{"name":true}', "true", id="true"),
-        pytest.param(b'{"name":1,"name":2}', "2", id="last"),
-        pytest.param(b'{"name":"s"}', None, id="string"),
-        pytest.param(b'{"name":{}}', None, id="object"),
-        pytest.param(b'{"name":[1]}', None, id="array"),
-        pytest.param(b'{"config":{}}', None, id="absent"),
-    ],
-)
-def test_a_scalar_name_reads_as_jackson_coerces_it_into_a_string(body: bytes, expected: str | None) -> None:
-    assert scalar_as_string(body, "name") == expected
 
 
 async def test_a_patch_raced_by_other_changes_is_refused() -> None:

@@ -15,6 +15,7 @@ from control_plane.cli import main as control_plane
 from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRefused
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
+from control_plane.plan_files import FileError
 from control_plane.rest.resources.plan import applied_json, plan_json
 from control_plane.rules.config_diff import SecretDigests
 
@@ -188,3 +189,84 @@ def test_the_cli_says_what_the_sidecar_refused(tmp_path: Path, capsys: pytest.Ca
     assert code == 1
     assert capsys.readouterr().err == "control-plane apply: 409: The cluster changed since the plan was made\n"
     assert control_plane(["plan", "-f", str(tmp_path / "missing"), "--url", "http://sidecar:8084"]) == 2
+
+
+EXACT = {  # the text of each value, as it must reach the worker
+    "pin.version": "3.10",
+    "flag.on": "on",
+    "flag.off": "off",
+    "file.mode": "0755",
+    "ratio": "1.50",
+    "tiny": "1e-7",
+}
+
+
+def test_a_file_s_scalars_are_its_text_yaml_and_json(tmp_path: Path) -> None:
+    """What a typed reading would change (3.10 to 3.1, on to true, 0755 to 493, 1.50 to 1.5, 1e-7 refused)
+    reaches the plan as the file writes it, and compares equal with the worker's strings."""
+    (tmp_path / "a.yaml").write_text(
+        "name: a\nconfig:\n  pin.version: 3.10\n  flag.on: on\n  flag.off: off\n  file.mode: 0755\n"
+        "  ratio: 1.50\n  tiny: 1e-7\n"
+    )
+    (tmp_path / "b.json").write_text(
+        '{"name": "b", "config": {"pin.version": 3.10, "flag.on": "on", "flag.off": "off", "file.mode": "0755",'
+        ' "ratio": 1.50, "tiny": 1e-7}}'
+    )
+    found = documents_of(tmp_path)
+    assert [d["document"]["config"] for d in found] == [EXACT, EXACT]
+    desired = [d for item in found for d in desired_of(item["document"], item["source"])]
+    stored = {name: {**EXACT, "name": name} for name in ("a", "b")}
+    assert [(s.name, s.action) for s in steps_of(desired, stored, DIGESTS, prune=False)] == [
+        ("a", "unchanged"),
+        ("b", "unchanged"),
+    ]
+
+
+def test_yaml_scalars_as_written_quoted_null_merge_and_tags(tmp_path: Path) -> None:
+    (tmp_path / "a.yml").write_text(
+        "base: &base\n  tasks.max: 01\n  on: yes\n"
+        "name: a\n"
+        "config:\n  <<: *base\n  quoted: '3.10'\n  escaped: \"a\\tb\"\n  block: |\n    x\n"
+        "  when: 2026-12-07\n  tagged: !!int 0x1F\n  big: 1_000\n  gone: null\n  tilde: ~\n  empty:\n"
+        "  text: NULL-ish\n  inf: .inf\n"
+    )
+    ((document,),) = [[d["document"] for d in documents_of(tmp_path)]]
+    assert document["base"] == {"tasks.max": "01", "on": "yes"}
+    assert document["config"] == {
+        "tasks.max": "01",
+        "on": "yes",
+        "quoted": "3.10",
+        "escaped": "a\tb",
+        "block": "x\n",
+        "when": "2026-12-07",
+        "tagged": "0x1F",
+        "big": "1_000",
+        "gone": None,
+        "tilde": None,
+        "empty": None,
+        "text": "NULL-ish",
+        "inf": ".inf",
+    }
+
+
+def test_a_json_file_keeps_jackson_s_text_and_refuses_what_jackson_refuses(tmp_path: Path) -> None:
+    file = tmp_path / "c.json"
+    file.write_text(
+        '[{"name": "c", "config": {"a": -0, "b": 1E+3, "c": true, "d": null, "e": 10000000000000000000000}}]'
+    )
+    ((document,),) = [[d["document"] for d in documents_of(file)]]
+    assert document == [
+        {"name": "c", "config": {"a": "-0", "b": "1E+3", "c": True, "d": None, "e": "10000000000000000000000"}}
+    ]
+    (desired,) = desired_of(document, "c.json")
+    assert desired.config == {
+        "a": "-0",
+        "b": "1E+3",
+        "c": "true",
+        "d": None,
+        "e": "10000000000000000000000",
+        "name": "c",
+    }
+    file.write_text('{"name": "c", "config": {"a": NaN}}')
+    with pytest.raises(FileError, match=r"c\.json"):
+        documents_of(file)
