@@ -1,5 +1,5 @@
-"""A connector config as the history keeps it, and the key-level difference of two. Pure; the sidecar
-and the Spark jobs use the same rule.
+"""A connector config as the history keeps it, and the key-level difference of two. No I/O; the sidecar
+and the Spark jobs use the same rule (``ChangeMarks`` alone keeps state: what its process recorded).
 
 Secret values (``rules.secrets``: by key name; a value made only of config provider references is no
 secret and is kept as written) are never kept in clear: the stored config shows ``[hidden]`` and

@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import structlog
 
 from control_plane.cli import main as control_plane
 from control_plane.codecs.config_history import HistoryEntry, decode_entry
@@ -186,13 +187,16 @@ async def test_without_a_key_no_digest_of_a_secret_and_still_whether_it_changed(
     config["source.password"] = "first-s3cret"
     async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker:
         try:
-            async with sidecar_with(cluster, **settings) as one:
-                assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
-                config["topic"] = f"{name}-b"  # the password the same
-                assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 200
-                config["source.password"] = "second-s3cret"
-                assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 200
-                await eventually(lambda: history(one, name), lambda h: len(h["versions"]) == 3, what="recorded")
+            with structlog.testing.capture_logs() as logs:  # (the lines it logs go to the list only)
+                async with sidecar_with(cluster, **settings) as one:
+                    assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 201
+                    config["topic"] = f"{name}-b"  # the password the same
+                    assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 200
+                    config["source.password"] = "second-s3cret"
+                    assert (await one.client.put(f"/connectors/{name}/config", json=config)).status_code == 200
+                    await eventually(lambda: history(one, name), lambda h: len(h["versions"]) == 3, what="recorded")
+            warned = [e["event"] for e in logs if e["log_level"] == "warning"]
+            assert any(w.startswith("HISTORY_SECRET_KEY is not set: the history keeps no digest") for w in warned)
             # another sidecar records from now on: it compares with the config topic's record of the newest
             async with sidecar_with(cluster, **settings) as two:
                 assert (await worker.put(f"/connectors/{name}/pause")).status_code == 202
