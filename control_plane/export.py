@@ -11,8 +11,12 @@ source offsets up by their exact key bytes); Parquet carries them as binary and 
 
 Secrets do not leave in a snapshot: in the config topic's connector and task configs, the values of secret
 keys are masked (``rules.secrets``, the ``secret_key_patterns`` setting; config provider references stay),
-and the session key (which signs the workers' internal requests) is emptied. Those records are written
-again as a worker writes them; every other record keeps its exact bytes.
+and the session key (which signs the workers' internal requests) is emptied. The history's records keep
+their secrets as ``[hidden]`` and say only which versions of a connector's secret hold the same value:
+each mark (a digest under ``HISTORY_SECRET_KEY``, or of an earlier key) becomes ``value-1``, ``value-2``...
+per connector and key, in the order of the versions (``rules.config_diff.redacted``), so that no digest a
+reader could test a guess against leaves. Those records are written again as a worker (or a sidecar) writes
+them; every other record keeps its exact bytes.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .codecs.config import ConnectorConfig, SessionKey, TaskConfig, decode_config, encode_config
-from .codecs.config_history import AUTHOR_PREFIX, ENTRY_PREFIX
+from .codecs.config_history import AUTHOR_PREFIX, ENTRY_PREFIX, HistoryEntry, decode_entry, encode_entry
 from .kafka_config import client_kwargs
+from .rules.config_diff import redacted
 from .rules.secrets import SecretRule
 from .settings import Settings
 from .storage.errors import ReadTimeout
@@ -101,10 +106,18 @@ async def _exists(settings: Settings, topic: str, timeout_s: float) -> bool:
     return described.get(topic) is not None
 
 
-def masked(records: list[LogRecord], config_topic: str | None, rule: SecretRule) -> list[LogRecord]:
-    """The records with the config topic's secrets masked (see the module's docstring)."""
+def masked(
+    records: list[LogRecord], config_topic: str | None, rule: SecretRule, history_topic: str | None = None
+) -> list[LogRecord]:
+    """The records with the config topic's secrets masked and the history's marks of secrets redacted (see
+    the module's docstring)."""
+    history = _history_redacted(records, history_topic)
     out = []
-    for record in records:
+    for i, record in enumerate(records):
+        if i in history:
+            if (kept := history[i]) is not None:
+                out.append(kept)
+            continue
         if record.topic == config_topic and record.value is not None:
             decoded = decode_config(record.key, record.value)
             changed: ConnectorConfig | TaskConfig | SessionKey | None = None
@@ -117,6 +130,26 @@ def masked(records: list[LogRecord], config_topic: str | None, rule: SecretRule)
             if changed is not None:
                 record = dataclasses.replace(record, value=encode_config(changed)[1])
         out.append(record)
+    return out
+
+
+def _history_redacted(records: list[LogRecord], history_topic: str | None) -> dict[int, LogRecord | None]:
+    """By index, the history entries whose marks of secrets are redacted, written again; None for an entry
+    that does not read as one (left out: it might hold a digest)."""
+    entries: dict[int, HistoryEntry | None] = {}
+    for i, r in enumerate(records):
+        if r.topic == history_topic and r.value is not None and (r.key or b"").startswith(ENTRY_PREFIX.encode()):
+            decoded = decode_entry(r.key, r.value)
+            entries[i] = decoded if isinstance(decoded, HistoryEntry) else None
+    ordered = sorted((e for e in entries.values() if e is not None), key=lambda e: (e.connector, e.offset))
+    marks = redacted((e.connector, key, mark) for e in ordered for key, mark in sorted(e.secrets.items()))
+    out: dict[int, LogRecord | None] = {}
+    for i, entry in entries.items():
+        if entry is None or not entry.secrets:
+            out[i] = None if entry is None else records[i]
+            continue
+        secrets = {key: marks[(entry.connector, key, mark)] for key, mark in entry.secrets.items()}
+        out[i] = dataclasses.replace(records[i], value=encode_entry(dataclasses.replace(entry, secrets=secrets))[1])
     return out
 
 
@@ -178,7 +211,8 @@ def export(
 ) -> int:
     """Write the snapshot; returns the number of records."""
     records = asyncio.run(read_topics(settings, timeout_s, on_progress))
-    records = masked(records, settings.config_storage_topic, SecretRule(settings.secret_key_patterns))
+    rule = SecretRule(settings.secret_key_patterns)
+    records = masked(records, settings.config_storage_topic, rule, settings.sidecars_topic_name)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     (write_parquet if fmt == "parquet" else write_jsonl)(records, tmp)

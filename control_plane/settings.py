@@ -416,9 +416,10 @@ class Settings(BaseSettings):
     history_retention_s: float = Field(30 * 24 * 3600.0, gt=0)
     """How long a version of a connector's config is kept (each live connector's newest always is)."""
     history_secret_key: SecretStr | None = None
-    """The key of the digests that stand for secret values in the history (HMAC-SHA256); the same on every
-    sidecar of the cluster. Unset: derived from the Connect group id, which anyone who reads the sidecars'
-    topic and knows the group id can test guesses of a secret against; set it from a Kubernetes Secret."""
+    """The key of the digests that stand for secret values in the config history and of plans' fingerprints
+    (HMAC-SHA256); the same on every sidecar of the cluster, from a Kubernetes Secret. Unset: the history
+    keeps no digest of a secret, only whether it changed between versions (a warning at start says so), and
+    a plan applies only through the sidecar that made it, before it restarts."""
     history_check_s: float = Field(0.25, gt=0)
     """How often the recording sidecar records the changes its view read from the config topic."""
     history_max_pending_records: int = Field(10_000, gt=0)

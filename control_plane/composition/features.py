@@ -166,7 +166,7 @@ def build_features(
         auto_restart=AutoRestart(side.auto_restarter(rule, restarter)),
         history=ConfigHistory(kept),
         lag=Lags(sink_lags, side.ready_state),
-        plan=PlanAndApply(side.planner(configs, writes, recorder, previews, plugins)),
+        plan=PlanAndApply(side.planner(configs, writes, previews, plugins)),
         writes=writes,
         membership=side.membership,
         route=route,

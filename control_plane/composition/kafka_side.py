@@ -39,7 +39,6 @@ from ..domain.read_rule import ReadRule
 from ..domain.topic_creation import CreationPreviews
 from ..domain.topics import TopicTracking
 from ..heap import HeapFreezer
-from ..rules.config_diff import SecretDigests
 from ..storage.config_writer import ConfigWriter
 from ..storage.sidecar_topic import SidecarTopic
 from ..storage.status_writer import StatusWriter
@@ -115,7 +114,6 @@ class NoKafkaSide:
         self,
         configs: ConnectorConfigs,
         writes: ConnectorWrites,
-        recorder: HistoryRecorder | None,
         previews: CreationPreviews,
         plugins: Plugins,
     ) -> Planner | None:
@@ -280,14 +278,19 @@ class KafkaSide(NoKafkaSide):
         if self.fence is None:
             return None, None
         if settings.history_secret_key is None:
-            log.warning("HISTORY_SECRET_KEY is not set: the history's digests of secrets are keyed by the group id")
+            log.warning(
+                "HISTORY_SECRET_KEY is not set: the history keeps no digest of a secret, only whether it changed "
+                "between versions (a change before this sidecar started may show as changed), a rollback "
+                "restores a secret only where no change was recorded since, and a plan applies only through "
+                "the sidecar that made it"
+            )
         recorder = HistoryRecorder(
             view.history,
             OneActor(view.sidecars, clients.me, records_history),
             clients.me,
             self.topic,
             view,
-            meetings.history_digests(settings, clients.access.secrets),
+            meetings.history_marks(settings, clients.access.secrets),
             retention_s=settings.history_retention_s,
             interval_s=settings.history_check_s,
             read_timeout_s=clients.read_back_s,
@@ -308,15 +311,10 @@ class KafkaSide(NoKafkaSide):
         self,
         configs: ConnectorConfigs,
         writes: ConnectorWrites,
-        recorder: HistoryRecorder | None,
         previews: CreationPreviews,
         plugins: Plugins,
     ) -> Planner:
-        digests: SecretDigests = (
-            recorder.digests
-            if recorder is not None
-            else meetings.history_digests(self._settings, self._clients.access.secrets)
-        )
+        digests = meetings.plan_digests(self._settings, self._clients.access.secrets)
         return meetings.planner(configs, writes, digests, previews, plugins)
 
     async def open(self, started: contextlib.AsyncExitStack) -> None:

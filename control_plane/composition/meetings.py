@@ -6,6 +6,9 @@ auto-restart's restarts go to the audit log as requests of their own would."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from collections.abc import Callable, Mapping
 
 from ..access.audit import AuditLog
@@ -17,15 +20,30 @@ from ..domain.outcomes import Answer, Refusal, Relay
 from ..domain.plan import Planner, config_digest
 from ..domain.plugins import Plugins
 from ..domain.topic_creation import CreationPreviews
-from ..rules.config_diff import SecretDigests
+from ..rules.config_diff import ChangeMarks, SecretDigests, SecretMarks
 from ..rules.secrets import SecretRule
 from ..settings import Settings
 
+# without HISTORY_SECRET_KEY, plans are fingerprinted under a key of this process's own, never shown
+PROCESS_KEY = secrets.token_bytes(32)
 
-def history_digests(settings: Settings, secrets: SecretRule) -> SecretDigests:
-    """The keyed digests that stand for secret values (``HISTORY_SECRET_KEY``, else derived from the group id)."""
-    key = settings.history_secret_key.get_secret_value() if settings.history_secret_key else None
-    return SecretDigests((key or f"connect-group:{settings.group_id}").encode(), secrets)
+
+def history_marks(settings: Settings, rule: SecretRule) -> SecretMarks:
+    """What stands for secret values in the history (``rules.config_diff``): keyed digests under
+    ``HISTORY_SECRET_KEY``, else marks of change, no digest."""
+    if settings.history_secret_key is None:
+        return ChangeMarks(rule)
+    return SecretDigests(settings.history_secret_key.get_secret_value().encode(), rule)
+
+
+def plan_digests(settings: Settings, rule: SecretRule) -> SecretDigests:
+    """The key of a plan's fingerprints (and of its secrets compared): one derived from ``HISTORY_SECRET_KEY``,
+    the same on every sidecar, never a history digest; else this process's own (a plan is then applied
+    through the sidecar that made it, before it restarts)."""
+    if settings.history_secret_key is None:
+        return SecretDigests(PROCESS_KEY, rule)
+    key = settings.history_secret_key.get_secret_value().encode()
+    return SecretDigests(hmac.new(key, b"control-plane plan fingerprints", hashlib.sha256).digest(), rule)
 
 
 def rollback_writes(configs: ConnectorConfigs, writes: ConnectorWrites) -> tuple[Current, Rollback]:
@@ -58,11 +76,11 @@ def planner(
         return {name: dict(config) for name, config in state.connector_configs.items()}
 
     async def write(name: str, config: dict[str, str | None], seen: str | None) -> None:
-        done = await configs.replace(name, config, lambda now: config_digest(now) == seen, what="the apply")
+        done = await configs.replace(name, config, lambda now: config_digest(now, digests) == seen, what="the apply")
         checked(done)
 
     async def delete(name: str, seen: str) -> None:
-        checked(await configs.delete_if(name, lambda now: config_digest(now) == seen, what="the apply"))
+        checked(await configs.delete_if(name, lambda now: config_digest(now, digests) == seen, what="the apply"))
 
     async def topics(name: str, config: dict[str, str | None]) -> object:
         """KIP-158: what the worker would create for the topics the config names (``topic``, ``topics``)."""
@@ -106,4 +124,4 @@ def audited(audit: AuditLog) -> Callable[[str, str, int, float], None]:
     return record
 
 
-__all__ = ["audited", "checked", "history_digests", "planner", "rollback_writes"]
+__all__ = ["audited", "checked", "history_marks", "plan_digests", "planner", "rollback_writes"]

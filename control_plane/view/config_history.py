@@ -1,6 +1,8 @@
 """Config history in the view: the changes read from the config topic that no history record covers yet
 (``pending``, what the recording sidecar records), and the history records and authors of the sidecars'
-topic (``codecs.config_history``), per connector in the config topic's order."""
+topic (``codecs.config_history``), per connector in the config topic's order; and per connector the
+newest change a record covers (``baseline``: what a recorder that starts compares the next change's
+secrets with, where it keeps no digest of them)."""
 
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ class ConfigHistoryTable:
         self._offsets: dict[str, list[int]] = {}  # per connector, its entries' offsets in order
         self._authors: dict[HistoryKey, Author] = {}
         self._pending: deque[ObservedChange] = deque(maxlen=max_pending)
+        self._baseline: dict[str, ObservedChange] = {}  # per connector, the newest change covered
         self.observed_through = -1  # the last config topic offset of a change observed
         self.recorded_through = -1  # the last offset a history record covers (never back: retention removes)
         self.dropped = 0  # changes observed that no recorder took before MAX_PENDING newer ones came
@@ -65,6 +68,7 @@ class ConfigHistoryTable:
     def observe(self, change: ObservedChange) -> None:
         self.observed_through = max(self.observed_through, change.offset)
         if change.offset <= self.recorded_through:
+            self._covered(change)
             return
         if len(self._pending) == self._pending.maxlen and self._pending[0].offset > self.made_through:
             self.dropped += 1  # not a record of it made: lost (one made is pending in the recorder)
@@ -87,7 +91,18 @@ class ConfigHistoryTable:
         if offset > self.recorded_through:
             self.recorded_through = offset
         while self._pending and self._pending[0].offset <= self.recorded_through:
-            self._pending.popleft()
+            self._covered(self._pending.popleft())
+
+    def _covered(self, change: ObservedChange) -> None:
+        if change.deleted:
+            self._baseline.pop(change.connector, None)
+        else:
+            self._baseline[change.connector] = change
+
+    def baseline(self, connector: str) -> ObservedChange | None:
+        """The newest change of ``connector`` a history record covers, as the config topic had it: its config
+        is the newest version's (None: none read, or deleted since)."""
+        return self._baseline.get(connector)
 
     # -- the sidecars' topic's side
     def apply_entry(self, record: HistoryEntry | Tombstone[HistoryKey]) -> None:

@@ -28,8 +28,15 @@ def pod_sidecar(stack: Stack, tmp_path: Path) -> Iterator[tuple[dict[str, Any], 
     properties = tmp_path / "connect-distributed.properties"
     properties.write_text(Path(stack.newest.properties).read_text() + "\nrest.advertised.host.name=127.0.0.1\n")
     port = free_port()
-    # the container's environment over the test's (which holds no CONTROL_PLANE_* variable: conftest.py)
-    env = {e["name"]: e["value"] for e in container["env"]}
+    # the container's environment over the test's (which holds no CONTROL_PLANE_* variable: conftest.py),
+    # its Secret's keys as an operator's Secret would give them
+    secrets = {("control-plane-history", "history-secret-key"): "a-key-from-the-operators-secret"}
+    env = {
+        e["name"]: e["value"]
+        if "value" in e
+        else secrets[(e["valueFrom"]["secretKeyRef"]["name"], e["valueFrom"]["secretKeyRef"]["key"])]
+        for e in container["env"]
+    }
     env |= {f"{ENV_PREFIX}WORKER_PROPERTIES": str(properties), f"{ENV_PREFIX}PORT": str(port)}
     # the image's entry point (deploy/kubernetes/Containerfile) with the container's args
     sidecar = sidecar_process.start(container["args"], tmp_path / "sidecar.log", port, env=env, cwd=tmp_path)

@@ -2,11 +2,14 @@
 (``control-plane plan`` / ``apply``) and a sidecar of the code under test: files of connectors with a
 secret, a config-provider reference and numbers are created, a connector no file names is pruned (within
 the pattern asked), the connectors then run, and a plan made again shows nothing to do; a plan the cluster
-changed since is refused and changes nothing."""
+changed since is refused and changes nothing. Fingerprints are keyed: a plan made through one sidecar
+applies through another of the same key, is refused once a secret alone changed, and holds no unkeyed
+digest of a config."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import sys
@@ -188,3 +191,63 @@ async def test_a_file_s_values_reach_the_worker_as_written_and_a_plan_again_show
         finally:
             for name in file_text:
                 await worker.delete(f"/connectors/{name}")
+
+
+async def test_a_keyed_plan_applies_through_another_sidecar_and_sees_a_secret_changed_meanwhile(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    u = uuid.uuid4().hex[:6]
+    name = f"plan-{u}-keyed"
+    lines = tmp_path / "in.txt"
+    lines.write_text("")
+    settings: dict[str, Any] = {"sidecars_topic": f"{cluster.name}.plan-{u}.control-plane", "history_secret_key": "k"}
+    config = {"connector.class": SOURCE, "tasks.max": "1", "file": str(lines), "topic": name, "db.password": "s3cret"}
+    async with (
+        sidecar_with(cluster, **settings) as one,
+        sidecar_with(cluster, **settings) as two,
+        sidecar_with(cluster, sidecars_topic=settings["sidecars_topic"]) as keyless,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=30) as worker,
+    ):
+        try:
+            assert (await worker.put(f"/connectors/{name}/config", json=config)).status_code == 201
+            stored = (
+                await eventually(
+                    lambda: worker.get(f"/connectors/{name}/config"), lambda r: r.status_code == 200, what="config"
+                )
+            ).json()
+            wanted = {"documents": [{"source": "a", "document": {"name": name, "config": {**stored, "tasks.max": 2}}}]}
+
+            async def plan_through(sidecar: Any) -> dict[str, Any]:
+                await eventually(
+                    lambda: sidecar.client.get(f"/connectors/{name}/config"),
+                    lambda r: r.status_code == 200 and r.json() == stored,
+                    what="the sidecar's view has the config",
+                )
+                made = await sidecar.client.post("/_sidecar/plan", json=wanted)
+                assert made.status_code == 200 and made.json()["summary"]["update"] == 1, made.text
+                return dict(made.json())
+
+            plan = await plan_through(one)
+            unkeyed = hashlib.sha256(json.dumps(stored, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+            assert unkeyed not in json.dumps(plan) and plan["connectors"][0]["seen"].startswith("hmac-sha256:")
+            # another key (none: the process's own) refuses it; nothing is applied
+            refused = await keyless.client.post("/_sidecar/apply", json=plan)
+            assert refused.status_code == 409, refused.text
+            # only the password changed, straight on the worker: the plan is stale
+            stored = {**stored, "db.password": "rotated"}
+            assert (await worker.put(f"/connectors/{name}/config", json=stored)).status_code == 200
+            await plan_through(two)  # (the other sidecar's view has the change)
+            refused = await two.client.post("/_sidecar/apply", json=plan)
+            assert refused.status_code == 409 and "changed since the plan" in refused.json()["message"], refused.text
+            # made again through one (the file's password against theirs: a secret's change, shown as one),
+            # applied through two
+            again = await plan_through(one)
+            assert [c["name"] for c in again["connectors"][0]["changes"] if c.get("secret")] == ["db.password"]
+            applied = await two.client.post("/_sidecar/apply", json=again)
+            assert applied.status_code == 200 and applied.json()["applied"] == [{"name": name, "action": "update"}]
+            after = await eventually(
+                lambda: worker.get(f"/connectors/{name}/config"), lambda r: r.status_code != 409, what="the config"
+            )
+            assert (after.json()["tasks.max"], after.json()["db.password"]) == ("2", "s3cret")
+        finally:
+            await worker.delete(f"/connectors/{name}")

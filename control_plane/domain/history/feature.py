@@ -4,8 +4,8 @@ and a rollback to a version (``kept``).
 
 A rollback is an ordinary config write (``ConnectorConfigs.replace``: the same checks, the connector's
 fence, and refused with a 409 when the config changed since the rollback read it). A secret of the version
-is restored from the connector's current config when its digest is the current value's; any other must be
-supplied by the caller.
+is restored from the connector's current config when its mark says the current value is the version's; any
+other must be supplied by the caller.
 
 It needs the sidecars' topic, where the history is kept and each connector's fence is: a sidecar without it
 (no view, or ``FENCE_ENABLED=false``) answers every request with a 501 that says so.

@@ -1,6 +1,7 @@
 """What the config history keeps, as the endpoints read it: a connector's versions (newest first, in pages),
 one version with its config, the key-level diff of two, and the config a rollback writes (its secrets back:
-supplied, or the current value where its digest is the version's).
+supplied, or the current value where it is the version's: its digest is the version's, or no change of it
+is recorded since the version and none is waiting to be).
 
 A version's id is the offset of its change in the config topic; its diff is against the version before it
 that the history still keeps (``first_kept`` where none is kept).
@@ -128,27 +129,38 @@ class KeptHistory:
         self, connector: str, version: int, supplied: Mapping[str, str], current: Mapping[str, str | None]
     ) -> dict[str, str | None]:
         """Version ``version``'s config with its secrets back: supplied, or the current value where its
-        digest is the version's; 400 naming the ones the sidecar cannot restore."""
+        mark says it is the version's value; 400 naming the ones the sidecar cannot restore."""
         entry = self._entry(connector, version)
         if entry.config is None:
             raise BadRequestError(f"Version {version} of connector {connector} is its deletion: nothing to restore")
         config, missing = dict(entry.config), []
-        for key, digest in sorted(entry.secrets.items()):
+        for key, mark in sorted(entry.secrets.items()):
             if key in supplied:
                 config[key] = supplied[key]
-            elif (value := current.get(key)) is not None and self._recorder.digests.digest(
-                connector, key, value
-            ) == digest:
+            elif (value := current.get(key)) is not None and self._still(connector, key, value, mark):
                 config[key] = value
             else:
                 missing.append(key)
         if missing:
             raise BadRequestError(
-                f"Version {version} of connector {connector} held secrets the sidecar keeps only as digests, "
+                f"Version {version} of connector {connector} held secrets the sidecar does not keep, "
                 f"and the connector's current values differ: {', '.join(missing)}. Supply them in the request: "
                 '{"secrets": {"' + missing[0] + '": "..."}}'
             )
         return config
+
+    def _still(self, connector: str, key: str, value: str, mark: str) -> bool:
+        """Whether the current ``value`` of a secret is the one a version's ``mark`` stands for: the marks
+        say so, or the newest version has the same mark and no change of the connector came after it (the
+        view read the config topic to its end)."""
+        if self._recorder.marks.holds(connector, key, value, mark):
+            return True
+        newest = self._table.latest(connector)
+        return (
+            newest is not None
+            and newest.secrets.get(key) == mark
+            and not self._table.changes_of(connector, newest.offset)
+        )
 
     async def rollback(self, connector: str, version: int, supplied: Mapping[str, str]) -> Refusal | Relay:
         """The connector's config back to version ``version``'s, as a config write of its own."""

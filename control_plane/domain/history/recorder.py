@@ -12,7 +12,9 @@ it (through a sidecar, straight to a worker, another tool), kept in the sidecars
   only records read back from the sidecars' topic, so a record whose write failed is never shown as kept,
   and every sidecar shows the same versions. A record's key is its change's offset: a record written
   again, or by the sidecar that took over meanwhile, is the same version, never a second one.
-- **Secrets** are kept as keyed digests (``rules.config_diff``), provider references as written.
+- **Secrets** are kept as marks (``rules.config_diff``): keyed digests under ``HISTORY_SECRET_KEY``, else
+  the version where the value was first recorded, compared with the version before in memory (where this
+  process did not record it, with the view's ``baseline``); provider references as written.
 - **Who**: a write a sidecar makes for a connector holds the connector's fence (``cluster.writes``);
   before it lets go, the sidecar names the principal of the request (``AUTHOR``) for the changes of that
   connector its write put in the config topic (``attribute``).
@@ -34,7 +36,7 @@ from ...background import cancel_and_wait
 from ...backoff import ProposalBackoff
 from ...codecs.config_history import Author, HistoryEntry, HistoryKey, encode_author, encode_entry
 from ...codecs.results import Tombstone
-from ...rules.config_diff import SecretDigests, StoredConfig, diff
+from ...rules.config_diff import SecretMarks, StoredConfig, diff
 from ...view.config_history import ConfigHistoryTable, ObservedChange
 from ..cluster.fence import TAIL, FenceReader, SidecarLog
 from ..ports import Actor
@@ -62,7 +64,7 @@ class HistoryRecorder:
         me: str,
         log_: SidecarLog,
         reader: FenceReader,
-        digests: SecretDigests,
+        marks: SecretMarks,
         *,
         retention_s: float,
         interval_s: float,
@@ -78,7 +80,7 @@ class HistoryRecorder:
         self.sidecar = me
         self._log = log_
         self._reader = reader
-        self.digests = digests
+        self.marks = marks
         self.retention_s = retention_s
         self._interval_s = interval_s
         self._read_timeout_s = read_timeout_s
@@ -146,10 +148,13 @@ class HistoryRecorder:
             )
         if change.config is None:
             return None  # a target state before the connector's config (KIP-980's initial state): with it
-        stored = self.digests.stored(change.connector, change.config)
+        previous = stored_of(before) if before is not None else None
+        if before is not None and previous is not None:
+            self._learn(change.connector, before, previous)
+        stored = self.marks.stored(change.connector, change.config, previous, change.offset)
         if before is None or before.change == "deleted":
             kind = "created"
-        elif diff(stored_of(before), stored):
+        elif diff(previous, stored):
             kind = "updated"
         elif before.state != change.state:
             kind = "state"
@@ -165,6 +170,13 @@ class HistoryRecorder:
             self.sidecar,
             stored.secrets,
         )
+
+    def _learn(self, connector: str, before: HistoryEntry, previous: StoredConfig) -> None:
+        """The secrets of ``before`` in clear where the config topic still has them (the view's
+        ``baseline``, a change no later than those the records cover and no earlier than ``before``)."""
+        baseline = self._table.baseline(connector)
+        if baseline is not None and baseline.config is not None and baseline.offset >= before.offset:
+            self.marks.know(connector, baseline.config, previous)
 
     async def record(self, changes: list[ObservedChange]) -> None:
         """The records of ``changes`` made (pending until acknowledged), then written; a full pending set

@@ -3,7 +3,8 @@ config topic read to its end (``steps``), with each create or update the worker'
 what it would create and run (KIP-158's preview, KIP-891's versions); an apply carries out the plan's steps
 in order and stops at the first that fails, saying which were made.
 
-- **Fingerprint**: ``apply`` refuses a plan whose fingerprint is no longer the cluster's (409), and each
+- **Fingerprint**: keyed (``digests``: the sidecar's key, never in the plan); ``apply`` refuses a plan
+  whose fingerprint is no longer the cluster's (409), or was made under another key, and each
   write is made at the moment the config topic, read to its end, still holds what the plan saw for that
   connector (the connector's fence, ``cluster.writes``): two operators cannot overwrite each other.
 - A step is an ordinary config write (``ConnectorConfigs``: the same checks as a ``PUT``) or a delete,
@@ -66,7 +67,7 @@ class Planner:
         steps = steps_of(desired, current, self._digests, prune=prune, prune_matching=prune_matching)
         slots = asyncio.Semaphore(CONCURRENT)
         checked = await asyncio.gather(*(self._checked(step, slots) for step in steps))
-        return Plan(fingerprint_of({s.name: s.seen for s in checked}), prune, list(checked))
+        return Plan(fingerprint_of({s.name: s.seen for s in checked}, self._digests), prune, list(checked))
 
     async def _checked(self, step: PlanStep, slots: asyncio.Semaphore) -> PlanStep:
         """A create or update with the worker's validation errors and what it would create and run."""
@@ -83,8 +84,8 @@ class Planner:
         if any(s.errors for s in steps):
             raise BadRequestError("The plan has connectors the worker finds invalid: fix them and plan again")
         current = await self._current()
-        now = {s.name: config_digest(current.get(s.name)) for s in steps}
-        if fingerprint_of(now) != fingerprint:
+        now = {s.name: config_digest(current.get(s.name), self._digests) for s in steps}
+        if fingerprint_of(now, self._digests) != fingerprint:
             changed = sorted(s.name for s in steps if now[s.name] != s.seen)
             raise ConflictError(
                 f"The cluster changed since the plan was made ({', '.join(changed) or 'its connectors'}): "

@@ -3,19 +3,21 @@ cluster needs to become them (``steps_of``), and the plan's fingerprint.
 
 - **Steps**: per connector ``create``, ``update``, ``unchanged``, or ``delete`` (only with ``prune``: a
   connector no file names; never implied by omission otherwise, as ``kubectl apply --prune``), with the
-  key-level diff (``rules.config_diff``: secrets as ``[hidden]``, changed or not by digest).
+  key-level diff (``rules.config_diff``: secrets as ``[hidden]``, changed or not, never a digest).
 - **No false drift**: both sides are compared as the worker stores them (the config topic, read to its
   end): every value the string Jackson makes of it (``rules.config_values``: ``1.50``, ``1e-7``, ``true``,
   each number's text as written), the ``name`` key the worker adds, key order ignored; provider
-  references compared as written, as the worker stores them; secrets compared by value (digests in what
-  is shown).
-- **Fingerprint**: a digest of what the plan compared, each named connector's config as the cluster had
-  it (or its absence); ``planner`` refuses to apply a plan whose fingerprint is no longer the cluster's.
+  references compared as written, as the worker stores them; secrets compared by value, under the
+  planner's key (nothing of them in what is shown).
+- **Fingerprint**: a keyed digest (HMAC-SHA256 under the planner's key, which the sidecar holds and the
+  plan never carries) of what the plan compared, each named connector's config as the cluster had it (or
+  its absence); ``planner`` refuses to apply a plan whose fingerprint is no longer the cluster's. Keyed,
+  so that a plan's ``seen`` of a config with a secret in it is no digest a reader could test guesses of
+  that secret against.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -61,16 +63,16 @@ def desired_of(document: Any, source: str) -> list[Desired]:
     return found
 
 
-def config_digest(config: Mapping[str, str | None] | None) -> str | None:
-    """A digest of one connector's config as the cluster holds it (None: there is none)."""
+def config_digest(config: Mapping[str, str | None] | None, key: SecretDigests) -> str | None:
+    """A keyed digest of one connector's config as the cluster holds it (None: there is none)."""
     if config is None:
         return None
-    return hashlib.sha256(orjson.dumps(dict(config), option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return key.keyed(b"config\0" + orjson.dumps(dict(config), option=orjson.OPT_SORT_KEYS))
 
 
-def fingerprint_of(seen: Mapping[str, str | None]) -> str:
+def fingerprint_of(seen: Mapping[str, str | None], key: SecretDigests) -> str:
     """The plan's fingerprint: every connector it compared, with the digest of the config it saw."""
-    return hashlib.sha256(orjson.dumps(dict(seen), option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return key.keyed(b"plan\0" + orjson.dumps(dict(seen), option=orjson.OPT_SORT_KEYS))
 
 
 @dataclass(frozen=True)
@@ -108,11 +110,11 @@ def steps_of(
         changes = tuple(diff(before, digests.stored(want.name, want.config)))
         action = "create" if have is None else "update" if changes else "unchanged"
         config = want.config if action != "unchanged" else None
-        steps.append(PlanStep(want.name, action, config, config_digest(have), changes, want.source))
+        steps.append(PlanStep(want.name, action, config, config_digest(have, digests), changes, want.source))
     if prune:
         for name in sorted(n for n in set(current) - names if prune_matching.fullmatch(n)):
             changes = tuple(diff(digests.stored(name, current[name]), None))
-            steps.append(PlanStep(name, "delete", None, config_digest(current[name]), changes))
+            steps.append(PlanStep(name, "delete", None, config_digest(current[name], digests), changes))
     return steps
 
 

@@ -372,7 +372,7 @@ class ConfigChangeInfo(BaseModel):
     op: Literal["added", "removed", "changed"]
     before: str | None = Field(None, description="the value before ([hidden] for a secret); absent when added")
     after: str | None = Field(None, description="the value after ([hidden] for a secret); absent when removed")
-    secret: bool = Field(False, description="a secret: changed or not is told by its keyed digest, never its value")
+    secret: bool = Field(False, description="a secret: only whether it changed is told, never its value or a digest")
 
 
 class ConfigVersionInfo(BaseModel):
@@ -416,7 +416,7 @@ class ConfigDiffInfo(BaseModel):
 
 
 class RollbackBody(BaseModel):
-    """The values of the version's secrets the sidecar cannot restore (it keeps only their digests)."""
+    """The values of the version's secrets the sidecar cannot restore (it never keeps their values)."""
 
     secrets: dict[str, str] = Field(default_factory=dict)
 
@@ -438,7 +438,9 @@ class PlanStepInfo(BaseModel):
     name: str
     action: Literal["create", "update", "delete", "unchanged"]
     changes: list[ConfigChangeInfo]
-    seen: str | None = Field(description="a digest of the config the plan compared with; null: none")
+    seen: str | None = Field(
+        description="a digest of the config the plan compared with, keyed by the sidecar (HMAC-SHA256); null: none"
+    )
     config: dict[str, str | None] | None = Field(None, description="what a create or update writes")
     source: str | None = None
     errors: list[str] | None = Field(None, description="the worker's validation errors (apply refuses them)")

@@ -119,6 +119,22 @@ def test_several_sidecars_read_every_write_acknowledged_through_another(variant:
     assert env_of(sidecar)["CONTROL_PLANE_VIEW_READ_SYNC"] == "always"
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_history_key_comes_from_a_secret_the_manifests_do_not_ship(variant: Path) -> None:
+    """Every sidecar of the cluster has the same key of the history's digests and the plans' fingerprints,
+    from a Kubernetes Secret: never a value in the manifest, never a Secret rendered with them."""
+    objects = render(variant)
+    _, sidecar = sidecar_of(objects)
+    (key,) = [e for e in sidecar["env"] if e["name"] == f"{ENV_PREFIX}HISTORY_SECRET_KEY"]
+    assert key == {
+        "name": f"{ENV_PREFIX}HISTORY_SECRET_KEY",
+        "valueFrom": {"secretKeyRef": {"name": "control-plane-history", "key": "history-secret-key"}},
+    }
+    assert not [o for o in objects if o["kind"] == "Secret"]
+    guide = (ROOT / "docs" / "deploying" / "kubernetes.md").read_text()
+    assert "kubectl create secret generic control-plane-history" in guide and "history-secret-key" in guide
+
+
 def worker_properties(objects: list[Object], pod_ip: str) -> str:
     """The file the workers' init container writes: the ConfigMap's files in order, then the pod's address."""
     spec = pod_spec(objects, "connect")

@@ -37,7 +37,7 @@ from control_plane.domain.history import (
 )
 from control_plane.domain.outcomes import Refusal, Relay
 from control_plane.rest.resources.config_history import diff_json, one_version_json, page_json
-from control_plane.rules.config_diff import SecretDigests, diff
+from control_plane.rules.config_diff import ChangeMarks, SecretDigests, SecretMarks, diff
 from control_plane.upstream import UpstreamRequest, UpstreamResponse
 from control_plane.view.config_history import ConfigHistoryTable, ObservedChange
 from control_plane.view.sidecars import SidecarTable
@@ -97,7 +97,13 @@ class Cluster:
         self.topic = FakeSidecarsTopic(lambda: self.now)
 
     def sidecar(
-        self, name: str, *, records: bool = True, log: SidecarLog | None = None, limit: int = 100
+        self,
+        name: str,
+        *,
+        records: bool = True,
+        log: SidecarLog | None = None,
+        limit: int = 100,
+        marks: SecretMarks = DIGESTS,
     ) -> tuple[HistoryRecorder, FakeSidecarReader]:
         """A sidecar writing through ``log`` (the topic itself by default), holding at most ``limit`` records
         not acknowledged, written again 1 s after a first failure, then 2 s, 4 s, ..."""
@@ -109,7 +115,7 @@ class Cluster:
             name,
             log or self.topic,
             reader,
-            DIGESTS,
+            marks,
             retention_s=3600,
             interval_s=1,
             read_timeout_s=1,
@@ -283,6 +289,88 @@ async def test_diff_and_rollback_restore_secrets_by_digest_or_ask_for_them() -> 
         history.version("c", 999)
     with pytest.raises(NotFoundError):
         history.history("nobody")
+
+
+async def test_without_a_key_the_history_keeps_whether_a_secret_changed_and_no_digest() -> None:
+    """No ``HISTORY_SECRET_KEY``: each sidecar compares under a key of its own process; a sidecar that takes
+    over compares with the config topic's record of the newest version; a rollback restores a secret no
+    change was recorded of since."""
+    cluster = Cluster()
+    cluster.sidecar("s0", marks=ChangeMarks())
+    second, second_view = cluster.sidecar("s1", marks=ChangeMarks())
+    created = cluster.change("c", BASE)
+    topic = cluster.change("c", {**BASE, "topic": "u"})
+    rotated = cluster.change("c", {**BASE, "topic": "u", "connection.password": "rotated"})
+    await cluster.tick()
+    cluster.present("s0")  # the recording sidecar left: the next knows none of the values in its process
+    paused = cluster.change("c", {**BASE, "topic": "u", "connection.password": "rotated"}, "PAUSED")
+    await cluster.tick()
+    assert second.acting() and second.counts["recorded"] == 1
+    written = b" ".join(v or b"" for _, v, _ in cluster.topic.records)
+    assert b"hmac" not in written and b"s3cret" not in written and b"rotated" not in written
+    versions = history_of(second, second_view, "c")["versions"]
+    assert [(v["version"], v["change"]) for v in versions] == [
+        (paused, "state"),  # the password the same: compared with the config topic's record of the version
+        (rotated, "updated"),
+        (topic, "updated"),
+        (created, "created"),
+    ]
+    assert [c["name"] for c in versions[1]["changes"]] == ["connection.password"]
+    assert [c["name"] for c in versions[2]["changes"]] == ["topic"]
+    entries = second_view.history.entries("c")
+    assert [e.secrets["connection.password"] for e in entries] == [f"changed-at:{created}"] * 2 + [
+        f"changed-at:{rotated}"
+    ] * 2
+
+    current: dict[str, str | None] = {**BASE, "topic": "u", "connection.password": "rotated"}
+    written_configs: list[dict[str, str | None]] = []
+
+    async def now(name: str) -> Mapping[str, str | None] | None:
+        return current
+
+    async def write(name: str, config: dict[str, str | None], expected: Mapping[str, str | None]) -> Any:
+        written_configs.append(config)
+        return WRITTEN
+
+    history = KeptHistory(second_view.history, second, now, write)
+    assert await history.rollback("c", rotated, {}) is WRITTEN  # no change of it recorded since: the current one
+    assert written_configs[-1]["connection.password"] == "rotated"
+    with pytest.raises(BadRequestError, match=r"connection\.password"):
+        await history.rollback("c", topic, {})  # changed since: only the caller has it
+    cluster.change("c", {**BASE, "connection.password": "unrecorded"})  # not recorded yet: not restored
+    current["connection.password"] = "unrecorded"
+    with pytest.raises(BadRequestError, match=r"connection\.password"):
+        await history.rollback("c", rotated, {})
+
+
+async def test_versions_recorded_under_an_earlier_key_still_read() -> None:
+    """Records whose secrets are digests under another key (the group id's, before a key was required):
+    shown, compared, their secrets marked as changed once; a rollback to one asks for its secrets."""
+    cluster = Cluster()
+    _, old_view = cluster.sidecar("s0", marks=SecretDigests(b"connect-group:connect-cluster"))
+    first = cluster.change("c", BASE)
+    await cluster.tick()
+    gone = ["s0"]
+    cluster.present(*gone)
+    for marks in (ChangeMarks(), SecretDigests(b"from-a-kubernetes-secret")):
+        recorder, view = cluster.sidecar(f"s{len(cluster.sidecars)}", marks=marks)
+        cluster.present(*gone)
+        await cluster.tick()
+        later = cluster.change("c", {**BASE, "topic": f"after-{len(cluster.sidecars)}"})
+        await cluster.tick()
+        assert recorder.acting()
+        (newest, *_) = history_of(recorder, view, "c")["versions"]
+        assert newest["version"] == later and {c["name"] for c in newest["changes"]} == {"connection.password", "topic"}
+        gone.append(recorder.sidecar)
+        cluster.present(*gone)
+    assert old_view.history.entry("c", first) is not None
+    kept = KeptHistory(view.history, recorder, lambda name: _same(BASE), lambda *a: _same(WRITTEN))
+    with pytest.raises(BadRequestError, match=r"connection\.password"):
+        await kept.rollback("c", first, {})  # the same password, but the version's digest is under another key
+
+
+async def _same(value: Any) -> Any:
+    return value
 
 
 def test_a_creation_is_a_change_of_the_connector_it_names() -> None:

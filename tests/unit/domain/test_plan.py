@@ -1,13 +1,15 @@
 """Plan and apply (domain/plan/, plan_cli.py): the shapes of files, no false drift (numbers, key order, the
-name the worker adds, secrets by digest, provider references as written), prune only when asked, a stale
+name the worker adds, secrets compared under a key, provider references as written), prune only when asked, a stale
 plan refused, an apply that stops at the first failure saying what was made, and the terminal rendering."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import respx
 
@@ -78,8 +80,9 @@ def test_changes_secrets_by_digest_and_prune_only_when_asked() -> None:
 
 
 class Cluster:
-    def __init__(self, configs: dict[str, dict[str, str | None]]) -> None:
+    def __init__(self, configs: dict[str, dict[str, str | None]], digests: SecretDigests = DIGESTS) -> None:
         self.configs = configs
+        self.digests = digests
         self.writes: list[tuple[str, str]] = []
         self.refuse: str | None = None
 
@@ -90,7 +93,7 @@ class Cluster:
         return ['Missing required configuration "file"'] if config.get("file") == "" else []
 
     async def write(self, name: str, config: dict[str, str | None], seen: str | None) -> None:
-        assert config_digest(self.configs.get(name)) == seen  # the write holds only on what the plan saw
+        assert config_digest(self.configs.get(name), self.digests) == seen  # holds only on what the plan saw
         if name == self.refuse:
             raise WorkerRefused(400, "Connector configuration is invalid")
         self.configs[name] = dict(config)
@@ -101,7 +104,25 @@ class Cluster:
         self.writes.append(("delete", name))
 
     def planner(self) -> Planner:
-        return Planner(self.current, DIGESTS, self.validate, self.write, self.delete)
+        return Planner(self.current, self.digests, self.validate, self.write, self.delete)
+
+
+async def test_a_plan_carries_no_digest_a_reader_could_test_a_secret_against() -> None:
+    """``seen`` and the fingerprint are keyed: without the sidecar's key, a guess of the password in a
+    config cannot be checked against them; a plan made under another key is refused, nothing applied."""
+    cluster = Cluster({"orders": dict(STORED)})
+    files: list[tuple[Any, str]] = [({"name": "orders", "config": {**STORED, "tasks.max": 4}}, "a.yaml")]
+    plan = plan_json(await cluster.planner().plan(files, prune=False))
+    (step,) = plan["connectors"]
+    unkeyed = hashlib.sha256(orjson.dumps(STORED, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    assert unkeyed not in str(plan) and step["seen"] != unkeyed and step["seen"].startswith("hmac-sha256:")
+    assert step["seen"] == config_digest(STORED, DIGESTS) != config_digest(STORED, SecretDigests(b"other"))
+    assert "s3cret" not in str(step["changes"])
+    other = Cluster(cluster.configs, SecretDigests(b"other"))
+    with pytest.raises(ConflictError, match="changed since the plan"):
+        await other.planner().apply(plan)
+    assert other.writes == []
+    assert applied_json(await cluster.planner().apply(plan))["applied"] == [{"name": "orders", "action": "update"}]
 
 
 async def test_apply_does_the_plan_and_a_stale_plan_is_refused() -> None:

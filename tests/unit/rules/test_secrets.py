@@ -14,7 +14,9 @@ from control_plane import logs
 from control_plane.access import build_access, listens_beyond_loopback
 from control_plane.cli import main
 from control_plane.codecs.config import ConnectorConfig, SessionKey, TaskConfig, decode_config, encode_config
+from control_plane.codecs.config_history import HistoryEntry, decode_entry, encode_entry
 from control_plane.export import masked
+from control_plane.rules.config_diff import SecretDigests
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE, MASK
 from control_plane.settings import load_settings
 from control_plane.storage.log_reader import LogRecord
@@ -52,6 +54,36 @@ def test_exports_mask_the_config_topics_secrets_and_keep_other_bytes() -> None:
     decoded_session = decode_config(out[3].key, out[3].value)
     assert isinstance(decoded_session, SessionKey) and decoded_session.key == ""
     assert [r.key for r in out] == [r.key for r in records]
+
+
+def test_exports_carry_no_digest_of_a_history_s_secrets_only_whether_they_changed() -> None:
+    digests = SecretDigests(b"connect-group:connect-cluster")  # a key a reader could know, or guess
+
+    def entry(offset: int, connector: str, password: str) -> LogRecord:
+        stored = digests.stored(connector, {"connection.password": password, "topic": "t"})
+        value = HistoryEntry(offset, connector, 0, "updated", stored.config, None, "s0", stored.secrets)
+        key, body = encode_entry(value)
+        return LogRecord("sidecars", 0, offset, 0, key, body)
+
+    records = [
+        entry(3, "c", "hunter2"),
+        entry(1, "c", "first"),
+        entry(5, "c", "hunter2"),
+        entry(4, "d", "hunter2"),
+        LogRecord("sidecars", 0, 6, 0, b"config-history-6-c", b'{"secrets": {"p": "hmac-sha256:00"}}'),
+        LogRecord("sidecars", 0, 7, 0, b"config-author-5-c", b'{"who": "alice", "sidecar": "s0"}'),
+    ]
+    out = masked(records, "configs", DEFAULT_SECRET_RULE, "sidecars")
+    assert b"hmac" not in b"".join(r.value or b"" for r in out)
+    decoded = [decode_entry(r.key, r.value) for r in out[:4]]
+    assert [e.secrets for e in decoded if isinstance(e, HistoryEntry)] == [
+        {"connection.password": "value-2"},  # the same value as version 5, another than version 1's
+        {"connection.password": "value-1"},
+        {"connection.password": "value-2"},
+        {"connection.password": "value-1"},  # another connector's: says nothing of c's
+    ]
+    assert all(isinstance(e, HistoryEntry) and e.config == {"connection.password": MASK, "topic": "t"} for e in decoded)
+    assert [r.key for r in out[4:]] == [b"config-author-5-c"]  # an entry that does not read as one is left out
 
 
 def test_spark_decodes_configs_masked() -> None:
