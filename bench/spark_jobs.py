@@ -221,6 +221,8 @@ def main() -> None:
     p.add_argument("--write-kafka", nargs=2, metavar=("SNAPSHOT", "NAMES_JSON"), help=argparse.SUPPRESS)
     args = p.parse_args()
     args.jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
+    if os.sep in args.before_python:  # the ref's side runs in its code's folder; a venv's link is not resolved
+        args.before_python = os.path.abspath(args.before_python)
     args.warm = [e.strip() for e in args.warm.split(",") if e.strip() and e.strip() != "none"]
     unknown = [j for j in args.jobs if j not in JOBS] + [e for e in args.warm if e not in ENGINES]
     sizes = [int(n) for n in args.records.replace("_", "").split(",") if n.strip()]
