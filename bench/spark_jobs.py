@@ -14,10 +14,12 @@ With ``--before REF`` each job also runs from the code of a git ref (``bench.com
 with this checkout's, ``--rounds`` times each (in the order before, after, then after, before, and so on):
 on a shared machine whose speed drifts, only runs side by side compare. It prints each pair, the means,
 the ratio after / before, and whether both wrote the same outputs (the reports with their times aside,
-``restore-plan.json`` with its as-of aside, and the Parquet tables row for row).
+``restore-plan.json`` with its as-of aside, and the Parquet tables row for row). ``--before-python`` runs
+the ref's side with another interpreter: a virtualenv with another PySpark, for an upgrade of Spark.
 
     .venv/bin/python bench/spark_jobs.py --records 2000000      # a quick run
     .venv/bin/python bench/spark_jobs.py --reuse --sources snapshot --jobs offsets-reconcile --before main --rounds 5
+    .venv/bin/python bench/spark_jobs.py --records 1000000 --before main --before-python .venv-spark400/bin/python
     .venv/bin/python bench/spark_jobs.py                        # 10 million offset records, 1,000 connectors
     source /work/stack-shared/env; .venv/bin/python bench/spark_jobs.py --records 1000000 --sources kafka
 """
@@ -92,12 +94,12 @@ async def _topics(bootstrap: str, create: dict[str, int] | None, delete: list[st
         await admin.close()
 
 
-def run_job(module: str, args: list[str], code: Path | None = None) -> dict[str, float]:
+def run_job(module: str, args: list[str], code: Path | None = None, python: str = sys.executable) -> dict[str, float]:
     """One job in a process of its own, from this checkout or from ``code`` (a folder of another version's
-    packages, :func:`bench.common.code_of`): its wall and CPU time, peak memory, the load around it, and its
-    start-up (``startup_s``: until it begins to read the records)."""
+    packages, :func:`bench.common.code_of`), run by ``python``: its wall and CPU time, peak memory, the load
+    around it, and its start-up (``startup_s``: until it begins to read the records)."""
     load_before = os.getloadavg()[0]
-    run = measure([sys.executable, "-m", module, *args], code or ROOT)  # -m imports its working dir's first
+    run = measure([python, "-m", module, *args], code or ROOT)  # -m imports its working dir's first
     check(run, module)
     _print_steps(run, module)
     figures = between(run, run.marks[0], run.marks[-1])
@@ -142,9 +144,8 @@ def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: d
         for round_ in range(args.rounds if before else 1):
             order = ["after"] if before is None else ["before", "after"][:: 1 if round_ % 2 == 0 else -1]
             for which in order:
-                figures = run_job(
-                    JOBS[job], [*common, *own, "--out", str(out[which])], before if which == "before" else None
-                )
+                code, python = (before, args.before_python) if which == "before" else (None, sys.executable)
+                figures = run_job(JOBS[job], [*common, *own, "--out", str(out[which])], code, python)
                 figures["records"] = decoded[job]
                 runs[which].append(figures)
                 label = "" if before is None else f"{which + ' ' + str(round_ + 1):9} "
@@ -154,7 +155,8 @@ def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: d
         if before is None:
             results[job] = runs["after"][-1]
         else:
-            results[job] = {**runs["after"][-1], **compared(runs, differences, args.before)}
+            ref = args.before if args.before_python == sys.executable else f"{args.before} on {args.before_python}"
+            results[job] = {**runs["after"][-1], **compared(runs, differences, ref)}
             print(f"{job:18} {source:8} {results[job]['summary']}", flush=True)
     return results
 
@@ -211,9 +213,16 @@ def main() -> None:
     )
     p.add_argument("--before", help="a git ref whose jobs run beside this checkout's, alternately (--rounds pairs)")
     p.add_argument("--rounds", type=int, default=3, help="with --before: pairs of runs of each job (default 3)")
+    p.add_argument(
+        "--before-python",
+        default=sys.executable,
+        help="with --before: the interpreter of the ref's side, e.g. another virtualenv's with another PySpark",
+    )
     p.add_argument("--write-kafka", nargs=2, metavar=("SNAPSHOT", "NAMES_JSON"), help=argparse.SUPPRESS)
     args = p.parse_args()
     args.jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
+    if os.sep in args.before_python:  # the ref's side runs in its code's folder; a venv's link is not resolved
+        args.before_python = os.path.abspath(args.before_python)
     args.warm = [e.strip() for e in args.warm.split(",") if e.strip() and e.strip() != "none"]
     unknown = [j for j in args.jobs if j not in JOBS] + [e for e in args.warm if e not in ENGINES]
     sizes = [int(n) for n in args.records.replace("_", "").split(",") if n.strip()]

@@ -17,6 +17,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
+from ..session import is_connect
+
 DRIVER_ROWS = 200_000  # rows the driver decodes itself; more go to the Python workers
 Rows = Callable[[pa.RecordBatch], dict[str, list[object]]]  # a codec over a batch: columns of a schema
 
@@ -36,11 +38,25 @@ def decoded_table(table: pa.Table, rows: Rows, schema: StructType) -> pa.Table:
     return pa.Table.from_batches(batches, schema=arrow)
 
 
+# The first Spark release whose Spark Connect server reads every record batch of the Arrow stream a local
+# relation sends (SPARK-53342, "Fix Arrow converter to handle multiple record batches in single IPC stream")
+EVERY_BATCH_FROM = (4, 0, 1)
+
+
+def reads_first_batch_only(server_version: str) -> bool:
+    """Whether a Spark Connect server of ``server_version`` (``spark.version``: the server's, not this
+    client's) keeps only the first record batch of a local relation: 4.0.0 and older."""
+    release = tuple(int(part) for part in server_version.split("-", 1)[0].split(".")[:3] if part.isdigit())
+    return release < EVERY_BATCH_FROM
+
+
 def arrow_frame(spark: SparkSession, table: pa.Table, schema: StructType) -> DataFrame:
-    """``table`` as a local frame of ``schema``, its columns in one chunk each: a Spark Connect 4.0 server
-    reads only the first record batch of the Arrow stream a local relation sends (a table of 27,875 rows
-    in 3 batches became a frame of 10,000), where a classic session reads them all."""
-    return spark.createDataFrame(table.combine_chunks(), schema)
+    """``table`` as a local frame of ``schema``. On a Spark Connect server that reads only the first record
+    batch (:func:`reads_first_batch_only`: a table of 27,875 rows in 3 batches became a frame of 10,000 on
+    4.0.0) its columns go in one chunk each; a classic session and newer servers read every batch."""
+    if table.num_rows and len(table.to_batches()) > 1 and is_connect(spark) and reads_first_batch_only(spark.version):
+        table = table.combine_chunks()
+    return spark.createDataFrame(table, schema)
 
 
 def decoded_frame(spark: SparkSession, table: pa.Table, rows: Rows, schema: StructType) -> DataFrame:

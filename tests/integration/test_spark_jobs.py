@@ -364,7 +364,8 @@ async def on_a_spark_connect_server(reconciled: Scenario, audited: Scenario, tmp
             assert proc.returncode == 0, output.decode(errors="replace")[-4000:] + "\n" + server.log_tail()
             assert f"up (Spark Connect {server.url})" in output.decode()  # not a local session of its own
 
-        # the driver's local frames keep every row (a Spark Connect server reads one Arrow batch of each)
+        # the driver's local frames keep every row: this server (the installed PySpark's, 4.0.1 or later) reads
+        # every Arrow batch of a local relation, so they go to it as they are (a 4.0.0 server gets one batch)
         proc = await asyncio.create_subprocess_exec(
             *(sys.executable, "-c", LOCAL_FRAME_PROBE, server.url),
             cwd=ROOT,
@@ -372,7 +373,9 @@ async def on_a_spark_connect_server(reconciled: Scenario, audited: Scenario, tmp
             stderr=asyncio.subprocess.STDOUT,
         )
         output, _ = await proc.communicate()
-        assert proc.returncode == 0 and output.decode().splitlines()[-1] == "25000 rows", output.decode()[-3000:]
+        assert proc.returncode == 0 and output.decode().splitlines()[-2:] == ["False", "25000 rows"], output.decode()[
+            -3000:
+        ]
         await job("spark_jobs.offsets_reconcile", reconciled.offsets_args("connect"))
         await job("spark_jobs.topic_audit", [*audit_args, "--out", str(tmp_path / "audit-connect")])
     return local_audit
@@ -424,8 +427,9 @@ import sys
 import pyarrow as pa
 from pyspark.sql.types import LongType, StructField, StructType
 from spark_jobs.session import SessionOptions, build_session
-from spark_jobs.transforms.driver_codec import arrow_frame
+from spark_jobs.transforms.driver_codec import arrow_frame, reads_first_batch_only
 spark = build_session(SessionOptions(remote=sys.argv[1], app_name="local-frame-probe"))
+print(reads_first_batch_only(spark.version))
 batches = [pa.record_batch({"n": list(range(i, min(i + 10_000, 25_000)))}) for i in (0, 10_000, 20_000)]
 table = pa.Table.from_batches(batches)
 assert table.num_rows == 25_000 and len(table.to_batches()) == 3

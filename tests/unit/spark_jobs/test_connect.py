@@ -17,6 +17,7 @@ from spark_jobs.session import (
     remote_url,
     session_settings,
 )
+from spark_jobs.transforms.driver_codec import reads_first_batch_only
 
 
 def test_remote_comes_from_the_flag_or_from_spark_remote_unless_a_master_is_given(
@@ -71,3 +72,22 @@ def test_the_server_is_spark_connect_on_the_port_with_the_kafka_source_and_a_lon
     kafka = conf.get("spark.jars.packages") == kafka_package() or "spark-sql-kafka-0-10" in conf.get("spark.jars", "")
     assert kafka
     assert "-XX:TieredStopAtLevel=1" not in conf["spark.driver.extraJavaOptions"]  # C2 for a long-running JVM
+
+
+@pytest.mark.parametrize(
+    ("server", "first_only"),
+    [
+        pytest.param("4.0.0", True, id="4.0.0"),
+        pytest.param("3.5.6", True, id="3.5.6"),
+        pytest.param("4.0.1", False, id="4.0.1-fixed"),
+        pytest.param("4.1.1", False, id="4.1.1"),
+        pytest.param("4.2.0", False, id="4.2.0"),
+        pytest.param("4.3.0-SNAPSHOT", False, id="a-snapshot-of-a-later-release"),
+    ],
+)
+def test_only_servers_before_4_0_1_read_the_first_arrow_batch_of_a_local_relation_only(
+    server: str, first_only: bool
+) -> None:
+    """SPARK-53342, fixed in 4.0.1: an older server keeps the first record batch of a local relation, so the
+    driver's frames go to it in one chunk; newer ones get the table's batches as they are."""
+    assert reads_first_batch_only(server) is first_only
