@@ -1,5 +1,5 @@
-"""Raw HTTP requests to the paths the sidecar answers itself, with what Connect 4.3.1's worker (Jetty
-12.0.34 + Jersey) answered them, recorded on the test stack with ``scripts/http_probe.py``.
+"""Raw HTTP requests to the paths the sidecar answers itself, with what Connect 4.4.0's worker (Jetty
+12.0.39 + Jersey) answered them, recorded on the test stack with ``scripts/http_probe.py``.
 The unit tests send the bytes to a sidecar; the integration test sends them to the sidecar and to the real
 worker and compares; the probe prints all three side by side.
 
@@ -33,7 +33,7 @@ def jetty_page(status: int, message: str, uri: str) -> bytes:
         f"<title>Error {title}</title>\n</head>\n<body>\n<h2>HTTP ERROR {title}</h2>\n<table>\n"
         f"<tr><th>URI:</th><td>{uri}</td></tr>\n<tr><th>STATUS:</th><td>{status}</td></tr>\n"
         f"<tr><th>MESSAGE:</th><td>{message}</td></tr>\n</table>\n"
-        '<hr/><a href="https://jetty.org/">Powered by Jetty:// 12.0.34</a><hr/>\n\n</body>\n</html>\n'
+        '<hr/><a href="https://jetty.org/">Powered by Jetty:// 12.0.39</a><hr/>\n\n</body>\n</html>\n'
     ).encode()
 
 

@@ -1,9 +1,9 @@
-"""Jetty 12's check of a request target's path, as Connect 4.3.1's worker applies it to every request before
-any resource: ``HttpURI`` (jetty-http 12.0.34) parses an origin-form target from its first ``/`` and notes
+"""Jetty 12's check of a request target's path, as Connect 4.4.0's worker applies it to every request before
+any resource: ``HttpURI`` (jetty-http 12.0.39) parses an origin-form target from its first ``/`` and notes
 its violations, ``UriCompliance.DEFAULT`` (= ``RFC3986``, which Connect's ``RestServer`` keeps) allows none
 of them, and ``HttpConnection`` refuses the request with a 400 whose message names them.
 
-Two kinds of refusal, measured on the 4.3.1 worker (scripts/http_probe.py, tests/support/http_cases.py):
+Two kinds of refusal, measured on the 4.4.0 worker (scripts/http_probe.py, tests/support/http_cases.py):
 
 - the target cannot be parsed at all (an encoded NUL, a ``%`` not followed by two hex digits, dot segments
   that climb above the root, the character U+0080): Jetty answers before it knows the method, with its
@@ -19,7 +19,7 @@ character or ``\\`` (encoded or not), and a literal character outside RFC 3986's
 parameters (``;...``) are skipped when the path is decoded. The query is not checked.
 
 Written by hand because it must refuse exactly what Jetty 12 refuses, with Jetty's messages, and no Python
-URI library applies Jetty's ``UriCompliance`` rules; compared with a real 4.3.1 worker's answers.
+URI library applies Jetty's ``UriCompliance`` rules; compared with a real 4.4.0 worker's answers.
 """
 
 from __future__ import annotations

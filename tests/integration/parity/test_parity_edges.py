@@ -42,7 +42,7 @@ async def record_listings(w: Way) -> None:
 
 
 async def delete_by_tombstone(w: Way, name: str) -> None:
-    """Delete a connector the way a worker does, by its config tombstone (4.3.1 refuses any path with an
+    """Delete a connector the way a worker does, by its config tombstone (4.4.0 refuses any path with an
     encoded slash, DELETE included)."""
     key, value = encode_config(Tombstone(ConfigKey(ConfigKind.CONNECTOR, name)))
     producer = AIOKafkaProducer(bootstrap_servers=w.stack.bootstrap)
