@@ -37,6 +37,11 @@ def jetty_page(status: int, message: str, uri: str) -> bytes:
     ).encode()
 
 
+def named(target: str) -> str:
+    """The request's URI as Jetty 12.0.39 names it on the page of a target it refuses (the Host sent: ``x``)."""
+    return f"http://x{target.replace('{c}', C)}"
+
+
 HTML = "text/html;charset=iso-8859-1"
 LONG = "/connectors/" + "a" * (8201 - len("GET /connectors//status HTTP/1.1")) + "/status"  # a line of 8201 bytes
 
@@ -280,7 +285,7 @@ CASES = [
     # Jetty 12's check of the path (UriCompliance DEFAULT): its 400 before any resource, on every route and
     # method; the page for GET, POST and HEAD, an empty 400 otherwise; a target it cannot parse: the page always
     *(
-        Case(f"uri-{name}", "GET", target, expected=(400, HTML, jetty_page(400, message, "/badURI")))
+        Case(f"uri-{name}", "GET", target, expected=(400, HTML, jetty_page(400, message, named(target))))
         for name, target, message in [
             ("separator", "/connectors/{c}a%2Fb/status", "Ambiguous URI path separator"),
             ("dot-up-separator", "/connectors/..%2F{c}/status", "Ambiguous URI path separator"),
@@ -309,7 +314,7 @@ CASES = [
         "/connectors//config",
         J,
         b"{}",
-        expected=(400, HTML, jetty_page(400, "Ambiguous URI empty segment", "/badURI")),
+        expected=(400, HTML, jetty_page(400, "Ambiguous URI empty segment", named("/connectors//config"))),
     ),
     *(
         Case(f"uri-{name}", method, target, expected=(400, HTML, jetty_page(400, "Bad Request", "/badMessage")))

@@ -9,7 +9,8 @@ Two kinds of refusal, measured on the 4.4.0 worker (scripts/http_probe.py, tests
   that climb above the root, the character U+0080): Jetty answers before it knows the method, with its
   error page for ``Bad Request`` and the URI ``/badMessage``, whatever the method;
 - the target parses with violations: the page names them, in ``UriCompliance.Violation`` order joined by
-  ``", "``, with the URI ``/badURI``; as for every error page Jetty writes, only for GET, POST and HEAD
+  ``", "``, with the request's URI (``jaxrs.request_uri``: scheme, host and target; 12.0.34 wrote
+  ``/badURI``); as for every error page Jetty writes, only for GET, POST and HEAD
   (an empty 400 otherwise).
 
 The violations (``HttpURI.Mutable.parse``, ``checkSegment``, ``URIUtil.canonicalPath``): an encoded dot
@@ -59,7 +60,8 @@ class Unparsable(ValueError):
 
 @dataclass(frozen=True)
 class UriRefusal:
-    """Jetty 12's 400 for a target: ``message`` and the URI on its page (``/badMessage`` or ``/badURI``)."""
+    """Jetty 12's 400 for a target: ``message``, and ``/badMessage`` where the parse fails before the method
+    (the URI on its page); ``/badURI`` otherwise, where the page names the request's URI."""
 
     message: str
     uri: str
