@@ -10,10 +10,11 @@ the release that added it. Never higher than the newest release whose API the si
 
 Which patch release: Kafka's patch releases add no REST API (they fix bugs), so the API of a line is its
 first release's. When the whole newest line is provided the sidecar says ``REFERENCE``, the release its
-answers are modelled on and compared with in the tests (``4.3.1``: parity means an old worker answers
-through the sidecar what 4.3.1 answers); saying ``4.3.0`` would claim 4.3.0's bugs, which the sidecar does
-not reproduce. When a feature caps the version at an older line, the sidecar says that line's first release
-(``4.0.0``): it knows which API that line has, not which of its patch releases' fixes it matches.
+answers are modelled on and compared with in the tests (``4.4.0``: parity means an old worker answers
+through the sidecar what 4.4.0 answers); saying another patch release of the line would claim its bugs,
+which the sidecar does not reproduce. When a feature caps the version at an older line, the sidecar says
+that line's first release (``4.0.0``): it knows which API that line has, not which of its patch releases'
+fixes it matches.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from .capabilities import Capabilities, Decision, Feature, Mode, Version
 RELEASES: tuple[tuple[int, int], ...] = (
     *((2, minor) for minor in range(9)),
     *((3, minor) for minor in range(10)),
-    *((4, minor) for minor in range(4)),
+    *((4, minor) for minor in range(5)),
 )
 NEWEST_KNOWN = RELEASES[-1]
-REFERENCE = Version((4, 3, 1))  # the newest line's release the sidecar's answers are compared with
+REFERENCE = Version((4, 4, 0))  # the newest line's release the sidecar's answers are compared with
 assert REFERENCE.parts[:2] == NEWEST_KNOWN
 
 

@@ -205,7 +205,7 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "Connect 4.0 (log4j 2)",
         Version.of("4.0.0"),
         "PUT /admin/loggers/{l}: the level read as log4j 2 reads it (trimmed, any case; empty: 500)",
-        "the body read as 4.3.1's LoggingResource reads it (its 400, 404 and 500 answers), the worker sent the "
+        "the body read as 4.4.0's LoggingResource reads it (its 400, 404 and 500 answers), the worker sent the "
         "level log4j 2 resolves it to",
     ),
     FeatureSpec(
@@ -213,8 +213,10 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "Connect 4.4",
         Version.of("4.4.0"),
         "validate answers show a value given as a config provider reference (${provider:path:key}) as given, "
-        "not as the provider resolved it",
-        "the value of each such key in the worker's validate answer replaced by the one the request gave",
+        "not as the provider resolved it, without recommended values, its errors replaced by one generic message",
+        "each such key the worker resolved rewritten in the worker's validate answer (the value the request gave, "
+        "no recommended values, 4.4's generic error where the worker found any) and the errors counted again; "
+        "the create, update and PATCH refusals of older workers quote their errors as they wrote them",
     ),
 )
 SPECS: dict[Feature, FeatureSpec] = {spec.feature: spec for spec in FEATURES}

@@ -44,6 +44,7 @@ PIDS_FILE = STACK / "pids.json"
 NEW_VERSION = jars.NEW_VERSION
 OLD_VERSION = jars.OLD_VERSION
 OLDEST_VERSION = jars.OLDEST_VERSION
+PREVIOUS_VERSION = jars.PREVIOUS_VERSION  # for tests of its own behaviours, on workers of their own
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 OUT = Path(os.environ.get("OPENAPI_DIR", ROOT / ".stack" / "openapi"))
 SOURCE = HERE / "ConnectOpenApi.java"
-VERSIONS = ("4.3.1", "3.4.1")  # the Connect versions of the local stack (deploy/local/jars.py)
+VERSIONS = ("4.4.0", "4.3.1", "3.4.1")  # the Connect versions of the local stack (deploy/local/jars.py)
 DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 
 

@@ -7,7 +7,7 @@ A page asks for a reference with a marker on a line of its own, replaced at buil
   learned from (``WORKER_KEYS``), its type, default and description (the field's docstring);
 - ``<!-- generated: endpoints -->``: every operation of the sidecar's OpenAPI document
   (``control_plane.rest.routing.openapi.document()``) and the schemas they use;
-- ``<!-- generated: capabilities 2.8.2 3.4.1 4.3.1 -->``: per feature, what the sidecar decides on each of
+- ``<!-- generated: capabilities 2.8.2 3.4.1 4.4.0 -->``: per feature, what the sidecar decides on each of
   the Connect versions named (``control_plane.domain.capabilities.decide`` with the default settings).
 
 An unknown marker fails the build (``mkdocs build --strict`` runs in ``scripts/check``).

@@ -1,4 +1,4 @@
-"""Integration tests run against the real stack: a KRaft broker, Connect 4.3.1, 3.4.1 and 2.8.2. ``make test``
+"""Integration tests run against the real stack: a KRaft broker, Connect 4.4.0, 3.4.1 and 2.8.2. ``make test``
 starts it before pytest; a bare ``pytest`` starts it here (the same script) and stops it at the end.
 
 The sidecar under test is never the stack's sidecar process: ``sidecar`` is the session's sidecar of
@@ -43,7 +43,7 @@ def stack() -> Iterator[Stack]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """``cluster`` is parametrized over every Connect cluster of the stack's env, ids such as
-    ``connect-4.3.1``, ``connect-3.4.1``, ``connect-2.8.2``. The env is read at collection; before the
+    ``connect-4.4.0``, ``connect-3.4.1``, ``connect-2.8.2``. The env is read at collection; before the
     stack is up (a bare ``pytest`` starts it in the ``stack`` fixture) the clusters ``stack.py`` starts."""
     if "cluster" in metafunc.fixturenames:
         ids = cluster_ids()

@@ -1,4 +1,4 @@
-"""The codecs against every record that the real workers (Connect 4.3.1 and 3.4.1) wrote to their config,
+"""The codecs against every record that the real workers (Connect 4.4.0 and 3.4.1) wrote to their config,
 status and offsets topics: after a lifecycle that makes the worker write each kind of record (connector
 names with '-' and ':', a config value full of characters JSON must escape, two sources, a sink on both
 topics, pause/resume, restart with tasks, a failing task, on 3.5+ stop/resume, on 3.7+ a cluster-wide

@@ -4,7 +4,7 @@ to the worker, on both Connect versions: the answers must be the same (status an
 The pass-through forwards the request target byte for byte (tests/unit/test_pass_through_bytes.py); this
 compares what the routes the sidecar answers itself (status, config, task status, topics; stop and
 offsets, emulated on 3.4.1) say for the same bytes. On 3.4.1 an emulated endpoint is compared with what
-Connect 4.3.1 answers directly (the worker there has no such endpoint), and so is every target Jetty 12
+Connect 4.4.0 answers directly (the worker there has no such endpoint), and so is every target Jetty 12
 refuses on a route the sidecar answers (it answers Jetty 12's 400 in front of every worker version); a
 passed-through endpoint (pause) gets the worker's own answer, Jetty 9's on 3.4.1 (docs/differences.md).
 """
@@ -36,7 +36,7 @@ TARGETS = [
     "{p}sp%20ace",
 ]
 READS = ["status", "config", "tasks/0/status", "topics"]  # answered by the sidecar from its view
-EMULATED = [("GET", "offsets"), ("PUT", "stop"), ("DELETE", "offsets")]  # native on 4.3.1, emulated on 3.4.1
+EMULATED = [("GET", "offsets"), ("PUT", "stop"), ("DELETE", "offsets")]  # native on 4.4.0, emulated on 3.4.1
 ENDPOINTS = [*(("GET", r) for r in READS), *EMULATED, ("PUT", "pause")]  # pause: always passed through
 
 
@@ -93,11 +93,11 @@ async def test_an_encoded_name_gets_the_workers_answer(
     running = await sidecars.of(cluster)
     via = await raw(running.url, method, path)
     if not cluster.newest and _answered_by_sidecar(cluster, method, endpoint):
-        # the sidecar answers as 4.3.1 on every worker: Jetty 12's refusals included (an encoded / or %, an
+        # the sidecar answers as 4.4.0 on every worker: Jetty 12's refusals included (an encoded / or %, an
         # encoded dot segment, %5C, %00), which 3.4.1's Jetty 9 mostly takes
         newest = await raw(stack.clusters["new"].connect_url, method, path)
         if _refused_by_jetty(newest) or (method, endpoint) in EMULATED:
-            assert via == newest, f"{method} {path}: sidecar {via}, worker 4.3.1 {newest}"
+            assert via == newest, f"{method} {path}: sidecar {via}, worker 4.4.0 {newest}"
             return
     direct = await raw(cluster.connect_url, method, path)  # the worker's answer (passed through byte for byte)
     assert via == direct, f"{method} {path}: sidecar {via}, worker {cluster.name} {direct}"

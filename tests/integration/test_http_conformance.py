@@ -1,6 +1,6 @@
 """The raw requests of ``tests/support/http_cases.py`` sent to the sidecar in front of each worker version and to the
-Connect 4.3.1 worker directly: the same status, Content-Type and body (``Allow`` too), so that through the
-sidecar a 3.4.1 worker's Jetty and Jersey answer as 4.3.1's do where the sidecar answers itself."""
+Connect 4.4.0 worker directly: the same status, Content-Type and body (``Allow`` too), so that through the
+sidecar a 3.4.1 worker's Jetty and Jersey answer as 4.4.0's do where the sidecar answers itself."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ async def exchange(url: str, data: bytes) -> tuple[int, str | None, str | None, 
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-async def test_the_sidecar_answers_these_bytes_as_the_4_3_1_worker(
+async def test_the_sidecar_answers_these_bytes_as_the_4_4_0_worker(
     case: Case, cluster: Cluster, stack: Stack, sidecar: httpx.AsyncClient
 ) -> None:
     via = await exchange(str(sidecar.base_url).rstrip("/"), case.request())

@@ -1,5 +1,5 @@
 """kafka-connect-py (PyPI; a Connect REST client nobody here wrote) pointed at the sidecar on both workers,
-and at Connect 4.3.1 directly: the same operations give the same results (the sidecar as a drop-in). Its client is
+and at Connect 4.4.0 directly: the same operations give the same results (the sidecar as a drop-in). Its client is
 synchronous (requests): each call runs in a thread, so that the in-process sidecar keeps serving."""
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ async def scenario(client: KafkaConnect, name: str) -> Steps:
 
 
 @pytest.mark.timeout(600)
-async def test_kafka_connect_py_as_against_4_3_1(
+async def test_kafka_connect_py_as_against_4_4_0(
     stack: Stack, cluster: Cluster, sidecars: Sidecars, unique: str
 ) -> None:
     running: RunningSidecar = await sidecars.of(cluster)

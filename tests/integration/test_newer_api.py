@@ -1,7 +1,7 @@
 """The REST API of newer Connect releases through the sidecar on both workers, compared with what Connect
-4.3.1 answers directly: ``initial_state`` on create (KIP-980), PATCH of a configuration
+4.4.0 answers directly: ``initial_state`` on create (KIP-980), PATCH of a configuration
 (KIP-477), cluster-wide logger levels (KIP-976), ``GET /health`` (KIP-1017), 4.2's ``order_in_group``,
-and the version ``GET /`` advertises. On 4.3.1 the sidecar defers to the worker; on 3.4.1 it emulates."""
+and the version ``GET /`` advertises. On 4.4.0 the sidecar defers to the worker; on 3.4.1 it emulates."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def source_config(tag: str) -> dict[str, str]:
 
 @pytest.fixture
 async def newest(stack: Stack) -> AsyncIterator[httpx.AsyncClient]:
-    """Connect 4.3.1 directly: the reference answers."""
+    """Connect 4.4.0 directly: the reference answers."""
     async with httpx.AsyncClient(base_url=stack.clusters["new"].connect_url, timeout=60) as client:
         yield client
 
@@ -99,7 +99,7 @@ async def test_initial_state_on_create(
     await until_states(sidecar, via, "RUNNING", ["RUNNING"])
 
 
-async def test_a_connector_created_stopped_takes_offset_changes_as_on_4_3_1(
+async def test_a_connector_created_stopped_takes_offset_changes_as_on_4_4_0(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
 ) -> None:
     """Created STOPPED, it is STOPPED for KIP-875 too (emulated on 3.4.1): its offsets can be reset at once."""
@@ -131,10 +131,10 @@ async def test_initial_state_of_an_existing_connector_is_the_workers_409(
     await until_states(sidecar, name, "RUNNING", ["RUNNING"])  # not paused nor stopped by the attempt
 
 
-async def test_a_number_as_the_name_with_initial_state_is_created_as_on_4_3_1(
+async def test_a_number_as_the_name_with_initial_state_is_created_as_on_4_4_0(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
 ) -> None:
-    """CreateConnectorRequest's ``name`` is a String: Jackson reads a number into its text, and 4.3.1 creates
+    """CreateConnectorRequest's ``name`` is a String: Jackson reads a number into its text, and 4.4.0 creates
     the connector PAUSED under that name; the emulation reads it so too."""
     numbers = (int(unique, 16) * 2 + 1, int(unique, 16) * 2)  # the sidecar's, the worker's: each test's own
     via, direct = (str(n) for n in numbers)
@@ -151,7 +151,7 @@ async def test_a_number_as_the_name_with_initial_state_is_created_as_on_4_3_1(
 
 
 # -- PATCH /connectors/{c}/config (KIP-477) -----------------------------------------------------------
-async def test_patch_config_as_4_3_1(
+async def test_patch_config_as_4_4_0(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, cleanup: list[str], unique: str
 ) -> None:
     via, direct = f"newapi-patch-{cluster.name}-{unique}", f"newapi-patch-ref-{unique}"
@@ -196,7 +196,7 @@ async def test_a_patch_of_numbers_is_read_as_4_3_1_reads_it(
 
 
 @pytest.mark.parametrize("body", [pytest.param(b"", id="empty"), pytest.param(b"null", id="null")])
-async def test_a_patch_with_no_entity_is_answered_as_4_3_1(
+async def test_a_patch_with_no_entity_is_answered_as_4_4_0(
     cluster: Cluster,
     sidecar: httpx.AsyncClient,
     newest: httpx.AsyncClient,
@@ -204,7 +204,7 @@ async def test_a_patch_with_no_entity_is_answered_as_4_3_1(
     unique: str,
     body: bytes,
 ) -> None:
-    """No map to patch with: 4.3.1 finds the connector, then fails on the null map (500); nothing changes."""
+    """No map to patch with: 4.4.0 finds the connector, then fails on the null map (500); nothing changes."""
     via, direct = f"newapi-nopatch-{cluster.name}-{unique}", f"newapi-nopatch-ref-{unique}"
     cleanup += [via, direct]
     for client, name in ((sidecar, via), (newest, direct)):
@@ -247,11 +247,11 @@ UNREADABLE_PATCHES = {
         *(pytest.param("patch", v, id=f"patch-{k}") for k, v in UNREADABLE_PATCHES.items()),
     ],
 )
-async def test_an_unreadable_body_is_answered_as_4_3_1(
+async def test_an_unreadable_body_is_answered_as_4_4_0(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str, endpoint: str, value: str
 ) -> None:
     """A create whose ``initial_state`` (KIP-980), or a PATCH of a config (KIP-477) whose body, Jackson cannot
-    read: the same status and message as 4.3.1's, and nothing created."""
+    read: the same status and message as 4.4.0's, and nothing created."""
     if endpoint == "initial_state":
         name = f"newapi-bad-{unique}"  # the same length on both: Jackson's column is the same
         method, path = "POST", "/connectors"
@@ -266,15 +266,15 @@ async def test_an_unreadable_body_is_answered_as_4_3_1(
 
 
 # -- logger levels (KIP-976) --------------------------------------------------------------------------
-async def test_cluster_wide_logger_level_as_4_3_1(
+async def test_cluster_wide_logger_level_as_4_4_0(
     cluster: Cluster, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str
 ) -> None:
     namespace = f"newapi.probe.{cluster.name}.{unique}"
     put = await sidecar.put(f"/admin/loggers/{namespace}?scope=cluster", json={"level": "debug"})
     assert (put.status_code, put.content) == (204, b"")
-    # KIP-976: a cluster-scoped change is applied asynchronously (4.3.1 answers 204 once it is written to the
+    # KIP-976: a cluster-scoped change is applied asynchronously (4.4.0 answers 204 once it is written to the
     # config topic; each worker applies it when it reads it): the level shows once the worker has read it.
-    # A 4.3.1 worker passed through unchanged has been seen to show the new level with a null last_modified
+    # A 4.4.0 worker passed through unchanged has been seen to show the new level with a null last_modified
     # for an instant while it applies it: the level and its time are waited for together
     answer = await eventually(
         lambda: sidecar.get(f"/admin/loggers/{namespace}"),
@@ -296,7 +296,7 @@ async def test_cluster_wide_logger_level_as_4_3_1(
 async def test_cluster_wide_logger_level_reaches_every_worker(
     stack: Stack, in_process: InProcess, cluster: Cluster, unique: str
 ) -> None:
-    """Two workers behind one sidecar (the stack's 3.4.1 and 4.3.1 workers; the oldest decides, so the
+    """Two workers behind one sidecar (the stack's 3.4.1 and 4.4.0 workers; the oldest decides, so the
     sidecar emulates): the level is set on both and read back from both before the 204."""
     if cluster.name != "old":
         pytest.skip("one mixed pair of workers is enough")
@@ -311,7 +311,7 @@ async def test_cluster_wide_logger_level_reaches_every_worker(
 
 
 # -- GET /health (KIP-1017) ---------------------------------------------------------------------------
-async def test_health_as_4_3_1(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
+async def test_health_as_4_4_0(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
     await same_answer(sidecar, newest, "/health")
 
 
@@ -327,7 +327,7 @@ async def test_health_of_a_worker_that_does_not_answer(cluster: Cluster, in_proc
 async def test_definitions_in_the_newest_shape(sidecar: httpx.AsyncClient, newest: httpx.AsyncClient) -> None:
     path = f"/connector-plugins/{SOURCE}/config"
     via, direct = (await sidecar.get(path)).json(), (await newest.get(path)).json()
-    fields = {d["name"]: list(d) for d in direct}  # 4.3.1's FileStreamSource has a few more keys than 3.4.1's
+    fields = {d["name"]: list(d) for d in direct}  # 4.4.0's FileStreamSource has a few more keys than 3.4.1's
     assert [list(d) for d in via] == [fields[d["name"]] for d in via]
     body = {"connector.class": SOURCE, "topic": "x"}
     validate = f"/connector-plugins/{SOURCE}/config/validate"
@@ -348,22 +348,53 @@ async def test_definitions_in_the_workers_shape_by_setting(
 
 # -- 4.4: validate shows values given as config provider references as given ---------------------------
 async def test_provider_references_shown_as_given(
-    sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, tmp_path: Path
+    cluster: Cluster,
+    sidecar: httpx.AsyncClient,
+    worker: httpx.AsyncClient,
+    newest: httpx.AsyncClient,
+    tmp_path: Path,
+    unique: str,
 ) -> None:
-    """The stack's workers resolve ``${file:...}`` (a FileConfigProvider each): 4.3.1 echoes the resolved
-    value, as every release before 4.4 does; through the sidecar, on every release, the value as given."""
+    """The stack's workers resolve ``${file:...}`` (a FileConfigProvider each). Before 4.4 a worker answers
+    with the resolved values and the errors its rules found in them (a secret quoted); 4.4.0 shows the
+    references as given, without recommended values, one generic error where the resolved value failed.
+    Through the sidecar, on every release, 4.4.0's answer; a reference no provider resolves stays as it is."""
     secrets = tmp_path / "secrets.properties"
-    secrets.write_text("topic=resolved-topic\n")
-    body = {"connector.class": SOURCE, "topic": f"${{file:{secrets}:topic}}", "file": "/tmp/x"}
+    secrets.write_text("topic=resolved-topic\ntasks=abc\nconverter=s3cret\n")
+    refs = {
+        "topic": f"${{file:{secrets}:topic}}",
+        "tasks.max": f"${{file:{secrets}:tasks}}",
+        "key.converter": f"${{file:{secrets}:converter}}",
+        "file": "${unknown:path:key}",
+    }
+    body = {"connector.class": SOURCE, "name": "refs", **refs}
     validate = f"/connector-plugins/{SOURCE}/config/validate"
     via, direct = (await sidecar.put(validate, json=body)).json(), (await newest.put(validate, json=body)).json()
+    own = (await worker.put(validate, json=body)).json()
 
-    def values(infos: dict[str, Any], part: str = "value") -> dict[str, Any]:
-        return {c["value"]["name"]: c["value"][part] for c in infos["configs"] if c["value"]["name"] in body}
+    def values(infos: dict[str, Any]) -> dict[str, Any]:
+        return {c["value"]["name"]: c["value"] for c in infos["configs"] if c["value"]["name"] in refs}
 
-    assert values(via) == body
-    assert values(direct) == {**body, "topic": "resolved-topic"}
-    assert values(via, "errors") == values(direct, "errors")
+    assert values(via) == values(direct)
+    assert (via["error_count"], direct["error_count"]) == (2, 2)
+    assert values(direct)["tasks.max"]["errors"] == [
+        "Invalid value for configuration 'tasks.max': the value resolved from the config provider reference "
+        "failed validation"
+    ]
+    assert {k: v["value"] for k, v in values(direct).items()} == refs
+    if not cluster.newest:  # the worker's own answer: resolved, its errors quoting the secret
+        assert values(own)["topic"]["value"] == "resolved-topic"
+        assert any("s3cret" in e for e in values(own)["key.converter"]["errors"])
+    # create and update validate the same way: 4.4.0's 400 lists the generic errors, never the secret
+    create = {"name": f"refs-{unique}", "config": {k: v for k, v in body.items() if k != "name"}}
+    for method, path, sent in (
+        ("POST", "/connectors", create),
+        ("PUT", f"/connectors/refs-{unique}/config", create["config"]),
+    ):
+        via_write = await sidecar.request(method, path, json=sent)
+        direct_write = await newest.request(method, path, json=sent)
+        assert (via_write.status_code, via_write.json()) == (direct_write.status_code, direct_write.json())
+        assert via_write.status_code == 400 and "s3cret" not in via_write.text
     # a reference no provider can resolve: the worker's own 500, through the sidecar as from the worker
     missing = {**body, "topic": f"${{file:{tmp_path / 'absent.properties'}:topic}}"}
     via_missing, direct_missing = await sidecar.put(validate, json=missing), await newest.put(validate, json=missing)
@@ -376,9 +407,9 @@ async def test_advertised_version(
 ) -> None:
     via, direct = (await sidecar.get("/")).json(), (await worker.get("/")).json()
     capabilities = (await sidecar.get("/_sidecar/capabilities")).json()
-    # 3.4.1 and 2.8.2: every feature through 4.3 is native or emulated, so the API of 4.3, whose patch releases
-    # add none; 4.3.1 (not 4.3.0) as the answers are 4.3.1's (domain/api_version.py)
-    expected = {"new": "4.3.1", "old": "4.3.1", "oldest": "4.3.1"}[cluster.name]
+    # 3.4.1 and 2.8.2: every feature through 4.4 is native or emulated, so the API of 4.4, the answers 4.4.0's
+    # (domain/api_version.py); 4.4.0 itself: its own version
+    expected = {"new": "4.4.0", "old": "4.4.0", "oldest": "4.4.0"}[cluster.name]
     assert via == {**direct, "version": expected}
     assert capabilities["worker_version"] == direct["version"]
     assert capabilities["advertised_version"] == expected

@@ -1,5 +1,5 @@
 """The endpoints newer Connect releases added, through the sidecar on every worker version, against the
-newest worker's own answers (4.3.1, directly): KIP-745's restart options (3.0) and KIP-769's plugin listing
+newest worker's own answers (4.4.0, directly): KIP-745's restart options (3.0) and KIP-769's plugin listing
 and plugin config (3.2). Forwarded where the worker has them, composed by the sidecar where it does not."""
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ async def test_plugin_listing_as_the_newest_worker_lists_them(
         )
         assert CAST in by_type["transformation"]
         assert all("version" not in p for p in listed if p["type"] not in ("sink", "source"))  # undefined: left out
-        # Kafka's own converters and the plugin.path's (the versioned test plugins' converter), as 4.3.1 lists
+        # Kafka's own converters and the plugin.path's (the versioned test plugins' converter), as 4.4.0 lists
         # them (once each: the versions are not known), BooleanConverter (3.3+) aside
         for kind in ("converter", "header_converter"):
             assert set(by_type[kind]) == {p["class"] for p in direct if p["type"] == kind} - {BOOLEAN}
@@ -138,7 +138,7 @@ async def test_plugin_config_as_the_newest_worker_describes_it(
             continue
         keys, newest_keys = via.json(), direct.json()
         assert [list(k) for k in keys] == [list(newest_keys[0])] * len(keys)  # the newest shape, field order
-        assert keys[0] == newest_keys[0]  # the plugin's own key first: "file", as 4.3.1 defines it
+        assert keys[0] == newest_keys[0]  # the plugin's own key first: "file", as 4.4.0 defines it
         framework = [k["name"] for k in keys[1:]]
         assert framework[:3] == ["name", "connector.class", "tasks.max"]
         assert set(framework) <= {k["name"] for k in newest_keys}  # the worker's version's framework keys

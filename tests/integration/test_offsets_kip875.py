@@ -80,7 +80,7 @@ _BAD_BODIES = [
 ]
 
 
-# what Connect 4.3.1's JSON binding cannot read is 500 there (ConnectExceptionMapper over Jackson's exception)
+# what Connect 4.4.0's JSON binding cannot read is 500 there (ConnectExceptionMapper over Jackson's exception)
 UNBOUND = {
     "array",
     "entry-number",

@@ -3,8 +3,8 @@ each cluster runs, sent with schemathesis-generated parameters and bodies both t
 from the code under test, in process) and directly to the worker; the answers must be the same (status,
 error shape, body; normalised by tests/support/differential.py) except for the differences in
 ALLOWED, each with its reason (docs/differences.md says the same), and the
-known bugs in PENDING, which must still occur until fixed. A third run sends the operations 4.3.1 has and
-3.4.1 lacks through the sidecar of the 3.4.1 worker and compares with the 4.3.1 worker's own answers.
+known bugs in PENDING, which must still occur until fixed. A third run sends the operations 4.4.0 has and
+3.4.1 lacks through the sidecar of the 3.4.1 worker and compares with the 4.4.0 worker's own answers.
 
 The description is generated from the cluster's connect-runtime jar by deploy/openapi (``make openapi``;
 built here on first use, then cached), hence the ``java`` mark. Generation is seeded and derandomized, a
@@ -64,9 +64,9 @@ SEED = 11
 
 
 OLD = frozenset({"3.4.1"})
-NEW = frozenset({"4.3.1"})
+NEW = frozenset({"4.4.0"})
 BOTH = OLD | NEW
-OLD_AS_NEW = "3.4.1 through the sidecar, against 4.3.1"  # the newest operations on the old worker
+OLD_AS_NEW = "3.4.1 through the sidecar, against 4.4.0"  # the newest operations on the old worker
 EMULATING = frozenset({OLD_AS_NEW})
 OWN_READS = ("/connectors/{connector}/status", "/connectors/{connector}/config", "/connectors/{connector}/topics")
 
@@ -77,8 +77,8 @@ def _worker_rebalancing(diff: AnswerDifference) -> bool:
 
 
 def _jetty12_refusal(diff: AnswerDifference) -> bool:
-    """The sidecar answered Jetty 12's own 400 for the target, as the 4.3.1 worker would (the page naming the
-    violations for GET, POST and HEAD, no body otherwise; ``jetty_uri``, measured on 4.3.1), where 3.4.1's
+    """The sidecar answered Jetty 12's own 400 for the target, as the 4.4.0 worker would (the page naming the
+    violations for GET, POST and HEAD, no body otherwise; ``jetty_uri``, measured on 4.4.0), where 3.4.1's
     Jetty 9 took the target (an encoded ``%``, ``\\`` or control character, ...)."""
     refused = jetty_uri.refusal(diff.request.target.encode())
     if refused is None or diff.worker == diff.sidecar:
@@ -158,7 +158,7 @@ ALLOWED: list[Allowed] = [
             method,
             template,
             _jetty12_refusal,
-            "own routes answer as 4.3.1: Jetty 12 refuses the target, 3.4.1's Jetty 9 takes it",
+            "own routes answer as 4.4.0: Jetty 12 refuses the target, 3.4.1's Jetty 9 takes it",
         )
         for method, template in OWN_ROUTES
     ),
@@ -181,7 +181,7 @@ ALLOWED: list[Allowed] = [
         "PUT",
         "/admin/loggers/{logger}",
         lambda d: d.worker.status == d.sidecar.status == 500 and d.sidecar.kind() == d.worker.kind() == "error",
-        "logger level read as 4.3.1 reads it: a body that is not JSON is Connect's 500, another message than Jackson's",
+        "logger level read as 4.4.0 reads it: a body that is not JSON is Connect's 500, another message than Jackson's",
     ),
     Allowed(OLD, "GET", "/connectors/{connector}/status", _adds_only("version"), "KIP-891: statuses carry the version"),
     Allowed(OLD, "GET", "/", _adds_only("version"), "GET / advertises the newest version the sidecar provides"),
@@ -352,8 +352,8 @@ def _judge(version: str, findings: Comparisons, elapsed: float) -> None:
 async def test_the_newest_operations_answer_on_an_old_worker_as_the_newest_worker_does(
     stack: Stack, sidecars: Sidecars, unique: str, descriptions: dict[str, dict[str, Any]]
 ) -> None:
-    """The operations Connect 4.3.1 has and 3.4.1 lacks (stop, offsets, PATCH config, health), generated
-    from 4.3.1's description, through the sidecar of the 3.4.1 worker and directly to the 4.3.1 worker,
+    """The operations Connect 4.4.0 has and 3.4.1 lacks (stop, offsets, PATCH config, health), generated
+    from 4.4.0's description, through the sidecar of the 3.4.1 worker and directly to the 4.4.0 worker,
     on connector names neither cluster has."""
     old, new = stack.clusters["old"], stack.clusters["new"]
     newest = await asyncio.to_thread(_description, descriptions, new.version)

@@ -2,11 +2,11 @@
 deploy/local/test-plugins/versioned (a source connector, a converter and a transformation in 1.0.0, 1.1.0 and
 2.0.0, one plugin directory each, on both workers' ``plugin.path``).
 
-On 4.3.1 the pinned version runs (the status says it, and the records its task writes name the connector's,
+On 4.4.0 the pinned version runs (the status says it, and the records its task writes name the connector's,
 the transformation's and the converter's versions); on 3.4.1 a pin the newest installed version satisfies
-goes through and runs 2.0.0, and a pin no installed version satisfies is refused with 4.3.1's answer,
-compared with 4.3.1's own first answer (4.3.1 answers it only once per range: then a 500
-NullPointerException, which the sidecar in front of it does not give)."""
+goes through and runs 2.0.0, and a pin no installed version satisfies is refused with 4.4.0's answer.
+4.1 to 4.3 answer such a pin only once per range (then a 500 NullPointerException, KAFKA-20751, fixed in
+4.4.0), which the sidecar in front of them does not give: checked on a 4.3.1 worker of the tests' own."""
 
 from __future__ import annotations
 
@@ -18,7 +18,10 @@ import httpx
 import pytest
 
 from tests.support.connect_answers import until_states
+from tests.support.deploy_local import local_stack
+from tests.support.harness import sidecar_with
 from tests.support.kafka_topics import read_to_end
+from tests.support.own_worker import OwnWorkers
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
@@ -43,7 +46,7 @@ def config(topic: str = "", **pins: str) -> dict[str, str]:
 
 
 def fresh_range() -> str:
-    """A range no installed version satisfies, never sent before (4.3.1 caches a failed range per worker)."""
+    """A range no installed version satisfies, never sent before (4.1 to 4.3 cache a failed range per worker)."""
     return f"[3.{random.randrange(10**9)},)"
 
 
@@ -121,18 +124,18 @@ async def test_a_pinned_connector_runs_its_version(
         await sidecar.delete(f"/connectors/{name}")
 
 
-async def test_an_unsatisfiable_pin_is_refused_as_4_3_1_refuses_it(
+async def test_an_unsatisfiable_pin_is_refused_as_4_4_0_refuses_it(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str
 ) -> None:
     name = f"unsatisfiable-{unique}"
     range_ = fresh_range()
     body = {"name": name, "config": config(connector=range_)}
-    direct = await newest.post("/connectors", json=body)  # the first time: 4.3.1's own answer
+    direct = await newest.post("/connectors", json=body)
     via = await sidecar.post("/connectors", json=body)
     assert (via.status_code, via.json()) == (direct.status_code, direct.json())
     assert via.json()["message"] == invalid(not_found(range_), not_found(range_))
-    again = await newest.post("/connectors", json=body)  # 4.3.1 from now on: the cached failure, a 500
-    assert again.status_code == 500 and "availableVersions()" in again.json()["message"]
+    again = await newest.post("/connectors", json=body)  # 4.4.0: the same answer every time
+    assert (again.status_code, again.json()) == (direct.status_code, direct.json())
     assert (await sidecar.post("/connectors", json=body)).json() == direct.json()
 
     validated = await sidecar.put(f"/connector-plugins/{CONNECTOR}/config/validate", json=body["config"])
@@ -159,6 +162,31 @@ async def test_an_unsatisfiable_pin_is_refused_as_4_3_1_refuses_it(
         await sidecar.delete(f"/connectors/{name}")
 
 
+async def test_4_3_1_answers_a_repeated_unsatisfiable_pin_with_a_500_the_sidecar_does_not(
+    own_workers: OwnWorkers, unique: str
+) -> None:
+    """KAFKA-20751 on a 4.3.1 worker of the tests' own: its first answer to a pin no installed version
+    satisfies is the KIP's, then a 500 (``CachedConnectors`` throws the failure again without its versions);
+    the sidecar in front of it hides the pin from the worker and answers the first answer every time."""
+    cluster = own_workers.of(local_stack.PREVIOUS_VERSION).cluster
+    range_ = fresh_range()
+    body = {"name": f"unsatisfiable-{unique}", "config": config(connector=range_)}
+    refused = (400, {"error_code": 400, "message": invalid(not_found(range_), not_found(range_))})
+    async with httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker, sidecar_with(cluster) as via:
+        await eventually(
+            lambda: via.client.get(f"/connector-plugins/{CONNECTOR}/config?version=1.0.0"),
+            lambda r: r.status_code == 200,
+            what="the worker's plugins known to the sidecar",
+        )
+        direct = await worker.post("/connectors", json=body)
+        assert (direct.status_code, direct.json()) == refused
+        again = await worker.post("/connectors", json=body)
+        assert again.status_code == 500 and "availableVersions()" in again.json()["message"]
+        for _ in range(2):
+            answer = await via.client.post("/connectors", json=body)
+            assert (answer.status_code, answer.json()) == refused
+
+
 async def test_a_pin_that_is_no_range_is_a_400(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, unique: str
 ) -> None:
@@ -173,7 +201,7 @@ async def test_a_pin_that_is_no_range_is_a_400(
             {"error_code": 400, "message": "Unbounded range: [1.0"},
         )
     )
-    # validate: 4.3.1 wraps its own 400 into a 500; the sidecar answers the 400 on both versions
+    # validate: 4.1+ wraps its own 400 into a 500 (4.4.0 too); the sidecar answers the 400 on every version
     validated = await sidecar.put(f"/connector-plugins/{CONNECTOR}/config/validate", json=body["config"])
     assert (validated.status_code, validated.json()) == (400, {"error_code": 400, "message": "Unbounded range: [1.0"})
 
@@ -187,7 +215,7 @@ async def test_a_pin_that_is_no_range_is_a_400(
         pytest.param("latest", 200, None, id="latest"),
     ],
 )
-async def test_the_config_of_a_version_answers_as_4_3_1_does(
+async def test_the_config_of_a_version_answers_as_4_4_0_does(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient, query: str, status: int, message: str
 ) -> None:
     path = f"/connector-plugins/{CONNECTOR}/config"  # 3.4.1 knows no alias of a plugin installed twice
@@ -232,12 +260,12 @@ async def test_capabilities_say_what_is_emulated(cluster: Cluster, sidecar: http
     assert "cannot run side by side" in feature["emulation"]
 
 
-async def test_validate_puts_4_3_1s_errors_on_the_class_and_the_pin(
+async def test_validate_puts_connects_errors_on_the_class_and_the_pin(
     cluster: Cluster, sidecar: httpx.AsyncClient, newest: httpx.AsyncClient
 ) -> None:
     body = {"name": "anything", **config(connector=fresh_range())}
     path = f"/connector-plugins/{CONNECTOR}/config/validate"
-    direct = (await newest.put(path, json=body)).json()  # 4.3.1's first (and only right) answer
+    direct = (await newest.put(path, json=body)).json()
     via = await sidecar.put(path, json=body)
     assert via.status_code == 200
     for key in ("connector.class", "connector.plugin.version"):
@@ -271,7 +299,7 @@ async def test_a_converter_pin_an_old_worker_cannot_check_is_the_sidecars_to_ref
     body = {"name": name, "config": config(value="2.0.0")}
     created = await sidecar.post("/connectors", json=body)
     try:
-        if cluster.name == "new":  # 4.3.1 loads the pinned converter itself
+        if cluster.name == "new":  # 4.4.0 loads the pinned converter itself
             assert created.status_code == 201, created.text
             return
         assert created.status_code == 400

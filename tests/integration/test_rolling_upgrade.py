@@ -1,14 +1,14 @@
-"""A Connect cluster in the middle of a rolling upgrade: a 3.4.1 worker and a 4.3.1 worker in one group (the
+"""A Connect cluster in the middle of a rolling upgrade: a 3.4.1 worker and a 4.4.0 worker in one group (the
 same group.id and internal topics), a sidecar in front of each, each given its own worker only (its
 worker's properties file, as in a Kubernetes pod). The features are decided by every live worker of the
 group: while the 3.4.1 worker is in it, both sidecars answer the same capabilities, 3.4.1's (no KIP-875
 stop natively: the sidecar's emulation), and ``GET /`` shows 3.4.1 on both; once it has left the group the
-features turn native and ``GET /`` shows 4.3.1, without a restart of the sidecar. The old worker leaves in
-the middle of an emulated stop: the stop acknowledged, the connector stays STOPPED on the 4.3.1 worker.
+features turn native and ``GET /`` shows 4.4.0, without a restart of the sidecar. The old worker leaves in
+the middle of an emulated stop: the stop acknowledged, the connector stays STOPPED on the 4.4.0 worker.
 
 Both workers configure a config provider (``FileConfigProvider``, KIP-297), as the sidecars read in their
 properties: while the emulation answers, a sink whose consumer group is a provider reference has its
-offsets read from the group the workers resolve, as the 4.3.1 worker reads them itself.
+offsets read from the group the workers resolve, as the 4.4.0 worker reads them itself.
 
 The workers are this module's own (deploy/local/stack.py's ``start_connect``, from the stack's jars,
 against the stack's broker): the shared stack's clusters keep one worker each.
@@ -36,8 +36,8 @@ from tests.support.kafka_topics import produce
 from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
-NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.3.1, 3.4.1
-# 4.3.1 finds the plugins with a service manifest only (Kafka's own; the test plugins have none): its start
+NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.4.0, 3.4.1
+# 4.4.0 finds the plugins with a service manifest only (Kafka's own; the test plugins have none): its start
 # skips the scan of every class of the plugin path (half a minute on a loaded machine); no plugin is used here
 SERVICE_LOAD = {"plugin.discovery": "service_load"}
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -52,7 +52,7 @@ LEFT_S = 30.0  # the bound on the features turning native once the old worker ha
 @dataclass(frozen=True)
 class Upgrading:
     group: str
-    new: Cluster  # the 4.3.1 worker
+    new: Cluster  # the 4.4.0 worker
     old: Cluster  # the 3.4.1 worker, in the same group
     old_worker: local_stack.Proc
     provided: Path  # a properties file both workers' FileConfigProvider reads
@@ -117,7 +117,7 @@ async def test_a_sinks_group_given_as_a_provider_reference_is_read_as_the_worker
 ) -> None:
     """While the 3.4.1 worker is in the group the sidecar reads offsets itself (KIP-875 emulated): a sink's
     ``consumer.override.group.id`` given as ``${file:...}`` is resolved as the workers resolve it (with the
-    providers of the worker's properties), and the answer is the 4.3.1 worker's own, read directly. Read as
+    providers of the worker's properties), and the answer is the 4.4.0 worker's own, read directly. Read as
     written, the group would be one nobody consumes in: no offsets."""
     name = f"provided-{uuid.uuid4().hex[:6]}"
     config = {
@@ -149,7 +149,7 @@ async def test_a_sinks_group_given_as_a_provider_reference_is_read_as_the_worker
                 lambda: newest.get(f"/connectors/{name}/offsets"),
                 lambda r: r.status_code == 200 and r.json() == expected,
                 timeout_s=60,
-                what="the sink's three records committed, as the 4.3.1 worker reads them",
+                what="the sink's three records committed, as the 4.4.0 worker reads them",
             )
             via = await on_old.client.get(f"/connectors/{name}/offsets")
             assert (via.status_code, via.json()) == (200, direct.json())
@@ -161,7 +161,7 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
     new, old = upgrading.new, upgrading.old
     both = {new.connect_url: NEW, old.connect_url: OLD}
     async with httpx.AsyncClient(timeout=30) as client:
-        own_root = (await client.get(new.connect_url + "/")).json()  # the 4.3.1 worker's own GET /
+        own_root = (await client.get(new.connect_url + "/")).json()  # the 4.4.0 worker's own GET /
     assert own_root["version"] == NEW
     async with in_front_of(new) as on_new:
         async with in_front_of(old) as on_old:
@@ -181,8 +181,8 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
             assert shown[0]["features"] == shown[1]["features"]  # one cluster, one decision
             roots = [(await sidecar.client.get("/")).json() for sidecar in (on_new, on_old)]
             assert [root["version"] for root in roots] == [OLD, OLD]
-            assert roots[0] == {**own_root, "version": OLD}  # the 4.3.1 worker's answer, with the cluster's version
-        # the old worker leaves the group (its pod and sidecar gone) while the sidecar in front of 4.3.1 is
+            assert roots[0] == {**own_root, "version": OLD}  # the 4.4.0 worker's answer, with the cluster's version
+        # the old worker leaves the group (its pod and sidecar gone) while the sidecar in front of 4.4.0 is
         # in the middle of an emulated stop (the cluster's features are still 3.4.1's); the sidecar runs on
         name = f"upgraded-{uuid.uuid4().hex[:6]}"
         await running_source(on_new, name)
@@ -196,14 +196,14 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
             functools.partial(capabilities, on_new),
             lambda c: c["worker_version"] == NEW,
             timeout_s=LEFT_S,
-            what="the features decided by the 4.3.1 worker alone",
+            what="the features decided by the 4.4.0 worker alone",
         )
         native = time.monotonic()
         assert (upgraded["worker_versions"], upgraded["unknown"]) == ({new.connect_url: NEW}, None)
         assert modes(upgraded)["stop_and_offsets_read"] == "native"
         assert modes(upgraded)["offsets_alter_reset"] == "native"
         assert (await on_new.client.get("/")).json() == own_root
-        # the acknowledged stop holds: the 4.3.1 worker, alone now, has the connector STOPPED without tasks
+        # the acknowledged stop holds: the 4.4.0 worker, alone now, has the connector STOPPED without tasks
         async with httpx.AsyncClient(base_url=new.connect_url, timeout=30) as worker:
             await eventually(
                 lambda: worker.get(f"/connectors/{name}/status"),
@@ -211,7 +211,7 @@ async def test_the_features_follow_every_live_worker_of_the_group(upgrading: Upg
                     r.status_code == 200 and (r.json()["connector"]["state"], r.json()["tasks"]) == ("STOPPED", [])
                 ),
                 timeout_s=LEFT_S,
-                what="the connector STOPPED on the 4.3.1 worker",
+                what="the connector STOPPED on the 4.4.0 worker",
             )
             await worker.delete(f"/connectors/{name}")
         print(

@@ -82,7 +82,7 @@ class Exchange:
 
 def _jetty_refusal(x: Exchange) -> bool:
     """Jetty's own answer to a target it refuses (ambiguous or illegal URI: an encoded ``/``, ``%``, ``\\``,
-    ``;``, an empty segment...), before any resource: an HTML page or no body, as the 4.3.1 worker gives
+    ``;``, an empty segment...), before any resource: an HTML page or no body, as the 4.4.0 worker gives
     (``jetty_uri``; the sidecar gives the same on its own routes and passes the worker's on)."""
     return x.status in (400, 404) and jetty_uri.refusal(x.target.encode()) is not None and x.answer[:1] != b"{"
 

@@ -1,11 +1,11 @@
-"""The sidecars' own topic unwritable, against the real broker and the stack's 4.3.1 and 3.4.1 workers: a
+"""The sidecars' own topic unwritable, against the real broker and the stack's 4.4.0 and 3.4.1 workers: a
 topic of this module's own (the stack's broker and workers are never touched), whose every write the
 broker refuses (its ``max.message.bytes`` below any record's size), while the workers' own topics stay
 writable, as with the sidecars' topic's only replica down on a cluster of several brokers. (The stack has
 one broker: its only replica cannot go down alone, and ``min.insync.replicas`` above the replication
 factor no longer refuses writes on 4.x brokers. A write that hangs instead is bounded in the unit tests.)
 
-- a pause on 4.3.1 (the worker does it natively) goes through without the fence: 202 from the worker well
+- a pause on 4.4.0 (the worker does it natively) goes through without the fence: 202 from the worker well
   under the request budget, with a ``Warning`` header, counted on ``/metrics``;
 - a stop on 3.4.1 (the sidecar emulates it: it needs the fence) answers 503 in Connect's shape, naming the
   sidecars' topic and the broker's error, within the budget;

@@ -1,4 +1,4 @@
-"""Both Spark jobs against the real stack (the native KIP-875 worker, Connect 4.3.1), after connectors
+"""Both Spark jobs against the real stack (the native KIP-875 worker, Connect 4.4.0), after connectors
 ran, were stopped, altered, reset and deleted, each finding produced by a real scenario:
 
 - ``src``: a FileStreamSource read two lines (time T1), then two more; stopped and its offset altered

@@ -1,7 +1,7 @@
 """KIP-158 on the real stack, every Connect version: source connectors with three groups create their topics
 as the sidecar's preview said (partitions, replication factor, cleanup.policy as the broker reports them);
 each mistake Connect fails on is refused through the sidecar with its message, where the worker accepts it
-directly and fails later (a FAILED connector or task); what Connect 4.3.1 accepts and runs (a group that
+directly and fails later (a FAILED connector or task); what Connect 4.4.0 accepts and runs (a group that
 never claims a topic, brokers of admin.override.* the sidecar cannot reach) goes through with a warning,
 validate's answer the worker's own; config_checks=warn lets a mistake through with a warning; keys on a
 sink warn."""
@@ -188,7 +188,7 @@ MISTAKES_BY_ID: dict[str, tuple[dict[str, str | None], str, str]] = {
 }
 MISTAKES = [pytest.param(*row, id=ident) for ident, row in MISTAKES_BY_ID.items()]
 
-# what Connect 4.3.1 accepts and runs, by id: the config, and (a part of) the warning the sidecar gives
+# what Connect 4.4.0 accepts and runs, by id: the config, and (a part of) the warning the sidecar gives
 ACCEPTED_BY_ID: dict[str, tuple[dict[str, str], str]] = {
     "leaking-flag": (
         {**ONE_GROUP, "topic.creation.g.include": "(?i)orders, audit"},
@@ -270,7 +270,7 @@ async def test_what_connect_accepts_is_accepted_through_the_sidecar_with_its_war
     validate = f"/connector-plugins/{FILE_SOURCE}/config/validate"
     async with httpx.AsyncClient(base_url=stack.newest.connect_url, timeout=60) as newest:
         reference = (await newest.put(validate, json={**full, "name": name})).json()
-    assert reference["error_count"] == 0  # Connect 4.3.1 accepts it
+    assert reference["error_count"] == 0  # Connect 4.4.0 accepts it
 
     checked = await sidecar.put(validate, json={**full, "name": name})
     assert checked.status_code == 200, checked.text

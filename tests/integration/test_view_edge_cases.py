@@ -1,6 +1,6 @@
 """The view answers what the worker would, field by field, in the edge cases: a connector whose plugin
 class the worker does not have (FAILED, ``"type":"unknown"``, and on 4.1+ ``"version": null``; before 3.4 the
-worker answers 500, the sidecar as 4.3.1), and the status rule of the worker's own version. Names with
+worker answers 500, the sidecar as 4.4.0), and the status rule of the worker's own version. Names with
 spaces, slashes, unicode, large configs and hundreds of tasks are parity scenarios (parity/test_parity_edges.py)."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ async def write_config(stack: Stack, cluster: Cluster, name: str, config: dict[s
 
 
 async def offsets_of_a_class_the_worker_lacks(sidecar: httpx.AsyncClient, name: str) -> None:
-    """Connect 4.3.1 cannot tell source from sink either: its offsets answers are Plugins.newConnector's 500
+    """Connect 4.4.0 cannot tell source from sink either: its offsets answers are Plugins.newConnector's 500
     (after the herder's state check for alter and reset); the list of connectors it names is its own."""
     missing = "Failed to find any class that implements Connector and which name matches org.example.Missing, "
     entries = {"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": 0}, "offset": None}]}
@@ -64,7 +64,7 @@ async def test_a_connector_whose_class_the_worker_lacks(
         )
         if not cluster.at_least("3.4"):
             # a worker before 3.4 cannot tell the type of a connector it cannot load: 500 for its status and
-            # for every expanded listing; through the sidecar it answers as 4.3.1 does
+            # for every expanded listing; through the sidecar it answers as 4.4.0 does
             assert (await worker.get(f"/connectors/{name}/status")).status_code == 500
             status = (await sidecar.get(f"/connectors/{name}/status")).json()
             assert set(status) == {"name", "connector", "tasks", "type"} and status["tasks"] == []

@@ -18,8 +18,8 @@ from control_plane.settings import load_settings
 
 from .ports import free_port
 
-ROOT = b'{"version":"4.3.1","commit":"c","kafka_cluster_id":"k"}'
-SERVER = b"Jetty(12.0.34)"
+ROOT = b'{"version":"4.4.0","commit":"c","kafka_cluster_id":"k"}'
+SERVER = b"Jetty(12.0.39)"
 DATE = re.compile(rb"\r\ndate: [^\r]*\r\n")
 
 
@@ -27,7 +27,7 @@ CLOSE = b"Host: sidecar\r\nConnection: close\r\n"
 
 
 class ScriptedWorker:
-    """A worker whose answer depends on the request line's path: ``GET /`` reports Connect 4.3.1,
+    """A worker whose answer depends on the request line's path: ``GET /`` reports Connect 4.4.0,
     ``/s/<status>`` answers that status with a body (none on 204 and 304), ``/chunked`` a chunked answer,
     ``/big`` a large one, any other 200; every request's bytes are kept (but the version probes')."""
 

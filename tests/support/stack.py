@@ -31,7 +31,7 @@ class Cluster:
 
     @property
     def newest(self) -> bool:
-        """The newest Connect release of the stack (4.3.1): the one whose answers the others must equal."""
+        """The newest Connect release of the stack (4.4.0): the one whose answers the others must equal."""
         return self.name == NEWEST
 
     def at_least(self, version: str) -> bool:

@@ -36,11 +36,12 @@ from ...upstream import UpstreamError, UpstreamRequest, UpstreamResponse
 from ...view import ClusterView
 from ..cluster.writes import ConnectorWrites
 from ..config_checks import CheckResult, ConfigCheck, ConfigSubject, RequestKind, combine
-from ..config_infos import VALIDATE_ENDPOINT_HINT, ConfigInfos, add_problems, invalid_config_message
+from ..config_infos import VALIDATE_ENDPOINT_HINT, ConfigInfos, add_problems, error_count, invalid_config_message
 from ..connect_api import JSON_HEADERS, Config, config_path, validate_path
 from ..errors import BadRequestError, ConflictError, NotFoundError, OperationFailed
 from ..outcomes import SIDECAR, Answer, Forward, Refusal, Relay
 from ..ports import ViewSnapshot, Workers
+from .unresolved import has_references, shown_as_given
 
 # ConnectUtils.patchConfig on no entity (an empty body or ``null``): 4.3.1's NullPointerException, 500
 NO_PATCH = 'Cannot invoke "java.util.Map.forEach(java.util.function.BiConsumer)" because "patch" is null'
@@ -107,12 +108,13 @@ class ConnectorConfigs:
         return Answer(merged, warnings=found.warnings)
 
     # -- POST /connectors, PUT and PATCH /connectors/{c}/config -----------------------------------
-    async def create(self, name: str | None, config: Config) -> Refusal | Forward[None]:
-        """ConnectorsResource.createConnector: the name trimmed, an absent one empty."""
-        return await self._write(RequestKind.CREATE, (name or "").strip(), config)
+    async def create(self, name: str | None, config: Config, *, redact: bool = False) -> Refusal | Forward[None]:
+        """ConnectorsResource.createConnector: the name trimmed, an absent one empty. ``redact``: a refusal
+        shows config provider references as 4.4 does (``unresolved``), where the worker would quote them."""
+        return await self._write(RequestKind.CREATE, (name or "").strip(), config, redact=redact)
 
-    async def update(self, name: str, config: Config) -> Refusal | Forward[None]:
-        return await self._write(RequestKind.UPDATE, name, config)
+    async def update(self, name: str, config: Config, *, redact: bool = False) -> Refusal | Forward[None]:
+        return await self._write(RequestKind.UPDATE, name, config, redact=redact)
 
     async def worker_accepts(self, name: str, config: Config) -> bool | None:
         """Whether the worker's validation finds no error in ``config`` (named ``name``): None when it is not
@@ -132,15 +134,17 @@ class ConnectorConfigs:
             return None
         return isinstance(infos, dict) and infos.get("error_count") == 0
 
-    async def patch(self, name: str, patch: Config | None, *, emulate: bool = False) -> Refusal | Forward[None] | Relay:
+    async def patch(
+        self, name: str, patch: Config | None, *, emulate: bool = False, redact: bool = False
+    ) -> Refusal | Forward[None] | Relay:
         """DistributedHerder.patchConnectorConfig: the patch applied to the config the worker has now
         (``patch`` None: no entity); ``emulate``: the workers lack PATCH (before 3.8), the sidecar does it."""
         if emulate:
             if self._writes is None:
-                return await self._patch_here(name, patch)
+                return await self._patch_here(name, patch, redact)
             async with self._writes.serialized(name):
-                return await self._patch_here(name, patch)
-        if not self._checks or not patch:
+                return await self._patch_here(name, patch, redact)
+        if not (self._checks or redact) or not patch:
             return Forward()  # an empty patch changes nothing there is to check
         try:
             answer = await self._workers.forward(UpstreamRequest("GET", config_path(name), headers=JSON_HEADERS))
@@ -149,9 +153,9 @@ class ConnectorConfigs:
         current = answer.json() if answer.status == 200 else None
         if not isinstance(current, dict):
             return Forward()  # the worker answers the PATCH itself (a 404, say)
-        return await self._write(RequestKind.PATCH, name, patched(current, patch))
+        return await self._write(RequestKind.PATCH, name, patched(current, patch), redact=redact)
 
-    async def _patch_here(self, name: str, patch: Config | None) -> Refusal | Relay:
+    async def _patch_here(self, name: str, patch: Config | None, redact: bool = False) -> Refusal | Relay:
         for _ in range(PATCH_ATTEMPTS):
             current = await self._current_config(name)
             if current is None:
@@ -161,7 +165,7 @@ class ConnectorConfigs:
             if isinstance(current, UpstreamResponse):
                 return Relay(current)
             config = patched(current, patch)
-            checked = await self._write(RequestKind.PATCH, name, config)
+            checked = await self._write(RequestKind.PATCH, name, config, redact=redact)
             if isinstance(checked, Refusal):
                 return checked
             put = UpstreamRequest("PUT", config_path(name), headers=JSON_HEADERS, body=orjson.dumps(config))
@@ -277,7 +281,11 @@ class ConnectorConfigs:
             return await self._workers.forward(put)
         return await self._checked(name, lambda now: now == current, put, f"Failed to patch connector {name}")
 
-    async def _write(self, kind: RequestKind, name: str, config: Config) -> Refusal | Forward[None]:
+    async def _write(
+        self, kind: RequestKind, name: str, config: Config, *, redact: bool = False
+    ) -> Refusal | Forward[None]:
+        """``redact``: a configuration with config provider references is validated here first, and refused
+        with its errors as 4.4 shows them (``unresolved``): an older worker's refusal quotes resolved values."""
         included = config.get("name")
         if included is not None and included != name:
             return Forward()  # ConnectorsResource.checkAndPutConnectorConfigName: the worker's 400
@@ -288,12 +296,17 @@ class ConnectorConfigs:
         refusing = [p for p in found.problems if p.connect_rule or self._enforce]
         warned = tuple(f"{p.key}: {p.message}" for p in found.problems if p not in refusing)
         connector_class = config.get("connector.class")
-        if not refusing or not connector_class:
+        redact = redact and has_references(config)
+        if not (refusing or redact) or not connector_class:
             return Forward(warnings=found.warnings + warned)
         infos = await self._worker_validation(validate_path(connector_class), config, found.hidden_from_worker)
         if infos is None:
             return Forward(warnings=found.warnings + warned)
         merged = add_problems(infos, refusing, config, shown=found.hidden_from_worker)
+        if redact:
+            merged = shown_as_given(merged, config)
+            if not refusing and not error_count(merged):
+                return Forward(warnings=found.warnings + warned)
         return Refusal(BadRequestError(invalid_config_message(merged)), SIDECAR)
 
 

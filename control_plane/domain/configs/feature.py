@@ -75,15 +75,16 @@ class Configs:
     ) -> Refusal | Forward[None] | Relay:
         """``body``: the whole request as read (its ``initial_state``, KIP-980, read as ``initial``)."""
         body = body or {}
+        redact = await self._rule.emulates(Feature.VALIDATE_UNRESOLVED)
         if FIELD not in body or not await self._rule.emulates(Feature.INITIAL_STATE):
-            return await self._configs.create(name, config)
+            return await self._configs.create(name, config, redact=redact)
         if isinstance(initial, Unreadable):
             return Refusal(OperationFailed(initial.message), SIDECAR)  # Jackson's 500, as 3.7+ answers
         return await self._written(await self._creation.create(body, config, initial or InitialState("RUNNING")))
 
     # -- PUT and PATCH /connectors/{c}/config (PATCH: KIP-477) -----------------------------------------
     async def put(self, name: str, config: Config) -> Refusal | Forward[None]:
-        return await self._configs.update(name, config)
+        return await self._configs.update(name, config, redact=await self._rule.emulates(Feature.VALIDATE_UNRESOLVED))
 
     async def patch(self, name: str, patch: Config | None, raw: bytes = b"") -> Refusal | Forward[None] | Relay:
         """``patch``: None when the body is not a map of strings (``raw``, the body as sent)."""
@@ -95,7 +96,8 @@ class Configs:
             if unreadable is not None:
                 return Refusal(OperationFailed(unreadable), SIDECAR)  # Jackson's 500, as 3.8+ answers
             # else no entity (an empty body, ``null``): the connector's 404, else 3.8+'s 500
-        return await self._written(await self._configs.patch(name, patch, emulate=emulate))
+        redact = await self._rule.emulates(Feature.VALIDATE_UNRESOLVED)
+        return await self._written(await self._configs.patch(name, patch, emulate=emulate, redact=redact))
 
     async def _written(self, outcome: T) -> T:
         """Read-your-writes (as the herder's ``forward``) after a change the sidecar composed."""

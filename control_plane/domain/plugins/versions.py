@@ -9,17 +9,19 @@ across workers is ``rules.pin_spread``'s: refused with Connect's answer where no
 the range, by the sidecar's own check where some have and some have not. So every sidecar of a cluster
 answers a pin the same, whichever worker it is in front of.
 
-Native (4.1+): the workers do it; the sidecar checks only what Connect 4.3.1 gets wrong, and what no single
+Native (4.1+): the workers do it; the sidecar checks only what Connect gets wrong, and what no single
 worker can see (a worker without the version, that a task may be assigned to). A connector pin this
 sidecar's own worker cannot satisfy is refused with Connect's answer, as that worker refuses it (Connect
-validates on the worker a request reaches). Its validation of an
+validates on the worker a request reaches). On 4.1 to 4.3 (KAFKA-20751, fixed in 4.4.0) its validation of an
 unsatisfiable ``connector.plugin.version`` answers the KIP's answer only the first time per worker, class
 name and range: ``CachedConnectors`` keeps the failure and throws it again without the available versions,
 and ``AbstractHerder.invalidVersionedConnectorValidation`` then fails with a 500 NullPointerException (on
-validate, create, update and PATCH alike). So the sidecar hides such a pin from its worker and puts Connect's
-errors (on ``connector.class`` and the pin, the installed versions recommended) on the worker's validation
-of the rest. And a connector pin that is no version range makes 4.3.1's validate answer a 500 wrapping its
-own 400 ``BadRequestException`` (create and update answer the 400): the sidecar answers the 400.
+validate, create, update and PATCH alike). So the sidecar hides such a pin from a worker of those releases
+and puts Connect's errors (on ``connector.class`` and the pin, the installed versions recommended) on the
+worker's validation of the rest; a 4.4+ worker answers it itself, every time. And a connector pin that is no
+version range makes validate answer a 500 wrapping Connect's own 400 ``BadRequestException``
+(``ConnectorPluginsResource``, unchanged in 4.4.0; create and update answer the 400): the sidecar answers
+the 400.
 
 Emulated (before 4.1, which always loads the newest installed version and ignores the keys): a pin the
 newest installed version satisfies on every worker goes through; a pin no installed version satisfies, or
@@ -55,6 +57,7 @@ from ...rules.plugin_versions import (
 )
 from ...view import ConnectorStateView, StateEntry
 from ..capabilities import Capabilities, Feature, Mode
+from ..cluster.versions import Version
 from ..config_checks import NOTHING, CheckResult, ConfigSubject, RequestKind
 from ..config_infos import ConfigProblem
 from ..connect_api import Config
@@ -70,6 +73,17 @@ NO_VERSION_STATES = frozenset({"UNASSIGNED"})
 
 # the ids of the live workers of the group (``membership``); None when the group cannot be read
 GroupMembers = Callable[[], Awaitable[Sequence[str] | None]]
+# CachedConnectors rethrows a connector's version failure with its available versions (KAFKA-20751)
+REPEATED_FAILURE_FIXED = Version.of("4.4.0")
+
+
+def repeats_failure(worker_version: str | None) -> bool:
+    """Whether a worker of this version answers a 500 to a repeated unsatisfiable connector pin (4.1 to 4.3,
+    and a worker whose version is unknown, taken as the older)."""
+    parsed = Version.parse(worker_version) if worker_version else None
+    return parsed is None or parsed < REPEATED_FAILURE_FIXED
+
+
 VersionOn = Callable[[str | None], str | None]  # a worker's id -> the version of a connector there
 
 
@@ -164,12 +178,16 @@ class PluginVersions:
         problems: list[ConfigProblem] = []
         hidden: set[str] = set()
         for s in spreads:
-            mine = next((p.resolution for p in s.pins if p.worker == own), None)
+            mine_pin = next((p for p in s.pins if p.worker == own), None)
+            mine = mine_pin.resolution if mine_pin else None
+            own_version = mine_pin.worker_version if mine_pin else None
             if s.key.is_connector and mine is not None:
                 if mine.outcome is PinOutcome.UNPARSEABLE and subject.kind is RequestKind.VALIDATE and mine.error:
                     return CheckResult(refusal=BadRequestError(mine.error))  # 4.3.1: a 500 wrapping this 400
                 if mine.outcome is PinOutcome.UNSATISFIABLE and mine.error:
-                    # the worker the request goes to refuses it, as Connect does (and 4.3.1 with a 500 from
+                    if not repeats_failure(own_version):
+                        continue  # the worker the request goes to refuses it itself, every time
+                    # the worker the request goes to refuses it, as Connect does (4.1 to 4.3 with a 500 from
                     # the second time on): its answer, the pin hidden from it
                     hidden.add(s.key.version_key)
                     problems.extend(_both_keys(mine, mine.error))

@@ -45,6 +45,7 @@ class Exchange:
     scheme: str = "http"
     http_version: str = "1.1"
     deadline: float | None = None
+    server: tuple[str, int] | None = None  # the local address the request came in on
 
     def __post_init__(self) -> None:
         if not self.path:

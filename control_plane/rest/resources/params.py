@@ -7,7 +7,7 @@ from starlette.requests import Request
 
 
 def query_bool(request: Request, name: str, default: bool) -> bool:
-    """A JAX-RS ``@QueryParam @DefaultValue`` boolean as Jersey reads it (checked against 4.3.1): the first
+    """A JAX-RS ``@QueryParam @DefaultValue`` boolean as Jersey reads it (checked against 4.4.0): the first
     value, ``Boolean.valueOf`` of it untrimmed (``true`` in any case is true, `` true`` or ``yes`` false);
     absent, or present without a value: the default."""
     values = request.query_params.getlist(name)

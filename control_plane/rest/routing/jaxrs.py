@@ -1,10 +1,10 @@
 """The worker's own HTTP stack, for the routes the sidecar answers itself: what Jetty 12 and Jersey in
-Connect 4.3.1 answer for the same bytes before (or instead of) the resource method.
+Connect 4.4.0 answer for the same bytes before (or instead of) the resource method.
 
 ``JerseyResource`` matches a path as Jersey does (on the raw path: literal segments compare encoded, so
 ``/stat%75s`` is not ``/status``; matrix parameters ``;x`` are dropped from every segment; path parameters
 are decoded; one trailing slash allowed; an empty segment is not this route) and answers, in the order
-measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/rest/test_http_conformance.py):
+measured on the 4.4.0 worker (scripts/http_probe.py, cases in tests/unit/rest/test_http_conformance.py):
 
 1. Jetty's limits (``HttpConfiguration`` defaults, as Connect's ``RestServer`` keeps them): a request
    line over 8200 bytes is 414, a request head over 8192 bytes is 431, with Jetty's HTML error page; and
@@ -14,7 +14,7 @@ measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/rest/te
    parameters possibly empty: ``/connectors//status`` is Jetty's 400, here as on the worker);
 2. a ``Content-Type`` that is not one media type: 400 (Jetty's error page for GET/POST/HEAD, no body
    otherwise);
-3. a method the 4.3.1 resource does not have: 405 ``HTTP 405 Method Not Allowed`` without ``Allow``
+3. a method the 4.4.0 resource does not have: 405 ``HTTP 405 Method Not Allowed`` without ``Allow``
    (ConnectExceptionMapper over Jersey's NotAllowedException); ``OPTIONS``: Jersey's own 200 with
    ``Allow`` in its ``HashSet`` order;
 4. a ``Content-Type`` outside ``@Consumes(application/json)``: 415 (a resource without ``@Consumes``,
@@ -27,11 +27,11 @@ measured on the 4.3.1 worker (scripts/http_probe.py, cases in tests/unit/rest/te
 The errors Jersey raises before a method is chosen carry no ``Content-Type``: that is what the worker
 sends. Connect 3.4.1 (Jetty 9) differs in places (it takes most of what Jetty 12 refuses in a path: an
 encoded ``/`` or ``%``, an empty segment; its limits fall a few bytes apart); on these routes the sidecar
-answers as 4.3.1 on every worker. The targets it passes through reach the worker's own Jetty unchanged.
+answers as 4.4.0 on every worker. The targets it passes through reach the worker's own Jetty unchanged.
 
 Written by hand because it must answer byte for byte what the worker's Jersey 3 and Jetty 12 answer, and no
 Python library does: the worker's answers are the specification, and the integration test
-(tests/integration/test_http_conformance.py) compares them with a real 4.3.1 worker's.
+(tests/integration/test_http_conformance.py) compares them with a real 4.4.0 worker's.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ from ..errors import error_body
 from ..request.exchange import Exchange, Handler
 from . import jetty_uri
 
-JETTY = "12.0.34"  # the Jetty of Connect 4.3.1, named on its error pages
-MAX_REQUEST_LINE = 8200  # measured on 4.3.1: 8201 bytes and more is 414
+JETTY = "12.0.39"  # the Jetty of Connect 4.4.0, named on its error pages
+MAX_REQUEST_LINE = 8200  # measured on 4.4.0: 8201 bytes and more is 414
 MAX_REQUEST_HEAD = 8192  # HttpConfiguration.requestHeaderSize: more is 431
 JSON = "application/json"
 NO_CACHE = "must-revalidate,no-cache,no-store"  # on Jetty's own error answers
@@ -66,13 +66,18 @@ def jersey_error(status: int, reason: str, *, typed: bool = False) -> Response:
     )
 
 
+def _jetty_escaped(text: str) -> str:
+    """A URI as Jetty 12.0.39's ErrorHandler writes it (measured on Connect 4.4.0): ``&<>"'`` escaped."""
+    return html.escape(text).replace("&#x27;", "&apos;")
+
+
 def jetty_error_page(status: int, message: str, uri: str) -> Response:
     """Jetty 12's ``ErrorHandler`` page, byte for byte."""
     title = f"{status} {html.escape(message, quote=False)}"
     page = (
         '<html>\n<head>\n<meta http-equiv="Content-Type" content="text/html;charset=ISO-8859-1"/>\n'
         f"<title>Error {title}</title>\n</head>\n<body>\n<h2>HTTP ERROR {title}</h2>\n<table>\n"
-        f"<tr><th>URI:</th><td>{html.escape(uri, quote=False)}</td></tr>\n"
+        f"<tr><th>URI:</th><td>{_jetty_escaped(uri)}</td></tr>\n"
         f"<tr><th>STATUS:</th><td>{status}</td></tr>\n"
         f"<tr><th>MESSAGE:</th><td>{html.escape(message, quote=False)}</td></tr>\n</table>\n"
         f'<hr/><a href="https://jetty.org/">Powered by Jetty:// {JETTY}</a><hr/>\n\n</body>\n</html>\n'
@@ -83,6 +88,20 @@ def jetty_error_page(status: int, message: str, uri: str) -> Response:
         headers={"cache-control": NO_CACHE},
         media_type="text/html;charset=iso-8859-1",
     )
+
+
+def request_uri(exchange: Exchange, headers: Headers) -> str:
+    """The request's URI as Jetty 12 names it on an error page of a request it parsed (``Request.getHttpURI``):
+    the scheme, the ``Host`` (the local address without one; the scheme's default port left out), the
+    target as sent."""
+    default = ":443" if exchange.scheme == "https" else ":80"
+    host = headers.get("host")
+    if host is None and exchange.server is not None:
+        address, port = exchange.server
+        host = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+    authority = (host or "").removesuffix(default)
+    query = f"?{exchange.query.decode('latin-1')}" if exchange.query else ""
+    return f"{exchange.scheme}://{authority}{exchange.raw_path.decode('latin-1')}{query}"
 
 
 def _bare_400(method: str, uri: str, message: str = "Bad Request") -> Response:
@@ -200,7 +219,7 @@ def _negotiation(headers: Headers, content_type: tuple[str, str, dict[str, str]]
 
 
 def negotiation_refusal(exchange: Exchange) -> Response | None:
-    """What Connect 4.3.1 answers, before the resource method, to a JSON resource's request whose media types
+    """What Connect 4.4.0 answers, before the resource method, to a JSON resource's request whose media types
     it cannot serve (a ``Content-Type`` Jetty cannot parse: its 400; else ``_negotiation``), or None."""
     headers = Headers(raw=exchange.headers)
     types = headers.getlist("content-type")
@@ -212,7 +231,7 @@ def negotiation_refusal(exchange: Exchange) -> Response | None:
 
 class JerseyResource:
     """A Connect resource path the sidecar answers for the methods of ``handlers``; ``resource_methods`` are the
-    methods Connect 4.3.1's resource has on it (the others go through to the worker), ``reads_entity`` those
+    methods Connect 4.4.0's resource has on it (the others go through to the worker), ``reads_entity`` those
     that read a JSON body; ``consumes_json``: the resource declares ``@Consumes(application/json)``. Built
     from the route table (``rest.routing.routes``) by ``rest.routing.router``."""
 
@@ -253,14 +272,14 @@ class JerseyResource:
         if uri is not None and uri.before_method:
             return jetty_error_page(400, uri.message, uri.uri)
         if head > MAX_REQUEST_HEAD:
-            return jetty_error_page(431, "Request Header Fields Too Large", raw.decode("latin-1"))
+            query = f"?{exchange.query.decode('latin-1')}" if exchange.query else ""
+            return jetty_error_page(431, "Request Header Fields Too Large", raw.decode("latin-1") + query)
         if uri is not None:
-            return _bare_400(method, uri.uri, uri.message)
+            return _bare_400(method, request_uri(exchange, headers), uri.message)
         types = headers.getlist("content-type")
         content_type = media_type(types[0]) if len(types) == 1 else None
         if types and content_type is None:
-            host = headers.get("host", "")
-            return _bare_400(method, f"http://{host}{raw.decode('latin-1')}")
+            return _bare_400(method, request_uri(exchange, headers))
         if method == "OPTIONS":
             return self._options(headers)
         if method not in self.allowed:

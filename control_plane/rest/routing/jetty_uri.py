@@ -1,15 +1,16 @@
-"""Jetty 12's check of a request target's path, as Connect 4.3.1's worker applies it to every request before
-any resource: ``HttpURI`` (jetty-http 12.0.34) parses an origin-form target from its first ``/`` and notes
+"""Jetty 12's check of a request target's path, as Connect 4.4.0's worker applies it to every request before
+any resource: ``HttpURI`` (jetty-http 12.0.39) parses an origin-form target from its first ``/`` and notes
 its violations, ``UriCompliance.DEFAULT`` (= ``RFC3986``, which Connect's ``RestServer`` keeps) allows none
 of them, and ``HttpConnection`` refuses the request with a 400 whose message names them.
 
-Two kinds of refusal, measured on the 4.3.1 worker (scripts/http_probe.py, tests/support/http_cases.py):
+Two kinds of refusal, measured on the 4.4.0 worker (scripts/http_probe.py, tests/support/http_cases.py):
 
 - the target cannot be parsed at all (an encoded NUL, a ``%`` not followed by two hex digits, dot segments
   that climb above the root, the character U+0080): Jetty answers before it knows the method, with its
   error page for ``Bad Request`` and the URI ``/badMessage``, whatever the method;
 - the target parses with violations: the page names them, in ``UriCompliance.Violation`` order joined by
-  ``", "``, with the URI ``/badURI``; as for every error page Jetty writes, only for GET, POST and HEAD
+  ``", "``, with the request's URI (``jaxrs.request_uri``: scheme, host and target; 12.0.34 wrote
+  ``/badURI``); as for every error page Jetty writes, only for GET, POST and HEAD
   (an empty 400 otherwise).
 
 The violations (``HttpURI.Mutable.parse``, ``checkSegment``, ``URIUtil.canonicalPath``): an encoded dot
@@ -19,7 +20,7 @@ character or ``\\`` (encoded or not), and a literal character outside RFC 3986's
 parameters (``;...``) are skipped when the path is decoded. The query is not checked.
 
 Written by hand because it must refuse exactly what Jetty 12 refuses, with Jetty's messages, and no Python
-URI library applies Jetty's ``UriCompliance`` rules; compared with a real 4.3.1 worker's answers.
+URI library applies Jetty's ``UriCompliance`` rules; compared with a real 4.4.0 worker's answers.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ class Unparsable(ValueError):
 
 @dataclass(frozen=True)
 class UriRefusal:
-    """Jetty 12's 400 for a target: ``message`` and the URI on its page (``/badMessage`` or ``/badURI``)."""
+    """Jetty 12's 400 for a target: ``message``, and ``/badMessage`` where the parse fails before the method
+    (the URI on its page); ``/badURI`` otherwise, where the page names the request's URI."""
 
     message: str
     uri: str

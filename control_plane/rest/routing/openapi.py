@@ -4,7 +4,7 @@ never written by hand. Served at ``GET /_sidecar/openapi.json`` (``/_sidecar`` i
 to a file by ``control-plane openapi`` (``make api-doc``).
 
 Two parts: Connect's REST API as the newest release the sidecar provides on every worker version (the
-operations of Connect 4.3's ``rest/resources``, tag ``connect``; forwarded to a worker, answered from the
+operations of Connect 4.4's ``rest/resources``, tag ``connect``; forwarded to a worker, answered from the
 view, or emulated where the workers lack them), and the sidecar's own endpoints (tag ``sidecar``). The
 workers' internal endpoints (InternalConnectResource) are left out, as Connect leaves them out of its own.
 The tests check the document against Connect's own description built from its jar, and fuzz the sidecar

@@ -11,7 +11,7 @@ forwarded to a worker unchanged. From this table alone come:
   matches, and for paths no route has, the bounded fallbacks of ``FALLBACK_LABELS``;
 - the OpenAPI document (``openapi``).
 
-Connect's rows are Connect 4.3's ``rest/resources`` (RootResource, ConnectorsResource,
+Connect's rows are Connect 4.4's ``rest/resources`` (as 4.3's: RootResource, ConnectorsResource,
 ConnectorPluginsResource, LoggingResource), the newest REST API the sidecar provides on every worker version;
 ``internal`` rows are InternalConnectResource's, the workers' own calls to each other: forwarded and labelled,
 never documented (as Connect leaves them out of its own document).

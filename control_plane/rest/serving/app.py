@@ -80,6 +80,7 @@ class SidecarApp:
             client=scope.get("client"),
             scheme=scope.get("scheme", "http"),
             http_version=scope.get("http_version", "1.1"),
+            server=scope.get("server"),
         )
         try:
             reply = await self.pipeline.serve(exchange)

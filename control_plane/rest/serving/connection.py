@@ -131,6 +131,7 @@ class Connection(asyncio.Protocol):
         self._parser.set_dangerous_leniencies(lenient_data_after_close=True)
         self._client: tuple[str, int] | None = None
         self._scheme = "http"
+        self._local: tuple[str, int] | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
         self._expect_100 = False
@@ -149,6 +150,8 @@ class Connection(asyncio.Protocol):
         self.server.connections.add(self)
         peer = transport.get_extra_info("peername")
         self._client = (str(peer[0]), int(peer[1])) if isinstance(peer, tuple) and len(peer) >= 2 else None
+        local = transport.get_extra_info("sockname")
+        self._local = (str(local[0]), int(local[1])) if isinstance(local, tuple) and len(local) >= 2 else None
         self._scheme = "https" if transport.get_extra_info("sslcontext") is not None else "http"
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -230,6 +233,7 @@ class Connection(asyncio.Protocol):
             client=client,
             scheme=scheme,
             http_version=version,
+            server=self._local,
         )
         self._parsing = request
         if self._serving is None:

@@ -3,7 +3,7 @@ sidecar gives itself (a view's answer, a refusal, an emulated call): by them a c
 sidecar from a worker's. A worker's own answer keeps its own (passed through unchanged).
 
 ``Server`` is the value the workers last answered their liveness probe with (``ConnectUpstream.server_header``:
-``Jetty(12.0.34)`` on 4.3.1, ``Jetty(9.4.x)`` on 3.4.1), none before any answered; ``Date`` is the time of the
+``Jetty(12.0.39)`` on 4.4.0, ``Jetty(9.4.x)`` on 3.4.1), none before any answered; ``Date`` is the time of the
 answer in RFC 9110's IMF-fixdate, as Jetty writes it, made once a second.
 
 ``Stamp`` is the first step of the request pipeline (``rest.serving.pipeline``): it sees every answer last,

@@ -11,7 +11,7 @@ and getTaskConfigs (``GET /connectors/{c}/tasks``). The workers answer them, exc
 
 A view's answer is refused first where the newest worker's content negotiation refuses the request
 (``routing.jaxrs.negotiation_refusal``: ConnectorsResource's ``@Consumes``/``@Produces`` application/json, 415
-and 406), never answered 200 where 4.3.1 would not answer it.
+and 406), never answered 200 where 4.4.0 would not answer it.
 """
 
 from __future__ import annotations

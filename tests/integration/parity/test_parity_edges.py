@@ -6,6 +6,7 @@ read one by one and in the ``?expand=status,info`` lists."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -42,7 +43,7 @@ async def record_listings(w: Way) -> None:
 
 
 async def delete_by_tombstone(w: Way, name: str) -> None:
-    """Delete a connector the way a worker does, by its config tombstone (4.3.1 refuses any path with an
+    """Delete a connector the way a worker does, by its config tombstone (4.4.0 refuses any path with an
     encoded slash, DELETE included)."""
     key, value = encode_config(Tombstone(ConfigKey(ConfigKind.CONNECTOR, name)))
     producer = AIOKafkaProducer(bootstrap_servers=w.stack.bootstrap)
@@ -51,6 +52,10 @@ async def delete_by_tombstone(w: Way, name: str) -> None:
         await producer.send_and_wait(w.cluster.worker_property("config.storage.topic"), value, key=key)
     finally:
         await producer.stop()
+
+
+def addressless(page: bytes) -> bytes:
+    return re.sub(rb"<td>https?://[^/<]*/", b"<td>http://ADDRESS/", page)
 
 
 async def odd_names(w: Way) -> None:
@@ -71,7 +76,8 @@ async def odd_names(w: Way) -> None:
     newest = next(iter(w.stack.clusters.values()))  # newest first
     async with httpx.AsyncClient(base_url=newest.connect_url, timeout=30) as worker:
         direct = await worker.get(w.path(slash, "/status"))
-    assert (via.status_code, via.content) == (direct.status_code, direct.content)
+    # Jetty 12.0.39's page names the request's URI with the Host it was sent to: each way's own address
+    assert (via.status_code, addressless(via.content)) == (direct.status_code, addressless(direct.content))
     for raw in names:
         await w.call("DELETE", w.path(raw))
     await delete_by_tombstone(w, slash)

@@ -1,4 +1,4 @@
-"""Logger levels, every way: ``PUT /admin/loggers/{l}`` bodies read as Connect 4.3.1's ``LoggingResource``
+"""Logger levels, every way: ``PUT /admin/loggers/{l}`` bodies read as Connect 4.4.0's ``LoggingResource``
 reads them (log4j 2: the level trimmed and in any case, an empty one a 500), on workers that read them as
 log4j 1 did before 4.0 (``domain/newer/logger_requests.py``); worker scope and cluster scope (KIP-976, emulated
 before 3.7). Each way sets levels on loggers of its own; the level each shows is compared, not the time it
@@ -42,5 +42,5 @@ async def refused_then_set(w: Way) -> None:
         w.note(f"{query} level listed", listed[namespace]["level"])
 
 
-async def test_logger_levels_read_as_4_3_1_reads_them(ways: list[Way]) -> None:
+async def test_logger_levels_read_as_4_4_0_reads_them(ways: list[Way]) -> None:
     await run_every_way(ways, refused_then_set)

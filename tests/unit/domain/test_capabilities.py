@@ -222,7 +222,7 @@ async def test_capabilities_follow_the_oldest_worker(router: respx.MockRouter, s
 
 @pytest.mark.parametrize(
     ("advertised", "shown"),
-    [pytest.param("worker", "3.5.0", id="the-workers-own"), pytest.param("effective", "4.3.1", id="effective")],
+    [pytest.param("worker", "3.5.0", id="the-workers-own"), pytest.param("effective", "4.4.0", id="effective")],
 )
 async def test_get_root_shows_the_version_of_the_oldest_worker_whichever_answers(
     router: respx.MockRouter, serve, advertised: str, shown: str

@@ -221,15 +221,16 @@ def test_definitions_are_renamed_in_4_2s_order() -> None:
 @pytest.mark.parametrize(
     ("worker", "modes", "advertised"),
     [
-        pytest.param("4.3.1", {}, "4.3.1", id="newest-its-own"),
-        pytest.param("3.4.1", {}, "4.3.1", id="old-with-every-emulation"),
+        pytest.param("4.4.0", {}, "4.4.0", id="newest-its-own"),
+        pytest.param("3.4.1", {}, "4.4.0", id="old-with-every-emulation"),
         pytest.param("3.4.1", {Feature.PLUGIN_VERSIONS: FeatureMode.NATIVE}, "4.0.0", id="old-capped-by-kip-891"),
         pytest.param("3.4.1", {Feature.PATCH_CONFIG: FeatureMode.NATIVE}, "3.7.0", id="patch-not-provided"),
         pytest.param("4.1.0", {Feature.ORDER_IN_GROUP: FeatureMode.NATIVE}, "4.1.0", id="workers-shape-kept"),
-        pytest.param("4.1.0", {}, "4.3.1", id="4.1-with-the-rename"),
-        pytest.param("2.8.2", {}, "4.3.1", id="2.8-with-every-emulation"),
-        pytest.param("4.3.0", {}, "4.3.0", id="4.3.0-its-own"),  # its own bugs: the sidecar forwards to it
-        pytest.param("4.3.2", {}, "4.3.2", id="a-later-patch-its-own"),
+        pytest.param("4.1.0", {}, "4.4.0", id="4.1-with-the-rename"),
+        pytest.param("2.8.2", {}, "4.4.0", id="2.8-with-every-emulation"),
+        pytest.param("4.3.1", {}, "4.4.0", id="4.3-with-4.4s-validate"),
+        pytest.param("4.3.1", {Feature.VALIDATE_UNRESOLVED: FeatureMode.NATIVE}, "4.3.1", id="4.3-its-own"),
+        pytest.param("4.4.1", {}, "4.4.1", id="a-later-patch-its-own"),
     ],
 )
 def test_the_advertised_version(worker: str, modes: dict[Feature, FeatureMode], advertised: str) -> None:

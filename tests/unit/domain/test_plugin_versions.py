@@ -147,6 +147,13 @@ async def test_on_4_3_1_only_an_unsatisfiable_connector_pin_is_the_sidecars_and_
         assert not found.problems and not found.hidden_from_worker
 
 
+async def test_on_4_4_0_an_unsatisfiable_connector_pin_is_the_workers_own() -> None:
+    """KAFKA-20751 is fixed in 4.4.0: the worker answers the pin right every time, the sidecar adds nothing."""
+    versions, _ = await versions_on("4.4.0")
+    result = await versions.check(subject({"connector.plugin.version": "[3.0,)"}))
+    assert not result.problems and not result.hidden_from_worker and result.refusal is None
+
+
 async def test_on_4_3_1_a_connector_pin_that_is_no_range_is_a_400_on_validate_only() -> None:
     versions, _ = await versions_on("4.3.1")
     validate = await versions.check(subject({"connector.plugin.version": "[1.0"}, RequestKind.VALIDATE))

@@ -1,4 +1,5 @@
-"""Validate answers in the 4.4 line's shape: values given as config provider references shown as given."""
+"""Validate answers in 4.4.0's shape: values given as config provider references shown as given, their
+recommended values dropped and their errors replaced by one generic message."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from control_plane.domain.capabilities import Capabilities, Feature
 from control_plane.domain.configs import Configs, ConnectorConfigs
-from control_plane.domain.configs.unresolved import VARIABLE, shown_as_given
+from control_plane.domain.configs.unresolved import VARIABLE, generic_error, shown_as_given
 from control_plane.domain.outcomes import Answer, Forward
 from control_plane.modes import FeatureMode
 from control_plane.upstream import UpstreamResponse
@@ -51,6 +52,32 @@ def test_resolved_values_shown_as_given() -> None:
     assert values == {"password": SECRET_REF, "topic": "t", "prefix": "a-${env:USER}", "other": None}
     assert shown["error_count"] == 0 and shown["groups"] == ["Common"]
     assert shown_as_given(answer, {"topic": "t"}) is answer  # nothing given as a reference: unchanged
+
+
+def test_errors_of_a_resolved_value_become_one_generic_message() -> None:
+    """What 4.4.0 answers (``AbstractHerder.redactResolvedValues``): the worker's errors quote the resolved
+    value; through the sidecar one generic error instead, no recommended values, the errors counted again."""
+    answer = infos(**{"tasks.max": None, "key.converter": None, "file": "${unknown:a:b}", "name": None})
+    quoted = ["Invalid value abc for configuration tasks.max: Not a number of type INT", "Value must be non-null"]
+    answer["configs"][0]["value"]["errors"] = quoted
+    answer["configs"][1]["value"] |= {"errors": ["Class s3cret could not be found."], "recommended_values": ["x"]}
+    answer["configs"][3]["value"]["errors"] = ['Missing required configuration "name" which has no default value.']
+    answer["error_count"] = 4
+    config = {"tasks.max": "${file:/s:tasks}", "key.converter": "${file:/s:pw}", "file": "${unknown:a:b}"}
+    shown = {c["value"]["name"]: c["value"] for c in shown_as_given(answer, config)["configs"]}
+    assert shown["tasks.max"] == {
+        "name": "tasks.max",
+        "value": "${file:/s:tasks}",
+        "recommended_values": [],
+        "errors": [generic_error("tasks.max")],
+    }
+    assert shown["key.converter"]["errors"] == [
+        "Invalid value for configuration 'key.converter': the value resolved from the config provider reference "
+        "failed validation"
+    ]
+    assert shown["key.converter"]["recommended_values"] == []
+    assert shown["file"]["value"] == "${unknown:a:b}"  # not resolved by the worker: as the worker answered it
+    assert shown_as_given(answer, config)["error_count"] == 3
 
 
 async def configs_for(version: str, modes: dict[Feature, FeatureMode] | None = None) -> Configs:

@@ -1,5 +1,5 @@
-"""Where the sidecar answers itself, it answers what Connect 4.3.1's Jetty and Jersey answer for the same
-bytes: raw requests to a sidecar on its own server, the expected answers measured on the real 4.3.1 worker
+"""Where the sidecar answers itself, it answers what Connect 4.4.0's Jetty and Jersey answer for the same
+bytes: raw requests to a sidecar on its own server, the expected answers measured on the real 4.4.0 worker
 (``tests/support/http_cases.py``, ``scripts/http_probe.py``); none of these requests reaches the worker."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ async def exchange(port: int, data: bytes) -> tuple[int, Headers, bytes]:
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.own], ids=lambda c: c.id)
-async def test_the_sidecar_answers_as_the_4_3_1_worker(case: Case) -> None:
+async def test_the_sidecar_answers_as_the_4_4_0_worker(case: Case) -> None:
     async with ScriptedWorker().running() as worker, sidecar_in_front_of(worker) as port:
         status, headers, body = await exchange(port, case.request())
     want_status, want_type, want_body = case.expected
@@ -67,12 +67,12 @@ async def test_the_sidecar_answers_as_the_4_3_1_worker(case: Case) -> None:
 )
 def test_paths_match_as_jersey_matches_them(raw: bytes, params: dict[str, str] | None) -> None:
     """Jersey compares literal segments encoded, drops matrix parameters, decodes path parameters (checked
-    on 4.3.1 and 3.4.1: ``/stat%75s`` is 404 there, ``/c;x/status`` is connector ``c``)."""
+    on 4.4.0 and 3.4.1: ``/stat%75s`` is 404 there, ``/c;x/status`` is connector ``c``)."""
     assert path_params(template_segments("/connectors/{connector}/tasks/{task:int}/status"), raw) == params
 
 
 def test_allow_lists_the_methods_in_jerseys_order() -> None:
-    """As the 4.3.1 worker lists them on OPTIONS (java.util.HashSet order)."""
+    """As the 4.4.0 worker lists them on OPTIONS (java.util.HashSet order)."""
     assert jersey_allow(["GET", "PATCH", "DELETE"]) == ["HEAD", "DELETE", "GET", "OPTIONS", "PATCH"]
     assert jersey_allow(["GET", "POST"]) == ["HEAD", "POST", "GET", "OPTIONS"]
     assert jersey_allow(["PUT"]) == ["OPTIONS", "PUT"]
@@ -99,7 +99,7 @@ def test_allow_lists_the_methods_in_jerseys_order() -> None:
     ],
 )
 def test_accept_is_read_as_jersey_reads_it(accept: str, fits: bool | None) -> None:
-    """Each measured on the 4.3.1 worker: 406 for False, 400 for None."""
+    """Each measured on the 4.4.0 worker: 406 for False, 400 for None."""
     assert accepts_json(accept) is fits
 
 
@@ -117,7 +117,7 @@ def test_accept_is_read_as_jersey_reads_it(accept: str, fits: bool | None) -> No
     ],
 )
 def test_content_type_is_parsed_as_jersey_parses_it(text: str, parsed: object) -> None:
-    """None: the 4.3.1 worker answers 400."""
+    """None: the 4.4.0 worker answers 400."""
     assert media_type(text) == parsed
 
 
