@@ -1,7 +1,10 @@
 """``control-plane serve``: settings, then logging, then the app on the sidecar's server (httptools, uvloop).
 ``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`).
 ``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.routing.openapi`), to stdout or a file.
-``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`)."""
+``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`).
+``control-plane create-sidecars-topic``: the sidecars' topic created as a sidecar creates it, for clusters
+whose sidecars do not create it (``SIDECARS_TOPIC_CREATE=false``, or the worker's
+``internal.topics.automatic.creation.enable=false``)."""
 
 from __future__ import annotations
 
@@ -36,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     snapshot.add_argument("--format", choices=["jsonl", "parquet"], help="default: from the file name")
     snapshot.add_argument("--timeout-s", type=float, default=60.0, help="how long reading each topic may take")
     plan_cli.add_arguments(sub)
+    topic = sub.add_parser("create-sidecars-topic", help="create the sidecars' topic (or check the existing one)")
+    topic.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
+    topic.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (default: the worker's)")
     document = sub.add_parser("openapi", help="write the sidecar's OpenAPI document (GET /_sidecar/openapi.json)")
     document.add_argument("--out", help="the file to write (default: stdout)")
     args = parser.parse_args(argv)
@@ -45,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         return _hash_credential(args.kind)
     if args.command == "openapi":
         return _openapi(args.out)
+    if args.command == "create-sidecars-topic":
+        return _create_sidecars_topic(args)
     if args.command in ("plan", "apply"):
         return plan_cli.run(args)
 
@@ -155,6 +163,48 @@ def _export(args: argparse.Namespace) -> int:
         print(f"control-plane export: {err}", file=sys.stderr)
         return 2
     print(f"control-plane export: {count} record(s) written to {out}", file=sys.stderr)
+    return 0
+
+
+def _create_sidecars_topic(args: argparse.Namespace) -> int:
+    """The topic created as the sidecar creates it (``SidecarTopic``: one partition, compacted, the replication
+    factor's setting, ``min.insync.replicas`` from it), or the existing one checked; exit 0 when usable, 1
+    when it exists but cannot be used or the brokers refused, 2 for bad settings."""
+    from . import logs
+    from .composition.clients import build_kafka_writes
+    from .kafka_config import client_kwargs
+    from .storage.errors import StorageError
+    from .storage.sidecar_topic import SidecarTopic
+    from .storage.topic_admin import TopicAdmin
+
+    name = "control-plane create-sidecars-topic"
+    try:
+        settings = load_settings(worker_properties=args.worker_properties, bootstrap_servers=args.bootstrap_servers)
+    except SettingsError as err:
+        print(f"{name}: {err}", file=sys.stderr)
+        return 2
+    logs.configure(settings.log_format, "warning", settings.secret_key_patterns)
+    timeout_ms = settings.emulation_request_timeout_ms
+    topic = SidecarTopic(
+        settings.sidecars_topic_name,
+        TopicAdmin(client_kwargs(settings), timeout_ms),
+        lambda: None,  # type: ignore[arg-type,return-value]  # never writes
+        timeout_ms / 1000,
+        build_kafka_writes(settings),
+        replication_factor=settings.sidecars_topic_replication_factor,
+    )
+    try:
+        usable, refusal = asyncio.run(topic.create())
+    except StorageError as err:
+        print(f"{name}: {settings.sidecars_topic_name}: {err}", file=sys.stderr)
+        return 1
+    if not usable:
+        print(
+            f"{name}: {refusal or f'{settings.sidecars_topic_name} could not be created (see the log)'}",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"{name}: {settings.sidecars_topic_name} is ready", file=sys.stderr)
     return 0
 
 

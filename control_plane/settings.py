@@ -50,6 +50,7 @@ WORKER_KEYS: dict[str, str] = {
     "plugin.path": "plugin_path",
     "rest.advertised.host.name": "worker_advertised_host_name",
     "task.shutdown.graceful.timeout.ms": "task_shutdown_graceful_timeout_ms",
+    "internal.topics.automatic.creation.enable": "sidecars_topic_create",
     "status.storage.retry.max.retries": "status_storage_retry_max_retries",
     "status.storage.retry.initial.backoff.ms": "status_storage_retry_initial_backoff_ms",
     "status.storage.retry.max.backoff.ms": "status_storage_retry_max_backoff_ms",
@@ -356,6 +357,12 @@ class Settings(BaseSettings):
     sidecars_topic: str | None = None
     """The sidecars' own topic (the connectors' fences), created at start when it does not exist; default
     ``<group.id>.control-plane``. Every sidecar of one Connect cluster must name the same topic."""
+    sidecars_topic_create: bool = True
+    """Whether the sidecar creates its topic when it does not exist; the worker's
+    ``internal.topics.automatic.creation.enable`` (KIP-1209, 4.4: false makes a worker refuse to start
+    without its internal topics, which operators then create beforehand). False: the topic must exist
+    (``control-plane create-sidecars-topic`` creates it as the sidecar would); until it does, ``/readyz``
+    says so and writes that need a fence answer 503."""
     sidecars_topic_replication_factor: int = Field(-1, ge=-1)
     """Its replication factor when the sidecar creates it; -1: the broker's ``default.replication.factor``
     (as Connect's ``config.storage.replication.factor``). Its ``min.insync.replicas`` follows: 2 from 3

@@ -152,6 +152,7 @@ class KafkaSide(NoKafkaSide):
             clients.writes,
             replication_factor=settings.sidecars_topic_replication_factor,
             write_timeout_s=settings.sidecars_topic_write_timeout_s,
+            create=settings.sidecars_topic_create,
         )
         self.fence = (
             ConnectorFence(

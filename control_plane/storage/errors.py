@@ -78,6 +78,12 @@ class TopicAdminError(StorageError):
         self.cause = cause
 
 
+class TopicMissing(StorageError):
+    """The sidecars' topic does not exist and the sidecar is not to create it (``sidecars_topic_create``
+    false, as a worker with ``internal.topics.automatic.creation.enable=false`` refuses to start without its
+    internal topics, KIP-1209): nothing is written until it is created; the message says how."""
+
+
 class TopicRefused(StorageError):
     """The sidecars' topic exists with a setting its records cannot live with (not compacted, the
     producers' clocks as timestamps, several partitions): nothing is written to it; the message says why."""

@@ -30,7 +30,7 @@ from collections.abc import Callable
 
 import structlog
 
-from .errors import AttemptTimeout, TopicAdminError, TopicRefused, describe_error
+from .errors import AttemptTimeout, TopicAdminError, TopicMissing, TopicRefused, describe_error
 from .kafka_writes import KafkaWrites, TopicKind
 from .record_producer import RecordProducer
 from .topic_admin import ExistingTopic, NewTopic, TopicAdmin
@@ -95,6 +95,7 @@ class SidecarTopic:
         *,
         replication_factor: int,
         write_timeout_s: float | None = None,
+        create: bool = True,
     ) -> None:
         self.topic = topic
         self._admin = admin
@@ -103,17 +104,19 @@ class SidecarTopic:
         self._writes = writes
         self._replication_factor = replication_factor
         self.write_timeout_s = write_timeout_s
+        self._create = create  # False: the topic must exist (created by `control-plane create-sidecars-topic`)
         self._producer: RecordProducer | None = None
         self._ensured = False
         self.refusal: str | None = None  # why the existing topic is not used (kept until a restart)
         self.unwritable: str | None = None  # why the last write failed; None once one succeeds
+        self.missing: str | None = None  # the topic does not exist and is not the sidecar's to create
         self._starting = asyncio.Lock()
         self._users: dict[int, int] = {}  # per producer (by id): the writes under way on it
         writes.covers(TopicKind.SIDECARS, attempt_timeout_s)
 
     def trouble(self) -> str | None:
         """Why the topic cannot be used now (refused at start, or its last write failed); None when fine."""
-        return self.refusal or self.unwritable
+        return self.refusal or self.missing or self.unwritable
 
     async def ensure(self) -> None:
         """The topic created unless it exists, else checked; a failure to reach the brokers is logged, never
@@ -122,8 +125,25 @@ class SidecarTopic:
             await self._ensure()
         except TopicAdminError as err:
             log.error("creating the sidecars' topic failed", topic=self.topic, error=str(err))
+        except TopicMissing as err:
+            self.missing = str(err)
+            log.error("the sidecars' topic does not exist and is not created by the sidecar", topic=self.topic)
+
+    async def create(self) -> tuple[bool, str | None]:
+        """``control-plane create-sidecars-topic``: the topic created as the sidecar creates it, or the existing
+        one checked. (whether it is usable, why not)."""
+        self._create = True
+        await self._ensure()
+        return self._ensured and self.refusal is None, self.refusal
 
     async def _ensure(self) -> None:
+        self.missing = None
+        if not self._create and (await self._admin.describe([self.topic])).get(self.topic) is None:
+            raise TopicMissing(
+                f"the sidecars' topic {self.topic} does not exist, and the sidecar does not create it "
+                "(SIDECARS_TOPIC_CREATE=false, or the worker's internal.topics.automatic.creation.enable=false): "
+                "create it with `control-plane create-sidecars-topic`"
+            )
         # a validate-only creation first: the replication factor the broker gives it (-1: its default)
         wanted = NewTopic(self.topic, 1, self._replication_factor, TOPIC_CONFIGS)
         (preview,) = await self._admin.try_create([wanted])
@@ -166,6 +186,8 @@ class SidecarTopic:
                     await self.ensure()
                 if self.refusal is not None:
                     raise TopicRefused(self.refusal)
+                if self.missing is not None:
+                    raise TopicMissing(self.missing)
             within = None if self.write_timeout_s is None else self.write_timeout_s - (time.monotonic() - started)
             await self._write(key, value, within)
         except TimeoutError as err:  # the topic's creation or check did not finish within the bound

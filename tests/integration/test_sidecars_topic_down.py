@@ -11,11 +11,17 @@ factor no longer refuses writes on 4.x brokers. A write that hangs instead is bo
   sidecars' topic and the broker's error, within the budget;
 - ``/readyz`` stays 200 and shows the degradation;
 - the topic is created with the checked settings, and an existing topic that is not compacted is refused
-  at start (said on ``/readyz``), native writes still passing through.
+  at start (said on ``/readyz``), native writes still passing through;
+- a sidecar told not to create it (the worker's ``internal.topics.automatic.creation.enable=false``,
+  KIP-1209) leaves a missing topic missing and says so on ``/readyz`` until ``control-plane
+  create-sidecars-topic`` creates it, then uses it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -159,4 +165,39 @@ async def test_an_existing_topic_that_is_not_compacted_is_refused_and_native_wri
         assert pause.status_code == 202
         assert "cleanup.policy is delete, not compact" in pause.headers["warning"]
         await front.client.delete(f"/connectors/{name}")
+    await admin.delete_topics([topic])
+
+
+async def test_a_topic_the_sidecars_do_not_create_is_created_by_the_command_then_used(
+    stack: Stack, admin: AIOKafkaAdminClient
+) -> None:
+    topic = f"sidecars-precreated-{uuid.uuid4().hex[:8]}"
+    async with sidecar_with(stack.clusters["new"], sidecars_topic=topic, sidecars_topic_create=False) as front:
+        ready = await front.client.get("/readyz")
+        assert ready.status_code == 200
+        assert "does not exist" in ready.json()["degraded"]["sidecars_topic"], ready.text
+        assert "create-sidecars-topic" in ready.json()["degraded"]["sidecars_topic"]
+        assert topic not in await admin.list_topics()
+        command = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "control_plane",
+            "create-sidecars-topic",
+            "--bootstrap-servers",
+            stack.bootstrap,
+            env={**os.environ, "CONTROL_PLANE_SIDECARS_TOPIC": topic},
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await command.communicate()
+        assert command.returncode == 0, err.decode()
+        assert f"{topic} is ready" in err.decode()
+        described = await TopicAdmin({"bootstrap_servers": stack.bootstrap}, 10_000).describe([topic])
+        created = described[topic]
+        assert created is not None and created.partitions == 1
+        assert created.configs["cleanup.policy"] == "compact"
+        await eventually(  # the next presence write finds it
+            lambda: front.client.get("/readyz"),
+            lambda r: "sidecars_topic" not in (r.json().get("degraded") or {}),
+            what="the sidecar uses the topic once it exists",
+        )
     await admin.delete_topics([topic])

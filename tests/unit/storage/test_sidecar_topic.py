@@ -14,7 +14,7 @@ import pytest
 from aiokafka.errors import NotEnoughReplicasError
 
 from control_plane.backoff import ProposalBackoff
-from control_plane.storage.errors import AttemptTimeout, TopicRefused
+from control_plane.storage.errors import AttemptTimeout, TopicMissing, TopicRefused
 from control_plane.storage.kafka_writes import KafkaWrites, RetryPolicy
 from control_plane.storage.sidecar_topic import TOPIC_CONFIGS, SidecarTopic, check
 from control_plane.storage.topic_admin import CreationOutcome, ExistingTopic, NewTopic
@@ -196,3 +196,22 @@ async def test_a_write_while_the_brokers_do_not_answer_ends_at_its_bound() -> No
         await topic.write(b"k", b"v")
     assert time.monotonic() - started < 0.5
     assert topic.trouble() is not None
+
+
+async def test_a_topic_the_sidecar_is_not_to_create_must_exist_and_is_written_once_it_does() -> None:
+    """``sidecars_topic_create`` false (the worker's ``internal.topics.automatic.creation.enable=false``,
+    KIP-1209): a missing topic is not created, the trouble says how to create it, and a write is refused
+    until ``create-sidecars-topic`` (``create``) made it."""
+    producer, admin = ScriptedProducer(), Admin()
+    topic = sidecar_topic(admin, producer, name=TOPIC, create=False)
+    await topic.ensure()
+    assert admin.created == []
+    assert "does not exist" in (topic.trouble() or "") and "create-sidecars-topic" in (topic.trouble() or "")
+    with pytest.raises(TopicMissing):
+        await topic.write(b"k", b"v")
+    assert producer.attempts == [] and admin.created == []
+    assert await sidecar_topic(admin, name=TOPIC, create=False).create() == (True, None)  # the command's way
+    (created,) = admin.created
+    admin.existing = ExistingTopic(TOPIC, 1, 3, dict(created.configs))
+    await topic.write(b"k", b"v")  # it exists now: checked, then written
+    assert topic.trouble() is None and len(admin.created) == 1
