@@ -170,6 +170,7 @@ def build_features(
         writes=writes,
         membership=side.membership,
         route=route,
+        bulk_concurrency=settings.bulk_concurrency,
     )
     return Features(herder, rule, pin_health, recorder, sink_lags, writes)
 
