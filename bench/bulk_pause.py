@@ -37,6 +37,7 @@ from bench.view_scale import Records, fill  # noqa: E402
 from control_plane.codecs import ConfigRecord, ConnectorConfig, TargetState, TaskCommit, encode_config  # noqa: E402
 from tests.support.deploy_local import files_under, local_stack  # noqa: E402
 
+JSON = {"Content-Type": "application/json"}  # aiohttp's default for a PUT is octet-stream: Jersey's 415
 TITLE = "13. bulk pause of 500 connectors (POST /_sidecar/bulk), versus 500 PUT .../pause one at a time on the worker"
 
 
@@ -67,7 +68,7 @@ async def one_by_one(url: str, names: list[str]) -> float:
     async with aiohttp.ClientSession(url, connector=aiohttp.TCPConnector(limit=1)) as session:
         started = time.perf_counter()
         for name in names:
-            async with session.put(f"/connectors/{name}/pause") as answer:
+            async with session.put(f"/connectors/{name}/pause", headers=JSON) as answer:
                 body = await answer.read()
                 if answer.status != 202:
                     raise SystemExit(f"PUT /connectors/{name}/pause: {answer.status} {body[:300]!r}")

@@ -9,7 +9,7 @@ a selector picks, each an ordinary single request's write, with a result per con
 
 from .feature import VIEW_NEEDED, BulkActions, BulkResult, Gate, ItemError, ItemResult, OpenGate
 from .request import ACTIONS, RESTART, BulkRequest, SingleRequest, request_of, single_request
-from .selector import Candidate, Selection, Selector, matches, select, selector_of
+from .selector import Candidate, Picked, Selector, matches, select, selector_of
 
 __all__ = [
     "ACTIONS",
@@ -23,7 +23,7 @@ __all__ = [
     "ItemError",
     "ItemResult",
     "OpenGate",
-    "Selection",
+    "Picked",
     "Selector",
     "SingleRequest",
     "matches",

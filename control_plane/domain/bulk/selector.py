@@ -142,7 +142,7 @@ def _class_matches(classes: frozenset[str], configured: str) -> bool:
 
 
 @dataclass(frozen=True)
-class Selection:
+class Picked:
     """The connectors picked, in order (by name, or as ``names`` lists them), and the names asked for
     that no visible connector has (each reported as the single request's 404)."""
 
@@ -150,13 +150,13 @@ class Selection:
     missing: tuple[str, ...]
 
 
-def select(selector: Selector, candidates: Iterable[Candidate]) -> Selection:
+def select(selector: Selector, candidates: Iterable[Candidate]) -> Picked:
     """The candidates ``selector`` picks; ``candidates`` are the connectors the principal may see."""
     by_name = {c.name: c for c in candidates}
     names: Sequence[str] = selector.names if selector.names is not None else sorted(by_name)
     picked = tuple(n for n in names if n in by_name and matches(selector, by_name[n]))
     missing = tuple(n for n in names if n not in by_name) if selector.names is not None else ()
-    return Selection(picked, missing)
+    return Picked(picked, missing)
 
 
-__all__ = ["KEYS", "TYPES", "Candidate", "Selection", "Selector", "matches", "select", "selector_of"]
+__all__ = ["KEYS", "TYPES", "Candidate", "Picked", "Selector", "matches", "select", "selector_of"]
