@@ -7,11 +7,13 @@ connector's own result, the others acted on."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support.harness import InProcess
 from tests.support.stack import Cluster
@@ -140,7 +142,12 @@ async def _exists(path: Path) -> bool:
 
 
 async def test_access_rules_apply_per_connector_and_bad_input_is_a_400(
-    cluster: Cluster, in_process: InProcess, worker: httpx.AsyncClient, unique: str, tmp_path: Path
+    cluster: Cluster,
+    in_process: InProcess,
+    worker: httpx.AsyncClient,
+    unique: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     mine, theirs = f"bulkacl-{unique}-a", f"bulkacl-{unique}-b"
     credentials = f"token op operator plain:op-token; token team operator plain:team-token bulkacl-{unique}-a*"
@@ -182,6 +189,14 @@ async def test_access_rules_apply_per_connector_and_bad_input_is_a_400(
         assert refused["connectors"][0]["error"]["message"] == f"op (operator) may not DELETE /connectors/{mine}"
         for name in (mine, theirs):
             assert (await worker.get(f"/connectors/{name}")).status_code == 200
+
+        # the audit: a line per connector, as its single request gets, besides the bulk request's own
+        out = capsys.readouterr().out.splitlines()
+        audited = [json.loads(x) for x in out if x.startswith("{") and '"audit"' in x]
+        seen = [(e["who"], e["method"], e["path"], e["status"], e["refused"]) for e in audited]
+        assert ("team", "PUT", f"/connectors/{mine}/pause", 202, False) in seen, seen
+        assert ("op", "DELETE", f"/connectors/{theirs}", 403, True) in seen, seen
+        assert ("op", "POST", "/_sidecar/bulk", 200, False) in seen, seen
 
         # bad input: Connect's error shape, a clear message
         op = {"authorization": "Bearer op-token"}

@@ -17,8 +17,9 @@ the bulk action is refused as the summary is.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ...rules.connectors import CONNECTOR_CLASS_KEY
@@ -82,6 +83,8 @@ class ItemResult:
     connector: str
     status: int | None = None
     error: ItemError | None = None
+    refused_by_gate: bool = False  # the access rules refused it: its single request never left the sidecar
+    duration_s: float = 0.0  # from its herder call to its outcome
 
 
 @dataclass(frozen=True)
@@ -116,11 +119,13 @@ class BulkActions:
             single = single_request(request, name)
             refused = gate.refusal(single.method, single.path)
             if refused is not None:
-                return ItemResult(name, error=refused)
+                return ItemResult(name, error=refused, refused_by_gate=True)
             if request.dry_run:
                 return ItemResult(name)
             async with slots:
-                return await self._act(request, name)
+                started = time.perf_counter()
+                done = await self._act(request, name)
+                return replace(done, duration_s=time.perf_counter() - started)
 
         names = request.selector.names if request.selector.names is not None else selection.picked
         picked = set(selection.picked) | set(missing)

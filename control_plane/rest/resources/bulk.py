@@ -2,7 +2,9 @@
 ``{"action": "pause", "selector": {"pattern": "orders-.*"}, "dry_run": false}`` (``include_tasks`` and
 ``only_failed`` with ``restart``); answers 200 with each connector's result and the counts, whatever each
 connector's result: a refused or failed connector is its own result, in Connect's error shape, as its single
-request would have been answered. Parse, one domain call, render."""
+request would have been answered. Parse, one domain call, render; and an audit line per connector acted on
+or refused, as its single request gets from access control (``rest.steps.access``), besides the bulk
+request's own."""
 
 from __future__ import annotations
 
@@ -12,12 +14,14 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ...domain.bulk import RESTART, BulkResult, ItemResult, request_of
+from ...access import AuditLog
+from ...domain.bulk import RESTART, BulkRequest, BulkResult, ItemResult, request_of, single_request
 from ...domain.errors import BadRequestError
+from ...domain.outcomes import Answer
 from ..entities.responses import answered
 from ..errors import answer_for
-from ..request.principal import principal_gate
-from ..request.runtime import herder
+from ..request.principal import PrincipalGate, principal_gate
+from ..request.runtime import herder, runtime
 
 RESULTS = ("selected", "done", "refused", "failed")
 
@@ -27,7 +31,34 @@ async def bulk(request: Request) -> Response:
         body = orjson.loads(await request.body())
     except orjson.JSONDecodeError as err:
         raise BadRequestError(f"The body is not JSON: {err}") from err
-    return answered(await herder(request).bulk.run(request_of(body), principal_gate()), bulk_json)
+    bulk_request, gate = request_of(body), principal_gate()
+    outcome = await herder(request).bulk.run(bulk_request, gate)
+    if isinstance(outcome, Answer) and not bulk_request.dry_run:
+        client = request.client.host if request.client else None
+        audit_items(runtime(request).access.audit, gate, client, bulk_request, outcome.value.items)
+    return answered(outcome, bulk_json)
+
+
+def audit_items(
+    audit: AuditLog, gate: PrincipalGate, client: str | None, request: BulkRequest, items: tuple[ItemResult, ...]
+) -> None:
+    """A line per connector, as its single request's (``AccessControl`` audits every mutating request)."""
+    principal = gate.principal
+    for item in items:
+        single = single_request(request, item.connector)
+        audit.record(
+            who=principal.name,
+            role=principal.role.value,
+            client=client,
+            method=single.method,
+            path=single.path,
+            query=single.query.decode(),
+            connector=item.connector,
+            status=item_json(item, dry_run=False).get("status") or 0,
+            duration_ms=item.duration_s * 1000,
+            body=None,
+            refused=item.refused_by_gate,
+        )
 
 
 def item_json(item: ItemResult, *, dry_run: bool) -> dict[str, Any]:
@@ -62,4 +93,4 @@ def bulk_json(result: BulkResult) -> dict[str, Any]:
     return body
 
 
-__all__ = ["bulk", "bulk_json", "item_json"]
+__all__ = ["audit_items", "bulk", "bulk_json", "item_json"]
