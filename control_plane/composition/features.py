@@ -171,6 +171,7 @@ def build_features(
         membership=side.membership,
         route=route,
         bulk_concurrency=settings.bulk_concurrency,
+        bulk_budget_s=settings.request_budget_s,
     )
     return Features(herder, rule, pin_health, recorder, sink_lags, writes)
 

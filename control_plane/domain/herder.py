@@ -76,6 +76,7 @@ class Herder:
         membership: ClusterMembership,
         route: ForwardRoute,
         bulk_concurrency: int = 8,
+        bulk_budget_s: float = 0.0,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -93,7 +94,9 @@ class Herder:
         self._rule = rule
         self._writes = writes
         self._route = route
-        self.bulk = BulkActions(self, rule, bulk_concurrency)  # each connector's action: a call of the above
+        self.bulk = BulkActions(
+            self, rule, bulk_concurrency, bulk_budget_s
+        )  # each connector's action: a call of the above
 
     @property
     def view_ready(self) -> bool:

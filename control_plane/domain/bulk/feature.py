@@ -2,7 +2,8 @@
 the single request it stands for (``request.single_request``), made through the same herder call the
 single request's handler makes: fenced and serialized per connector, emulated where the workers lack it
 (a stop on 3.4.1), a rebalance 409 retried (``UpstreamRequest.retry_rebalance``, as the sidecar's composed
-operations retry it). At most ``concurrency`` connectors are acted on at once.
+operations retry it). At most ``concurrency`` connectors are acted on at once, each within a request budget
+of its own (a single request's), not the bulk request's.
 
 Access: the caller's ``Gate`` says which connectors the principal may see (the others are not selected, as a
 listing leaves them out; one named in ``names`` is answered the single request's 404) and refuses, per
@@ -23,7 +24,14 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ...rules.connectors import CONNECTOR_CLASS_KEY
-from ...upstream import NoWorkerAvailable, UpstreamError, UpstreamOverloaded, UpstreamRequest, UpstreamResponse
+from ...upstream import (
+    REQUEST_DEADLINE,
+    NoWorkerAvailable,
+    UpstreamError,
+    UpstreamOverloaded,
+    UpstreamRequest,
+    UpstreamResponse,
+)
 from ..auto_restart import AutoRestart
 from ..errors import ControlPlaneError, NotFoundError, ViewNotReady, WorkerRefused
 from ..newer import NewerApi, RestartRequest
@@ -94,10 +102,12 @@ class BulkResult:
 
 
 class BulkActions:
-    def __init__(self, herder: Calls, rule: ReadRule, concurrency: int) -> None:
+    def __init__(self, herder: Calls, rule: ReadRule, concurrency: int, budget_s: float = 0.0) -> None:
+        """``budget_s``: each connector's action's, as its single request's (``request_budget_s``; 0: none)."""
         self._herder = herder
         self._rule = rule
         self._concurrency = concurrency
+        self._budget_s = budget_s
 
     async def run(self, request: BulkRequest, gate: Gate) -> Answer[BulkResult] | Refusal:
         view = self._rule.view
@@ -123,6 +133,8 @@ class BulkActions:
             if request.dry_run:
                 return ItemResult(name)
             async with slots:
+                if self._budget_s:  # this connector's own (gather runs each in a task: its own context)
+                    REQUEST_DEADLINE.set(asyncio.get_running_loop().time() + self._budget_s)
                 started = time.perf_counter()
                 done = await self._act(request, name)
                 return replace(done, duration_s=time.perf_counter() - started)

@@ -5,7 +5,9 @@ shape with Connect's error per connector, and the CLI's rendering and exit statu
 from __future__ import annotations
 
 import argparse
+import asyncio
 import io
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -16,10 +18,12 @@ from control_plane import bulk_cli
 from control_plane.bulk_cli import body_of, render_bulk
 from control_plane.bulk_cli import run as run_cli
 from control_plane.domain.bulk import (
+    BulkActions,
     BulkRequest,
     BulkResult,
     Candidate,
     ItemResult,
+    OpenGate,
     matches,
     request_of,
     select,
@@ -27,10 +31,19 @@ from control_plane.domain.bulk import (
     single_request,
 )
 from control_plane.domain.errors import BadRequestError, Forbidden, NotFoundError, WorkerRefused
+from control_plane.domain.outcomes import Answer, Done
+from control_plane.domain.reads.states import ConnectorGauge, StateGauges
 from control_plane.rest.request.principal import PrincipalGate
 from control_plane.rest.resources.bulk import bulk_json
 from control_plane.rules.access import Action, Principal, Reach, Role, classify
-from control_plane.upstream import NoWorkerAvailable, UpstreamTimeout
+from control_plane.upstream import (
+    REQUEST_DEADLINE,
+    NoWorkerAvailable,
+    UpstreamRequest,
+    UpstreamResponse,
+    UpstreamTimeout,
+)
+from control_plane.view import ClusterView
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
@@ -220,3 +233,78 @@ def test_the_cli_sends_the_selector_and_exits_by_the_results() -> None:
     assert (
         render_bulk(dry).splitlines()[-1] == "Bulk pause: 1 selected, would be acted on (dry run), 0 refused, 0 failed."
     )
+
+
+class FakeRule:
+    """The read rule's part ``BulkActions`` reads: a ready view of the given connectors."""
+
+    def __init__(self, configs: dict[str, dict[str, str | None]]) -> None:
+        state = ClusterView()
+        state.connector_configs.update(configs)
+        self.view = SimpleNamespace(ready=True, state=state)
+
+    async def synced(self, tails: Any) -> bool:
+        return True
+
+
+class FakeHerder:
+    """The single requests' herder calls: a worker that answers each forward after a moment, counting how
+    many are under way at once and the deadline each was given."""
+
+    def __init__(self, states: dict[str, str]) -> None:
+        gauges = {n: ConnectorGauge(s, {}, ()) for n, s in states.items()}
+        self.reads = SimpleNamespace(state_gauges=lambda: StateGauges(gauges, {}, {}, 1))
+        self.topics = SimpleNamespace()
+        self.offsets = SimpleNamespace(stop=self._stop)
+        self.newer = SimpleNamespace()
+        self.auto_restart = SimpleNamespace()
+        self.sent: list[UpstreamRequest] = []
+        self.deadlines: list[float | None] = []
+        self.running = self.most = 0
+        self.settled = 0
+
+    async def _stop(self, name: str) -> Done:
+        return Done()  # the sidecar stopped it (an old worker)
+
+    async def forward(self, request: UpstreamRequest) -> UpstreamResponse:
+        self.sent.append(request)
+        self.deadlines.append(REQUEST_DEADLINE.get())
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await asyncio.sleep(0.01)
+        self.running -= 1
+        if "refuses" in request.path:
+            return UpstreamResponse(409, [], b'{"error_code":409,"message":"rebalancing"}', "w1")
+        return UpstreamResponse(202, [], b"", "w1")
+
+    async def settle_write(self) -> None:
+        self.settled += 1
+
+
+async def test_each_connector_is_acted_on_through_its_single_request_a_few_at_a_time() -> None:
+    names = [f"c{i:02d}" for i in range(20)] + ["refuses"]
+    herder = FakeHerder(dict.fromkeys(names, "RUNNING"))
+    rule = FakeRule({n: {"connector.class": SOURCE} for n in names})
+    bulk_actions = BulkActions(herder, rule, 3, budget_s=30)  # type: ignore[arg-type]
+    outcome = await bulk_actions.run(request_of({"action": "pause", "selector": {"pattern": ".*"}}), OpenGate())
+    assert isinstance(outcome, Answer)
+    items = {i.connector: i for i in outcome.value.items}
+    assert herder.most == 3 and len(herder.sent) == 21 and herder.settled == 1
+    assert all(r.retry_rebalance and r.method == "PUT" and r.path.endswith("/pause") for r in herder.sent)
+    assert all(d is not None for d in herder.deadlines)  # each connector's own budget
+    assert items["c00"].status == 202 and items["c00"].error is None
+    refused = items["refuses"].error
+    assert isinstance(refused, WorkerRefused) and (refused.status, refused.message) == (409, "rebalancing")
+
+    stopped = await bulk_actions.run(request_of({"action": "stop", "selector": {"names": ["c01", "gone"]}}), OpenGate())
+    assert isinstance(stopped, Answer)
+    assert [(i.connector, i.status) for i in stopped.value.items] == [("c01", 204), ("gone", None)]
+    assert isinstance(stopped.value.items[1].error, NotFoundError)
+
+    class NoDeletes(OpenGate):
+        def refusal(self, method: str, path: str) -> Forbidden | None:
+            return Forbidden("no") if method == "DELETE" else None
+
+    herder.sent.clear()
+    deleted = await bulk_actions.run(request_of({"action": "delete", "selector": {"names": ["c02"]}}), NoDeletes())
+    assert isinstance(deleted, Answer) and deleted.value.items[0].refused_by_gate and herder.sent == []
