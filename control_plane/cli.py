@@ -4,7 +4,8 @@
 ``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`).
 ``control-plane create-sidecars-topic``: the sidecars' topic created as a sidecar creates it, for clusters
 whose sidecars do not create it (``SIDECARS_TOPIC_CREATE=false``, or the worker's
-``internal.topics.automatic.creation.enable=false``)."""
+``internal.topics.automatic.creation.enable=false``).
+``control-plane bulk``: a client of a sidecar's bulk actions (:mod:`.bulk_cli`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from . import plan_cli
+from . import bulk_cli, plan_cli
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     topic = sub.add_parser("create-sidecars-topic", help="create the sidecars' topic (or check the existing one)")
     topic.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
     topic.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (default: the worker's)")
+    bulk_cli.add_arguments(sub)
     document = sub.add_parser("openapi", help="write the sidecar's OpenAPI document (GET /_sidecar/openapi.json)")
     document.add_argument("--out", help="the file to write (default: stdout)")
     args = parser.parse_args(argv)
@@ -55,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         return _create_sidecars_topic(args)
     if args.command in ("plan", "apply"):
         return plan_cli.run(args)
+    if args.command == "bulk":
+        return bulk_cli.run(args)
 
     try:
         settings = load_settings(

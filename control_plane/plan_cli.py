@@ -49,10 +49,32 @@ def add_arguments(sub: Any) -> None:
     apply = sub.add_parser("apply", help="carry out a plan kept by plan --out (POST /_sidecar/apply)")
     apply.add_argument("plan", help="the plan's file, or - for stdin")
     for each in (plan, apply):
-        each.add_argument("--url", default=os.environ.get("CONTROL_PLANE_URL", DEFAULT_URL), help="the sidecar")
-        each.add_argument("--token", default=os.environ.get("CONTROL_PLANE_TOKEN"), help="a bearer token")
-        each.add_argument("--output", choices=["text", "json"], default="text")
-        each.add_argument("--timeout-s", type=float, default=120.0)
+        add_connection_arguments(each)
+
+
+def add_connection_arguments(parser: Any) -> None:
+    """The sidecar to ask and how, and how to print its answer: every client command takes these."""
+    parser.add_argument("--url", default=os.environ.get("CONTROL_PLANE_URL", DEFAULT_URL), help="the sidecar")
+    parser.add_argument("--token", default=os.environ.get("CONTROL_PLANE_TOKEN"), help="a bearer token")
+    parser.add_argument("--output", choices=["text", "json"], default="text")
+    parser.add_argument("--timeout-s", type=float, default=120.0)
+
+
+def posted(args: argparse.Namespace, path: str, body: Any) -> dict[str, Any] | None:
+    """``body`` posted to the sidecar's ``path``: its JSON answer, or None once the failure is printed
+    (the sidecar unreachable, or its answer not a 200 with a JSON object)."""
+    headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
+    try:
+        answer = httpx.post(f"{args.url.rstrip('/')}{path}", json=body, headers=headers, timeout=args.timeout_s)
+    except httpx.HTTPError as err:
+        print(f"control-plane {args.command}: {args.url}: {err}", file=sys.stderr)
+        return None
+    result = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else None
+    if answer.status_code != 200 or not isinstance(result, dict):
+        message = result.get("message") if isinstance(result, dict) else answer.text
+        print(f"control-plane {args.command}: {answer.status_code}: {message}", file=sys.stderr)
+        return None
+    return result
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -70,18 +92,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except (FileError, OSError, ValueError) as err:
         print(f"control-plane {args.command}: {err}", file=sys.stderr)
         return 2
-    headers = {"authorization": f"Bearer {args.token}"} if args.token else {}
-    try:
-        answer = httpx.post(
-            f"{args.url.rstrip('/')}/_sidecar/{args.command}", json=body, headers=headers, timeout=args.timeout_s
-        )
-    except httpx.HTTPError as err:
-        print(f"control-plane {args.command}: {args.url}: {err}", file=sys.stderr)
-        return 1
-    result = answer.json() if answer.headers.get("content-type", "").startswith("application/json") else None
-    if answer.status_code != 200 or not isinstance(result, dict):
-        message = result.get("message") if isinstance(result, dict) else answer.text
-        print(f"control-plane {args.command}: {answer.status_code}: {message}", file=sys.stderr)
+    result = posted(args, f"/_sidecar/{args.command}", body)
+    if result is None:
         return 1
     if args.command == "plan" and args.out is not None:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
@@ -145,4 +157,4 @@ def render_apply(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["add_arguments", "documents_of", "render_apply", "render_plan", "run"]
+__all__ = ["add_arguments", "add_connection_arguments", "documents_of", "posted", "render_apply", "render_plan", "run"]

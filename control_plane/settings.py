@@ -416,6 +416,10 @@ class Settings(BaseSettings):
     a later pass. 0: unbounded."""
     auto_restart_budget_window_s: float = Field(60.0, gt=0)
     """The window of ``AUTO_RESTART_BUDGET``."""
+    # -- Bulk actions (domain/bulk/)
+    bulk_concurrency: int = Field(8, ge=1)
+    """How many connectors a bulk action (``POST /_sidecar/bulk``) acts on at once; each is a single request's
+    write to the workers, so this bounds the requests one bulk action sends them at a time."""
     # -- Config history (domain/history/)
     history_enabled: bool = True
     """Record every change of every connector's config and target state in the sidecars' topic (one sidecar

@@ -170,6 +170,8 @@ def build_features(
         writes=writes,
         membership=side.membership,
         route=route,
+        bulk_concurrency=settings.bulk_concurrency,
+        bulk_budget_s=settings.request_budget_s,
     )
     return Features(herder, rule, pin_health, recorder, sink_lags, writes)
 

@@ -4,6 +4,7 @@ to Connect's status code and ``{"error_code", "message"}`` body (as ConnectExcep
     ControlPlaneError
      ├── NotFoundError        the connector, task or status does not exist
      ├── OperationDisabled    the worker's settings forbid it (e.g. topic.tracking.enable=false)
+     ├── Forbidden            the access rules refuse the principal the request (one connector's, of many)
      ├── BadRequestError      the request cannot be carried out as given
      ├── ConflictError        not now: the cluster is not yet in the state the request needs (retry later)
      ├── ViewNotReady         the view has not read its topics to the end yet
@@ -37,6 +38,10 @@ class NotFoundError(ControlPlaneError):
 
 
 class OperationDisabled(ControlPlaneError):
+    pass
+
+
+class Forbidden(ControlPlaneError):
     pass
 
 

@@ -18,6 +18,7 @@ answer with its provenance, a refusal, or "forward the request unchanged". A han
 | ``history`` | ``history.ConfigHistory`` | every config's versions, diffs, rollback |
 | ``lag`` | ``lag.Lags`` | sinks' consumer lag, sources' freshness |
 | ``plan`` | ``plan.PlanAndApply`` | plan and apply of a folder of connector configs |
+| ``bulk`` | ``bulk.BulkActions`` | one action on every connector a selector picks, each a single request's |
 | ``membership`` | ``cluster.membership.ClusterMembership`` | the workers and sidecars of the cluster |
 
 Every facade is there whatever the sidecar has: one that needs what this sidecar lacks (the view, the
@@ -35,6 +36,7 @@ import orjson
 
 from ..upstream import UpstreamRequest, UpstreamResponse
 from .auto_restart import AutoRestart
+from .bulk import BulkActions
 from .cluster.forward_route import ForwardRoute
 from .cluster.membership import ClusterMembership
 from .cluster.writes import ConnectorWrites
@@ -73,6 +75,8 @@ class Herder:
         writes: ConnectorWrites,
         membership: ClusterMembership,
         route: ForwardRoute,
+        bulk_concurrency: int = 8,
+        bulk_budget_s: float = 0.0,
     ) -> None:
         self.capabilities = rule.capabilities
         self.reads = reads
@@ -90,6 +94,9 @@ class Herder:
         self._rule = rule
         self._writes = writes
         self._route = route
+        self.bulk = BulkActions(
+            self, rule, bulk_concurrency, bulk_budget_s
+        )  # each connector's action: a call of the above
 
     @property
     def view_ready(self) -> bool:

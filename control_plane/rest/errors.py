@@ -19,6 +19,7 @@ from ..domain.errors import (
     ConflictError,
     ControlPlaneError,
     CoordinationUnavailable,
+    Forbidden,
     NotFoundError,
     OperationDisabled,
     OperationFailed,
@@ -56,6 +57,7 @@ def connect_error(status: int, message: str, headers: dict[str, str] | None = No
 DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
     NotFoundError: 404,
     OperationDisabled: 403,
+    Forbidden: 403,
     BadRequestError: 400,
     ConflictError: 409,
     ViewNotReady: 503,

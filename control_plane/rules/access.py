@@ -52,6 +52,7 @@ class Reach(Enum):
     LISTING = "listing"  # an answer listing connectors: filtered to the visible ones
     NONE = "none"  # no connector's data (server info, plugins, the sidecar's settings)
     CLUSTER = "cluster"  # any connector's data, unfiltered, or unknown: refused to a limited principal
+    SELECTION = "selection"  # the connectors a selector picks, each checked as its own request (``refusal``)
 
 
 class Listing(Enum):
@@ -160,6 +161,9 @@ def classify(method: str, raw_path: bytes | str) -> Classified:
         and rest[::2] == ["connectors", "history", "rollback"]
     ):
         return Classified(Action.ADMIN, Reach.CONNECTOR, rest[1])  # a config write, as PUT /connectors/{c}/config
+    if head == "_sidecar" and method == "POST" and rest == ["bulk"]:
+        # a read at least (a dry run lists); each connector's action is checked as its own request
+        return Classified(Action.READ, Reach.SELECTION)
     return Classified(Action.ADMIN)
 
 
@@ -227,6 +231,23 @@ class Principal:
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)  # authentication off: the local default
 
 
+def refusal(principal: Principal, classified: Classified, method: str, raw_path: str) -> tuple[int, str] | None:
+    """The status and message refusing ``principal`` the request ``method raw_path`` classified as
+    ``classified``, or None. A limited principal: 403 for what reaches every connector, Connect's 404 for a
+    connector it may not see (403 where the request would create it). Then the role: 403 without the action.
+    (A create's name is in its body: ``rest.steps.access`` reads it first.)"""
+    denied = (403, f"{principal.name} ({principal.role}) may not {method} {raw_path}")
+    if principal.limited:
+        if classified.reach is Reach.CLUSTER:
+            return denied
+        name = classified.connector
+        if classified.reach is Reach.CONNECTOR and name is not None and not principal.sees(name):
+            return denied if classified.creates else (404, f"Connector {name} not found")
+    if not principal.may(classified.action):
+        return denied
+    return None
+
+
 def filter_listing(listing: Listing, body: object, principal: Principal) -> object:
     """A listing answer with only the connectors ``principal`` sees; other shapes unchanged."""
     if listing is Listing.CONNECTORS:
@@ -261,5 +282,6 @@ __all__ = [
     "Role",
     "classify",
     "filter_listing",
+    "refusal",
     "segments",
 ]

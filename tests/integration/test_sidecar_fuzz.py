@@ -18,8 +18,9 @@ Bounded and reproducible: seeded and derandomized (the same requests every run),
 per operation and mode, and a time budget per cluster (``BUDGET_S``; what the budget cuts is reported).
 
 Safe on the shared stack: every request that writes names a connector under this test's own prefix (or a
-logger under its own prefix); reads name those or the test's own live connector. Whatever was created is
-deleted at the end, on the cluster and on the newest one.
+logger under its own prefix; a bulk action's selector is narrowed to the prefix's pattern); reads name those
+or the test's own live connector. Whatever was created is deleted at the end, on the cluster and on the newest
+one.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -132,6 +134,8 @@ class FuzzNames:
         body = case.body
         if isinstance(body, dict) and isinstance(body.get("name"), str) and case.operation.path == "/connectors":
             body["name"] = f"{self.prefix}{case.body['name']}"
+        if isinstance(body, dict) and isinstance(body.get("selector"), dict) and case.operation.path.endswith("/bulk"):
+            body["selector"]["pattern"] = f"{re.escape(self.prefix)}.*"  # every criterion holds: only this test's
         return case
 
 

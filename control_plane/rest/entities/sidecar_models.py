@@ -460,6 +460,43 @@ class ApplyInfo(BaseModel):
     fingerprint: str
 
 
+class BulkSelector(BaseModel):
+    """Which connectors: every criterion given holds; a list holds when any of its values does."""
+
+    names: list[str] | None = Field(None, description="these connectors (an unknown or hidden one: its 404)")
+    pattern: str | None = Field(None, description="a regular expression the whole name matches")
+    states: list[str] | None = Field(None, description="the connector's state (RUNNING, PAUSED, STOPPED, FAILED...)")
+    task_states: list[str] | None = Field(None, description="any of its tasks in one of these states")
+    classes: list[str] | None = Field(None, description="connector.class, as configured or its simple name")
+    types: list[Literal["source", "sink"]] | None = None
+    topic: str | None = Field(None, description="a topic its tasks read or write (its active topics)")
+
+
+class BulkBody(BaseModel):
+    action: Literal["pause", "resume", "stop", "restart", "delete", "auto-restart-on", "auto-restart-off"]
+    selector: BulkSelector
+    dry_run: bool = Field(False, description="list what would be acted on, act on nothing")
+    include_tasks: bool = Field(False, description="restart: Connect's includeTasks")
+    only_failed: bool = Field(False, description="restart: Connect's onlyFailed")
+
+
+class BulkItemInfo(BaseModel):
+    name: str
+    result: Literal["selected", "done", "refused", "failed"]
+    status: int | None = Field(None, description="the status the connector's single request got")
+    error: dict[str, Any] | None = Field(None, description='Connect\'s {"error_code", "message"}')
+
+
+class BulkInfo(BaseModel):
+    action: str
+    dry_run: bool
+    selector: dict[str, Any]
+    include_tasks: bool | None = None
+    only_failed: bool | None = None
+    counts: dict[str, int] = Field(description="selected (all), done, refused, failed")
+    connectors: list[BulkItemInfo]
+
+
 class AutoRestartInfo(BaseModel):
     """Auto-restart of one connector (``domain.auto_restart``): whether it is on, and what it did."""
 

@@ -30,6 +30,7 @@ from ..entities import sidecar_models as sm
 from ..request.exchange import Handler
 from ..resources import (
     auto_restart,
+    bulk,
     config_history,
     configs,
     connector_plugins,
@@ -492,6 +493,15 @@ SIDECAR: tuple[Route, ...] = (
         {200: sm.ApplyInfo},
         plan.apply,
         body=sm.PlanInfo,
+        tag="sidecar",
+    ),
+    Route(
+        "POST",
+        f"{_S}/bulk",
+        "One action on every connector a selector picks (or a dry run): each connector's result and the counts",
+        {200: sm.BulkInfo},
+        bulk.bulk,
+        body=sm.BulkBody,
         tag="sidecar",
     ),
     Route(

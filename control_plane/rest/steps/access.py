@@ -25,9 +25,22 @@ from starlette.types import Message, Receive
 from ...access import Access
 from ...composition import Runtime
 from ...domain.history import AUTHOR
-from ...rules.access import ANONYMOUS_ADMIN, Action, Classified, Principal, Reach, Role, classify, filter_listing
+from ...rules.access import (
+    ANONYMOUS_ADMIN,
+    Action,
+    Classified,
+    Principal,
+    Reach,
+    Role,
+    classify,
+    filter_listing,
+)
+from ...rules.access import (
+    refusal as refused_by_rules,
+)
 from ..errors import connect_error
 from ..request.exchange import Exchange, HttpReply
+from ..request.principal import PRINCIPAL
 from ..request.runtime import RuntimeSlot
 from ..routing.router import RouteTarget
 from .step import Endpoint
@@ -71,10 +84,12 @@ class AccessControl:
             else:
                 who = principal or Principal("anonymous", Role.VIEWER)
                 author = AUTHOR.set(who.name) if captured is not None else None  # a write: the history names who
+                serving = PRINCIPAL.set(who)
                 try:
                     transform = _transform(who, classified, access)
                     reply = await _transformed(exchange, transform, lambda admitted: then(admitted, target))
                 finally:
+                    PRINCIPAL.reset(serving)
                     if author is not None:
                         AUTHOR.reset(author)
             status = reply.status
@@ -112,23 +127,14 @@ async def _principal(access: Access, exchange: Exchange) -> Principal | None:
 async def _refusal(
     principal: Principal, classified: Classified, exchange: Exchange, receive: Receive
 ) -> tuple[tuple[int, str] | None, Receive]:
-    """403 or 404 for what the principal may not do, or None; the receive to go on with (a body read to
-    find the name of a connector to create is handed on)."""
-    method, raw = exchange.method, exchange.raw_path
-    denied = (403, f"{principal.name} ({principal.role}) may not {method} {raw.decode('latin-1')}")
-    if principal.limited:
-        if classified.reach is Reach.CLUSTER:
-            return denied, receive
-        name = classified.connector
-        if classified.reach is Reach.CONNECTOR and name is not None and not principal.sees(name):
-            return (denied if classified.creates else (404, f"Connector {name} not found")), receive
-        if classified.reach is Reach.CREATE:
-            body, receive = await _read_body(receive)
-            if not _may_create(principal, body):
-                return denied, receive
-    if not principal.may(classified.action):
-        return denied, receive
-    return None, receive
+    """403 or 404 for what the principal may not do (``rules.access.refusal``), or None; the receive to go on
+    with (a body read to find the name of a connector to create is handed on)."""
+    method, raw = exchange.method, exchange.raw_path.decode("latin-1")
+    if principal.limited and classified.reach is Reach.CREATE:
+        body, receive = await _read_body(receive)
+        if not _may_create(principal, body):
+            return (403, f"{principal.name} ({principal.role}) may not {method} {raw}"), receive
+    return refused_by_rules(principal, classified, method, raw), receive
 
 
 def _may_create(principal: Principal, body: bytes) -> bool:
