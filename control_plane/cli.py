@@ -1,7 +1,8 @@
 """``control-plane serve``: settings, then logging, then the app on the sidecar's server (httptools, uvloop).
 ``control-plane export``: a snapshot of the internal topics for the Spark jobs (see :mod:`.export`).
 ``control-plane openapi``: the sidecar's OpenAPI document (:mod:`.rest.routing.openapi`), to stdout or a file.
-``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`)."""
+``control-plane plan`` and ``apply``: a client of a sidecar's plan and apply (:mod:`.plan_cli`).
+``control-plane clusters``: several clusters' sidecars at a glance (:mod:`.clusters_cli`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from . import plan_cli
+from . import clusters_cli, plan_cli
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     snapshot.add_argument("--format", choices=["jsonl", "parquet"], help="default: from the file name")
     snapshot.add_argument("--timeout-s", type=float, default=60.0, help="how long reading each topic may take")
     plan_cli.add_arguments(sub)
+    clusters_cli.add_arguments(sub)
     document = sub.add_parser("openapi", help="write the sidecar's OpenAPI document (GET /_sidecar/openapi.json)")
     document.add_argument("--out", help="the file to write (default: stdout)")
     args = parser.parse_args(argv)
@@ -47,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
         return _openapi(args.out)
     if args.command in ("plan", "apply"):
         return plan_cli.run(args)
+    if args.command == "clusters":
+        return clusters_cli.run(args)
 
     try:
         settings = load_settings(
