@@ -39,12 +39,12 @@ from .plan_files import FileError, documents_of_file
 DEFAULT_TIMEOUT_S = 10.0
 
 
-class InputError(Exception):
+class ClusterListError(Exception):
     """A ``--sidecar`` or ``--from`` that does not name clusters."""
 
 
 @dataclass(frozen=True)
-class Target:
+class ClusterSidecar:
     name: str
     url: str
     token: str | None = None
@@ -66,36 +66,38 @@ def token_variable(name: str) -> str:
     return "CONTROL_PLANE_TOKEN_" + name.upper().replace("-", "_").replace(".", "_")
 
 
-def targets_of(sidecars: Sequence[str], from_file: Path | None, token: str | None, env: dict[str, str]) -> list[Target]:
-    """The clusters that ``--sidecar`` and ``--from`` name, each with its token; an ``InputError`` for none,
+def targets_of(
+    sidecars: Sequence[str], from_file: Path | None, token: str | None, env: dict[str, str]
+) -> list[ClusterSidecar]:
+    """The clusters that ``--sidecar`` and ``--from`` name, each with its token; a ``ClusterListError`` for none,
     a malformed one or a name given twice."""
     entries: list[dict[str, Any]] = []
     for each in sidecars:
         given, sep, at = each.partition("=")
         if not sep or not given or not at:
-            raise InputError(f"--sidecar {each!r}: NAME=URL expected")
+            raise ClusterListError(f"--sidecar {each!r}: NAME=URL expected")
         entries.append({"name": given, "url": at})
     if from_file is not None:
         try:
             documents = documents_of_file(from_file)
         except FileError as err:
-            raise InputError(str(err)) from err
+            raise ClusterListError(str(err)) from err
         listed = documents[0].get("clusters") if len(documents) == 1 and isinstance(documents[0], dict) else None
         if not isinstance(listed, list) or not all(isinstance(e, dict) for e in listed):
-            raise InputError(f"{from_file}: a mapping with a list of clusters ({{name, url}}) expected")
+            raise ClusterListError(f"{from_file}: a mapping with a list of clusters ({{name, url}}) expected")
         entries += listed
     if not entries:
-        raise InputError("no clusters: give --sidecar NAME=URL or --from FILE")
-    targets: list[Target] = []
+        raise ClusterListError("no clusters: give --sidecar NAME=URL or --from FILE")
+    targets: list[ClusterSidecar] = []
     for entry in entries:
         name, url = entry.get("name"), entry.get("url")
         if not isinstance(name, str) or not isinstance(url, str) or not name or not url:
-            raise InputError(f"a cluster without a name or url: {entry}")
+            raise ClusterListError(f"a cluster without a name or url: {entry}")
         if name in (t.name for t in targets):
-            raise InputError(f"the cluster {name!r} is given twice")
+            raise ClusterListError(f"the cluster {name!r} is given twice")
         named = entry.get("token_env")
         own = entry.get("token") or (env.get(named) if isinstance(named, str) else None)
-        targets.append(Target(name, url.rstrip("/"), own or env.get(token_variable(name)) or token))
+        targets.append(ClusterSidecar(name, url.rstrip("/"), own or env.get(token_variable(name)) or token))
     return targets
 
 
@@ -119,7 +121,7 @@ async def _get(client: httpx.AsyncClient, path: str, timeout_s: float) -> tuple[
 
 
 async def read_cluster(
-    target: Target, timeout_s: float, transport: httpx.AsyncBaseTransport | None = None
+    target: ClusterSidecar, timeout_s: float, transport: httpx.AsyncBaseTransport | None = None
 ) -> ClusterRead:
     """One cluster's summary and lag, read concurrently, the whole bounded by ``timeout_s``; never raises
     for what the sidecar or the network does: a failed read is its reason."""
@@ -139,7 +141,7 @@ async def read_cluster(
 
 
 async def read_clusters(
-    targets: Sequence[Target], timeout_s: float, transport: httpx.AsyncBaseTransport | None = None
+    targets: Sequence[ClusterSidecar], timeout_s: float, transport: httpx.AsyncBaseTransport | None = None
 ) -> list[ClusterRead]:
     """Every cluster read concurrently, in the order given."""
     return list(await asyncio.gather(*(read_cluster(t, timeout_s, transport) for t in targets)))
@@ -149,9 +151,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
         if args.timeout_s <= 0 or args.top < 0:
-            raise InputError("--timeout-s must be positive and --top at least 0")
+            raise ClusterListError("--timeout-s must be positive and --top at least 0")
         targets = targets_of(args.sidecar, args.from_file, args.token, dict(os.environ))
-    except InputError as err:
+    except ClusterListError as err:
         print(f"control-plane clusters: {err}", file=sys.stderr)
         return 2
     document = merge(asyncio.run(read_clusters(targets, args.timeout_s)), top=args.top)
@@ -159,4 +161,4 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 1 if document["unread"] else 0
 
 
-__all__ = ["InputError", "Target", "add_arguments", "read_cluster", "read_clusters", "run", "targets_of"]
+__all__ = ["ClusterListError", "ClusterSidecar", "add_arguments", "read_cluster", "read_clusters", "run", "targets_of"]

@@ -14,7 +14,7 @@ import pytest
 import respx
 
 from control_plane import cli
-from control_plane.clusters_cli import InputError, Target, read_cluster, read_clusters, targets_of
+from control_plane.clusters_cli import ClusterListError, ClusterSidecar, read_cluster, read_clusters, targets_of
 
 SUMMARY = {
     "connectors": {"total": 2, "by_state": {"RUNNING": 1, "FAILED": 1}},
@@ -49,7 +49,7 @@ def sidecar(router: respx.MockRouter, base: str, summary: Any = SUMMARY, lag: An
 async def test_a_cluster_read_whole() -> None:
     with respx.mock(assert_all_called=True) as router:
         sidecar(router, "http://eu:8084")
-        read = await read_cluster(Target("eu", "http://eu:8084"), 5)
+        read = await read_cluster(ClusterSidecar("eu", "http://eu:8084"), 5)
         assert router.routes[0].calls.last.request.url.params["recent"] == "0"
     assert (read.summary, read.lag, read.error, read.lag_error) == (SUMMARY, LAG, None, None)
 
@@ -85,7 +85,7 @@ async def test_a_cluster_read_whole() -> None:
 async def test_a_cluster_not_read_says_why(summary: Any, lag: Any, error: str | None, lag_error: str | None) -> None:
     with respx.mock() as router:
         sidecar(router, "http://eu:8084", summary, lag)
-        read = await read_cluster(Target("eu", "http://eu:8084"), 5)
+        read = await read_cluster(ClusterSidecar("eu", "http://eu:8084"), 5)
     assert (read.error, read.lag_error) == (error, lag_error)
     assert (read.summary is None) == (error is not None) and (read.lag is None) == (lag_error is not None)
 
@@ -99,7 +99,7 @@ async def test_a_sidecar_that_never_answers_is_bounded_by_the_timeout() -> None:
         router.get("http://slow:8084/_sidecar/summary").mock(side_effect=hang)
         router.get("http://slow:8084/_sidecar/lag").mock(side_effect=hang)
         async with asyncio.timeout(5):
-            (read,) = await read_clusters([Target("slow", "http://slow:8084")], 0.2)
+            (read,) = await read_clusters([ClusterSidecar("slow", "http://slow:8084")], 0.2)
     assert read.error == read.lag_error == "no answer within 0.2 s"
 
 
@@ -107,7 +107,9 @@ async def test_each_cluster_sends_its_own_token() -> None:
     with respx.mock() as router:
         sidecar(router, "http://eu:8084")
         sidecar(router, "http://us:8084")
-        await read_clusters([Target("eu", "http://eu:8084", "eu-token"), Target("us", "http://us:8084")], 5)
+        await read_clusters(
+            [ClusterSidecar("eu", "http://eu:8084", "eu-token"), ClusterSidecar("us", "http://us:8084")], 5
+        )
         headers = {c.request.url.host: c.request.headers.get("authorization") for c in router.calls}
     assert headers == {"eu": "Bearer eu-token", "us": None}
 
@@ -123,11 +125,11 @@ def test_targets_from_the_command_line_and_a_file_with_their_tokens(tmp_path: Pa
     env = {"EU_TOKEN": "eu-secret", "CONTROL_PLANE_TOKEN_STAGING_1": "staging-secret"}
     targets = targets_of(["staging.1=http://staging:8084", "dev=http://dev:8084"], listing, "default", env)
     assert targets == [
-        Target("staging.1", "http://staging:8084", "staging-secret"),
-        Target("dev", "http://dev:8084", "default"),
-        Target("prod-eu", "https://eu:8084", "eu-secret"),
-        Target("prod-us", "https://us:8084", "us-secret"),
-        Target("on", "https://ap:8084", "default"),
+        ClusterSidecar("staging.1", "http://staging:8084", "staging-secret"),
+        ClusterSidecar("dev", "http://dev:8084", "default"),
+        ClusterSidecar("prod-eu", "https://eu:8084", "eu-secret"),
+        ClusterSidecar("prod-us", "https://us:8084", "us-secret"),
+        ClusterSidecar("on", "https://ap:8084", "default"),
     ]
 
 
@@ -147,7 +149,7 @@ def test_bad_input_is_refused(tmp_path: Path, sidecars: list[str], text: str | N
     if text is not None:
         listing = tmp_path / ("clusters.json" if text.startswith("{") else "clusters.yaml")
         listing.write_text(text)
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(ClusterListError, match=message):
         targets_of(sidecars, listing, None, {})
 
 
