@@ -5,7 +5,8 @@
 ``control-plane create-sidecars-topic``: the sidecars' topic created as a sidecar creates it, for clusters
 whose sidecars do not create it (``SIDECARS_TOPIC_CREATE=false``, or the worker's
 ``internal.topics.automatic.creation.enable=false``).
-``control-plane bulk``: a client of a sidecar's bulk actions (:mod:`.bulk_cli`)."""
+``control-plane bulk``: a client of a sidecar's bulk actions (:mod:`.bulk_cli`).
+``control-plane clusters``: several clusters' sidecars at a glance (:mod:`.clusters_cli`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from . import bulk_cli, plan_cli
+from . import bulk_cli, clusters_cli, plan_cli
 from .settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     topic.add_argument("--worker-properties", help="the Connect worker's properties file to learn from")
     topic.add_argument("--bootstrap-servers", help="Kafka bootstrap servers (default: the worker's)")
     bulk_cli.add_arguments(sub)
+    clusters_cli.add_arguments(sub)
     document = sub.add_parser("openapi", help="write the sidecar's OpenAPI document (GET /_sidecar/openapi.json)")
     document.add_argument("--out", help="the file to write (default: stdout)")
     args = parser.parse_args(argv)
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         return plan_cli.run(args)
     if args.command == "bulk":
         return bulk_cli.run(args)
+    if args.command == "clusters":
+        return clusters_cli.run(args)
 
     try:
         settings = load_settings(
