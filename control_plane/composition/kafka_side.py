@@ -317,7 +317,7 @@ class KafkaSide(NoKafkaSide):
             if recorder is not None
             else meetings.history_digests(self._settings, self._clients.access.secrets)
         )
-        return meetings.planner(configs, writes, digests, previews, plugins)
+        return meetings.planner(configs, writes, digests, previews, plugins, self._settings)
 
     async def open(self, started: contextlib.AsyncExitStack) -> None:
         started.push_async_callback(self._config_log.stop)
