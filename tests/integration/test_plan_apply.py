@@ -188,3 +188,96 @@ async def test_a_file_s_values_reach_the_worker_as_written_and_a_plan_again_show
         finally:
             for name in file_text:
                 await worker.delete(f"/connectors/{name}")
+
+
+async def churn(worker: httpx.AsyncClient, prefix: str, stop: asyncio.Event) -> int:
+    """A connector created and deleted straight on the worker, again and again, until ``stop``: each change
+    makes the worker group rebalance under the apply. How many changes the worker took."""
+    config = {"connector.class": SOURCE, "file": "/dev/null", "topic": f"{prefix}-t"}
+    taken, i = 0, 0
+    while not stop.is_set():
+        name = f"{prefix}-{i % 2}"
+        i += 1
+        made = await worker.put(f"/connectors/{name}/config", json=config)
+        gone = await worker.delete(f"/connectors/{name}")
+        taken += (made.status_code < 300) + (gone.status_code < 300)
+        await asyncio.sleep(0)  # the next change at once: the group is kept rebalancing
+    return taken
+
+
+async def gone(worker: httpx.AsyncClient, name: str) -> None:
+    await eventually(
+        lambda: worker.delete(f"/connectors/{name}"), lambda r: r.status_code != 409, what=f"{name} deleted"
+    )
+
+
+async def test_many_connectors_applied_together_while_the_worker_group_rebalances(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """40 connectors created by one apply, 8 at a time, while another connector is created and deleted
+    straight on the worker all along: no step fails (the rebalance answers are retried), every connector
+    then runs, a plan again lists the 40 as unchanged on one line, and an apply of the prune deletes them."""
+    u = uuid.uuid4().hex[:6]
+    names = [f"many-{u}-{i:02d}" for i in range(40)]
+    lines = tmp_path / "in.txt"
+    lines.write_text("one\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "all.json").write_text(
+        json.dumps([{"name": n, "config": {"connector.class": SOURCE, "file": str(lines), "topic": n}} for n in names])
+    )
+    plan_file, prune_file = tmp_path / "plan.json", tmp_path / "prune.json"
+    stop = asyncio.Event()
+    async with (
+        sidecar_with(cluster, sidecars_topic=f"{cluster.name}.many-{u}.control-plane") as sidecar,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
+    ):
+        url = ("--url", sidecar.url)
+        try:
+            code, _, err = await cli("plan", "-f", str(files), *url, "--out", str(plan_file))
+            assert code == 0, err
+            churning = asyncio.create_task(churn(worker, f"churn-{u}", stop))
+            try:
+                code, out, err = await cli("apply", str(plan_file), *url, "--concurrency", "8", "--output", "json")
+            finally:
+                stop.set()
+                changes = await churning
+            applied: dict[str, Any] = json.loads(out)
+            assert (code, applied["failed"], applied["not_tried"]) == (0, [], []), (out, err)
+            assert sorted(d["name"] for d in applied["applied"]) == names
+            assert changes > 0  # the worker group did rebalance under the apply
+
+            # what the connectors do next: each runs
+            def running(r: httpx.Response) -> bool:
+                listed = r.json() if r.status_code == 200 else {}
+                return all(
+                    listed.get(n, {}).get("status", {}).get("connector", {}).get("state") == "RUNNING" for n in names
+                )
+
+            await eventually(
+                lambda: worker.get("/connectors", params={"expand": "status"}),
+                running,
+                timeout_s=120,
+                what="all RUNNING",
+            )
+
+            # a plan again: the 40 unchanged, on one line; then a plan of none of them, pruned, applied
+            code, shown, err = await cli("plan", "-f", str(files), *url)
+            assert code == 0, err
+            assert shown.splitlines() == [
+                f"= 40 unchanged: {', '.join(names)}",
+                "Plan: 0 to create, 0 to update, 0 to delete, 40 unchanged.",
+            ], shown
+            (tmp_path / "none").mkdir()
+            prune = ("--prune", "--prune-matching", f"many-{u}-.*")
+            code, _, err = await cli("plan", "-f", str(tmp_path / "none"), *url, *prune, "--out", str(prune_file))
+            assert code == 0, err
+            code, out, err = await cli("apply", str(prune_file), *url, "--concurrency", "8")
+            assert (code, out.splitlines()[-1]) == (0, "Applied: 40 change(s)."), (out, err)
+            listed = (await eventually(lambda: worker.get("/connectors"), lambda r: r.status_code == 200)).json()
+            assert not [n for n in listed if n.startswith(f"many-{u}-")]
+        finally:
+            stop.set()
+            listed = (await eventually(lambda: worker.get("/connectors"), lambda r: r.status_code == 200)).json()
+            for name in [n for n in listed if n.startswith((f"many-{u}-", f"churn-{u}-"))]:
+                await gone(worker, name)
