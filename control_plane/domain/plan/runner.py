@@ -38,7 +38,7 @@ Landed = Callable[[PlanStep], Awaitable[bool]]  # whether the config topic holds
 class StepFailure:
     name: str
     action: str
-    error: Exception  # a domain error, or the upstream's (no worker answered)
+    error: Exception  # a domain error, the upstream's (no worker answered), or one not expected
     attempts: int
 
 
@@ -142,6 +142,9 @@ class StepRunner:
                     return StepFailure(step.name, step.action, err, tries), tries
                 maybe_landed = maybe_landed or kind == "unknown"
                 log.info("an apply's step is tried again", connector=step.name, why=str(err), after_s=backoff)
+            except Exception as err:  # noqa: BLE001 - the step fails; the others and the report go on
+                log.error("an apply's step failed unexpectedly", connector=step.name, exc_info=err)
+                return StepFailure(step.name, step.action, err, tries), tries
             await self._sleep(backoff)
             backoff = min(backoff * 2, self._max_s)
 

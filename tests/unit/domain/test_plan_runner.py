@@ -190,3 +190,9 @@ async def test_no_step_starts_after_the_deadline() -> None:
     ).run(steps("a", "b", "c"), continue_on_error=True)
     assert [s.name for s in ran.applied] == ["a", "b"] and [s.name for s in ran.not_tried] == ["c"]
     assert tried == ["a", "b"]
+
+
+async def test_an_unexpected_error_fails_its_step_only() -> None:
+    worker, clock = Worker({"a": [RuntimeError("bug")]}), Clock()
+    ran = await runner(worker, clock).run(steps("a", "b"), continue_on_error=True)
+    assert [(f.name, str(f.error)) for f in ran.failed] == [("a", "bug")] and [s.name for s in ran.applied] == ["b"]
