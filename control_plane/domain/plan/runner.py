@@ -142,7 +142,7 @@ class StepRunner:
                     return StepFailure(step.name, step.action, err, tries), tries
                 maybe_landed = maybe_landed or kind == "unknown"
                 log.info("an apply's step is tried again", connector=step.name, why=str(err), after_s=backoff)
-            except Exception as err:  # noqa: BLE001 - the step fails; the others and the report go on
+            except Exception as err:
                 log.error("an apply's step failed unexpectedly", connector=step.name, exc_info=err)
                 return StepFailure(step.name, step.action, err, tries), tries
             await self._sleep(backoff)

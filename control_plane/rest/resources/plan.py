@@ -138,7 +138,9 @@ def options_of(body: Any) -> tuple[int | None, float | None, bool]:
     given = body if isinstance(body, dict) else {}
     concurrency, deadline_s = given.get("concurrency"), given.get("deadline_s")
     keep_on = given.get("continue_on_error", False)
-    if concurrency is not None and (type(concurrency) is not int or concurrency < 1):
+    if concurrency is not None and (
+        isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1
+    ):
         raise BadRequestError("concurrency must be a whole number of 1 or more")
     if deadline_s is not None and (
         isinstance(deadline_s, bool) or not isinstance(deadline_s, int | float) or deadline_s <= 0
@@ -146,7 +148,7 @@ def options_of(body: Any) -> tuple[int | None, float | None, bool]:
         raise BadRequestError("deadline_s must be a number of seconds above 0")
     if not isinstance(keep_on, bool):
         raise BadRequestError("continue_on_error must be true or false")
-    return concurrency, float(deadline_s) if deadline_s is not None else None, keep_on
+    return int(concurrency) if concurrency is not None else None, float(deadline_s) if deadline_s else None, keep_on
 
 
 async def apply(request: Request) -> Response:

@@ -19,6 +19,7 @@ from control_plane.plan_cli import documents_of, render_apply, render_plan
 from control_plane.plan_files import FileError
 from control_plane.rest.resources.plan import applied_json, applied_response, options_of, plan_json
 from control_plane.rules.config_diff import SecretDigests
+from control_plane.rules.config_values import read_json
 
 DIGESTS = SecretDigests(b"k")
 STORED = {
@@ -340,7 +341,9 @@ async def test_the_http_answer_of_an_apply_that_did_not_finish() -> None:
     cluster.refuse = None
     done = applied_response(await cluster.planner().apply(plan))
     assert done.status_code == 200 and json.loads(bytes(done.body))["failed"] == []
-    for bad in ({"concurrency": 0}, {"deadline_s": "soon"}, {"continue_on_error": "yes"}):
+    read, _ = read_json(b'{"concurrency": 16, "deadline_s": 1.5}')  # numbers as the handler reads them
+    assert options_of(read) == (16, 1.5, False)
+    for bad in ({"concurrency": 0}, {"concurrency": True}, {"deadline_s": "soon"}, {"continue_on_error": "yes"}):
         with pytest.raises(BadRequestError):
             options_of({**plan, **bad})
     assert options_of({**plan, "concurrency": 4, "deadline_s": 30}) == (4, 30.0, False)
