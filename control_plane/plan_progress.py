@@ -27,7 +27,7 @@ def done_steps(steps: list[dict[str, Any]], listed: dict[str, Any]) -> int:
     return count
 
 
-class Progress:
+class ApplyCounter:
     def __init__(self, steps: list[dict[str, Any]], url: str, headers: dict[str, str], out: TextIO) -> None:
         self._steps = steps
         self._url = url.rstrip("/")
@@ -36,7 +36,7 @@ class Progress:
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name="apply-progress", daemon=True)
 
-    def start(self) -> Progress:
+    def start(self) -> ApplyCounter:
         self._thread.start()
         return self
 
@@ -60,10 +60,10 @@ class Progress:
                     self._out.flush()
 
 
-def shown(plan: dict[str, Any], url: str, headers: dict[str, str], out: TextIO | None = None) -> Progress | None:
+def shown(plan: dict[str, Any], url: str, headers: dict[str, str], out: TextIO | None = None) -> ApplyCounter | None:
     """The counter of ``plan``'s steps, started (None when there is none to count)."""
     steps = [s for s in plan.get("connectors", []) if isinstance(s, dict) and s.get("action") != "unchanged"]
-    return Progress(steps, url, headers, out or sys.stderr).start() if steps else None
+    return ApplyCounter(steps, url, headers, out or sys.stderr).start() if steps else None
 
 
-__all__ = ["Progress", "done_steps", "shown"]
+__all__ = ["ApplyCounter", "done_steps", "shown"]

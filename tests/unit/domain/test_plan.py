@@ -17,6 +17,7 @@ from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRe
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
 from control_plane.plan_files import FileError
+from control_plane.plan_progress import done_steps
 from control_plane.rest.resources.plan import applied_json, applied_response, options_of, plan_json
 from control_plane.rules.config_diff import SecretDigests
 from control_plane.rules.config_values import read_json
@@ -347,3 +348,14 @@ async def test_the_http_answer_of_an_apply_that_did_not_finish() -> None:
         with pytest.raises(BadRequestError):
             options_of({**plan, **bad})
     assert options_of({**plan, "concurrency": 4, "deadline_s": 30}) == (4, 30.0, False)
+
+
+def test_the_progress_counts_the_steps_the_cluster_shows_done() -> None:
+    steps = [
+        {"name": "a", "action": "create", "config": {"name": "a", "x": "1"}},
+        {"name": "b", "action": "update", "config": {"name": "b", "x": "2"}},
+        {"name": "c", "action": "delete"},
+    ]
+    listed = {"a": {"info": {"config": {"name": "a", "x": "1"}}}, "b": {"info": {"config": {"name": "b", "x": "1"}}}}
+    assert done_steps(steps, listed) == 2  # a created, b not yet updated, c gone
+    assert done_steps(steps, {**listed, "c": {"info": {"config": {}}}}) == 1
