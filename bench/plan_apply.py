@@ -297,6 +297,7 @@ def run(env: dict[str, str], connectors: int, runs: int, updates: int = 20, warm
     }
 
 
+RETRIES_METRIC = "upstream_rebalance_retries_total"
 APPLY_TITLE = (
     "13. an apply creating 300 connectors on three 4.x workers (POST /_sidecar/apply, 8 at a time), versus 300 "
     "sequential PUT /connectors/{c}/config straight to a worker"
@@ -335,6 +336,12 @@ def sequential_creates(url: str, configs: dict[str, dict[str, str]]) -> tuple[fl
     return time.perf_counter() - started, conflicts
 
 
+def upstream_retries(client: httpx.Client) -> float:
+    """The sidecar's count of requests it sent again after a rebalance answer (its ``/metrics``)."""
+    text = client.get("/metrics").text
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(RETRIES_METRIC))
+
+
 def prune_all(client: httpx.Client, prefix: str) -> None:
     """Every connector of ``prefix`` deleted, by an apply of a plan that prunes them."""
     body = {"documents": [], "prune": True, "prune_matching": f"{re.escape(prefix)}.*"}
@@ -363,6 +370,7 @@ def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 
     failed: list[Any] = []
     retries: list[int] = []
     conflicts: list[int] = []
+    upstream: list[float] = []  # the rebalance answers the sidecar's upstream sent again within each apply
     try:
         started = start_cluster(group, bootstrap, workers)
         sidecar = start_sidecar(
@@ -389,9 +397,11 @@ def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 
                     plan = client.post("/_sidecar/plan", json=body)
                     if plan.status_code != 200:
                         raise SystemExit(f"POST /_sidecar/plan: {plan.status_code} {plan.text[:300]}")
+                    before = upstream_retries(client)
                     t = time.perf_counter()
                     done = client.post("/_sidecar/apply", content=orjson.dumps(plan.json()), headers=JSON)
                     elapsed = time.perf_counter() - t
+                    upstream.append(upstream_retries(client) - before)
                     answer = done.json()
                     failed += answer.get("failed", []) + answer.get("not_tried", [])
                     retries.append(answer.get("retries", 0))
@@ -410,7 +420,8 @@ def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 
     rows = [
         row(f"{connectors} connectors created, {workers} workers, p50", creates_s, apply_s, "s", "no step failed"),
         row("steps failed or not tried, all rounds", 0, len(failed), "steps", "0"),
-        row("retries (apply) / rebalance answers asked again (creates)", sum(conflicts), sum(retries), "count"),
+        row("rebalance answers asked again: creates / apply's upstream", sum(conflicts), sum(upstream), "count"),
+        row("the apply's own step retries (after the upstream's)", None, sum(retries), "count"),
     ]
     return {
         "connectors": connectors,
@@ -419,6 +430,7 @@ def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 
         "rounds": rounds,
         "samples_s": {kind: [round(s, 3) for s in v] for kind, v in seen.items()},
         "apply_retries": retries,
+        "apply_upstream_rebalance_retries": upstream,
         "creates_conflicts": conflicts,
         "failed": failed[:20],
         "topics_deleted": deleted,

@@ -83,7 +83,8 @@ def main() -> int:
         default="1,2,4,5,6,8,9,10,11,12,13",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
-        " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history, 12 plan over 2,000 connectors, 13 an apply creating 300 connectors",
+        " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history, 12 plan over 2,000 connectors,"
+        " 13 an apply creating 300 connectors",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import uuid
+import warnings
 from asyncio.subprocess import PIPE
 from functools import partial
 from pathlib import Path
@@ -18,12 +19,14 @@ from typing import Any
 
 import httpx
 
+from tests.support.deploy_local import files_under, local_stack
 from tests.support.harness import sidecar_with
 from tests.support.kafka_topics import read_to_end
-from tests.support.stack import Cluster
+from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+NEWEST = local_stack.NEW_VERSION
 
 
 async def cli(*args: str) -> tuple[int, str, str]:
@@ -283,3 +286,58 @@ async def test_many_connectors_applied_together_while_the_worker_group_rebalance
             listed = (await eventually(lambda: worker.get("/connectors"), lambda r: r.status_code == 200)).json()
             for name in [n for n in listed if n.startswith((f"many-{u}-", f"churn-{u}-"))]:
                 await gone(worker, name)
+
+
+async def test_an_apply_rides_out_a_worker_leaving_its_group(stack: Stack, tmp_path: Path) -> None:
+    """A cluster of two workers of the newest release of the test's own; 40 connectors applied through a
+    sidecar in front of the first while the second leaves the group (stopped): the group rebalances, the
+    leader may change, and no step fails; then every connector runs on the worker left."""
+    u = uuid.uuid4().hex[:6]
+    names = [f"leave-{u}-{i:02d}" for i in range(40)]
+    lines = tmp_path / "in.txt"
+    lines.write_text("one\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "all.json").write_text(
+        json.dumps([{"name": n, "config": {"connector.class": SOURCE, "file": str(lines), "topic": n}} for n in names])
+    )
+    plan_file = tmp_path / "plan.json"
+    discovery = {"plugin.discovery": "service_load"}
+    group = f"leave-{u}"
+    started = []
+    try:
+        with files_under(tmp_path), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # the Popen object goes, the worker runs on
+            for i in range(2):
+                started.append(local_stack.start_connect(f"{group}-{i}", NEWEST, stack.bootstrap, group, discovery))
+        for proc in started:
+            local_stack.wait_until(proc, lambda p=proc: local_stack.connect_ready(p.url), "answer on its REST port")
+        first, second = started
+        cluster = Cluster(group, NEWEST, first.url, first.extra["properties"])
+        async with sidecar_with(cluster, sidecars_topic=f"{group}.control-plane") as sidecar:
+            url = ("--url", sidecar.url)
+            code, _, err = await cli("plan", "-f", str(files), *url, "--out", str(plan_file))
+            assert code == 0, err
+            applying = asyncio.create_task(cli("apply", str(plan_file), *url, "--concurrency", "8", "--output", "json"))
+            await asyncio.to_thread(local_stack.stop, [second])  # leaves the group while the apply runs
+            code, out, err = await applying
+            assert out, err
+            applied: dict[str, Any] = json.loads(out)
+            assert (code, applied["failed"], applied["not_tried"]) == (0, [], []), (out, err)
+            assert sorted(d["name"] for d in applied["applied"]) == names
+
+            async with httpx.AsyncClient(base_url=first.url, timeout=60) as worker:
+
+                def running(r: httpx.Response) -> bool:
+                    listed = r.json() if r.status_code == 200 else {}
+                    states = [listed.get(n, {}).get("status", {}).get("connector", {}).get("state") for n in names]
+                    return states == ["RUNNING"] * len(names)
+
+                await eventually(
+                    lambda: worker.get("/connectors", params={"expand": "status"}),
+                    running,
+                    timeout_s=180,
+                    what="all RUNNING on the worker left",
+                )
+    finally:
+        local_stack.stop(started)
