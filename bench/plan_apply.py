@@ -32,6 +32,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -313,7 +314,7 @@ def start_cluster(group: str, bootstrap: str, workers: int) -> list[Any]:
             name = f"{group}-w{i}"
             started.append(local_stack.start_connect(name, local_stack.NEW_VERSION, bootstrap, group, discovery))
     for worker in started:
-        local_stack.wait_until(worker, lambda w=worker: local_stack.connect_ready(w.url), "answer GET /connectors", 600)
+        local_stack.wait_until(worker, partial(local_stack.connect_ready, worker.url), "answer GET /connectors", 600)
     return started
 
 

@@ -311,7 +311,7 @@ async def test_an_apply_rides_out_a_worker_leaving_its_group(stack: Stack, tmp_p
             for i in range(2):
                 started.append(local_stack.start_connect(f"{group}-{i}", NEWEST, stack.bootstrap, group, discovery))
         for proc in started:
-            local_stack.wait_until(proc, lambda p=proc: local_stack.connect_ready(p.url), "answer on its REST port")
+            local_stack.wait_until(proc, partial(local_stack.connect_ready, proc.url), "answer on its REST port")
         first, second = started
         cluster = Cluster(group, NEWEST, first.url, first.extra["properties"])
         async with sidecar_with(cluster, sidecars_topic=f"{group}.control-plane") as sidecar:

@@ -351,7 +351,7 @@ async def test_the_http_answer_of_an_apply_that_did_not_finish() -> None:
 
 
 def test_the_progress_counts_the_steps_the_cluster_shows_done() -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"name": "a", "action": "create", "config": {"name": "a", "x": "1"}},
         {"name": "b", "action": "update", "config": {"name": "b", "x": "2"}},
         {"name": "c", "action": "delete"},
