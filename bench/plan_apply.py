@@ -300,7 +300,7 @@ def run(env: dict[str, str], connectors: int, runs: int, updates: int = 20, warm
 
 RETRIES_METRIC = "upstream_rebalance_retries_total"
 APPLY_TITLE = (
-    "13. an apply creating 300 connectors on three 4.x workers (POST /_sidecar/apply, 8 at a time), versus 300 "
+    "14. an apply creating 300 connectors on three 4.x workers (POST /_sidecar/apply, 8 at a time), versus 300 "
     "sequential PUT /connectors/{c}/config straight to a worker"
 )
 
@@ -355,7 +355,7 @@ def prune_all(client: httpx.Client, prefix: str) -> None:
 
 
 def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 3) -> dict[str, Any]:
-    """Section 13: ``rounds`` of each, alternating (apply, creates, creates, apply, ...), each on an empty
+    """Section 14: ``rounds`` of each, alternating (apply, creates, creates, apply, ...), each on an empty
     cluster (the previous round's connectors pruned by an apply, not timed). The creates rebalance the
     group of three all along: each new connector is a rebalance (Connect's incremental cooperative
     protocol), which both sides ride out."""
@@ -444,9 +444,9 @@ def main() -> int:
     parser.add_argument("--connectors", type=int, default=2000)
     parser.add_argument("--updates", type=int, default=20, help="connectors the second plan updates")
     parser.add_argument("--runs", type=int, default=5, help="measured plans of each kind")
-    parser.add_argument("--apply-only", action="store_true", help="only section 13, the apply at scale")
-    parser.add_argument("--apply-connectors", type=int, default=300, help="connectors section 13 creates")
-    parser.add_argument("--apply-rounds", type=int, default=2, help="rounds of each in section 13")
+    parser.add_argument("--apply-only", action="store_true", help="only section 14, the apply at scale")
+    parser.add_argument("--apply-connectors", type=int, default=300, help="connectors section 14 creates")
+    parser.add_argument("--apply-rounds", type=int, default=2, help="rounds of each in section 14")
     args = parser.parse_args()
     scale = run_apply(stack_env(), args.apply_connectors, args.apply_rounds)
     print_table(APPLY_TITLE, scale["rows"])

@@ -19,7 +19,7 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
   12. a plan over 2,000 connectors (all unchanged; then 20 of them updates; ``--quick``: 3 plans of each, else
       5) through a sidecar in front of a 4.3.1 worker of its own holding them STOPPED, versus ``GET
       /connectors/{c}/config`` of each on that worker (bench/plan_apply.py).
-  13. an apply creating 300 connectors on a cluster of three workers of the newest release (started here),
+  14. an apply creating 300 connectors on a cluster of three workers of the newest release (started here),
       rebalancing as they come, versus 300 sequential creates straight to a worker, alternating
       (bench/plan_apply.py).
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
@@ -80,11 +80,11 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8,9,10,11,12,13",
+        default="1,2,4,5,6,8,9,10,11,12,14",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
         " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history, 12 plan over 2,000 connectors,"
-        " 13 an apply creating 300 connectors",
+        " 14 an apply creating 300 connectors",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -198,12 +198,12 @@ def main() -> int:
             plan_apply.TITLE,
             lambda: plan_apply.run(env, 2000, 3 if args.quick else 5),
         )
-    if "13" in sections:
+    if "14" in sections:
         run_section(
             results,
             tables,
             "plan_apply_scale",
-            "13. an apply creating 300 connectors",
+            "14. an apply creating 300 connectors",
             plan_apply.APPLY_TITLE,
             lambda: plan_apply.run_apply(env, 300, 1 if args.quick else 2),
         )

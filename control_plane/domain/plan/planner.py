@@ -161,7 +161,7 @@ class Planner:
         current = await self._current()
         if step.action == "delete":
             return step.name not in current
-        return step.name in current and config_digest(current[step.name]) == config_digest(step.config)
+        return step.name in current and step.config is not None and dict(current[step.name]) == dict(step.config)
 
 
 def _steps_of_plan(plan: Any) -> tuple[list[PlanStep], str]:
