@@ -96,6 +96,17 @@ def is_rebalance_answer(status: int, message: str) -> bool:
     return status == 500 and message.startswith(REBALANCE_500_PREFIX)
 
 
+# RestClient.httpRequest's answer when a follower's forward of a request to its leader failed (the leader gone
+# or not answering, as when it leaves the group): the leader may have taken the request.
+FORWARD_FAILED_PREFIX = "IO Error trying to forward REST request"
+
+
+def is_forward_failure(status: int, message: str) -> bool:
+    """Whether Connect's answer says a follower could not forward the request to its leader: its outcome is
+    not known."""
+    return status == 500 and message.startswith(FORWARD_FAILED_PREFIX)
+
+
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
     return _split_framing(headers)[0]
 

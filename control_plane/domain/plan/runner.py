@@ -6,8 +6,10 @@ the apply's deadline (pure scheduling: the step's write, the check of its result
 - **Retried**: Connect's answers while its group rebalances (a 409 of ``HerderRequestHandler``, a 500 of
   ``DistributedHerder.checkRebalanceNeeded``'s ``RebalanceNeededException``, which
   ``ConnectExceptionMapper`` answers 500), a write whose outcome is unknown (the worker did not answer in
-  time: ``OutcomeUnknown``), no worker answering, the sidecars' coordination down: tried again after a
-  backoff that doubles, while the next try can start before the deadline.
+  time: ``OutcomeUnknown``; or a follower could not forward it to its leader, ``RestClient``'s 500 "IO Error
+  trying to forward REST request", as when the leader leaves the group), no worker answering, the
+  sidecars' coordination down: tried again after a backoff that doubles, while the next try can start
+  before the deadline.
 - **Unknown outcomes**: before a step whose write may have landed is tried again, and when its retry is
   refused, the config topic (the sidecar's view, read to its end) is asked whether it already holds the
   step's result: then the step is done, not repeated.
@@ -24,7 +26,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from ...upstream import NoWorkerAvailable, UpstreamError, is_rebalance_answer
+from ...upstream import NoWorkerAvailable, UpstreamError, is_forward_failure, is_rebalance_answer
 from ..errors import ControlPlaneError, CoordinationUnavailable, OutcomeUnknown, WorkerRefused
 from .steps import PlanStep
 
@@ -55,7 +57,9 @@ class RunOutcome:
 def retry_kind(err: BaseException) -> str | None:
     """``"unknown"`` when the step's write may have landed, ``"busy"`` when Connect or the sidecars could not
     take it now, None when the failure is final (an invalid config, a connector changed since the plan)."""
-    if isinstance(err, OutcomeUnknown):
+    if isinstance(err, OutcomeUnknown) or (
+        isinstance(err, WorkerRefused) and is_forward_failure(err.status, err.message)
+    ):
         return "unknown"
     if isinstance(err, WorkerRefused) and is_rebalance_answer(err.status, err.message):
         return "busy"

@@ -95,6 +95,9 @@ def runner(worker: Worker, clock: Clock, *, concurrency: int = 4, deadline: floa
         pytest.param(WorkerRefused(500, "boom"), None, id="500-other"),
         pytest.param(INVALID, None, id="400"),
         pytest.param(TIMED_OUT, "unknown", id="timeout"),
+        pytest.param(
+            WorkerRefused(500, "IO Error trying to forward REST request: EOF"), "unknown", id="forward-failed"
+        ),
         pytest.param(NoWorkerAvailable([]), "busy", id="no-worker"),
         pytest.param(ConflictError("changed since the plan"), None, id="changed-since"),
     ],
