@@ -32,6 +32,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -297,12 +298,161 @@ def run(env: dict[str, str], connectors: int, runs: int, updates: int = 20, warm
     }
 
 
+RETRIES_METRIC = "upstream_rebalance_retries_total"
+APPLY_TITLE = (
+    "14. an apply creating 300 connectors on three 4.x workers (POST /_sidecar/apply, 8 at a time), versus 300 "
+    "sequential PUT /connectors/{c}/config straight to a worker"
+)
+
+
+def start_cluster(group: str, bootstrap: str, workers: int) -> list[Any]:
+    """``workers`` Connect workers of the newest release in one group of their own, each answering."""
+    started = []
+    discovery = {"plugin.discovery": "service_load"}  # the reflective scan of the plugin path is most of a start
+    with files_under(WORK):
+        for i in range(workers):
+            name = f"{group}-w{i}"
+            started.append(local_stack.start_connect(name, local_stack.NEW_VERSION, bootstrap, group, discovery))
+    for worker in started:
+        local_stack.wait_until(worker, partial(local_stack.connect_ready, worker.url), "answer GET /connectors", 600)
+    return started
+
+
+def sequential_creates(url: str, configs: dict[str, dict[str, str]]) -> tuple[float, int]:
+    """Seconds for one ``PUT /connectors/{c}/config`` after another, as a script does it, each rebalance
+    answer (409, or the 500 of a rebalance expected) asked again after 200 ms; and how many were."""
+    conflicts = 0
+    started = time.perf_counter()
+    with httpx.Client(base_url=url, timeout=120) as worker:
+        for name, config in configs.items():
+            while True:
+                answer = worker.put(f"/connectors/{name}/config", json=config)
+                if answer.status_code in (200, 201):
+                    break
+                if answer.status_code in (409, 500) and "rebalance" in answer.text + "momentarily":
+                    conflicts += 1
+                    time.sleep(0.2)
+                    continue
+                raise SystemExit(f"PUT /connectors/{name}/config: {answer.status_code} {answer.text[:300]}")
+    return time.perf_counter() - started, conflicts
+
+
+def upstream_retries(client: httpx.Client) -> float:
+    """The sidecar's count of requests it sent again after a rebalance answer (its ``/metrics``)."""
+    text = client.get("/metrics").text
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(RETRIES_METRIC))
+
+
+def prune_all(client: httpx.Client, prefix: str) -> None:
+    """Every connector of ``prefix`` deleted, by an apply of a plan that prunes them."""
+    body = {"documents": [], "prune": True, "prune_matching": f"{re.escape(prefix)}.*"}
+    plan = client.post("/_sidecar/plan", json=body)
+    if plan.status_code != 200:
+        raise SystemExit(f"POST /_sidecar/plan: {plan.status_code} {plan.text[:300]}")
+    done = client.post("/_sidecar/apply", json=plan.json())
+    if done.status_code != 200:
+        raise SystemExit(f"POST /_sidecar/apply (deletes): {done.status_code} {done.text[:300]}")
+
+
+def run_apply(env: dict[str, str], connectors: int, rounds: int, workers: int = 3) -> dict[str, Any]:
+    """Section 14: ``rounds`` of each, alternating (apply, creates, creates, apply, ...), each on an empty
+    cluster (the previous round's connectors pruned by an apply, not timed). The creates rebalance the
+    group of three all along: each new connector is a rebalance (Connect's incremental cooperative
+    protocol), which both sides ride out."""
+    WORK.mkdir(parents=True, exist_ok=True)
+    bootstrap = env["KAFKA_BOOTSTRAP"]
+    tag = uuid.uuid4().hex[:6]
+    group = f"bench-apply-{tag}"
+    lines = WORK / f"apply-{tag}.txt"
+    lines.write_text("")
+    started: list[Any] = []
+    sidecar = None
+    seen: dict[str, list[float]] = {"apply": [], "creates": []}
+    failed: list[Any] = []
+    retries: list[int] = []
+    conflicts: list[int] = []
+    upstream: list[float] = []  # the rebalance answers the sidecar's upstream sent again within each apply
+    try:
+        started = start_cluster(group, bootstrap, workers)
+        sidecar = start_sidecar(
+            f"sidecar-apply-{tag}", started[0].extra["properties"], {"CONTROL_PLANE_SIDECARS_TOPIC": f"{group}.cp"}
+        )
+        print(f"  {workers} workers and a sidecar ready; {rounds} round(s) of each ...", file=sys.stderr, flush=True)
+        with httpx.Client(base_url=sidecar.url, timeout=1200) as client:
+            for i in range(2 * rounds):
+                kind = ("apply", "creates")[(i + i // 2) % 2]  # apply, creates, creates, apply, ...
+                prefix = f"{group}-r{i}-"
+                configs = {
+                    f"{prefix}{n:04d}": {"connector.class": FILE_SOURCE, "file": str(lines), "topic": f"{group}-t"}
+                    for n in range(connectors)
+                }
+                if kind == "creates":
+                    elapsed, conflicted = sequential_creates(started[0].url, configs)
+                    conflicts.append(conflicted)
+                else:
+                    body = {
+                        "documents": [
+                            {"source": "f", "document": [{"name": n, "config": c} for n, c in configs.items()]}
+                        ]
+                    }
+                    plan = client.post("/_sidecar/plan", json=body)
+                    if plan.status_code != 200:
+                        raise SystemExit(f"POST /_sidecar/plan: {plan.status_code} {plan.text[:300]}")
+                    before = upstream_retries(client)
+                    t = time.perf_counter()
+                    done = client.post("/_sidecar/apply", content=orjson.dumps(plan.json()), headers=JSON)
+                    elapsed = time.perf_counter() - t
+                    upstream.append(upstream_retries(client) - before)
+                    answer = done.json()
+                    failed += answer.get("failed", []) + answer.get("not_tried", [])
+                    retries.append(answer.get("retries", 0))
+                    if done.status_code != 200 or len(answer.get("applied", [])) != connectors:
+                        failed.append(f"the apply answered {done.status_code}: {done.text[:300]}")
+                seen[kind].append(elapsed)
+                print(f"  {kind}: {connectors} in {elapsed:.1f} s", file=sys.stderr, flush=True)
+                prune_all(client, prefix)
+    finally:
+        if sidecar is not None:
+            sidecar.stop()
+        local_stack.stop(started)
+        deleted = asyncio.run(delete_topics(bootstrap, group))
+        lines.unlink(missing_ok=True)
+    apply_s, creates_s = pct(seen["apply"], 0.5) / 1000, pct(seen["creates"], 0.5) / 1000
+    rows = [
+        row(f"{connectors} connectors created, {workers} workers, p50", creates_s, apply_s, "s", "no step failed"),
+        row("steps failed or not tried, all rounds", 0, len(failed), "steps", "0"),
+        row("rebalance answers asked again: creates / apply's upstream", sum(conflicts), sum(upstream), "count"),
+        row("the apply's own step retries (after the upstream's)", None, sum(retries), "count"),
+    ]
+    return {
+        "connectors": connectors,
+        "workers": workers,
+        "version": local_stack.NEW_VERSION,
+        "rounds": rounds,
+        "samples_s": {kind: [round(s, 3) for s in v] for kind, v in seen.items()},
+        "apply_retries": retries,
+        "apply_upstream_rebalance_retries": upstream,
+        "creates_conflicts": conflicts,
+        "failed": failed[:20],
+        "topics_deleted": deleted,
+        "rows": rows,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=2000)
     parser.add_argument("--updates", type=int, default=20, help="connectors the second plan updates")
     parser.add_argument("--runs", type=int, default=5, help="measured plans of each kind")
+    parser.add_argument("--apply-only", action="store_true", help="only section 14, the apply at scale")
+    parser.add_argument("--apply-connectors", type=int, default=300, help="connectors section 14 creates")
+    parser.add_argument("--apply-rounds", type=int, default=2, help="rounds of each in section 14")
     args = parser.parse_args()
+    scale = run_apply(stack_env(), args.apply_connectors, args.apply_rounds)
+    print_table(APPLY_TITLE, scale["rows"])
+    print(f"results: {save(scale, 'plan-apply-scale')}")
+    if args.apply_only:
+        return 0
     results = run(stack_env(), args.connectors, args.runs, args.updates)
     print_table(TITLE, results["rows"])
     for kind, made in results["worker_requests"].items():

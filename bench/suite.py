@@ -22,6 +22,9 @@ Sections (the targets and the latest figures: docs/benchmarks.md):
   13. a bulk pause of 500 connectors through a sidecar (``POST /_sidecar/bulk``) beside 500 pauses sent one at
       a time straight to the worker, on a 3.4.1 and a 4.3.1 worker of their own (bench/bulk_pause.py;
       ``--quick``: 2 runs of each, else 3).
+  14. an apply creating 300 connectors on a cluster of three workers of the newest release (started here),
+      rebalancing as they come, versus 300 sequential creates straight to a worker, alternating
+      (bench/plan_apply.py).
 The others are their own targets: ``make bench-view`` (2,000 connectors), ``make bench-spark``.
 Runs against the stack of ``make stack-up`` (``make bench`` starts one when none runs). Takes a few
 minutes with the defaults; ``--quick`` shortens every run.
@@ -81,11 +84,11 @@ def main() -> int:
     parser.add_argument("--before", help="a git ref: also measure that code, side by side (sections 1, 2, 3, 4, 5)")
     parser.add_argument(
         "--sections",
-        default="1,2,4,5,6,8,9,10,11,12,13",
+        default="1,2,4,5,6,8,9,10,11,12,13,14",
         help="which sections: 1 proxy, 2 view (2-4), 3 freshness alone (200 samples), 4 catch-up at 1 M records,"
         " 5 KIP-875, 6 topics reset, 7 Spark jobs (minutes; only when asked), 8 writes taking another"
         " sidecar's fence, 9 auto-restart, 10 lag refresh, 11 config history, 12 plan over 2,000 connectors,"
-        " 13 bulk pause of 500 connectors",
+        " 13 bulk pause of 500 connectors, 14 an apply creating 300 connectors",
     )
     parser.add_argument("--kip875-samples", type=int, help="calls of each kind in section 5 (default 20)")
     parser.add_argument("--fence-samples", type=int, help="measured calls of each kind in section 8 (default 20)")
@@ -207,6 +210,15 @@ def main() -> int:
             "13. bulk pause of 500 connectors",
             bulk_pause.TITLE,
             lambda: bulk_pause.run(env, 500, 2 if args.quick else 3),
+        )
+    if "14" in sections:
+        run_section(
+            results,
+            tables,
+            "plan_apply_scale",
+            "14. an apply creating 300 connectors",
+            plan_apply.APPLY_TITLE,
+            lambda: plan_apply.run_apply(env, 300, 1 if args.quick else 2),
         )
     if "7" in sections:  # minutes: not in the default sections
         print("7. Spark jobs ...", file=sys.stderr, flush=True)

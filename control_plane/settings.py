@@ -162,6 +162,13 @@ class Settings(BaseSettings):
     """The first wait before a rebalance 409 is retried; it doubles up to the max backoff."""
     rebalance_retry_max_backoff_ms: int = Field(3000, ge=0)
     """The longest wait between retries of a rebalance 409."""
+    apply_concurrency: int = Field(8, ge=1)
+    """The steps of an apply (``POST /_sidecar/apply``) carried out at once; a request's ``concurrency`` (the
+    CLI's ``--concurrency``) sets its own."""
+    apply_deadline_s: float = Field(600.0, gt=0)
+    """How long an apply may take: its steps are retried (a worker rebalancing, an unknown outcome) with the
+    ``rebalance_retry_*`` backoff until then, and its writes end then; a request's ``deadline_s`` (the CLI's
+    ``--deadline-s``) sets its own."""
     capability_refresh_s: float = Field(60.0, gt=0)
     """How often the workers' versions are asked again (``GET /``), which decides each feature's mode."""
     worker_probe_s: float = Field(2.0, gt=0)

@@ -316,7 +316,7 @@ class KafkaSide(NoKafkaSide):
         plugins: Plugins,
     ) -> Planner:
         digests = meetings.plan_digests(self._settings, self._clients.access.secrets)
-        return meetings.planner(configs, writes, digests, previews, plugins)
+        return meetings.planner(configs, writes, digests, previews, plugins, self._settings)
 
     async def open(self, started: contextlib.AsyncExitStack) -> None:
         started.push_async_callback(self._config_log.stop)

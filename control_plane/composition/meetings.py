@@ -17,7 +17,7 @@ from ..domain.configs import ConnectorConfigs
 from ..domain.errors import WorkerRefused
 from ..domain.history.kept import Current, Rollback
 from ..domain.outcomes import Answer, Refusal, Relay
-from ..domain.plan import Planner, config_digest
+from ..domain.plan import ApplyOptions, Planner, config_digest
 from ..domain.plugins import Plugins
 from ..domain.topic_creation import CreationPreviews
 from ..rules.config_diff import ChangeMarks, SecretDigests, SecretMarks
@@ -67,6 +67,7 @@ def planner(
     digests: SecretDigests,
     previews: CreationPreviews,
     plugins: Plugins,
+    settings: Settings,
 ) -> Planner:
     """Plan and apply (``domain.plan``): compared with the config topic read to its end, written as config
     writes of the sidecar's own."""
@@ -92,7 +93,15 @@ def planner(
         report = await plugins.version_report(name, config)
         return report.value if isinstance(report, Answer) else None
 
-    return Planner(current, digests, configs.validation_errors, write, delete, topics=topics, plugins=versions)
+    options = ApplyOptions(
+        settings.apply_concurrency,
+        settings.apply_deadline_s,
+        settings.rebalance_retry_initial_backoff_ms / 1000,
+        settings.rebalance_retry_max_backoff_ms / 1000,
+    )
+    return Planner(
+        current, digests, configs.validation_errors, write, delete, topics=topics, plugins=versions, options=options
+    )
 
 
 def checked(done: Refusal | Relay) -> None:

@@ -68,13 +68,16 @@ DOMAIN_STATUS: dict[type[ControlPlaneError], int] = {
 }
 
 
-def error_response(err: ControlPlaneError) -> Response:
+def error_status(err: ControlPlaneError) -> int:
     if isinstance(err, WorkerRefused):  # the worker's own status, passed on
-        return connect_error(err.status, err.message)
+        return err.status
     if isinstance(err, OutcomeUnknown):  # as the worker's own failure is answered; the message says more
-        return connect_error(504 if err.timed_out else 502, err.message)
-    status = next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
-    return connect_error(status, err.message)
+        return 504 if err.timed_out else 502
+    return next((code for cls, code in DOMAIN_STATUS.items() if isinstance(err, cls)), 500)
+
+
+def error_response(err: ControlPlaneError) -> Response:
+    return connect_error(error_status(err), err.message)
 
 
 def _no_worker(exc: Exception) -> Response:

@@ -1,7 +1,14 @@
 """The I/O seam to the Connect workers' REST API: the client (failover, retries, budgets) over one
 transport interface, with a lean HTTP/1.1 pool for plain-HTTP workers and aiohttp's for HTTPS ones."""
 
-from .client import REQUEST_DEADLINE, ConnectUpstream, UpstreamRequest, UpstreamResponse
+from .client import (
+    REQUEST_DEADLINE,
+    ConnectUpstream,
+    UpstreamRequest,
+    UpstreamResponse,
+    is_forward_failure,
+    is_rebalance_answer,
+)
 from .errors import (
     BudgetExhausted,
     ConnectionRefused,
@@ -28,4 +35,6 @@ __all__ = [
     "UpstreamTimeout",
     "WorkerDisconnected",
     "WorkerUnreachable",
+    "is_forward_failure",
+    "is_rebalance_answer",
 ]

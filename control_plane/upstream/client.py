@@ -84,6 +84,29 @@ REBALANCE_409_PREFIXES = (
 )
 
 
+# DistributedHerder.checkRebalanceNeeded's RebalanceNeededException where HerderRequestHandler does not turn
+# it into a 409: ConnectExceptionMapper answers it 500 with its own message.
+REBALANCE_500_PREFIX = "Request cannot be completed because a rebalance is expected"
+
+
+def is_rebalance_answer(status: int, message: str) -> bool:
+    """Whether Connect's answer says only that its group was rebalancing: the request did not run."""
+    if status == 409:
+        return message.startswith(REBALANCE_409_PREFIXES)
+    return status == 500 and message.startswith(REBALANCE_500_PREFIX)
+
+
+# RestClient.httpRequest's answer when a follower's forward of a request to its leader failed (the leader gone
+# or not answering, as when it leaves the group): the leader may have taken the request.
+FORWARD_FAILED_PREFIX = "IO Error trying to forward REST request"
+
+
+def is_forward_failure(status: int, message: str) -> bool:
+    """Whether Connect's answer says a follower could not forward the request to its leader: its outcome is
+    not known."""
+    return status == 500 and message.startswith(FORWARD_FAILED_PREFIX)
+
+
 def strip_hop_by_hop(headers: Iterable[tuple[bytes, bytes]]) -> Headers:
     return _split_framing(headers)[0]
 
@@ -149,7 +172,7 @@ def is_rebalance_conflict(response: UpstreamResponse) -> bool:
         message = orjson.loads(response.body).get("message") or ""
     except (orjson.JSONDecodeError, AttributeError):
         return False
-    return isinstance(message, str) and message.startswith(REBALANCE_409_PREFIXES)
+    return isinstance(message, str) and is_rebalance_answer(409, message)
 
 
 def build_transport(max_connections: int, keepalive_s: float) -> Transport:

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import uuid
+import warnings
 from asyncio.subprocess import PIPE
 from functools import partial
 from pathlib import Path
@@ -21,12 +22,14 @@ from typing import Any
 
 import httpx
 
+from tests.support.deploy_local import files_under, local_stack
 from tests.support.harness import sidecar_with
 from tests.support.kafka_topics import read_to_end
-from tests.support.stack import Cluster
+from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+NEWEST = local_stack.NEW_VERSION
 
 
 async def cli(*args: str) -> tuple[int, str, str]:
@@ -251,3 +254,153 @@ async def test_a_keyed_plan_applies_through_another_sidecar_and_sees_a_secret_ch
             assert (after.json()["tasks.max"], after.json()["db.password"]) == ("2", "s3cret")
         finally:
             await worker.delete(f"/connectors/{name}")
+
+
+async def churn(worker: httpx.AsyncClient, prefix: str, stop: asyncio.Event) -> int:
+    """A connector created and deleted straight on the worker, again and again, until ``stop``: each change
+    makes the worker group rebalance under the apply. How many changes the worker took."""
+    config = {"connector.class": SOURCE, "file": "/dev/null", "topic": f"{prefix}-t"}
+    taken, i = 0, 0
+    while not stop.is_set():
+        name = f"{prefix}-{i % 2}"
+        i += 1
+        made = await worker.put(f"/connectors/{name}/config", json=config)
+        gone = await worker.delete(f"/connectors/{name}")
+        taken += (made.status_code < 300) + (gone.status_code < 300)
+        await asyncio.sleep(0)  # the next change at once: the group is kept rebalancing
+    return taken
+
+
+async def gone(worker: httpx.AsyncClient, name: str) -> None:
+    await eventually(
+        lambda: worker.delete(f"/connectors/{name}"), lambda r: r.status_code != 409, what=f"{name} deleted"
+    )
+
+
+async def test_many_connectors_applied_together_while_the_worker_group_rebalances(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """40 connectors created by one apply, 8 at a time, while another connector is created and deleted
+    straight on the worker all along: no step fails (the rebalance answers are retried), every connector
+    then runs, a plan again lists the 40 as unchanged on one line, and an apply of the prune deletes them."""
+    u = uuid.uuid4().hex[:6]
+    names = [f"many-{u}-{i:02d}" for i in range(40)]
+    lines = tmp_path / "in.txt"
+    lines.write_text("one\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "all.json").write_text(
+        json.dumps([{"name": n, "config": {"connector.class": SOURCE, "file": str(lines), "topic": n}} for n in names])
+    )
+    plan_file, prune_file = tmp_path / "plan.json", tmp_path / "prune.json"
+    stop = asyncio.Event()
+    async with (
+        sidecar_with(cluster, sidecars_topic=f"{cluster.name}.many-{u}.control-plane") as sidecar,
+        httpx.AsyncClient(base_url=cluster.connect_url, timeout=60) as worker,
+    ):
+        url = ("--url", sidecar.url)
+        try:
+            code, _, err = await cli("plan", "-f", str(files), *url, "--out", str(plan_file))
+            assert code == 0, err
+            churning = asyncio.create_task(churn(worker, f"churn-{u}", stop))
+            try:
+                code, out, err = await cli("apply", str(plan_file), *url, "--concurrency", "8", "--output", "json")
+            finally:
+                stop.set()
+                changes = await churning
+            assert out, err  # an apply that ran prints its lists; a refusal only its message
+            applied: dict[str, Any] = json.loads(out)
+            assert (code, applied["failed"], applied["not_tried"]) == (0, [], []), (out, err)
+            assert sorted(d["name"] for d in applied["applied"]) == names
+            assert changes > 0  # the worker group did rebalance under the apply
+
+            # what the connectors do next: each runs
+            def running(r: httpx.Response) -> bool:
+                listed = r.json() if r.status_code == 200 else {}
+                return all(
+                    listed.get(n, {}).get("status", {}).get("connector", {}).get("state") == "RUNNING" for n in names
+                )
+
+            await eventually(
+                lambda: worker.get("/connectors", params={"expand": "status"}),
+                running,
+                timeout_s=120,
+                what="all RUNNING",
+            )
+
+            # a plan again: the 40 unchanged, on one line; then a plan of none of them, pruned, applied
+            code, shown, err = await cli("plan", "-f", str(files), *url)
+            assert code == 0, err
+            assert shown.splitlines() == [
+                f"= 40 unchanged: {', '.join(names)}",
+                "Plan: 0 to create, 0 to update, 0 to delete, 40 unchanged.",
+            ], shown
+            (tmp_path / "none").mkdir()
+            (tmp_path / "none" / "empty.json").write_text("[]")  # a file of no connectors
+            prune = ("--prune", "--prune-matching", f"many-{u}-.*")
+            code, _, err = await cli("plan", "-f", str(tmp_path / "none"), *url, *prune, "--out", str(prune_file))
+            assert code == 0, err
+            code, out, err = await cli("apply", str(prune_file), *url, "--concurrency", "8")
+            assert (code, out.splitlines()[-1]) == (0, "Applied: 40 change(s)."), (out, err)
+            listed = (await eventually(lambda: worker.get("/connectors"), lambda r: r.status_code == 200)).json()
+            assert not [n for n in listed if n.startswith(f"many-{u}-")]
+        finally:
+            stop.set()
+            listed = (await eventually(lambda: worker.get("/connectors"), lambda r: r.status_code == 200)).json()
+            for name in [n for n in listed if n.startswith((f"many-{u}-", f"churn-{u}-"))]:
+                await gone(worker, name)
+
+
+async def test_an_apply_rides_out_a_worker_leaving_its_group(stack: Stack, tmp_path: Path) -> None:
+    """A cluster of two workers of the newest release of the test's own; 40 connectors applied through a
+    sidecar in front of the first while the second leaves the group (stopped): the group rebalances, the
+    leader may change, and no step fails; then every connector runs on the worker left."""
+    u = uuid.uuid4().hex[:6]
+    names = [f"leave-{u}-{i:02d}" for i in range(40)]
+    lines = tmp_path / "in.txt"
+    lines.write_text("one\n")
+    files = tmp_path / "connectors"
+    files.mkdir()
+    (files / "all.json").write_text(
+        json.dumps([{"name": n, "config": {"connector.class": SOURCE, "file": str(lines), "topic": n}} for n in names])
+    )
+    plan_file = tmp_path / "plan.json"
+    discovery = {"plugin.discovery": "service_load"}
+    group = f"leave-{u}"
+    started = []
+    try:
+        with files_under(tmp_path), warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # the Popen object goes, the worker runs on
+            for i in range(2):
+                started.append(local_stack.start_connect(f"{group}-{i}", NEWEST, stack.bootstrap, group, discovery))
+        for proc in started:
+            local_stack.wait_until(proc, partial(local_stack.connect_ready, proc.url), "answer on its REST port")
+        first, second = started
+        cluster = Cluster(group, NEWEST, first.url, first.extra["properties"])
+        async with sidecar_with(cluster, sidecars_topic=f"{group}.control-plane") as sidecar:
+            url = ("--url", sidecar.url)
+            code, _, err = await cli("plan", "-f", str(files), *url, "--out", str(plan_file))
+            assert code == 0, err
+            applying = asyncio.create_task(cli("apply", str(plan_file), *url, "--concurrency", "8", "--output", "json"))
+            await asyncio.to_thread(local_stack.stop, [second])  # leaves the group while the apply runs
+            code, out, err = await applying
+            assert out, err
+            applied: dict[str, Any] = json.loads(out)
+            assert (code, applied["failed"], applied["not_tried"]) == (0, [], []), (out, err)
+            assert sorted(d["name"] for d in applied["applied"]) == names
+
+            async with httpx.AsyncClient(base_url=first.url, timeout=60) as worker:
+
+                def running(r: httpx.Response) -> bool:
+                    listed = r.json() if r.status_code == 200 else {}
+                    states = [listed.get(n, {}).get("status", {}).get("connector", {}).get("state") for n in names]
+                    return states == ["RUNNING"] * len(names)
+
+                await eventually(
+                    lambda: worker.get("/connectors", params={"expand": "status"}),
+                    running,
+                    timeout_s=180,
+                    what="all RUNNING on the worker left",
+                )
+    finally:
+        local_stack.stop(started)

@@ -31,9 +31,20 @@ class PlanAndApply:
         """``POST /_sidecar/plan``: each document's connectors (with its source) against the cluster's."""
         return await answer_awaited(lambda: self._ready().plan(documents, prune=prune, prune_matching=prune_matching))
 
-    async def apply(self, plan: Any) -> Answer[Applied] | Refusal:
+    async def apply(
+        self,
+        plan: Any,
+        *,
+        concurrency: int | None = None,
+        deadline_s: float | None = None,
+        continue_on_error: bool = False,
+    ) -> Answer[Applied] | Refusal:
         """``POST /_sidecar/apply``: a plan as ``plan`` answered it, carried out while it still holds."""
-        return await answer_awaited(lambda: self._ready().apply(plan))
+        return await answer_awaited(
+            lambda: self._ready().apply(
+                plan, concurrency=concurrency, deadline_s=deadline_s, continue_on_error=continue_on_error
+            )
+        )
 
     def _ready(self) -> Planner:
         if self._planner is None:

@@ -1,7 +1,8 @@
 """Plan and apply, the comparing and the carrying out: a plan compares the documents' connectors with the
 config topic read to its end (``steps``), with each create or update the worker's own validation errors and
 what it would create and run (KIP-158's preview, KIP-891's versions); an apply carries out the plan's steps
-in order and stops at the first that fails, saying which were made.
+several at once, retrying them while Connect rebalances (``runner``), and says which were made, which
+failed and which were not tried.
 
 - **Fingerprint**: keyed (``digests``: the sidecar's key, never in the plan); ``apply`` refuses a plan
   whose fingerprint is no longer the cluster's (409), or was made under another key, and each
@@ -21,7 +22,9 @@ from typing import Any
 
 from ...rules.config_diff import SecretDigests
 from ...rules.config_values import Config, config_map
-from ..errors import BadRequestError, ConflictError, ControlPlaneError, WorkerRefused
+from ...upstream import REQUEST_DEADLINE
+from ..errors import BadRequestError, ConflictError
+from .runner import StepFailure, StepRunner
 from .steps import ACTIONS, ANY, Plan, PlanStep, config_digest, desired_of, fingerprint_of, steps_of
 
 Validate = Callable[[str, Config], Awaitable[list[str]]]  # the worker's validation errors of a config
@@ -33,10 +36,30 @@ CONCURRENT = 8  # the connectors a plan checks at once (the worker's validation,
 
 @dataclass(frozen=True)
 class Applied:
-    """What an apply made: each step's connector and action, in order, and the plan's fingerprint."""
+    """What an apply made: each applied step's connector and action (in the plan's order), the plan's
+    fingerprint, the steps that failed (each with its last error), the ones not tried, whether it carried on
+    after a failure, and how many tries were repeats."""
 
     steps: tuple[tuple[str, str], ...]
     fingerprint: str
+    failed: tuple[StepFailure, ...] = ()
+    not_tried: tuple[tuple[str, str], ...] = ()
+    continued: bool = False
+    retries: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed and not self.not_tried
+
+
+@dataclass(frozen=True)
+class ApplyOptions:
+    """An apply's defaults (the settings ``apply_*``; the backoff: ``rebalance_retry_*``)."""
+
+    concurrency: int = 8
+    deadline_s: float = 600.0
+    backoff_initial_s: float = 0.2
+    backoff_max_s: float = 3.0
 
 
 class Planner:
@@ -50,6 +73,7 @@ class Planner:
         *,
         topics: Inspect | None = None,
         plugins: Inspect | None = None,
+        options: ApplyOptions | None = None,
     ) -> None:
         self._current = current  # every connector's config, the config topic read to its end
         self._digests = digests
@@ -58,6 +82,7 @@ class Planner:
         self._delete = delete
         self._topics = topics
         self._plugins = plugins
+        self._options = options or ApplyOptions()
 
     async def plan(
         self, documents: Sequence[tuple[Any, str]], *, prune: bool, prune_matching: re.Pattern[str] = ANY
@@ -79,7 +104,16 @@ class Planner:
             plugins = await self._plugins(step.name, step.config) if self._plugins is not None else None
         return replace(step, errors=tuple(errors), topics=topics, plugins=plugins)
 
-    async def apply(self, plan: Any) -> Applied:
+    async def apply(
+        self,
+        plan: Any,
+        *,
+        concurrency: int | None = None,
+        deadline_s: float | None = None,
+        continue_on_error: bool = False,
+    ) -> Applied:
+        """The plan's steps carried out (``runner``), ``concurrency`` at a time, retried while Connect is busy
+        until ``deadline_s`` (None: the settings'); every write of the apply ends by then too."""
         steps, fingerprint = _steps_of_plan(plan)
         if any(s.errors for s in steps):
             raise BadRequestError("The plan has connectors the worker finds invalid: fix them and plan again")
@@ -91,33 +125,44 @@ class Planner:
                 f"The cluster changed since the plan was made ({', '.join(changed) or 'its connectors'}): "
                 "nothing was applied; make a new plan"
             )
-        done: list[tuple[str, str]] = []
-        for step in steps:
-            if step.action == "unchanged":
-                continue
-            try:
-                if step.action == "delete":
-                    await self._delete(step.name, step.seen or "")
-                else:
-                    assert step.config is not None
-                    await self._write(step.name, step.config, step.seen)
-            except ControlPlaneError as err:
-                left = [s.name for s in steps[steps.index(step) + 1 :] if s.action != "unchanged"]
-                raise _partly(err, done, step, left) from err
-            done.append((step.name, step.action))
-        return Applied(tuple(done), fingerprint)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (deadline_s if deadline_s is not None else self._options.deadline_s)
+        runner = StepRunner(
+            self._attempt,
+            self._landed,
+            concurrency=concurrency or self._options.concurrency,
+            deadline=deadline,
+            backoff_initial_s=self._options.backoff_initial_s,
+            backoff_max_s=self._options.backoff_max_s,
+            clock=loop.time,
+        )
+        token = REQUEST_DEADLINE.set(deadline)  # the apply's own bound, not the budget of one request
+        try:
+            ran = await runner.run([s for s in steps if s.action != "unchanged"], continue_on_error=continue_on_error)
+        finally:
+            REQUEST_DEADLINE.reset(token)
+        return Applied(
+            tuple((s.name, s.action) for s in ran.applied),
+            fingerprint,
+            tuple(ran.failed),
+            tuple((s.name, s.action) for s in ran.not_tried),
+            continue_on_error,
+            ran.retries,
+        )
 
+    async def _attempt(self, step: PlanStep) -> None:
+        if step.action == "delete":
+            await self._delete(step.name, step.seen or "")
+        else:
+            assert step.config is not None
+            await self._write(step.name, step.config, step.seen)
 
-def _partly(err: ControlPlaneError, done: list[tuple[str, str]], step: PlanStep, left: list[str]) -> ControlPlaneError:
-    """The error of the step that failed, its message saying what was applied and what was not (its
-    status the step's own: the worker's 400 for an invalid config, a 409 for a connector changed since)."""
-    message = (
-        f"Applied: {', '.join(name for name, _ in done) or 'nothing'}. {step.action.capitalize()} of connector "
-        f"{step.name} failed: {err.message}. Not applied: {', '.join(left) or 'nothing'}."
-    )
-    if isinstance(err, WorkerRefused):
-        return WorkerRefused(err.status, message)
-    return type(err)(message)
+    async def _landed(self, step: PlanStep) -> bool:
+        """Whether the config topic, read to its end, holds what the step makes."""
+        current = await self._current()
+        if step.action == "delete":
+            return step.name not in current
+        return step.name in current and step.config is not None and dict(current[step.name]) == dict(step.config)
 
 
 def _steps_of_plan(plan: Any) -> tuple[list[PlanStep], str]:
@@ -140,7 +185,9 @@ def _steps_of_plan(plan: Any) -> tuple[list[PlanStep], str]:
             raise bad
         errors = tuple(errors)
         steps.append(PlanStep(item["name"], item["action"], config, seen, (), None, errors))
+    if len({s.name for s in steps}) != len(steps):  # each step changes its own connector: none waits for another
+        raise BadRequestError("A plan names each connector once")
     return steps, plan["fingerprint"]
 
 
-__all__ = ["Applied", "Delete", "Inspect", "Planner", "Validate", "Write"]
+__all__ = ["Applied", "ApplyOptions", "Delete", "Inspect", "Planner", "Validate", "Write"]

@@ -5,6 +5,7 @@ plan refused, an apply that stops at the first failure saying what was made, and
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,10 @@ from control_plane.domain.errors import BadRequestError, ConflictError, WorkerRe
 from control_plane.domain.plan import Planner, config_digest, desired_of, steps_of
 from control_plane.plan_cli import documents_of, render_apply, render_plan
 from control_plane.plan_files import FileError
-from control_plane.rest.resources.plan import applied_json, plan_json
+from control_plane.plan_progress import done_steps
+from control_plane.rest.resources.plan import applied_json, applied_response, options_of, plan_json
 from control_plane.rules.config_diff import SecretDigests
+from control_plane.rules.config_values import read_json
 
 DIGESTS = SecretDigests(b"k")
 STORED = {
@@ -85,6 +88,7 @@ class Cluster:
         self.digests = digests
         self.writes: list[tuple[str, str]] = []
         self.refuse: str | None = None
+        self.refused = WorkerRefused(400, "Connector configuration is invalid")
 
     async def current(self) -> Mapping[str, Mapping[str, str | None]]:
         return {k: dict(v) for k, v in self.configs.items()}
@@ -95,7 +99,7 @@ class Cluster:
     async def write(self, name: str, config: dict[str, str | None], seen: str | None) -> None:
         assert config_digest(self.configs.get(name), self.digests) == seen  # holds only on what the plan saw
         if name == self.refuse:
-            raise WorkerRefused(400, "Connector configuration is invalid")
+            raise self.refused
         self.configs[name] = dict(config)
         self.writes.append(("write", name))
 
@@ -161,11 +165,31 @@ async def test_an_apply_that_fails_says_what_was_made_and_invalid_plans_are_refu
     files: list[tuple[Any, str]] = [({"name": n, "config": {"connector.class": "X"}}, "f") for n in ("a", "b", "c")]
     plan = plan_json(await cluster.planner().plan(files, prune=False))
     cluster.refuse = "b"
-    with pytest.raises(WorkerRefused) as refused:
-        await cluster.planner().apply(plan)
-    assert refused.value.status == 400
-    assert refused.value.message.startswith("Applied: a. Create of connector b failed: Connector configuration")
-    assert refused.value.message.endswith("Not applied: c.")
+    stopped = await cluster.planner().apply(plan, concurrency=1)  # stops starting steps at the failure
+    assert (stopped.steps, stopped.not_tried) == ((("a", "create"),), (("c", "create"),))
+    (failure,) = stopped.failed
+    assert (failure.name, failure.attempts, failure.error) == ("b", 1, cluster.refused)
+    body = applied_json(stopped)
+    assert body["failed"] == [
+        {
+            "name": "b",
+            "action": "create",
+            "error_code": 400,
+            "message": "Connector configuration is invalid",
+            "attempts": 1,
+        }
+    ]
+    assert body["not_tried"] == [{"name": "c", "action": "create"}] and not stopped.complete
+    cluster.configs.clear()
+    carried_on = await cluster.planner().apply(plan, concurrency=1, continue_on_error=True)
+    assert (carried_on.steps, [f.name for f in carried_on.failed], carried_on.not_tried) == (
+        (("a", "create"), ("c", "create")),
+        ["b"],
+        (),
+    )
+    twice = {**plan, "connectors": plan["connectors"] + plan["connectors"][:1]}
+    with pytest.raises(BadRequestError, match="once"):
+        await cluster.planner().apply(twice)
     bad = [({"name": "d", "config": {"connector.class": "X", "file": ""}}, "f")]
     invalid = plan_json(await cluster.planner().plan(bad, prune=False))
     assert invalid["connectors"][0]["errors"] == ['Missing required configuration "file"']
@@ -192,11 +216,18 @@ def test_files_of_a_folder_and_the_rendering(tmp_path: Path) -> None:
         "    + x = 1",
         "~ b (update)",
         "    ~ x: 1 -> 2",
-        "= c (unchanged)",
+        "= 1 unchanged: c",  # the unchanged ones on one line, whatever their number
         "Plan: 1 to create, 1 to update, 0 to delete, 1 unchanged.",
     ]
     assert "\033[32m+ a (create)\033[0m" in render_plan(plan, colour=True)
     assert render_apply({"applied": [{"name": "a", "action": "create"}]}) == "+ a (created)\nApplied: 1 change(s)."
+    failed = {"name": "b", "action": "update", "error_code": 400, "message": "bad"}
+    partly = {"applied": [], "failed": [failed], "not_tried": [{"name": "c", "action": "delete"}]}
+    assert render_apply(partly).splitlines() == [
+        "! b (update failed: 400 bad)",
+        "Not tried: 1: c",
+        "Applied: 0 change(s); 1 failed; 1 not tried.",
+    ]
 
 
 def test_the_cli_says_what_the_sidecar_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,3 +322,61 @@ def test_a_json_file_keeps_jackson_s_text_and_refuses_what_jackson_refuses(tmp_p
     file.write_text('{"name": "c", "config": {"a": NaN}}')
     with pytest.raises(FileError, match=r"c\.json"):
         documents_of(file)
+
+
+def test_the_cli_sends_the_options_and_exits_1_when_a_step_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text('{"fingerprint": "f", "connectors": []}')
+    failed = {"name": "b", "action": "create", "error_code": 400, "message": "bad", "attempts": 1}
+    partly = {"error_code": 400, "message": "Applied 1 of 2", "applied": [{"name": "a", "action": "create"}]}
+    with respx.mock:
+        route = respx.post("http://sidecar:8084/_sidecar/apply").respond(
+            400, json={**partly, "failed": [failed], "not_tried": []}
+        )
+        args = ["apply", str(plan_file), "--url", "http://sidecar:8084", "--concurrency", "16", "--deadline-s", "90"]
+        code = control_plane([*args, "--continue-on-error"])
+    assert code == 1
+    sent = json.loads(route.calls.last.request.content)
+    assert (sent["concurrency"], sent["deadline_s"], sent["continue_on_error"]) == (16, 90.0, True)
+    assert capsys.readouterr().out.splitlines() == [
+        "+ a (created)",
+        "! b (create failed: 400 bad)",
+        "Applied: 1 change(s); 1 failed; 0 not tried.",
+    ]
+
+
+async def test_the_http_answer_of_an_apply_that_did_not_finish() -> None:
+    cluster = Cluster({})
+    files: list[tuple[Any, str]] = [({"name": n, "config": {"connector.class": "X"}}, "f") for n in ("a", "b", "c")]
+    plan = plan_json(await cluster.planner().plan(files, prune=False))
+    cluster.refuse = "b"
+    answer = applied_response(await cluster.planner().apply(plan, concurrency=1))
+    body = json.loads(bytes(answer.body))
+    assert answer.status_code == 400 and body["error_code"] == 400
+    assert body["message"] == (
+        "Applied 1 of 3 step(s); 1 failed (first: create of b: Connector configuration is invalid); 1 not tried"
+    )
+    assert [d["name"] for d in body["applied"]] == ["a"] and [d["name"] for d in body["not_tried"]] == ["c"]
+    cluster.configs.clear()
+    cluster.refuse = None
+    done = applied_response(await cluster.planner().apply(plan))
+    assert done.status_code == 200 and json.loads(bytes(done.body))["failed"] == []
+    read, _ = read_json(b'{"concurrency": 16, "deadline_s": 1.5}')  # numbers as the handler reads them
+    assert options_of(read) == (16, 1.5, False)
+    for bad in ({"concurrency": 0}, {"concurrency": True}, {"deadline_s": "soon"}, {"continue_on_error": "yes"}):
+        with pytest.raises(BadRequestError):
+            options_of({**plan, **bad})
+    assert options_of({**plan, "concurrency": 4, "deadline_s": 30}) == (4, 30.0, False)
+
+
+def test_the_progress_counts_the_steps_the_cluster_shows_done() -> None:
+    steps: list[dict[str, Any]] = [
+        {"name": "a", "action": "create", "config": {"name": "a", "x": "1"}},
+        {"name": "b", "action": "update", "config": {"name": "b", "x": "2"}},
+        {"name": "c", "action": "delete"},
+    ]
+    listed = {"a": {"info": {"config": {"name": "a", "x": "1"}}}, "b": {"info": {"config": {"name": "b", "x": "1"}}}}
+    assert done_steps(steps, listed) == 2  # a created, b not yet updated, c gone
+    assert done_steps(steps, {**listed, "c": {"info": {"config": {}}}}) == 1
