@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping
 from decimal import ROUND_HALF_EVEN, Context, Decimal
 from typing import Any, TypeAlias
 
+import orjson
+
 
 def _no_orjson(data: bytes) -> Any:
     raise ValueError("orjson is not installed")
@@ -153,6 +155,18 @@ def _dump(value: JsonValue, out: list[str]) -> None:
         out.append("]")
     else:
         raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+def _as_written(value: object) -> orjson.Fragment:
+    if isinstance(value, JsonFloat | JsonInt):
+        return orjson.Fragment(value.text.encode("utf-8"))
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def dumps_as_read(value: object) -> bytes:
+    """A body read with ``loads_exact`` written back as compact JSON, each number as its text was (orjson
+    alone cannot write a ``JsonFloat``, and writes a ``JsonInt`` ``-0`` as ``0``)."""
+    return orjson.dumps(value, default=_as_written, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
 
 
 def dumps(value: JsonValue) -> bytes:

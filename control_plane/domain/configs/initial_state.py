@@ -35,10 +35,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import structlog
 
-from ...codecs import TargetState, Tombstone
+from ...codecs import TargetState, Tombstone, json_wire
 from ...codecs.config import ConfigKey, ConfigKind
 from ...storage.config_writer import ConfigWriteFailed
 from ...storage.errors import ReadTimeout
@@ -187,7 +186,7 @@ class ConnectorCreation:
 
     async def _send(self, request: Mapping[str, Any]) -> UpstreamResponse:
         return await self._workers.send(
-            UpstreamRequest("POST", "/connectors", headers=JSON_HEADERS, body=orjson.dumps(request))
+            UpstreamRequest("POST", "/connectors", headers=JSON_HEADERS, body=json_wire.dumps_as_read(request))
         )
 
     async def _write(self, writer: ConfigLog, record: TargetState, failure: str) -> None:

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from control_plane.codecs import json_wire
 from control_plane.codecs.json_wire import JsonFloat, dumps, java_double, loads
 
 CONTROL = "".join(chr(i) for i in range(0x20))
@@ -101,3 +102,14 @@ def test_dumps_rejects_what_json_cannot_hold() -> None:
         dumps({1: "a"})
     with pytest.raises(TypeError):
         dumps(object())
+
+
+def test_a_body_read_exactly_is_written_back_with_its_numbers_as_written() -> None:
+    """What a create on an older worker sends on (its unknown keys too): orjson alone raises on a
+    ``JsonFloat`` and writes ``-0`` as ``0``."""
+    body = b'{"x":[{"p":-6.635226186096e+16,"z":-0,"f":1.50,"s":"\\u00e0"}],"initial_state":null,"n":10}'
+    value, error = json_wire.loads_exact(body)
+    assert error is None
+    assert json_wire.dumps_as_read(value) == (
+        b'{"x":[{"p":-6.635226186096e+16,"z":-0,"f":1.50,"s":"\xc3\xa0"}],"initial_state":null,"n":10}'
+    )
