@@ -33,6 +33,7 @@ from ...upstream import (
     UpstreamResponse,
 )
 from ..auto_restart import AutoRestart
+from ..bounded import each_bounded
 from ..errors import ControlPlaneError, NotFoundError, ViewNotReady, WorkerRefused
 from ..newer import NewerApi, RestartRequest
 from ..offsets import StopAndOffsets
@@ -121,7 +122,6 @@ class BulkActions:
             return candidates
         selection = select(request.selector, candidates)
         missing = {n: ItemResult(n, error=NotFoundError(f"Connector {n} not found")) for n in selection.missing}
-        slots = asyncio.Semaphore(self._concurrency)
 
         async def one(name: str) -> ItemResult:
             if name in missing:
@@ -132,16 +132,16 @@ class BulkActions:
                 return ItemResult(name, error=refused, refused_by_gate=True)
             if request.dry_run:
                 return ItemResult(name)
-            async with slots:
-                if self._budget_s:  # this connector's own (gather runs each in a task: its own context)
-                    REQUEST_DEADLINE.set(asyncio.get_running_loop().time() + self._budget_s)
-                started = time.perf_counter()
-                done = await self._act(request, name)
-                return replace(done, duration_s=time.perf_counter() - started)
+            if self._budget_s:  # this connector's own (each item is a task: its own context)
+                REQUEST_DEADLINE.set(asyncio.get_running_loop().time() + self._budget_s)
+            started = time.perf_counter()
+            done = await self._act(request, name)
+            return replace(done, duration_s=time.perf_counter() - started)
 
         names = request.selector.names if request.selector.names is not None else selection.picked
         picked = set(selection.picked) | set(missing)
-        items = await asyncio.gather(*(one(n) for n in names if n in picked))
+        chosen = [n for n in names if n in picked]
+        items = [i for i in await each_bounded(chosen, self._concurrency, one) if i is not None]
         if any(i.status is not None for i in items):
             await self._herder.settle_write()
         return Answer(BulkResult(request, tuple(items)), SIDECAR)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from ...upstream import NoWorkerAvailable, UpstreamError, is_forward_failure, is_rebalance_answer
+from ..bounded import each_bounded
 from ..errors import ControlPlaneError, CoordinationUnavailable, OutcomeUnknown, WorkerRefused
 from .steps import PlanStep
 
@@ -94,36 +95,32 @@ class StepRunner:
         self._on_done = on_done
 
     async def run(self, steps: Sequence[PlanStep], *, continue_on_error: bool) -> RunOutcome:
-        queue = list(reversed(steps))
-        results: dict[int, tuple[str, StepFailure | None]] = {}
-        retries = [0]
         stopped = False
-        index = {id(s): i for i, s in enumerate(steps)}
 
-        async def worker() -> None:
+        async def carry_out(step: PlanStep) -> tuple[StepFailure | None, int]:
             nonlocal stopped
-            while queue and not stopped and self._clock() < self._deadline:
-                step = queue.pop()
-                failure, tries = await self._one(step)
-                retries[0] += tries - 1
-                results[index[id(step)]] = ("failed" if failure else "applied", failure)
-                if self._on_done is not None:
-                    self._on_done(step, "failed" if failure else "applied")
-                if failure is not None and not continue_on_error:
-                    stopped = True
+            failure, tries = await self._one(step)
+            if self._on_done is not None:
+                self._on_done(step, "failed" if failure else "applied")
+            if failure is not None and not continue_on_error:
+                stopped = True
+            return failure, tries
 
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(self._concurrency, len(steps))):
-                group.create_task(worker())
-        outcome = RunOutcome(retries=retries[0])
-        for i, step in enumerate(steps):
-            kind, failure = results.get(i, ("not_tried", None))
+        def go_on() -> bool:
+            return not stopped and self._clock() < self._deadline
+
+        results = await each_bounded(steps, self._concurrency, carry_out, go_on=go_on)
+        outcome = RunOutcome()
+        for step, result in zip(steps, results, strict=True):
+            if result is None:
+                outcome.not_tried.append(step)
+                continue
+            failure, tries = result
+            outcome.retries += tries - 1
             if failure is not None:
                 outcome.failed.append(failure)
-            elif kind == "applied":
-                outcome.applied.append(step)
             else:
-                outcome.not_tried.append(step)
+                outcome.applied.append(step)
         return outcome
 
     async def _one(self, step: PlanStep) -> tuple[StepFailure | None, int]:
