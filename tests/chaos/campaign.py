@@ -78,7 +78,9 @@ async def run(plan: Plan) -> Result:
         clock = Clock.started()
         urls = [f"http://127.0.0.1:{port}" for port in cluster.ports]
         timeout_s = plan.settings.request_budget_s * 2 + 10  # long enough to measure a request held past its budget
-        workload = Workload(run_name, cluster.worker_url, urls, history, clock, timeout_s)
+        workload = Workload(
+            run_name, cluster.worker_url, urls, history, clock, timeout_s, plan.settings.request_budget_s
+        )
         await workload.set_up()
         watcher = asyncio.create_task(workload.watch())
         try:

@@ -44,7 +44,8 @@ from .history import Fault, FinalState, History, Observation, Op, Outcome
 CONFIG_TOKEN = "campaign.write"
 PATCH_KEY = "campaign.patch."
 HOLDING_STATES = ("STOPPED", "PAUSED")
-FULL_CONFIG_WRITES = ("put_config", "create")
+FULL_CONFIG_WRITES = ("put_config", "create", "apply")
+STOPS = ("stop", "bulk_stop")
 CONFIG, TARGET_STATE, OFFSET = "config", "target state", "offset"
 SIDECAR_FAULTS = ("sidecar_kill", "sidecar_stall")
 ONE_ATTEMPT_S = 1.0  # restart requests this close together are one attempt (a connector's and its tasks')
@@ -142,7 +143,7 @@ def ran_while_stopped(
     holds += [
         (o, settled_at(o.answered, settle_s, faults))
         for o in ops
-        if o.kind == "stop" and o.outcome is Outcome.OK and o.answered is not None
+        if o.kind in STOPS and o.outcome is Outcome.OK and o.answered is not None
     ]
     found = []
     for seen in observations:

@@ -42,7 +42,8 @@ class Op:
     ``sidecar`` is the index of the sidecar it went through (-1: straight to the worker)."""
 
     id: str
-    kind: str  # put_config, patch_config, stop, pause, resume, alter_offsets, create, restart
+    kind: str  # put_config, patch_config, stop, pause, resume, alter_offsets, create, restart, bulk_stop,
+    # bulk_pause, bulk_resume (one per connector of a bulk action), apply (one per step of an apply)
     connector: str
     sidecar: int
     method: str

@@ -122,6 +122,8 @@ def test_a_patch_key_is_kept_unless_a_put_may_have_replaced_it() -> None:
     assert lost_patches(C, [patch, after], {CONFIG_TOKEN: "u"}) == []
     before = op("u", "put_config", -2, -1)
     assert rules(lost_patches(C, [before, patch], {CONFIG_TOKEN: "p"})) == ["lost_patch"]
+    applied = op("a", "apply", 2, 3)  # an apply's step writes the whole config, as a PUT
+    assert lost_patches(C, [patch, applied], {CONFIG_TOKEN: "a"}) == []
 
 
 def seen(at: float, running: bool = True) -> Observation:
@@ -156,6 +158,8 @@ def test_an_acknowledged_stop_must_have_stopped_it_once_settled() -> None:
     assert ran_while_stopped(C, [unknown], [seen(12)], settle_s=10) == []
     paused = op("p", "pause", 0, 1, status=202, writes={TARGET_STATE: "PAUSED"})
     assert ran_while_stopped(C, [paused], [seen(12)], settle_s=10) == []  # a target state: lost_write's
+    in_bulk = op("b", "bulk_stop", 0, 1, status=204, writes={TARGET_STATE: "STOPPED"})  # a bulk action's item
+    assert rules(ran_while_stopped(C, [in_bulk], [seen(12)], settle_s=10)) == ["ran_while_stopped"]
 
 
 def test_a_stall_of_the_worker_or_its_broker_does_not_count_towards_the_settle_time() -> None:
