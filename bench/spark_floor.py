@@ -23,6 +23,7 @@ the columns both have, row for row.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -173,13 +174,14 @@ def floor(job: str, argv: list[str]) -> int:
 
 def different_rows(job: str, job_out: Path, floor_out: Path) -> tuple[int, int, list[str]]:
     """The job's main table against the floor's, on the columns both have, rows in any order: (the job's
-    rows, the floor's rows, a few rows only one of them has, each marked ``job:`` or ``floor:``)."""
+    rows, the floor's rows, a few of the rows one of them has more often than the other, each marked
+    ``job:`` or ``floor:``; none when they agree)."""
     tables = [pq.read_table(out / "tables" / TABLES[job]) for out in (job_out, floor_out)]
     common = [name for name in tables[0].column_names if name in tables[1].column_names]
-    rows = [sorted(map(repr, t.select(common).to_pylist())) for t in tables]
-    only = [set(rows[0]) - set(rows[1]), set(rows[1]) - set(rows[0])]
-    sample = [f"job: {r}" for r in sorted(only[0])[:3]] + [f"floor: {r}" for r in sorted(only[1])[:3]]
-    return len(rows[0]), len(rows[1]), sample if rows[0] != rows[1] else []
+    rows = [Counter(map(repr, t.select(common).to_pylist())) for t in tables]
+    only = [sorted((rows[0] - rows[1]).elements()), sorted((rows[1] - rows[0]).elements())]
+    sample = [f"job: {r}" for r in only[0][:3]] + [f"floor: {r}" for r in only[1][:3]]
+    return tables[0].num_rows, tables[1].num_rows, sample
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -209,7 +209,7 @@ def _differences(job: str, other: str, after: Path, theirs: Path) -> list[str]:
     if other == "before":
         return different_outputs(theirs, after)
     rows, floor_rows, only = different_rows(job, after, theirs)
-    if not only and rows == floor_rows:
+    if not only:
         return []
     return [f"tables/{TABLES[job]}: {rows:,} rows against the floor's {floor_rows:,}; " + "; ".join(only)]
 
