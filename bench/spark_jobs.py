@@ -17,6 +17,12 @@ the ratio after / before, and whether both wrote the same outputs (the reports w
 ``restore-plan.json`` with its as-of aside, and the Parquet tables row for row). ``--before-python`` runs
 the ref's side with another interpreter: a virtualenv with another PySpark, for an upgrade of Spark.
 
+Without ``--before``, each job on the snapshot also runs beside its floor (``--floor``, on by default;
+``bench/spark_floor.py``: the least any Spark implementation must do for the job's main table, written
+plainly), cold and in a kept session, ``--rounds`` pairs alternately (the job, its floor; then its floor,
+the job); it prints the job's wall time, CPU seconds and peak memory over the floor's, and whether the
+floor's table agrees with the job's row for row.
+
     .venv/bin/python bench/spark_jobs.py --records 2000000      # a quick run
     .venv/bin/python bench/spark_jobs.py --reuse --sources snapshot --jobs offsets-reconcile --before main --rounds 5
     .venv/bin/python bench/spark_jobs.py --records 1000000 --before main --before-python .venv-spark400/bin/python
@@ -34,6 +40,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.common import code_of  # noqa: E402
 from bench.process_tree import Run, between, check, measure  # noqa: E402
+from bench.spark_floor import TABLES, different_rows  # noqa: E402
 from bench.spark_warm import READING, connect_server, kept_session, on_connect  # noqa: E402
 from spark_jobs.synthetic import HISTORY_TOPIC, PARTITIONS, TOPICS, generate, worker_properties  # noqa: E402
 from tests.support.spark_outputs import different_outputs  # noqa: E402
@@ -131,60 +139,109 @@ def _line(job: str, source: str, label: str, records: int, f: dict[str, float]) 
 
 
 def run_both(args: argparse.Namespace, source: str, extra: list[str], decoded: dict[str, int]) -> dict[str, Any]:
-    """Each job of ``args.jobs`` on ``source``: once, or with ``--before`` ``args.rounds`` pairs of runs, this
-    checkout's and the ref's alternately (:func:`compared`)."""
+    """Each job of ``args.jobs`` on ``source``: once, or ``args.rounds`` pairs of runs alternately with the
+    ref's code (``--before``) or with its floor (``--floor``, on the snapshot): :func:`alternately`."""
     common = ["--master", args.master, "--driver-memory", args.driver_memory, "--max-findings", "20", *extra]
     before = code_of(args.before, ("control_plane", "spark_jobs")) if args.before else None
+    other = "before" if before is not None else "floor" if args.floor and source == "snapshot" else None
     results: dict[str, Any] = {}
     for job in args.jobs:
         own = ["--no-sidecar"] if job == "offsets-reconcile" and source == "kafka" else []
-        out = {"after": args.out / f"{job}-{source}", "before": args.out / f"{job}-{source}-before"}
-        runs: dict[str, list[dict[str, float]]] = {"after": [], "before": []}
-        differences: list[str] = []
-        for round_ in range(args.rounds if before else 1):
-            order = ["after"] if before is None else ["before", "after"][:: 1 if round_ % 2 == 0 else -1]
-            for which in order:
-                code, python = (before, args.before_python) if which == "before" else (None, sys.executable)
-                figures = run_job(JOBS[job], [*common, *own, "--out", str(out[which])], code, python)
-                figures["records"] = decoded[job]
-                runs[which].append(figures)
-                label = "" if before is None else f"{which + ' ' + str(round_ + 1):9} "
-                print(_line(job, source, label, decoded[job], figures), flush=True)
-            if before is not None:
-                differences += [f"round {round_ + 1}: {d}" for d in different_outputs(out["before"], out["after"])]
-        if before is None:
-            results[job] = runs["after"][-1]
-        else:
-            ref = args.before if args.before_python == sys.executable else f"{args.before} on {args.before_python}"
-            results[job] = {**runs["after"][-1], **compared(runs, differences, ref)}
-            print(f"{job:18} {source:8} {results[job]['summary']}", flush=True)
+        out = {w: args.out / f"{job}-{source}{'' if w == 'after' else '-' + w}" for w in ("after", "before", "floor")}
+
+        def one(which: str, job: str = job, own: list[str] = own, out: dict[str, Path] = out) -> dict[str, float]:
+            code, python = (before, args.before_python) if which == "before" else (None, sys.executable)
+            module, first = (FLOOR, [job]) if which == "floor" else (JOBS[job], [])
+            return run_job(module, [*first, *common, *own, "--out", str(out[which])], code, python)
+
+        ref = args.before if args.before_python == sys.executable else f"{args.before} on {args.before_python}"
+        results[job] = alternately(args, job, source, "", other, one, decoded[job], out, ref)
     return results
 
 
-def compared(runs: dict[str, list[dict[str, float]]], differences: list[str], ref: str) -> dict[str, Any]:
-    """The after / before figures of pairs of runs (``runs``: each side's, in the same order)."""
+FLOOR = "bench.spark_floor"
+
+
+def alternately(
+    args: argparse.Namespace,
+    job: str,
+    source: str,
+    engine: str,
+    other: str | None,
+    one: Callable[[str], dict[str, float]],
+    records: int,
+    out: dict[str, Path],
+    ref: str | None = None,
+) -> dict[str, Any]:
+    """``job``'s runs (``one(which)``: this checkout's, after; the ref's, before; or its floor's), each
+    printed: once, or ``args.rounds`` pairs beside ``other`` in :func:`order`, with the outputs (``out``:
+    each side's folder) compared after each pair; the last run's figures, and :func:`compared`'s."""
+    runs: dict[str, list[dict[str, float]]] = {"after": [], "before": [], "floor": []}
+    differences: list[str] = []
+    for round_ in range(args.rounds if other else 1):
+        for which in order(other, round_):
+            figures = {**one(which), "records": records}
+            runs[which].append(figures)
+            name = "job" if other == "floor" and which == "after" else which
+            label = f"{engine} " if other is None else f"{engine + ' ' if engine else ''}{name} {round_ + 1}"
+            print(_line(job, source, f"{label:9} " if label.strip() else "", records, figures), flush=True)
+        if other is not None:
+            differences += [f"round {round_ + 1}: {d}" for d in _differences(job, other, out["after"], out[other])]
+    if other is None:
+        return runs["after"][-1]
+    figures = {**runs["after"][-1], **compared(runs, differences, ref, other)}
+    print(f"{job:18} {source:8} {engine + ' ' if engine else ''}{figures['summary']}", flush=True)
+    return figures
+
+
+def order(other: str | None, round_: int) -> list[str]:
+    """A round's runs: this checkout's alone, or beside the ref's (before, after; then after, before) or
+    the floor's (the job, its floor; then its floor, the job)."""
+    if other is None:
+        return ["after"]
+    pair = ["before", "after"] if other == "before" else ["after", other]
+    return pair[:: 1 if round_ % 2 == 0 else -1]
+
+
+def _differences(job: str, other: str, after: Path, theirs: Path) -> list[str]:
+    """What differs between this checkout's outputs and the ref's (all of them), or the floor's (the job's
+    main table, on the columns both have: :func:`bench.spark_floor.different_rows`)."""
+    if other == "before":
+        return different_outputs(theirs, after)
+    rows, floor_rows, only = different_rows(job, after, theirs)
+    if not only:
+        return []
+    return [f"tables/{TABLES[job]}: {rows:,} rows against the floor's {floor_rows:,}; " + "; ".join(only)]
+
+
+def compared(
+    runs: dict[str, list[dict[str, float]]], differences: list[str], ref: str | None, other: str = "before"
+) -> dict[str, Any]:
+    """This checkout's figures against the other side's over pairs of runs (``runs``: each side's, in the
+    same order), the ref's (``other`` before) or the floor's (floor): the ratios of the means of wall time,
+    CPU seconds and peak memory, the pairs this checkout's run was faster in, whether the outputs agree."""
     n = len(runs["after"])
 
     def mean(which: str, key: str) -> float:
         return sum(f[key] for f in runs[which]) / n
 
-    ratio, cpu = (
-        mean("after", "seconds") / mean("before", "seconds"),
-        mean("after", "cpu_seconds") / mean("before", "cpu_seconds"),
-    )
-    faster = sum(a["seconds"] < b["seconds"] for a, b in zip(runs["after"], runs["before"], strict=True))
-    wall = {w: ", ".join(f"{f['seconds']:.1f}" for f in runs[w]) for w in runs}
+    ratio, cpu, memory = (mean("after", k) / mean(other, k) for k in ("seconds", "cpu_seconds", "tree"))
+    faster = sum(a["seconds"] < b["seconds"] for a, b in zip(runs["after"], runs[other], strict=True))
+    wall = {w: ", ".join(f"{f['seconds']:.1f}" for f in runs[w]) for w in ("after", other)}
+    ours, theirs, what = ("after", "before", "outputs") if other == "before" else ("job", "floor", "answers")
     summary = (
-        f"after {mean('after', 'seconds'):.1f} s ({wall['after']}) against before ({ref}) "
-        f"{mean('before', 'seconds'):.1f} s ({wall['before']}): after / before {ratio:.2f}, CPU {cpu:.2f}; "
-        f"after faster in {faster} of {n} pairs; outputs "
+        f"{ours} {mean('after', 'seconds'):.1f} s ({wall['after']}) against {theirs}"
+        + (f" ({ref})" if other == "before" else "")
+        + f" {mean(other, 'seconds'):.1f} s ({wall[other]}): {ours} / {theirs} {ratio:.2f}, CPU {cpu:.2f}, "
+        f"peak memory {memory:.2f}; {ours} faster in {faster} of {n} pairs; {what} "
         + ("the same in every round" if not differences else f"DIFFERENT: {'; '.join(differences[:5])}")
     )
     return {
-        "before": {"ref": ref, "runs": runs["before"]},
+        other: {"ref": ref, "runs": runs[other]} if other == "before" else {"runs": runs[other]},
         "rounds": runs["after"],
         "ratio": ratio,
         "cpu_ratio": cpu,
+        "memory_ratio": memory,
         "after_faster": faster,
         "same_outputs": not differences,
         "summary": summary,
@@ -217,6 +274,13 @@ def main() -> None:
         "--before-python",
         default=sys.executable,
         help="with --before: the interpreter of the ref's side, e.g. another virtualenv's with another PySpark",
+    )
+    p.add_argument(
+        "--floor",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="on the snapshot, cold and kept warm: each job's floor (bench/spark_floor.py) beside it, --rounds "
+        "pairs alternately, its answer checked against the job's (default: on; not with --before)",
     )
     p.add_argument("--write-kafka", nargs=2, metavar=("SNAPSHOT", "NAMES_JSON"), help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -293,12 +357,19 @@ def run_warm(args: argparse.Namespace, extra: list[str], decoded: dict[str, int]
     for job in args.jobs:
         if "kept" in args.warm:
             common = ["--master", args.master, "--driver-memory", args.driver_memory, "--max-findings", "20", *extra]
-            load = os.getloadavg()[0]
-            out = args.out / f"{job}-snapshot-kept"
-            log = out / "spark.log"
-            f = kept_session(JOBS[job], [*common, "--out", str(out)], decoded[job], args.driver_memory, log)
-            results[job]["kept"] = {**f, "load_before": load, "load_after": os.getloadavg()[0], "records": decoded[job]}
-            print(_line(job, "snapshot", "kept      ", decoded[job], results[job]["kept"]), flush=True)
+            out = {w: args.out / f"{job}-snapshot-kept{'' if w == 'after' else '-' + w}" for w in ("after", "floor")}
+
+            def one(
+                which: str, job: str = job, common: list[str] = common, out: dict[str, Path] = out
+            ) -> dict[str, float]:
+                module, first = (FLOOR, [job]) if which == "floor" else (JOBS[job], [])
+                args_ = [*first, *common, "--out", str(out[which])]
+                load = os.getloadavg()[0]
+                f = kept_session(module, args_, decoded[job], args.driver_memory, out[which] / "spark.log")
+                return {**f, "load_before": load, **_load_after()}
+
+            other = "floor" if args.floor else None
+            results[job]["kept"] = alternately(args, job, "snapshot", "kept", other, one, decoded[job], out)
     if "connect" in args.warm:
         with connect_server(args.out / "spark-connect.log", args.driver_memory) as (url, pid):
             for job in args.jobs:
@@ -324,17 +395,24 @@ def run_warm(args: argparse.Namespace, extra: list[str], decoded: dict[str, int]
 
 
 def print_table(runs: list[dict[str, Any]]) -> None:
-    """Per size and job: cold (a fresh process), kept local session and Spark Connect (second runs)."""
+    """Per size and job: cold (a fresh process), kept local session and Spark Connect (second runs); with
+    ``--floor``, the job's wall time, CPU seconds and peak memory over its floor's."""
     head = f"{'job':18} {'offset records':>14} {'engine':8} {'records/s':>10} {'CPU s':>6} {'peak MiB':>8}"
-    print(f"\n{head} {'start-up s':>10}")
+    print(f"\n{head} {'start-up s':>10} {'job / floor: time':>17} {'CPU':>5} {'peak':>5} {'answers':>8}")
     for run in runs:
         for job in run["jobs"].get("snapshot", {}):
             engines = {"cold": run["jobs"]["snapshot"][job], **run["warm"].get(job, {})}
             for engine, f in engines.items():
                 rate = f["records"] / f["seconds"]
+                floor = (
+                    f" {f['ratio']:>17.2f} {f['cpu_ratio']:>5.2f} {f['memory_ratio']:>5.2f} "
+                    f"{'agree' if f['same_outputs'] else 'DIFFER':>8}"
+                    if "floor" in f
+                    else ""
+                )
                 print(
                     f"{job:18} {run['offset_records']:>14,} {engine:8} {rate:>10,.0f} {f['cpu_seconds']:>6.1f} "
-                    f"{f['tree']:>8,.0f} {f['startup_s']:>10.1f}"
+                    f"{f['tree']:>8,.0f} {f['startup_s']:>10.1f}{floor}"
                 )
 
 
@@ -361,7 +439,7 @@ def suite(kafka_bootstrap: str | None, records: int = 1_000_000) -> dict[str, An
     out = ROOT / "bench" / "results" / "spark"
     command = [sys.executable, __file__, "--records", str(records), "--status-records", str(records // 10)]
     command += ["--reuse", "--out", str(out), "--sources", "snapshot,kafka" if kafka_bootstrap else "snapshot"]
-    command += ["--warm", "none"]  # the cold runs only: make bench-spark measures the warm engines
+    command += ["--warm", "none", "--no-floor"]  # the cold runs only: make bench-spark measures the rest
     subprocess.run([*command, "--kafka-bootstrap", kafka_bootstrap or ""], cwd=ROOT, check=True)
     results = json.loads((out / "results.json").read_text())["runs"][0]
     rows = []
