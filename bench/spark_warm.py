@@ -56,13 +56,14 @@ def on_connect(module: str, args: list[str], url: str, server_pid: int) -> dict[
 
 
 @contextmanager
-def connect_server(log: Path, driver_memory: str) -> Iterator[tuple[str, int]]:
-    """A Spark Connect server on a free loopback port: (its URL, its pid), stopped afterwards."""
+def connect_server(log: Path, driver_memory: str, conf: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+    """A Spark Connect server on a free loopback port (``conf``: further settings of its own): (its URL, its
+    pid), stopped afterwards."""
     from spark_jobs import connect_server as server
     from tests.support.ports import free_port
 
     port = free_port()
-    proc = server.start(log, port=port, driver_memory=driver_memory)
+    proc = server.start(log, port=port, driver_memory=driver_memory, conf=conf)
     try:
         deadline = time.monotonic() + 180
         while not server.accepts(port):
