@@ -9,7 +9,10 @@ from typing import Any
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from .consumer_stop import stop_consumer
 from .errors import GroupOperationError
+
+READING = "end offsets"  # what the log names this consumer
 
 
 class EndOffsets:
@@ -59,14 +62,18 @@ class EndOffsets:
             consumer = AIOKafkaConsumer(
                 **self._kwargs, group_id=None, enable_auto_commit=False, request_timeout_ms=self._timeout_ms
             )
-            await consumer.start()
+            try:
+                await consumer.start()
+            except BaseException:  # a broker down, a cancel: its connections closed now, made again next call
+                await stop_consumer(consumer, READING)
+                raise
             self._consumer = consumer
         return self._consumer
 
     async def stop(self) -> None:
         if self._consumer is not None:
             consumer, self._consumer = self._consumer, None
-            await consumer.stop()
+            await stop_consumer(consumer, READING)
 
 
 __all__ = ["EndOffsets"]

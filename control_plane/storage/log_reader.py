@@ -21,6 +21,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
 
 from ..background import cancel_and_wait
+from .consumer_stop import stop_consumer
 from .errors import ReadTimeout
 
 log = structlog.get_logger(__name__)
@@ -169,12 +170,12 @@ class TopicTail:
         if self._next_ends is not None and not self._next_ends.done():
             self._next_ends.set_exception(ReadTimeout(f"stopped reading {self.topic}"))
         consumer, self._consumer = self._consumer, None
-        await _stopped(consumer, self.topic)
+        await stop_consumer(consumer, self.topic)
         await self._close_ends_client()
 
     async def _close_ends_client(self) -> None:
         client, self._ends_client = self._ends_client, None
-        await _stopped(client, self.topic)
+        await stop_consumer(client, self.topic)
 
     async def _partitions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         delay = 0.2
@@ -206,7 +207,7 @@ class TopicTail:
                     exc_info=not isinstance(err, KafkaError),
                 )
                 consumer, self._consumer = self._consumer, None
-                await _stopped(consumer, self.topic)  # its connections closed even if its close fails
+                await stop_consumer(consumer, self.topic)  # its connections closed even if its close fails
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10.0)
 
@@ -285,7 +286,7 @@ class TopicTail:
                 try:
                     await client.start()
                 except BaseException:  # cut short (a stop, a broker down): its connections closed here
-                    await _stopped(client, self.topic)
+                    await stop_consumer(client, self.topic)
                     raise
                 self._ends_client = client
             try:
@@ -453,30 +454,3 @@ class KafkaTopicReader:
         finally:
             await tail.stop()
         return records
-
-
-async def _stopped(consumer: AIOKafkaConsumer | None, topic: str) -> None:
-    """A consumer stopped; a Kafka error on the way (a fetch under way that times out) is logged, not
-    raised: the tail is over either way (as ``KafkaBasedLog.stop`` logs a consumer that fails to close).
-    aiokafka's close can also let the cancellation of its own fetch task escape: that is its error too,
-    unless this stop itself is being cancelled. Either way its close stopped before closing its client
-    (``AIOKafkaConsumer.stop`` closes the client last): the client's connections are closed here, or they
-    would stay open until the garbage collector finds them."""
-    if consumer is None:
-        return
-    try:
-        await consumer.stop()
-        return
-    except KafkaError as err:
-        log.warning("a tail's consumer did not stop cleanly", topic=topic, error=repr(err))
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            raise
-        log.warning("a tail's consumer did not stop cleanly", topic=topic, error="its fetch was cancelled")
-    client = getattr(consumer, "_client", None)  # aiokafka's, as _partitions reads it
-    if client is not None:
-        try:
-            await client.close()
-        except (KafkaError, OSError) as err:
-            log.warning("a tail's consumer's connections did not close cleanly", topic=topic, error=repr(err))

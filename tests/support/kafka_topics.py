@@ -55,8 +55,8 @@ async def read_to_end(bootstrap: str, topic: str) -> TopicLog:
     if not partitions:
         return TopicLog(0, records)
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    await consumer.start()
     try:
+        await consumer.start()  # stopped below also when this fails: its connections are open all the same
         consumer.assign(partitions)
         await consumer.seek_to_beginning(*partitions)
         end = await consumer.end_offsets(partitions)

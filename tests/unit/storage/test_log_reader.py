@@ -43,7 +43,7 @@ async def test_a_consumer_that_fails_to_close_is_logged_not_raised() -> None:
     assert consumer.stopped and ends.stopped  # the second is closed although the first failed
     assert consumer._client.closed and ends._client.closed  # no connection left for the garbage collector
     warned = [e for e in logs if e["log_level"] == "warning"]
-    assert [e["topic"] for e in warned] == ["connect-status", "connect-status"]
+    assert [e["reading"] for e in warned] == ["connect-status", "connect-status"]
 
 
 async def test_a_stop_that_is_cancelled_itself_is_cancelled() -> None:
