@@ -142,8 +142,7 @@ async def running_cluster(
     try:
         await asyncio.to_thread(broker.start)
         await asyncio.to_thread(broker.wait_ready)
-        # service-load discovery (3.6+): the reflective scan of the plugin path took most of a start
-        discovery = {"plugin.discovery": "service_load"} if version == local_stack.NEW_VERSION else {}
+        discovery = local_stack.quick_discovery(version)
         with files_under(home), warnings.catch_warnings():
             warnings.simplefilter("ignore", ResourceWarning)  # the worker outlives its Popen, as the stack's do
             worker = local_stack.start_connect(

@@ -365,7 +365,7 @@ async def test_an_apply_rides_out_a_worker_leaving_its_group(stack: Stack, tmp_p
         json.dumps([{"name": n, "config": {"connector.class": SOURCE, "file": str(lines), "topic": n}} for n in names])
     )
     plan_file = tmp_path / "plan.json"
-    discovery = {"plugin.discovery": "service_load"}
+    discovery = local_stack.quick_discovery(NEWEST)
     group = f"leave-{u}"
     started = []
     try:

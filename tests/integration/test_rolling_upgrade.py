@@ -37,9 +37,6 @@ from tests.support.stack import Cluster, Stack
 from tests.support.waiting import eventually
 
 NEW, OLD = local_stack.NEW_VERSION, local_stack.OLD_VERSION  # 4.4.0, 3.4.1
-# 4.4.0 finds the plugins with a service manifest only (Kafka's own; the test plugins have none): its start
-# skips the scan of every class of the plugin path (half a minute on a loaded machine); no plugin is used here
-SERVICE_LOAD = {"plugin.discovery": "service_load"}
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 FILE_PROVIDER = {
@@ -67,7 +64,9 @@ def upgrading(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     # the configs and logs under ``home``; the Popen objects go, the workers run on (stopped below)
     with files_under(home), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
-        new = local_stack.start_connect(group, NEW, stack.bootstrap, properties={**SERVICE_LOAD, **FILE_PROVIDER})
+        new = local_stack.start_connect(
+            group, NEW, stack.bootstrap, properties={**local_stack.quick_discovery(NEW), **FILE_PROVIDER}
+        )
         old = local_stack.start_connect(f"{group}-old", OLD, stack.bootstrap, cluster=group, properties=FILE_PROVIDER)
     try:
         for proc in (new, old):

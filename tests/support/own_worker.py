@@ -30,9 +30,9 @@ def own_worker(stack: Stack, home: Path, version: str, prefix: str) -> Iterator[
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     with files_under(home), warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)  # the Popen object goes, the worker runs on
-        # service-load discovery: the reflective scan of the plugin path took most of its start (about 25 s)
-        discovery = {"plugin.discovery": "service_load"} if version == local_stack.NEW_VERSION else {}  # 3.6+
-        proc = local_stack.start_connect(name, version, stack.bootstrap, properties=discovery)
+        proc = local_stack.start_connect(
+            name, version, stack.bootstrap, properties=local_stack.quick_discovery(version)
+        )
     try:
         local_stack.wait_until(proc, lambda: local_stack.connect_ready(proc.url), "answer on its REST port")
         yield OwnWorker(Cluster(name, version, proc.url, proc.extra["properties"]), proc.pid)
