@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -207,14 +208,16 @@ def test_the_built_archive_is_mapped_by_a_sessions_jvm_and_a_bad_one_is_ignored(
         [sys.executable, "-m", "spark_jobs.build_class_archive"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert "up to date" in again.stdout
-    # with a specified archive the JVM shares classes only when it maps that archive (else none at all)
-    info, option = _probe(cache, tmp_path / "probe.log")
-    assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
-    # a JVMTI class file load hook on (a flight recording): the JVM runs tasks with the archive mapped (an
-    # archive of the method handles' generated holder classes crashed it: build_class_archive.GENERATED)
+    # with a specified archive the JVM shares classes only when it maps that archive (else none at all); and
+    # with a JVMTI class file load hook on (a flight recording) the JVM runs tasks with the archive mapped (an
+    # archive of the method handles' generated holder classes crashed it: build_class_archive.GENERATED). Two
+    # processes side by side: each mostly waits on its JVM's start
     recording = f"-XX:StartFlightRecording=filename={tmp_path / 'probe.jfr'}"
-    info, option = _probe(cache, tmp_path / "probe-jfr.log", recording)
-    assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
+    with ThreadPoolExecutor(2) as pool:
+        plain = pool.submit(_probe, cache, tmp_path / "probe.log")
+        hooked = pool.submit(_probe, cache, tmp_path / "probe-jfr.log", recording)
+        for info, option in (plain.result(), hooked.result()):
+            assert "sharing" in info and option == f"-XX:SharedArchiveFile={archive}"
     # replaced, never written in place: a JVM still mapping the file (the probe's ends after its Python)
     # would fault on its pages (build_class_archive renames a whole archive over the old one)
     bad = cache / "bad"
