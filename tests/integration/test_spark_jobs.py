@@ -299,7 +299,25 @@ async def scenario(
 
 
 @pytest.fixture(scope="module")
-async def reconciled(scenario: Scenario) -> Scenario:
+async def on_other_sparks(
+    scenario: Scenario, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[dict[str, asyncio.Task[Any]]]:
+    """The runs on a Spark standalone cluster and on a Spark Connect server, started as soon as the scenario
+    stands, side by side with each other and with local mode's runs (this process's session): much of each
+    is waiting (JVMs starting, an executor registering, a stage's tasks scheduled), which the others fill.
+    Their processes are their own, nothing of the session is shared. Each test awaits its own."""
+    runs: dict[str, asyncio.Task[Any]] = {
+        "standalone": asyncio.create_task(on_a_standalone_cluster(scenario, tmp_path_factory.mktemp("standalone"))),
+        "connect": asyncio.create_task(on_a_spark_connect_server(scenario, tmp_path_factory.mktemp("sc"))),
+    }
+    yield runs
+    for run in runs.values():
+        run.cancel()
+    await asyncio.gather(*runs.values(), return_exceptions=True)
+
+
+@pytest.fixture(scope="module")
+async def reconciled(scenario: Scenario, on_other_sparks: dict[str, asyncio.Task[Any]]) -> Scenario:
     # the jobs are synchronous programs with their own event loops: off this loop's thread (which serves
     # the sidecar they ask)
     assert await asyncio.to_thread(offsets_reconcile.main, scenario.offsets_args()) == 0
@@ -318,7 +336,7 @@ def items(report: dict[str, Any], finding: str, **match: Any) -> list[dict[str, 
     return [i for i in report["findings"][finding]["items"] if all(i.get(k) == v for k, v in match.items())]
 
 
-async def on_a_standalone_cluster(reconciled: Scenario, tmp_path: Path) -> list[str]:
+async def on_a_standalone_cluster(scenario: Scenario, tmp_path: Path) -> list[str]:
     """spark-submit with --master spark://... and --py-files (python -m spark_jobs.submit run), against the
     stack's broker and the same sidecar; the names of the master's completed applications."""
     ports = (free_port(), free_port(), free_port())  # free loopback ports
@@ -327,7 +345,7 @@ async def on_a_standalone_cluster(reconciled: Scenario, tmp_path: Path) -> list[
             *(sys.executable, "-m", "spark_jobs.submit", "run", "--master", cluster.master_url),
             *("--out", str(tmp_path / "dist"), "--conf", "spark.driver.host=127.0.0.1"),
             *("--conf", "spark.executor.memory=512m", "--conf", "spark.sql.shuffle.partitions=4"),
-            *("offsets-reconcile", *reconciled.offsets_args("cluster")),
+            *("offsets-reconcile", *scenario.offsets_args("cluster")),
         ]
         proc = await asyncio.create_subprocess_exec(
             *command, cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -339,18 +357,20 @@ async def on_a_standalone_cluster(reconciled: Scenario, tmp_path: Path) -> list[
         return [app["name"] for app in master["completedapps"]]
 
 
-async def on_a_spark_connect_server(reconciled: Scenario, audited: Scenario, tmp_path: Path) -> Path:
+def snapshot_audit_args(folder: Path, properties: str) -> list[str]:
+    """topic-audit's options for the snapshot exported under ``folder``, but its ``--out``."""
+    snapshot = ["--snapshot", str(folder / "snapshot.parquet"), "--offline", "--idle-after", "1s"]
+    return ["--worker-properties", properties, *snapshot, "--max-findings", "100000"]
+
+
+async def on_a_spark_connect_server(scenario: Scenario, tmp_path: Path) -> Path:
     """--remote sc://... : offsets-reconcile from the stack's broker with the same sidecar, and topic-audit
     from an exported snapshot, each a thin client in a process of its own on a Spark Connect server started
-    from the installed PySpark; a local run of topic-audit on the same snapshot beside it (its folder)."""
-    snapshot = tmp_path / "snapshot.parquet"
-    properties = audited.cluster.properties
-    export = ["export", "--worker-properties", properties, "--out", str(snapshot)]
+    from the installed PySpark (the folder of the snapshot and the outputs)."""
+    properties = scenario.cluster.properties
+    export = ["export", "--worker-properties", properties, "--out", str(tmp_path / "snapshot.parquet")]
     assert await asyncio.to_thread(control_plane, export) == 0  # its own event loop: off this one's thread
-    audit_args = ["--worker-properties", properties, "--snapshot", str(snapshot), "--offline", "--idle-after", "1s"]
-    audit_args += ["--max-findings", "100000"]
-    local_audit = tmp_path / "audit-local"
-    assert await asyncio.to_thread(topic_audit.main, [*audit_args, "--out", str(local_audit)]) == 0
+    audit_args = snapshot_audit_args(tmp_path, properties)
     async with spark_connect_server(tmp_path / "connect", free_port()) as server:
 
         async def job(module: str, args: list[str]) -> None:
@@ -376,46 +396,32 @@ async def on_a_spark_connect_server(reconciled: Scenario, audited: Scenario, tmp
         assert proc.returncode == 0 and output.decode().splitlines()[-2:] == ["False", "25000 rows"], output.decode()[
             -3000:
         ]
-        await job("spark_jobs.offsets_reconcile", reconciled.offsets_args("connect"))
+        await job("spark_jobs.offsets_reconcile", scenario.offsets_args("connect"))
         await job("spark_jobs.topic_audit", [*audit_args, "--out", str(tmp_path / "audit-connect")])
-    return local_audit
-
-
-@pytest.fixture(scope="module")
-async def on_clusters(
-    reconciled: Scenario, audited: Scenario, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[dict[str, asyncio.Task[Any]]]:
-    """Both runs on a Spark of their own, started together: much of each is waiting (JVMs starting, an
-    executor registering, a stage's tasks scheduled), which the other fills. Each test awaits its own."""
-    runs = {
-        "standalone": asyncio.create_task(on_a_standalone_cluster(reconciled, tmp_path_factory.mktemp("standalone"))),
-        "connect": asyncio.create_task(on_a_spark_connect_server(reconciled, audited, tmp_path_factory.mktemp("sc"))),
-    }
-    yield runs
-    for run in runs.values():
-        run.cancel()
-    await asyncio.gather(*runs.values(), return_exceptions=True)
+    return tmp_path
 
 
 @pytest.mark.timeout(1200)  # a second Spark (master, worker, driver and executor JVMs) on the shared cores
 async def test_spark_submit_on_a_standalone_cluster_agrees_with_local_mode(
-    reconciled: Scenario, on_clusters: dict[str, asyncio.Task[Any]]
+    reconciled: Scenario, on_other_sparks: dict[str, asyncio.Task[Any]]
 ) -> None:
     """spark-submit on a standalone cluster: the same findings and restore plan for this scenario's
     connectors as the local[2] run. Before any test alters them (file order)."""
-    assert "offsets-reconcile" in await on_clusters["standalone"]  # ran on the cluster
+    assert "offsets-reconcile" in await on_other_sparks["standalone"]  # ran on the cluster
     assert_same_offsets_findings(reconciled, "cluster")
 
 
 @pytest.mark.timeout(900)  # a Spark Connect server's JVM beside the session's own, on the shared cores
 async def test_both_jobs_on_a_spark_connect_server_agree_with_local_mode(
-    reconciled: Scenario, audited: Scenario, on_clusters: dict[str, asyncio.Task[Any]]
+    reconciled: Scenario, audited: Scenario, on_other_sparks: dict[str, asyncio.Task[Any]]
 ) -> None:
     """Both jobs on a Spark Connect server: the same findings and restore plan as local mode, the same
     audit report and tables as a local run on the same snapshot."""
-    local_audit = await on_clusters["connect"]
+    folder: Path = await on_other_sparks["connect"]
     assert_same_offsets_findings(reconciled, "connect")
-    remote_out = local_audit.parent / "audit-connect"
+    local_audit, remote_out = folder / "audit-local", folder / "audit-connect"
+    local_args = [*snapshot_audit_args(folder, audited.cluster.properties), "--out", str(local_audit)]
+    assert await asyncio.to_thread(topic_audit.main, local_args) == 0  # this process's session, as local mode's
     assert different_outputs(local_audit, remote_out) == []
     remote = json.loads((remote_out / "topic-audit.json").read_text())
     (never,) = items(remote, "sinks_never_active_topics", connector=audited.names["sink"])  # not vacuous
