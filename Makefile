@@ -122,8 +122,8 @@ integration: install
 		( $(call lane,$(MAIN_LANE)) ) & main=$$!; \
 		wait $$archive; ( $(call lane,$(SIDE_LANE)) ) >$$side 2>&1; side_rc=$$?; \
 		wait $$main; main_rc=$$?; \
-		echo "==== the side lane ($(SIDE_LANE)), run beside the main lane ===="; cat $$side; rm -f $$side; \
-		echo "integration lane: main exit $$main_rc, side exit $$side_rc"; \
+		echo "==== the side lane ($(SIDE_LANE)) run beside the main lane ===="; cat $$side; rm -f $$side; \
+		echo "integration lane: main exit $$main_rc; side exit $$side_rc"; \
 		[ $$main_rc = 0 ] && [ $$side_rc = 0 ])
 
 # The fault campaign's long form (tests/chaos/, docs/chaos.md): per Connect release (the newest and the old one),
