@@ -4,6 +4,7 @@ use and kept, whose client batches the request per partition leader."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,6 +21,7 @@ class EndOffsets:
         self._kwargs = client_kwargs
         self._timeout_ms = request_timeout_ms
         self._consumer: AIOKafkaConsumer | None = None
+        self._starting = asyncio.Lock()  # callers side by side (the sinks' ends and starts) share one consumer
 
     async def ends(self, partitions: Iterable[tuple[str, int]]) -> tuple[dict[tuple[str, int], int], int]:
         """Each partition's end offset, and how many ListOffsets requests that took (one per leader)."""
@@ -58,17 +60,18 @@ class EndOffsets:
         return {t: len(cluster.partitions_for_topic(t) or ()) for t in cluster.topics(exclude_internal_topics=True)}
 
     async def _started(self) -> AIOKafkaConsumer:
-        if self._consumer is None:
-            consumer = AIOKafkaConsumer(
-                **self._kwargs, group_id=None, enable_auto_commit=False, request_timeout_ms=self._timeout_ms
-            )
-            try:
-                await consumer.start()
-            except BaseException:  # a broker down, a cancel: its connections closed now, made again next call
-                await stop_consumer(consumer, READING)
-                raise
-            self._consumer = consumer
-        return self._consumer
+        async with self._starting:  # else each would make one, and all but the one kept would never stop
+            if self._consumer is None:
+                consumer = AIOKafkaConsumer(
+                    **self._kwargs, group_id=None, enable_auto_commit=False, request_timeout_ms=self._timeout_ms
+                )
+                try:
+                    await consumer.start()
+                except BaseException:  # a broker down, a cancel: its connections closed now, made again next call
+                    await stop_consumer(consumer, READING)
+                    raise
+                self._consumer = consumer
+            return self._consumer
 
     async def stop(self) -> None:
         if self._consumer is not None:

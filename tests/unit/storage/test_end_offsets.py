@@ -4,6 +4,9 @@ left for the garbage collector; the next call makes another."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 from aiokafka.errors import KafkaConnectionError
 
@@ -39,3 +42,34 @@ async def test_a_consumer_whose_start_fails_is_stopped_and_made_again(monkeypatc
             await ends.topics()
     assert len(made) == 2 and all(consumer.stopped for consumer in made)
     assert ends._consumer is None
+
+
+async def test_callers_side_by_side_share_one_consumer(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Slow] = []
+    release = asyncio.Event()
+
+    class Slow:
+        def __init__(self, **_: object) -> None:
+            self.stopped = False
+            made.append(self)
+
+        async def start(self) -> None:
+            await release.wait()
+
+        async def end_offsets(self, partitions: list[Any]) -> dict[Any, int]:
+            return dict.fromkeys(partitions, 0)
+
+        async def beginning_offsets(self, partitions: list[Any]) -> dict[Any, int]:
+            return dict.fromkeys(partitions, 0)
+
+        async def stop(self) -> None:
+            self.stopped = True
+
+    monkeypatch.setattr("control_plane.storage.end_offsets.AIOKafkaConsumer", Slow)
+    offsets = EndOffsets({"bootstrap_servers": "127.0.0.1:9"}, 1000)
+    asking = asyncio.gather(offsets.starts([("t", 0)]), offsets.starts([("t", 1)]))
+    await asyncio.sleep(0)
+    release.set()
+    assert await asking == [{("t", 0): 0}, {("t", 1): 0}]
+    await offsets.stop()
+    assert len(made) == 1 and made[0].stopped  # no second consumer left running
