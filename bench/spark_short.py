@@ -186,7 +186,7 @@ def profile(args: argparse.Namespace, job: str, extra: list[str]) -> None:
         classes, seconds = (now - then for now, then in zip(compiling(ui), compiled, strict=True))
         print(f"  the server compiled {classes} generated classes in {seconds:.1f}s (Janino)")
         for j in sorted(spark_jobs, key=job_seconds, reverse=True)[:8]:
-            print(f"    {job_seconds(j):5.2f}s {j.get('numTasks', 0):3} tasks  {j['name'][:100]}")
+            print(f"    {job_seconds(j):5.2f}s {j.get('numTasks', 0):3} tasks  {' '.join(j['name'].split())[:100]}")
 
 
 def _profile_child(argv: list[str]) -> int:
