@@ -160,7 +160,7 @@ def profile(args: argparse.Namespace, job: str, extra: list[str]) -> None:
     from tests.support.ports import free_port
 
     ui_port = free_port()
-    conf = {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}
+    conf = {**args.server_conf, "spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}
     with connect_server(args.out / "spark-connect-profile.log", args.driver_memory, conf) as (url, pid):
         ui = f"http://127.0.0.1:{ui_port}"
         module = JOBS[job]
@@ -258,10 +258,14 @@ def main() -> None:
     p.add_argument("--profile", action="store_true", help="profile a warm Spark Connect run instead")
     p.add_argument("--before", help="a git ref whose runs alternate with this checkout's (--rounds pairs)")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument(
+        "--server-conf", action="append", default=[], metavar="KEY=VALUE", help="a setting of the Spark Connect server"
+    )
     p.add_argument("--profile-child", help=argparse.SUPPRESS)
     if "--profile-child" in sys.argv:
         raise SystemExit(_profile_child(sys.argv[sys.argv.index("--profile-child") + 1 :]))
     args = p.parse_args()
+    args.server_conf = dict(item.split("=", 1) for item in args.server_conf)
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     path, props = snapshot(args)
     extra = ["--worker-properties", str(props), "--snapshot", str(path), "--offline", "--max-findings", "20"]
@@ -269,7 +273,7 @@ def main() -> None:
         for job in jobs:
             profile(args, job, extra)
         return
-    with connect_server(args.out / "spark-connect.log", args.driver_memory) as (url, pid):
+    with connect_server(args.out / "spark-connect.log", args.driver_memory, args.server_conf) as (url, pid):
         if args.before:
             for job in jobs:
                 alternate(args, job, extra, url, pid)
