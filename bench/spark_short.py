@@ -9,7 +9,8 @@ how many plan executions, analyses, config calls and artifact uploads a run make
 the jobs, and how long they took; and the Spark jobs the server ran for it (its UI's REST API).
 
 ``--before REF`` runs each side's cold run and each side's warm Spark Connect clients alternately, this
-checkout's and the ref's, on the one server (after its first run warmed it).
+checkout's and the ref's, on the one server (after its first run warmed it). ``--server-conf KEY=VALUE``
+sets one of the server's own settings (its codegen cache, say) for any of these.
 
     .venv/bin/python bench/spark_short.py                       # 30,000 offset records, 50 connectors
     .venv/bin/python bench/spark_short.py --profile --jobs topic-audit
