@@ -9,7 +9,8 @@ how many plan executions, analyses, config calls and artifact uploads a run make
 the jobs, and how long they took; and the Spark jobs the server ran for it (its UI's REST API).
 
 ``--before REF`` runs each side's cold run and each side's warm Spark Connect clients alternately, this
-checkout's and the ref's, on the one server (after its first run warmed it).
+checkout's and the ref's, on the one server (after its first run warmed it). ``--server-conf KEY=VALUE``
+sets one of the server's own settings (its codegen cache, say) for any of these.
 
     .venv/bin/python bench/spark_short.py                       # 30,000 offset records, 50 connectors
     .venv/bin/python bench/spark_short.py --profile --jobs topic-audit
@@ -160,7 +161,7 @@ def profile(args: argparse.Namespace, job: str, extra: list[str]) -> None:
     from tests.support.ports import free_port
 
     ui_port = free_port()
-    conf = {"spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}
+    conf = {**args.server_conf, "spark.ui.enabled": "true", "spark.ui.port": str(ui_port)}
     with connect_server(args.out / "spark-connect-profile.log", args.driver_memory, conf) as (url, pid):
         ui = f"http://127.0.0.1:{ui_port}"
         module = JOBS[job]
@@ -186,7 +187,7 @@ def profile(args: argparse.Namespace, job: str, extra: list[str]) -> None:
         classes, seconds = (now - then for now, then in zip(compiling(ui), compiled, strict=True))
         print(f"  the server compiled {classes} generated classes in {seconds:.1f}s (Janino)")
         for j in sorted(spark_jobs, key=job_seconds, reverse=True)[:8]:
-            print(f"    {job_seconds(j):5.2f}s {j.get('numTasks', 0):3} tasks  {j['name'][:100]}")
+            print(f"    {job_seconds(j):5.2f}s {j.get('numTasks', 0):3} tasks  {' '.join(j['name'].split())[:100]}")
 
 
 def _profile_child(argv: list[str]) -> int:
@@ -258,10 +259,14 @@ def main() -> None:
     p.add_argument("--profile", action="store_true", help="profile a warm Spark Connect run instead")
     p.add_argument("--before", help="a git ref whose runs alternate with this checkout's (--rounds pairs)")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument(
+        "--server-conf", action="append", default=[], metavar="KEY=VALUE", help="a setting of the Spark Connect server"
+    )
     p.add_argument("--profile-child", help=argparse.SUPPRESS)
     if "--profile-child" in sys.argv:
         raise SystemExit(_profile_child(sys.argv[sys.argv.index("--profile-child") + 1 :]))
     args = p.parse_args()
+    args.server_conf = dict(item.split("=", 1) for item in args.server_conf)
     jobs = [j.strip() for j in args.jobs.split(",") if j.strip()]
     path, props = snapshot(args)
     extra = ["--worker-properties", str(props), "--snapshot", str(path), "--offline", "--max-findings", "20"]
@@ -269,7 +274,7 @@ def main() -> None:
         for job in jobs:
             profile(args, job, extra)
         return
-    with connect_server(args.out / "spark-connect.log", args.driver_memory) as (url, pid):
+    with connect_server(args.out / "spark-connect.log", args.driver_memory, args.server_conf) as (url, pid):
         if args.before:
             for job in jobs:
                 alternate(args, job, extra, url, pid)

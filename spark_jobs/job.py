@@ -112,6 +112,7 @@ def resolve(args: argparse.Namespace, use_sidecar: bool = True) -> Target:
         bootstrap=args.bootstrap,
         sidecar_url=getattr(args, "sidecar_url", None),
         use_sidecar=use_sidecar and not getattr(args, "no_sidecar", False) and not args.offline,
+        kafka=not args.offline,
     )
 
 

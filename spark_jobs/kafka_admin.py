@@ -11,14 +11,14 @@ import contextlib
 import time
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-from aiokafka import AIOKafkaConsumer, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient
-from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from control_plane.rules.connectors import sink_group_id
 from control_plane.rules.java_regex import JavaRegex
+
+if TYPE_CHECKING:  # aiokafka is imported when the broker is asked: an offline run never loads it (0.2 s)
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+    from aiokafka.admin import AIOKafkaAdminClient
 
 T = TypeVar("T")
 PER_TOPIC_TIMEOUT_S = 5.0
@@ -108,6 +108,9 @@ class KafkaAdmin:
         return _bounded(awaitable, self.timeout_s, what, self.bootstrap)
 
     async def __aenter__(self) -> KafkaAdmin:
+        from aiokafka import AIOKafkaConsumer
+        from aiokafka.admin import AIOKafkaAdminClient
+
         self.admin = AIOKafkaAdminClient(**self._kwargs, request_timeout_ms=self._request_ms)
         self.consumer = AIOKafkaConsumer(
             **self._kwargs, group_id=None, enable_auto_commit=False, request_timeout_ms=self._request_ms
@@ -132,6 +135,8 @@ class KafkaAdmin:
         return {d["topic"]: len(d["partitions"]) for d in described if d.get("error_code", 0) == 0 and d["partitions"]}
 
     async def end_offsets(self, topics: dict[str, int]) -> dict[str, dict[int, int]]:
+        from aiokafka import TopicPartition
+
         tps = [TopicPartition(t, p) for t, count in topics.items() for p in range(count)]
         if not tps:
             return {}
@@ -146,6 +151,8 @@ class KafkaAdmin:
         if not names:
             return []
         described = await self._bound(self.admin.describe_topics(names), "describing topics")
+        from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+
         resources = [ConfigResource(ConfigResourceType.TOPIC, n, configs={"cleanup.policy": None}) for n in names]
         responses = await self._bound(self.admin.describe_configs(resources), "describing topic configs")
         policies: dict[str, tuple[str | None, bool | None]] = {}
@@ -213,6 +220,8 @@ class KafkaAdmin:
 async def _collect_sinks(
     admin: KafkaAdmin, sinks: list[SinkSpec], topics: list[BrokerTopic], as_of_ms: int | None, facts: BrokerFacts
 ) -> list[SinkPartition]:
+    from aiokafka import TopicPartition
+
     existing_groups = await admin.groups()
     partition_counts = {t.topic: t.partitions for t in topics}
     per_sink: list[tuple[SinkSpec, dict[TopicPartition, int | None]]] = []

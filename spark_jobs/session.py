@@ -307,8 +307,9 @@ def session_settings(options: SessionOptions) -> dict[str, str]:
 
 
 def connect_session(options: SessionOptions) -> SparkSession:
-    """A session on the Spark Connect server at ``options.remote``, with the two packages its Python
-    workers import added as an artifact; ``SessionError`` when the server does not answer."""
+    """A session on the Spark Connect server at ``options.remote`` (the two packages its Python workers
+    import follow when a plan needs them: :func:`code_for_workers`); ``SessionError`` when the server does
+    not answer."""
     assert options.remote is not None
     try:
         settings: dict[str, bool | float | int | str | None] = {**session_settings(options)}
@@ -318,11 +319,25 @@ def connect_session(options: SessionOptions) -> SparkSession:
     except Exception as err:  # noqa: BLE001 - gRPC's and PySpark's errors alike: the server is not there
         first = (str(err).strip() or repr(err)).splitlines()[0][:400]
         raise SessionError(f"Spark Connect at {options.remote} did not answer: {first}") from None
-    if (ROOT / "spark_jobs").is_dir():  # not when the job itself runs from such a zip
-        with tempfile.TemporaryDirectory(prefix="spark-jobs-") as folder:  # uploaded by addArtifacts' return
-            archive = package_code(Path(folder) / "control_plane_jobs.zip")
-            spark.addArtifacts(str(archive), pyfile=True)
     return spark
+
+
+_code_sent: set[str] = set()  # the Spark Connect sessions (by id) that have the packages as an artifact
+
+
+def code_for_workers(spark: SparkSession) -> None:
+    """Before a plan that runs Python workers (``mapInArrow``): on a Spark Connect session, the two packages
+    they import added as a Python artifact, once a session. A run that starts no Python worker (a small
+    one: the driver's codecs, :mod:`.transforms.driver_codec`) neither zips nor uploads them."""
+    if not is_connect(spark) or not (ROOT / "spark_jobs").is_dir():  # not when the job runs from such a zip
+        return
+    session_id = str(getattr(spark, "session_id", ""))
+    if session_id in _code_sent:
+        return
+    with tempfile.TemporaryDirectory(prefix="spark-jobs-") as folder:  # uploaded by addArtifacts' return
+        archive = package_code(Path(folder) / "control_plane_jobs.zip")
+        spark.addArtifacts(str(archive), pyfile=True)
+    _code_sent.add(session_id)
 
 
 def is_connect(spark: SparkSession) -> bool:

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from control_plane.kafka_config import client_kwargs
 from control_plane.settings import SettingsError, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -94,7 +93,12 @@ def resolve_target(
     sidecar_url: str | None = None,
     use_sidecar: bool = True,
     stack_env: Path = STACK_ENV,
+    kafka: bool = True,
 ) -> Target:
+    """The cluster of the job; ``kafka``: whether it will ask Kafka, so needs its client's settings (an
+    offline run does not: it neither builds them nor imports the Kafka client, aiokafka)."""
+    if kafka:
+        from control_plane.kafka_config import client_kwargs  # with aiokafka: only a run that asks Kafka
     stack_sidecar = None
     if worker_properties is None and not os.environ.get("CONTROL_PLANE_WORKER_PROPERTIES") and stack_env.exists():
         env = read_stack_env(stack_env)
@@ -127,6 +131,6 @@ def resolve_target(
         sidecar_url=(sidecar_url or stack_sidecar) if use_sidecar else None,
         worker_properties=worker_properties or settings.worker_properties,
         client_properties=dict(settings.kafka_client_properties),
-        aiokafka_kwargs=client_kwargs(settings),
+        aiokafka_kwargs=client_kwargs(settings) if kafka else {},
         history_topic=settings.sidecars_topic_name,
     )

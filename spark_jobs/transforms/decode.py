@@ -59,7 +59,7 @@ from control_plane.codecs.status import StatusKey
 from control_plane.rules.connectors import connector_type
 from control_plane.rules.secrets import DEFAULT_SECRET_RULE
 
-from .driver_codec import DRIVER_ROWS, codec_frame
+from .driver_codec import DRIVER_ROWS, codec_frame, in_workers
 from .jsonnorm import normal_json, rank_of
 
 KEY_CACHE = 100_000  # distinct offset keys remembered per task
@@ -235,7 +235,7 @@ def decode_offsets_per_record(records: DataFrame, partitions: int | None = None)
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_offsets_rows(batch, partitions, keys), schema=schema)
 
-    return _position(records, "offsets").mapInArrow(decode, OFFSETS_SCHEMA)
+    return in_workers(_position(records, "offsets"), decode, OFFSETS_SCHEMA)
 
 
 def _config_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
@@ -358,7 +358,7 @@ def decode_status_positioned(positioned: DataFrame) -> DataFrame:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_status_rows(batch), schema=schema)
 
-    return positioned.mapInArrow(decode, STATUS_SCHEMA)
+    return in_workers(positioned, decode, STATUS_SCHEMA)
 
 
 def decode_status_records_per_record(records: DataFrame) -> DataFrame:

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from ..session import is_connect
+from ..session import code_for_workers, is_connect
 
 DRIVER_ROWS = 200_000  # rows the driver decodes itself; more go to the Python workers
 Rows = Callable[[pa.RecordBatch], dict[str, list[object]]]  # a codec over a batch: columns of a schema
@@ -76,7 +76,16 @@ def codec_frame(frame: DataFrame, rows: Rows, schema: StructType, limit: int) ->
         for batch in batches:
             yield pa.RecordBatch.from_pydict(rows(batch), schema=arrow)
 
-    return frame.mapInArrow(decode, schema), False
+    return in_workers(frame, decode, schema), False
+
+
+def in_workers(
+    frame: DataFrame, decode: Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]], schema: StructType
+) -> DataFrame:
+    """``frame.mapInArrow(decode, schema)``, the Python workers' code sent first where it must be
+    (a Spark Connect server: :func:`..session.code_for_workers`)."""
+    code_for_workers(frame.sparkSession)
+    return frame.mapInArrow(decode, schema)
 
 
 def local_frame(spark: SparkSession, rows: Sequence[Sequence[object]], schema: StructType) -> DataFrame:

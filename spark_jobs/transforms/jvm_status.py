@@ -25,7 +25,7 @@ from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, 
 from control_plane.codecs import StatusKey, parse_status_key
 
 from .decode import POSITION, STATUS_SCHEMA, _position, _status_rows, decode_status_positioned
-from .driver_codec import DRIVER_ROWS, decoded_frame, take
+from .driver_codec import DRIVER_ROWS, decoded_frame, in_workers, take
 from .jvm_decode import _CHAR
 
 _TEXT = f"({_CHAR}*)"
@@ -79,7 +79,7 @@ def _keys(records: DataFrame) -> DataFrame:
         for batch in batches:
             yield pa.RecordBatch.from_pydict(_key_rows(batch), schema=schema)
 
-    return records.select(F.col("key").alias("k")).distinct().mapInArrow(decode, KEY_SCHEMA)
+    return in_workers(records.select(F.col("key").alias("k")).distinct(), decode, KEY_SCHEMA)
 
 
 def _odd_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
