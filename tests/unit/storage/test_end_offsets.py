@@ -70,6 +70,6 @@ async def test_callers_side_by_side_share_one_consumer(monkeypatch: pytest.Monke
     asking = asyncio.gather(offsets.starts([("t", 0)]), offsets.starts([("t", 1)]))
     await asyncio.sleep(0)
     release.set()
-    assert await asking == [{("t", 0): 0}, {("t", 1): 0}]
+    assert list(await asking) == [{("t", 0): 0}, {("t", 1): 0}]
     await offsets.stop()
     assert len(made) == 1 and made[0].stopped  # no second consumer left running
