@@ -115,8 +115,9 @@ unit-pythons:
 # The class archive is built while the stack starts (each takes a minute or two on a fresh machine, most
 # of it one JVM's start and warm-up). The main lane starts with the stack; the side lane once the archive is
 # built too. The main lane's output comes as it runs, the side lane's after it (from a file: one report at a
-# time); the status fails if either lane fails.
-integration: install
+# time); the status fails if either lane fails. Every release's jars are resolved first (`jars`: a no-op when
+# cached), so that no test of either lane resolves a release's jars while the other lane reads them.
+integration: install jars
 	@$(MAKE) --no-print-directory spark-archive & archive=$$!; \
 	$(call with_stack,side=$$(mktemp); \
 		( $(call lane,$(MAIN_LANE)) ) & main=$$!; \
