@@ -368,8 +368,17 @@ async def on_a_spark_connect_server(scenario: Scenario, tmp_path: Path) -> Path:
     from an exported snapshot, each a thin client in a process of its own on a Spark Connect server started
     from the installed PySpark (the folder of the snapshot and the outputs)."""
     properties = scenario.cluster.properties
-    export = ["export", "--worker-properties", properties, "--out", str(tmp_path / "snapshot.parquet")]
-    assert await asyncio.to_thread(control_plane, export) == 0  # its own event loop: off this one's thread
+    # a process of its own: the command configures this process's logging (structlog, at "error"), which a
+    # thread would change under the tests that run meanwhile and after (their captured warnings gone)
+    export = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "control_plane", "export", "--worker-properties", properties),
+        *("--out", str(tmp_path / "snapshot.parquet")),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    exported, _ = await export.communicate()  # this loop serves the sidecar meanwhile
+    assert export.returncode == 0, exported.decode(errors="replace")[-3000:]
     audit_args = snapshot_audit_args(tmp_path, properties)
     async with spark_connect_server(tmp_path / "connect", free_port()) as server:
 
