@@ -29,8 +29,10 @@ from typing import Any
 
 import httpx
 import pytest
+from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
+from aiokafka.errors import MessageSizeTooLargeError
 from prometheus_client.parser import text_string_to_metric_families
 
 from control_plane.storage.sidecar_topic import TOPIC_CONFIGS
@@ -57,11 +59,26 @@ async def admin(stack: Stack) -> AsyncIterator[AIOKafkaAdminClient]:
         await client.close()
 
 
-async def unwritable(admin: AIOKafkaAdminClient, topic: str) -> None:
+async def unwritable(admin: AIOKafkaAdminClient, bootstrap: str, topic: str) -> None:
     """Every write refused by the broker: no record fits (AlterConfigs sets the whole set: the topic's own
-    configs are given again)."""
+    configs are given again). The broker applies a topic's new config after it answers AlterConfigs: this
+    returns once a write is refused (a tombstone of a key no sidecar reads, harmless if it lands)."""
     configs = {**TOPIC_CONFIGS, "min.insync.replicas": "1", "max.message.bytes": "16"}
     await admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)])
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", request_timeout_ms=5000)
+    await producer.start()
+    try:
+
+        async def refused() -> bool:
+            try:
+                await producer.send_and_wait(topic, key=f"probe-{uuid.uuid4().hex}".encode(), value=None)
+            except MessageSizeTooLargeError:
+                return True
+            return False
+
+        await eventually(refused, bool, timeout_s=30, what=f"a write to {topic} refused as too large")
+    finally:
+        await producer.stop()
 
 
 async def create(client: httpx.AsyncClient, name: str) -> httpx.Response:
@@ -101,7 +118,7 @@ async def test_native_writes_pass_unfenced_and_emulated_ones_fail_fast_when_the_
         await create(front_new.client, paused)  # fenced: the topic is writable
         async with httpx.AsyncClient(base_url=old.connect_url, timeout=60) as worker_old:
             await create(worker_old, stopped)
-        await unwritable(admin, topic)
+        await unwritable(admin, stack.bootstrap, topic)
 
         started = time.monotonic()
         pause = await front_new.client.put(f"/connectors/{paused}/pause")
