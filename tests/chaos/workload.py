@@ -83,6 +83,7 @@ class Workload:
         self.budget_s = budget_s
         self.connectors = [f"{run}-{i}" for i in range(POOL)]
         self.failing = [f"{run}-failing"]
+        self.existing: set[str] = set()  # the connectors whose creation was acknowledged
         self._ids = itertools.count(1)
 
     def config(self, token: str) -> dict[str, str]:
@@ -161,10 +162,14 @@ class Workload:
         writes: Mapping[str, str],
         op: str | None = None,
     ) -> None:
+        absent = connector not in self.existing  # when sent: a PUT of its config may create it
         whole = await self._send(client, method, path, body)
-        if kind == "put_config" and whole.status == 201:  # it created the connector: started, as a create is
-            writes = {**writes, TARGET_STATE: "RUNNING"}  # (Connect's default target state, STARTED)
         outcome = outcome_of(whole.status, sent=whole.sent)
+        if kind == "put_config" and (whole.status == 201 or (absent and outcome is Outcome.UNKNOWN)):
+            # it created the connector, or may have: started, as a create is (Connect's default target state)
+            writes = {**writes, TARGET_STATE: "RUNNING"}
+        if kind in ("create", "put_config") and outcome is Outcome.OK:
+            self.existing.add(connector)
         op_id = op or f"setup-{connector}"
         self._add(whole, kind, connector, sidecar, method, path, op_id, writes, whole.status, outcome)
 
@@ -191,6 +196,8 @@ class Workload:
         planned = await self._send(client, "POST", "/_sidecar/plan", {"documents": documents, "prune": False})
         if planned.status != 200:
             return
+        # a step that creates its connector starts it too (Connect's default target state)
+        creates = {c["name"] for c in planned.json["connectors"] if c["action"] == "create"}
         options = {"concurrency": 2, "deadline_s": self.budget_s, "continue_on_error": rng.random() < 0.5}
         whole = await self._send(client, "POST", "/_sidecar/apply", {**planned.json, **options})
         by_name: dict[str, tuple[int | None, Outcome]] = {}
@@ -203,7 +210,10 @@ class Workload:
                 by_name[step["name"]] = (whole.status, Outcome.FAIL)
         for name in names:
             status, outcome = by_name.get(name, (whole.status, outcome_of(whole.status, sent=whole.sent)))
-            self._add(whole, "apply", name, sidecar, "POST", "/_sidecar/apply", op, {CONFIG: op}, status, outcome)
+            writes = {CONFIG: op, TARGET_STATE: "RUNNING"} if name in creates else {CONFIG: op}
+            self._add(whole, "apply", name, sidecar, "POST", "/_sidecar/apply", op, writes, status, outcome)
+            if outcome is Outcome.OK:
+                self.existing.add(name)
 
     async def _send(self, client: httpx.AsyncClient, method: str, path: str, body: Any) -> Sent:
         invoked = self.clock.now()
