@@ -45,11 +45,13 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 
 from ...codecs.javalang import java_hash_map_order, java_parse_int
+from ...domain.cluster.versions import Version
 from ..errors import error_body
 from ..request.exchange import Exchange, Handler
 from . import jetty_uri
 
 JETTY = "12.0.39"  # the Jetty of Connect 4.4.0, named on its error pages
+JETTY_12_SINCE = Version((4, 0, 0))  # connect-runtime 4.0.0 moved from Jetty 9.4 to 12.0 (KIP-1032)
 MAX_REQUEST_LINE = 8200  # measured on 4.4.0: 8201 bytes and more is 414
 MAX_REQUEST_HEAD = 8192  # HttpConfiguration.requestHeaderSize: more is 431
 JSON = "application/json"
@@ -167,6 +169,24 @@ def _has_body(headers: Headers) -> bool:
     return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
 
 
+def jetty_refusal(exchange: Exchange) -> Response | None:
+    """What Jetty 12 answers before any resource is matched, or None: its limits on the request line and
+    head (414, 431), its check of the path (400, ``jetty_uri``), in the order the 4.4.0 worker answers."""
+    method, raw = exchange.method, exchange.raw_path
+    line, head = _head_size(exchange)
+    if line > MAX_REQUEST_LINE:
+        return jetty_error_page(414, "URI Too Long", "/badMessage")
+    uri = jetty_uri.refusal(raw)
+    if uri is not None and uri.before_method:
+        return jetty_error_page(400, uri.message, uri.uri)
+    if head > MAX_REQUEST_HEAD:
+        query = f"?{exchange.query.decode('latin-1')}" if exchange.query else ""
+        return jetty_error_page(431, "Request Header Fields Too Large", raw.decode("latin-1") + query)
+    if uri is not None:
+        return _bare_400(method, request_uri(exchange, Headers(raw=exchange.headers)), uri.message)
+    return None
+
+
 def _head_size(exchange: Exchange) -> tuple[int, int]:
     """(request line, whole head) in bytes, as a client writing ``name: value`` sent them."""
     query = exchange.query
@@ -264,18 +284,10 @@ class JerseyResource:
 
     def refusal(self, exchange: Exchange, params: Mapping[str, str]) -> Response | None:
         """What the worker's HTTP stack answers before the resource method, or None to call it."""
-        method, headers, raw = exchange.method, Headers(raw=exchange.headers), exchange.raw_path
-        line, head = _head_size(exchange)
-        if line > MAX_REQUEST_LINE:
-            return jetty_error_page(414, "URI Too Long", "/badMessage")
-        uri = jetty_uri.refusal(raw)
-        if uri is not None and uri.before_method:
-            return jetty_error_page(400, uri.message, uri.uri)
-        if head > MAX_REQUEST_HEAD:
-            query = f"?{exchange.query.decode('latin-1')}" if exchange.query else ""
-            return jetty_error_page(431, "Request Header Fields Too Large", raw.decode("latin-1") + query)
-        if uri is not None:
-            return _bare_400(method, request_uri(exchange, headers), uri.message)
+        refused = jetty_refusal(exchange)
+        if refused is not None:
+            return refused
+        method, headers = exchange.method, Headers(raw=exchange.headers)
         types = headers.getlist("content-type")
         content_type = media_type(types[0]) if len(types) == 1 else None
         if types and content_type is None:
@@ -306,11 +318,13 @@ class JerseyResource:
 
 
 __all__ = [
+    "JETTY_12_SINCE",
     "JerseyResource",
     "accepts_json",
     "jersey_allow",
     "jersey_error",
     "jetty_error_page",
+    "jetty_refusal",
     "media_type",
     "negotiation_refusal",
     "path_params",

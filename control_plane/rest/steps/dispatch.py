@@ -13,12 +13,14 @@ from __future__ import annotations
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
+from ...domain.capabilities import Capabilities
 from ...domain.herder import changes_connectors
 from ...upstream import NoWorkerAvailable, UpstreamTimeout
 from ..errors import answer_for
 from ..request.exchange import Exchange, HttpReply
 from ..request.proxy import answer_headers, forward, log_level, upstream_request
 from ..request.runtime import EXCHANGE, RuntimeSlot, current
+from ..routing.jaxrs import JETTY_12_SINCE, jetty_refusal
 from ..routing.router import Router, RouteTarget
 from .unanswered import known_better, unanswered
 
@@ -60,6 +62,9 @@ class Dispatch:
         """The request (its body read whole) forwarded to a worker: the worker's answer, framed for the client;
         the view's answer instead where it knows better or no worker answered (``steps.unanswered``)."""
         runtime = current(self._slot)
+        refused = refused_by_every_worker(runtime.herder.capabilities, exchange)
+        if refused is not None:
+            return _reply_of(refused)
         chunks: list[bytes] = []
         more = True
         while more:
@@ -82,6 +87,17 @@ class Dispatch:
         return _reply_of(instead)
 
 
+def refused_by_every_worker(capabilities: Capabilities, exchange: Exchange) -> Response | None:
+    """Jetty 12's refusal of the request (``jaxrs.jetty_refusal``) when every live worker runs Jetty 12
+    (Connect 4.0 or later) and would answer it so itself: the same answer, without sending the worker a
+    request it answers by closing the connection, which under load reads as a connection lost (a write's
+    outcome unknown). Older workers' Jetty 9 takes most of these paths (an encoded ``/`` in a name): they go
+    through."""
+    if not (capabilities.detected and capabilities.worker_has(JETTY_12_SINCE)):
+        return None
+    return jetty_refusal(exchange)
+
+
 def changed_connectors(exchange: Exchange) -> bool:
     """A change of connectors (``domain.herder.changes_connectors``); a preview of the sidecar's is none."""
     return changes_connectors(exchange.method, exchange.path)
@@ -92,4 +108,4 @@ def _reply_of(response: Response) -> HttpReply:
     return HttpReply(response.status_code, response.raw_headers, body if isinstance(body, bytes) else bytes(body))
 
 
-__all__ = ["Dispatch", "changed_connectors"]
+__all__ = ["Dispatch", "changed_connectors", "refused_by_every_worker"]

@@ -69,7 +69,9 @@ REQUESTS = [
         id="pipelined-keep-alive-mixed-with-a-sidecar-route",
     ),
     pytest.param(b"GET /connectors/c HTTP/1.1\r\n" + CLOSE + b"X-Forwarded-For: 10.0.0.1\r\n\r\n", id="forwarded"),
-    pytest.param(b"PROPFIND /connectors/a%2Fb/../x?q=%3B HTTP/1.1\r\n" + CLOSE + b"\r\n", id="odd-method-and-target"),
+    pytest.param(b"PROPFIND /connectors/a%20b;x=1?q=%3B HTTP/1.1\r\n" + CLOSE + b"\r\n", id="odd-method-and-target"),
+    # a target Jetty 12 refuses: the 4.4.0 worker's answer, given without sending it the request
+    pytest.param(b"PROPFIND /connectors/a%2Fb/../x?q=%3B HTTP/1.1\r\n" + CLOSE + b"\r\n", id="jetty-12-refusal"),
 ]
 
 
@@ -80,7 +82,7 @@ SERVERS = pytest.mark.parametrize("server", ["uvicorn", "sidecar"])
 async def test_the_same_bytes_as_uvicorn(request_bytes: bytes) -> None:
     answers: dict[str, tuple[bytes, list[bytes]]] = {}
     for server in ("uvicorn", "sidecar"):
-        async with ScriptedWorker().running() as worker, sidecar(worker, server) as port:
+        async with ScriptedWorker().running() as worker, sidecar(worker, server, detected=True) as port:
             got = [r.replace(b":%d\r\n" % worker.port, b":PORT\r\n") for r in worker.requests]
             answers[server] = (DATE.sub(b"\r\ndate: DATE\r\n", await exchange(port, request_bytes)), got)
     assert answers["sidecar"] == answers["uvicorn"]
@@ -131,12 +133,12 @@ async def test_every_request_meets_the_admission_hook_once(server: str) -> None:
         return denied_json(401, "no") if exchange.raw_path.endswith(b"/deny") else None
 
     async with ScriptedWorker().running() as worker, sidecar(worker, server, Admission((check,))) as port:
-        forwarded = await exchange(port, b"GET /connectors/c%2Fx?a=1 HTTP/1.1\r\n" + CLOSE + b"\r\n")
+        forwarded = await exchange(port, b"GET /connectors/c%20x?a=1 HTTP/1.1\r\n" + CLOSE + b"\r\n")
         own = await exchange(port, b"GET /healthz HTTP/1.1\r\n" + CLOSE + b"\r\n")
         refused = await exchange(port, b"PUT /connectors/c/deny HTTP/1.1\r\n" + CLOSE + b"Content-Length: 0\r\n\r\n")
         refused_own = await exchange(port, b"GET /connectors/deny HTTP/1.1\r\n" + CLOSE + b"\r\n")
     assert [(a.method, a.raw_path, a.query) for a in arrivals] == [
-        ("GET", b"/connectors/c%2Fx", b"a=1"),
+        ("GET", b"/connectors/c%20x", b"a=1"),
         ("GET", b"/healthz", b""),
         ("PUT", b"/connectors/c/deny", b""),
         ("GET", b"/connectors/deny", b""),
