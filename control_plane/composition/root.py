@@ -73,6 +73,7 @@ async def running(
             sidecar=clients.me,
         )
         capabilities = build_capabilities(clients, side)
+        started.push_async_callback(side.membership.stop)  # after the capabilities' stop: they read it
         features = build_features(clients, side, capabilities, catalog, catalogs, path_converters)
         herder = features.herder
         metrics.watch_states(herder.reads.state_gauges)

@@ -131,6 +131,14 @@ class ClusterMembership:
         except TimeoutError:
             return None
 
+    async def stop(self) -> None:
+        """At shutdown: a read still going on after its caller's bound is ended, its Kafka client closed
+        (left to the loop's end, its connections would stay open). Its outcome is no one's: not raised."""
+        pending = self._pending
+        if pending is not None and not pending.done():
+            pending.cancel()
+            await asyncio.wait({pending})
+
     async def _read_now(self) -> Membership:
         read_at = self._clock()
         try:

@@ -123,3 +123,24 @@ async def test_a_group_not_read_in_time_is_one_that_could_not_be_read() -> None:
         {},
         "DescribeGroups not answered within 0.05 s",
     )
+
+
+async def test_a_read_going_on_past_its_bound_is_ended_at_stop() -> None:
+    """The read goes on after its caller's bound (the next caller shares it); at shutdown it is ended, so
+    that its Kafka client is closed (left to the loop's end, its connections stay open)."""
+    ended = asyncio.Event()
+
+    class HangingGroup(FakeWorkerGroup):
+        async def describe(self, group: str) -> GroupDescription:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                ended.set()  # where the real client closes
+            raise AssertionError("not reached")
+
+    members = membership(HangingGroup(), FakeWorkers(), [1.0])
+    assert (await members.live_workers(0.05)).error == "DescribeGroups not answered within 0.05 s"
+    assert not ended.is_set()  # still going on
+    await members.stop()
+    assert ended.is_set()
+    await members.stop()  # nothing left: a no-op
