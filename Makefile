@@ -82,13 +82,6 @@ spark-archive: install
 # the unit lane first (a failure there stops it); PYTEST_ARGS goes to both.
 INTEGRATION_LANE := integration or spark or java
 UNIT_LANE := not ($(INTEGRATION_LANE))
-# The integration lane is two pytest processes side by side against the one stack: the Spark and Java tests
-# (SIDE_LANE: JVMs of their own; on the stack's clusters, connectors of their own) and all the others
-# (MAIN_LANE). Alone, each leaves the cores idle half the time (its tests wait on workers, faults' durations
-# and JVMs' starts); every test of the lane is safe beside the others (its own names; a rebalance's 409
-# retried). Every test of the integration lane is in exactly one of the two.
-SIDE_LANE := spark or java
-MAIN_LANE := integration and not ($(SIDE_LANE))
 # $(call lane,MARKERS): pytest on the tests with MARKERS. When PYTEST_ARGS narrows the run (a path, -k), a
 # lane may hold none of the tests it chose: pytest's "no tests ran" (exit 5) is then not a failure.
 lane = $(PY) -m pytest -m "$(1)" $(PYTEST_ARGS) || { rc=$$?; [ $$rc = 5 ] && [ -n "$(strip $(PYTEST_ARGS))" ] || exit $$rc; }
@@ -113,19 +106,11 @@ unit-pythons:
 	done
 
 # The class archive is built while the stack starts (each takes a minute or two on a fresh machine, most
-# of it one JVM's start and warm-up). The main lane starts with the stack; the side lane once the archive is
-# built too. The main lane's output comes as it runs, the side lane's after it (from a file: one report at a
-# time); the status fails if either lane fails. Every release's jars are resolved first (`jars`: a no-op when
-# cached), so that no test of either lane resolves a release's jars while the other lane reads them.
+# of it one JVM's start and warm-up): the lane waits for both. Every release's jars are resolved first
+# (`jars`: a no-op when cached), so that no test resolves a release's jars while another reads them.
 integration: install jars
 	@$(MAKE) --no-print-directory spark-archive & archive=$$!; \
-	$(call with_stack,side=$$(mktemp); \
-		( $(call lane,$(MAIN_LANE)) ) & main=$$!; \
-		wait $$archive; ( $(call lane,$(SIDE_LANE)) ) >$$side 2>&1; side_rc=$$?; \
-		wait $$main; main_rc=$$?; \
-		echo "==== the side lane ($(SIDE_LANE)) run beside the main lane ===="; cat $$side; rm -f $$side; \
-		echo "integration lane: main exit $$main_rc; side exit $$side_rc"; \
-		[ $$main_rc = 0 ] && [ $$side_rc = 0 ])
+	$(call with_stack,wait $$archive; $(call lane,$(INTEGRATION_LANE)))
 
 # The fault campaign's long form (tests/chaos/, docs/chaos.md): per Connect release (the newest and the old one),
 # a broker, a worker and three sidecars of its own under a workload and a fault injector for CHAOS_DURATION_S,
