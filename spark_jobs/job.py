@@ -251,7 +251,7 @@ def load(
 
     decoders: dict[str, Callable[[], DataFrame]] = {
         "config": lambda: kept(T.decode_config_records(of("config"))),
-        "status": lambda: kept(T.decode_status_records(of("status"))),
+        "status": lambda: T.decode_status_records(of("status"), keep=kept),
         "history": lambda: kept(T.decode_history_records(of("history"))),
     }
     offset_parts = offsets() if "offsets" in topics else None

@@ -10,11 +10,14 @@
   their Java type, under a key of the matching kind: read with Spark's regular expressions;
 - every other record (a trace with its escaped newlines, non-ASCII names, a malformed key or value, a
   value of another kind's shape) goes to the codec, record by record.
+
+A value's pattern runs once a record (:func:`_groups`), and where the caller keeps the decoded records
+(``keep``), the records of other shapes are found in what it keeps: the records are read and matched once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame
@@ -99,8 +102,25 @@ def _odd_rows(batch: pa.RecordBatch) -> dict[str, list[object]]:
     return {"ok": batch.column("ok").to_pylist(), "ov": batch.column("ov").to_pylist(), **columns}
 
 
-def _group(pattern: str, n: int) -> Column:
-    return F.regexp_extract(F.col("text"), pattern, n)
+# between the groups of a match (:func:`_groups`): a control character, which no group (of _CHAR) holds
+_SEPARATOR = "\x01"
+
+
+def _groups(pattern: str, n: int) -> Column:
+    """The ``n`` groups of ``pattern``'s match of the whole ``text`` (group ``i`` at index ``i``), or null
+    where it does not match, in one match a record: the text replaced by its groups, each after a
+    separator. Matched, the replacement begins with the separator; unmatched, the text is left as it was
+    (but for bytes that are not UTF-8, each read as U+FFFD), so a text that begins with the patterns' '{'
+    still begins with it. ``split`` keeps empty groups (its limit is -1) and splits at one literal
+    character, without a regular expression."""
+    text = F.col("text")
+    replaced = F.regexp_replace(text, pattern, "".join(f"{_SEPARATOR}${i}" for i in range(1, n + 1)))
+    return F.when(text.startswith("{") & replaced.startswith(_SEPARATOR), F.split(replaced, _SEPARATOR))
+
+
+def _group(n: int) -> Column:
+    """Group ``n`` of the value's match (:func:`_shaped`'s ``groups``), null where it did not match."""
+    return F.get(F.col("groups"), n)
 
 
 def _int32(column: Column) -> Column:
@@ -121,32 +141,36 @@ def _unescape(text: Column) -> Column:
 
 
 def _shaped(joined: DataFrame) -> DataFrame:
-    text = joined.withColumn("text", F.col("value").cast("string"))
-    is_state = F.col("key_kind").isin("connector", "task") & F.col("text").rlike(STATE_VALUE)
-    is_topic = (F.col("key_kind") == "topic") & F.col("text").rlike(TOPIC_VALUE)
+    """With ``groups``, the match of the value's pattern for its key's kind, and ``shape``: state, topic,
+    tombstone, or null where the codec decides."""
+    kind = F.col("key_kind")
+    is_state, is_topic = kind.isin("connector", "task"), kind == "topic"
+    text = joined.withColumn("text", F.col("value").cast("string")).withColumn(
+        "groups", F.when(is_state, _groups(STATE_VALUE, 4)).when(is_topic, _groups(TOPIC_VALUE, 4))
+    )
     return text.withColumn(
         "shape",
-        F.when(F.col("key_kind").isNull(), None)
+        F.when(kind.isNull(), None)
         .when(F.col("value").isNull(), "tombstone")
-        .when(is_state & _int32(_group(STATE_VALUE, 4)), "state")
-        .when(is_topic & _int32(_group(TOPIC_VALUE, 3)), "topic"),
+        .when(is_state & _int32(_group(4)), "state")
+        .when(is_topic & _int32(_group(3)), "topic"),
     )
 
 
 def _fast_columns() -> list[Column]:
     """The decoded columns of a record of a known ``shape``, read by Spark's expressions."""
     state, topic = F.col("shape") == "state", F.col("shape") == "topic"
-    trace = _group(STATE_VALUE, 2)
+    trace = _group(2)
     return [
         F.col("key_kind").alias("kind"),
         F.col("key_connector").alias("connector"),
-        F.when(topic, _group(TOPIC_VALUE, 3).try_cast("int")).otherwise(F.col("key_task")).alias("task"),
+        F.when(topic, _group(3).try_cast("int")).otherwise(F.col("key_task")).alias("task"),
         F.col("key_topic").alias("topic"),
-        F.when(state, _group(STATE_VALUE, 1)).alias("state"),
-        F.when(state, _group(STATE_VALUE, 3)).alias("worker_id"),
-        F.when(state, _group(STATE_VALUE, 4).try_cast("int")).alias("generation"),
+        F.when(state, _group(1)).alias("state"),
+        F.when(state, _group(3)).alias("worker_id"),
+        F.when(state, _group(4).try_cast("int")).alias("generation"),
         F.when(state & (trace != "null"), _unescape(trace.substr(F.lit(2), F.length(trace) - 2))).alias("trace"),
-        F.when(topic, _group(TOPIC_VALUE, 4).try_cast("bigint")).alias("discover_timestamp"),
+        F.when(topic, _group(4).try_cast("bigint")).alias("discover_timestamp"),
         (F.col("shape") == "tombstone").alias("tombstone"),
         F.lit(None).cast("string").alias("malformed"),
     ]
@@ -176,29 +200,56 @@ def _in_workers(base: DataFrame, keys: DataFrame, broadcast_keys: bool) -> DataF
     return fast.unionByName(codec).select(*(f.name for f in STATUS_SCHEMA.fields))
 
 
-def decode_status_records(records: DataFrame, broadcast_keys: bool = True, driver_rows: int = DRIVER_ROWS) -> DataFrame:
+def _unkept(frame: DataFrame) -> DataFrame:
+    return frame
+
+
+def decode_status_records(
+    records: DataFrame,
+    broadcast_keys: bool = True,
+    driver_rows: int = DRIVER_ROWS,
+    keep: Callable[[DataFrame], DataFrame] = _unkept,
+) -> DataFrame:
     """The status topic's records as :data:`.decode.STATUS_SCHEMA`. Distinct keys, and distinct records of
     other shapes, up to ``driver_rows`` go through the codec in the driver (this runs Spark jobs at once),
-    more in the Python workers."""
+    more in the Python workers. ``keep`` (the caller's ``persist``, none by default) holds the decoded
+    records: the records of other shapes are then found in what it keeps, without matching the values
+    again, and their decoded rows joined to it are kept in turn."""
     base = _position(records, "status")
     spark = base.sparkSession
     found = take(base.select(F.col("key").alias("k")).distinct(), driver_rows) if driver_rows > 0 else None
     if found is None:
-        return _in_workers(base, _keys(base), broadcast_keys)
+        return keep(_in_workers(base, _keys(base), broadcast_keys))
     keys = decoded_frame(spark, found, _key_rows, KEY_SCHEMA)
     shaped = _shaped(_with_keys(base, keys, broadcast_keys))
-    pairs = shaped.filter(F.col("shape").isNull()).select(F.col("key").alias("ok"), F.col("value").alias("ov"))
-    odd = take(pairs.distinct(), driver_rows)
-    if odd is None:
-        return _in_workers(base, keys, broadcast_keys)
-    fast = _fast_columns()
-    if odd.num_rows == 0:
-        return shaped.select(*(f.name for f in POSITION), *fast)
-    decoded = decoded_frame(spark, odd, _odd_rows, ODD_SCHEMA)
-    on = shaped["key"].eqNullSafe(decoded["ok"]) & shaped["value"].eqNullSafe(decoded["ov"]) & shaped["shape"].isNull()
-    joined = shaped.join(F.broadcast(decoded), on, "left")
+    odd = F.col("shape").isNull()
+    matched = keep(  # the decoded columns, and the key and value of a record of another shape
+        shaped.select(
+            *(f.name for f in POSITION),
+            *_fast_columns(),
+            "shape",
+            F.when(odd, F.col("key")).alias("ok"),
+            F.when(odd, F.col("value")).alias("ov"),
+        )
+    )
+    pairs = take(matched.filter(odd).select("ok", "ov").distinct(), driver_rows)
+    if pairs is None:  # many: the codec in the Python workers
+        codec = decode_status_positioned(
+            matched.filter(odd).select(
+                *(f.name for f in POSITION), F.col("ok").alias("key"), F.col("ov").alias("value")
+            )
+        )
+        columns = [f.name for f in STATUS_SCHEMA.fields]
+        return keep(matched.filter(~odd).select(*columns).unionByName(codec.select(*columns)))
+    if pairs.num_rows == 0:
+        return matched.select(*(f.name for f in STATUS_SCHEMA.fields))
+    decoded = decoded_frame(spark, pairs, _odd_rows, ODD_SCHEMA)
+    on = matched["ok"].eqNullSafe(decoded["ok"]) & matched["ov"].eqNullSafe(decoded["ov"]) & matched["shape"].isNull()
+    joined = matched.join(F.broadcast(decoded), on, "left")
     known = F.col("shape").isNotNull()
-    return joined.select(
-        *(f.name for f in POSITION),
-        *(F.when(known, c).otherwise(F.col(f"o_{f.name}")).alias(f.name) for f, c in zip(DECODED, fast, strict=True)),
+    return keep(
+        joined.select(
+            *(f.name for f in POSITION),
+            *(F.when(known, F.col(f.name)).otherwise(F.col(f"o_{f.name}")).alias(f.name) for f in DECODED),
+        )
     )

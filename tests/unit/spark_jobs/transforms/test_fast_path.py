@@ -9,6 +9,7 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 
@@ -117,6 +118,33 @@ def test_status_fast_path_decodes_as_the_codec_does(frame: DataFrame, driver_row
     status = decode_status_records(frame, driver_rows=driver_rows).orderBy(*ORDER).collect()
     _same(status, decode_status_records_per_record(frame).orderBy(*ORDER).collect())
     assert set(TRACES) <= {r["trace"] for r in status}
+
+
+@pytest.mark.parametrize(
+    ("driver", "frames"), [("everything", 2), ("the keys only", 2), ("nothing", 1)], ids=["all", "keys", "none"]
+)
+def test_status_kept_as_a_job_keeps_it_decodes_as_the_codec_does(frame: DataFrame, driver: str, frames: int) -> None:
+    """Kept as a job keeps the records (``keep``): the values' matches kept, the records of other shapes
+    found in what is kept, then decoded in the driver and joined to it (kept in turn), or in the Python
+    workers when they are more than the driver takes (kept with the rest), or everything in the workers."""
+    status = frame.filter(F.col("role") == "status")
+    keys = status.select("key").distinct().count()
+    driver_rows = {"everything": 200_000, "the keys only": keys, "nothing": 0}[driver]
+    kept: list[DataFrame] = []
+
+    def keep(decoded: DataFrame) -> DataFrame:
+        kept.append(decoded.persist(StorageLevel.DISK_ONLY))
+        return decoded
+
+    try:
+        decoded = decode_status_records(frame, driver_rows=driver_rows, keep=keep)
+        _same(decoded.orderBy(*ORDER).collect(), decode_status_records_per_record(frame).orderBy(*ORDER).collect())
+        assert len(kept) == frames and all(k.is_cached for k in kept)
+        in_workers = "MapInArrow" in decoded._jdf.queryExecution().analyzed().toString()
+        assert in_workers == (driver != "everything")
+    finally:
+        for k in kept:
+            k.unpersist()
 
 
 def test_config_decoded_in_the_driver_as_in_the_workers(frame: DataFrame) -> None:
