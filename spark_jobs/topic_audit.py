@@ -118,6 +118,9 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
             T.topics_only_earlier_configs_named(versions, references, broker), limit, ["topic", "connector"]
         )
 
+    # counted before the tables are written: the count builds the kept timeline (a window over every state
+    # record) in parallel tasks, where the one task writing its table (write_tables) would build it alone
+    state_changes = timeline.count()
     progress.step(f"writing {args.out}")
     tables = write_tables(
         args.out,
@@ -143,7 +146,7 @@ def _audit(args: argparse.Namespace, inputs: Inputs, unused_ms: int, progress: P
             "topics_in_use_now": used.filter(F.size("active_connectors") > 0).count(),
             "topics_on_broker": on_broker,
             "connector_topic_pairs": usage.count(),
-            "state_changes": timeline.count(),
+            "state_changes": state_changes,
             "config_versions": history["versions"] if history else None,
             "findings": {name: f["count"] for name, f in findings.items()},
         },
