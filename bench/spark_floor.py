@@ -9,14 +9,17 @@ memory read as ratios to it.
   exact bytes: the worker finds an offset by them, Connect's ``KafkaOffsetBackingStore``) and Kafka
   partition for its last record, commits and commit times, then each of those few keys parsed by
   ``from_json`` into the connector and the partition; the job's ``source_offsets`` table.
-- topic-audit: the status topic's KIP-558 topic records (the key split as Connect's
-  ``KafkaStatusBackingStore`` splits it, the value by ``from_json``), one aggregation per topic and
-  connector, and each tombstone told a reset or a deletion by the connector's config records before it;
-  the job's ``topic_usage`` table.
+- topic-audit: the two tables of the status topic's records. The KIP-558 topic records (the key split
+  as Connect's ``KafkaStatusBackingStore`` splits it, the value by ``from_json``), one aggregation per
+  topic and connector, and each tombstone told a reset or a deletion by the connector's config records
+  before it: the job's ``topic_usage`` table. The connectors' and tasks' states (the key split, the value
+  by ``from_json``, a tombstone a deletion), one window per connector or task in log order that keeps
+  each change of state: the job's ``state_timeline`` table.
 
 Not the codecs' exact rules (key bytes against the worker's encoding, a value's exact shape), nor the
-job's other findings and tables: :func:`different_rows` compares the floor's table with the job's on
-the columns both have, row for row.
+job's other findings and small tables: :func:`different_rows` compares each of the floor's tables with the
+job's on the columns both have, row for row. The floor writes each table as Spark writes it by itself
+(a file a task), not the job's one file a table, which runs a table's last stage in one task.
 
     python -m bench.spark_floor offsets-reconcile --snapshot S.parquet --offline --out OUT [job options]
 """
@@ -28,7 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,15 +39,18 @@ sys.path.insert(0, str(ROOT))
 from bench.spark_warm import READING  # noqa: E402
 from spark_jobs.job import expected_records, parser, resolve, run, start_spark  # noqa: E402
 from spark_jobs.progress import Progress  # noqa: E402
-from spark_jobs.report import write_tables  # noqa: E402
+from spark_jobs.report import for_parquet  # noqa: E402
 from spark_jobs.session import existing_session  # noqa: E402
 
-# per job: the table the floor writes, the job's table of the same name holding the same answer
-TABLES = {"offsets-reconcile": "source_offsets", "topic-audit": "topic_usage"}
+# per job: the tables the floor writes, each the job's table of the same name holding the same answer
+TABLES = {"offsets-reconcile": ("source_offsets",), "topic-audit": ("topic_usage", "state_timeline")}
 # KafkaStatusBackingStore's key of a topic record: "status-topic-" + topic + ":connector-" + connector,
 # split at the first ":connector-" (a topic name holds no ':')
 TOPIC_KEY = r"^status-topic-(.*?):connector-(.*)$"
 TOPIC_VALUE = "topic struct<name string, connector string, task int, discoverTimestamp bigint>"
+# its keys of states: "status-connector-" + connector, "status-task-" + connector + "-" + the task's number
+CONNECTOR_KEY, TASK_KEY = "status-connector-", r"^status-task-(.*)-([0-9]+)$"
+STATE_VALUE = "state string, trace string, worker_id string, generation int"
 
 
 def offsets_floor(offsets: DataFrame) -> DataFrame:
@@ -147,6 +153,40 @@ def topic_usage_floor(status: DataFrame, config: DataFrame) -> DataFrame:
     )
 
 
+def state_timeline_floor(status: DataFrame) -> DataFrame:
+    """Per connector and task, its records in log order where the state changed from the record before
+    (a tombstone: ``DELETED``). The value is parsed once into a column, then its fields read: fields read
+    from ``from_json`` in one projection are each parsed on their own (Spark's ``OptimizeJsonExprs``
+    prunes the schema per field), about twice the time."""
+    key = F.col("key").cast("string")
+    task = key.startswith("status-task-")
+    records = status.filter(key.startswith(CONNECTOR_KEY) | task).select(
+        F.when(task, F.regexp_extract(key, TASK_KEY, 1))
+        .otherwise(F.substring(key, len(CONNECTOR_KEY) + 1, 1 << 20))
+        .alias("connector"),
+        F.when(task, F.regexp_extract(key, TASK_KEY, 2).cast("int")).alias("task"),
+        "timestamp",
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        F.col("value").isNull().alias("tombstone"),
+        F.from_json(F.col("value").cast("string"), STATE_VALUE).alias("v"),
+    )
+    states = records.select(
+        "connector",
+        "task",
+        "timestamp",
+        "kafka_partition",
+        "kafka_offset",
+        F.when(F.col("tombstone"), F.lit("DELETED")).otherwise(F.col("v.state")).alias("state"),
+        F.col("v.worker_id").alias("worker_id"),
+        F.col("v.generation").alias("generation"),
+        F.substring_index(F.col("v.trace"), "\n", 1).alias("trace_first_line"),
+    )
+    in_log_order = Window.partitionBy("connector", "task").orderBy("kafka_partition", "kafka_offset")
+    previous = states.filter(F.col("state").isNotNull()).withColumn("previous_state", F.lag("state").over(in_log_order))
+    return previous.filter(F.col("previous_state").isNull() | (F.col("previous_state") != F.col("state")))
+
+
 def floor(job: str, argv: list[str]) -> int:
     """The floor of ``job`` with the job's own options (``--snapshot``, ``--out``, the session's)."""
     args = parser(f"spark-floor {job}", __doc__.splitlines()[0], "reports/floor").parse_args(argv)
@@ -162,22 +202,23 @@ def floor(job: str, argv: list[str]) -> int:
             return records.filter(F.col("topic") == target.topics[role])
 
         if job == "offsets-reconcile":
-            table = offsets_floor(of("offsets"))
+            tables = [offsets_floor(of("offsets"))]
         else:
-            table = topic_usage_floor(of("status"), of("config"))
-        write_tables(args.out, {TABLES[job]: table})
-        progress.step(f"written: {args.out / 'tables' / TABLES[job]}")
+            tables = [topic_usage_floor(of("status"), of("config")), state_timeline_floor(of("status"))]
+        for name, table in zip(TABLES[job], tables, strict=True):
+            for_parquet(table).write.mode("overwrite").parquet(str(args.out / "tables" / name))
+        progress.step(f"written: {', '.join(TABLES[job])} in {args.out / 'tables'}")
     finally:
         if owned:
             spark.stop()
     return 0
 
 
-def different_rows(job: str, job_out: Path, floor_out: Path) -> tuple[int, int, list[str]]:
-    """The job's main table against the floor's, on the columns both have, rows in any order: (the job's
+def different_rows(table: str, job_out: Path, floor_out: Path) -> tuple[int, int, list[str]]:
+    """The job's ``table`` against the floor's, on the columns both have, rows in any order: (the job's
     rows, the floor's rows, a few of the rows one of them has more often than the other, each marked
     ``job:`` or ``floor:``; none when they agree)."""
-    tables = [pq.read_table(out / "tables" / TABLES[job]) for out in (job_out, floor_out)]
+    tables = [pq.read_table(out / "tables" / table) for out in (job_out, floor_out)]
     common = [name for name in tables[0].column_names if name in tables[1].column_names]
     rows = [Counter(map(repr, t.select(common).to_pylist())) for t in tables]
     only = [sorted((rows[0] - rows[1]).elements()), sorted((rows[1] - rows[0]).elements())]

@@ -3,7 +3,9 @@ is already up, measured apart from the start-up the first run paid.
 
 - kept local session: one process builds the session as a job would (``spark_jobs.session``), then runs
   the job twice in it (the job keeps a session it did not start); the second run is measured from the
-  marker printed before it to the end.
+  marker printed before it to the one printed after it, not the session's stop and the process's exit
+  that come after (some seconds, the same for a job and its floor: counted, they brought every ratio
+  closer to 1).
 - Spark Connect: a server from the installed PySpark (``spark_jobs.connect_server``), and the job twice as
   a thin client in a fresh process (``--remote``); the second client's run is measured with the server's
   process tree (its CPU during the run, its memory: the warm engine's).
@@ -26,14 +28,14 @@ sys.path.insert(0, str(ROOT))
 from bench.process_tree import Run, between, check, measure  # noqa: E402
 
 READING = "reading and decoding"  # the job's step that reads its first record (spark_jobs.job.load)
-RUN_MARK = "bench-run "  # what the kept session's child prints before each run of the job
+RUN_MARK = "bench-run "  # what the kept session's child prints before each run of the job, and after the last
 
 
-def _figures(run: Run, start_index: int) -> dict[str, float]:
-    """The part of ``run`` from its mark ``start_index`` to its end, with its start-up: until its first
-    record is read."""
+def _figures(run: Run, start_index: int, end_index: int = -1) -> dict[str, float]:
+    """The part of ``run`` from its mark ``start_index`` to its mark ``end_index`` (by default its end),
+    with its start-up: until its first record is read."""
     start = run.marks[start_index]
-    figures = between(run, start, run.marks[-1])
+    figures = between(run, start, run.marks[end_index])
     reading = run.first(READING, after_s=start.at_s)
     return {**figures, "startup_s": (reading - start.at_s) if reading is not None else 0.0}
 
@@ -43,7 +45,7 @@ def kept_session(module: str, args: list[str], records: int, driver_memory: str,
     command = [sys.executable, __file__, module, str(records), driver_memory, str(log), "--", *args]
     run = measure(command, ROOT, marker=RUN_MARK)
     check(run, module)
-    return _figures(run, len(run.marks) - 2)  # the marker before the second run
+    return _figures(run, -3, -2)  # from the marker before the second run to the one after it
 
 
 def on_connect(module: str, args: list[str], url: str, server_pid: int) -> dict[str, float]:
@@ -96,6 +98,7 @@ def _child(argv: list[str]) -> int:
         code = main(args)
         if code != 0:
             return int(code)
+    print(f"{RUN_MARK}done", flush=True)
     spark.stop()
     return 0
 

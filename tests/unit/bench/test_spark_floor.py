@@ -29,13 +29,13 @@ def _table(root: Path, name: str, rows: list[dict[str, Any]]) -> Path:
 def test_the_floor_agrees_on_the_columns_both_have_in_any_row_order(tmp_path: Path) -> None:
     floor = [{k: v for k, v in r.items() if k != "offset_normal"} for r in reversed(JOB_ROWS)]
     job, theirs = _table(tmp_path, "job", JOB_ROWS), _table(tmp_path, "floor", floor)
-    assert different_rows("offsets-reconcile", job, theirs) == (2, 2, [])
+    assert different_rows("source_offsets", job, theirs) == (2, 2, [])
 
 
 def test_a_row_only_one_side_has_is_named_with_its_side(tmp_path: Path) -> None:
     floor = [JOB_ROWS[0], {**JOB_ROWS[1], "offset_json": '{"p":3}'}]
     job, theirs = _table(tmp_path, "job", JOB_ROWS), _table(tmp_path, "floor", floor)
-    rows, floor_rows, only = different_rows("offsets-reconcile", job, theirs)
+    rows, floor_rows, only = different_rows("source_offsets", job, theirs)
     assert (rows, floor_rows) == (2, 2)
     assert [line.split(":")[0] for line in only] == ["job", "floor"]
     assert '{"p":2}' in only[0] and '{"p":3}' in only[1]
@@ -44,7 +44,7 @@ def test_a_row_only_one_side_has_is_named_with_its_side(tmp_path: Path) -> None:
 def test_a_row_twice_on_one_side_is_a_difference(tmp_path: Path) -> None:
     job = _table(tmp_path, "job", [*JOB_ROWS, JOB_ROWS[1]])
     theirs = _table(tmp_path, "floor", [*JOB_ROWS, JOB_ROWS[0]])
-    rows, floor_rows, only = different_rows("offsets-reconcile", job, theirs)
+    rows, floor_rows, only = different_rows("source_offsets", job, theirs)
     assert (rows, floor_rows) == (3, 3)
     assert [line.split(":")[0] for line in only] == ["job", "floor"]
 
