@@ -200,7 +200,7 @@ def _in_workers(base: DataFrame, keys: DataFrame, broadcast_keys: bool) -> DataF
     return fast.unionByName(codec).select(*(f.name for f in STATUS_SCHEMA.fields))
 
 
-def _unkept(frame: DataFrame) -> DataFrame:
+def _as_it_is(frame: DataFrame) -> DataFrame:
     return frame
 
 
@@ -208,13 +208,15 @@ def decode_status_records(
     records: DataFrame,
     broadcast_keys: bool = True,
     driver_rows: int = DRIVER_ROWS,
-    keep: Callable[[DataFrame], DataFrame] = _unkept,
+    keep: Callable[[DataFrame], DataFrame] | None = None,
 ) -> DataFrame:
     """The status topic's records as :data:`.decode.STATUS_SCHEMA`. Distinct keys, and distinct records of
     other shapes, up to ``driver_rows`` go through the codec in the driver (this runs Spark jobs at once),
-    more in the Python workers. ``keep`` (the caller's ``persist``, none by default) holds the decoded
-    records: the records of other shapes are then found in what it keeps, without matching the values
-    again, and their decoded rows joined to it are kept in turn."""
+    more in the Python workers. ``keep`` (the caller's ``persist``, as :func:`.jvm_decode.decode_offset_parts`
+    takes it; None: nothing kept) holds the decoded records: the records of other shapes are then found in
+    what it keeps, without matching the values again, and their decoded rows joined to it are kept in turn."""
+    if keep is None:
+        keep = _as_it_is
     base = _position(records, "status")
     spark = base.sparkSession
     found = take(base.select(F.col("key").alias("k")).distinct(), driver_rows) if driver_rows > 0 else None
