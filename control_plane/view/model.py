@@ -329,20 +329,24 @@ class ClusterView:
     ) -> ConnectorStateView | None:
         """``stopped_overlay``: the worker cannot stop connectors (before 3.5; the sidecar did, KIP-875):
         a connector whose target state is STOPPED shows as 3.5+ shows it, STOPPED (even if it had
-        failed) and without tasks, whatever the old worker, which paused it, wrote.
+        failed) and without tasks, whatever the old worker, which paused it, wrote. While it still has task
+        configs (a stop not finished: its empty task set not written yet, or cut off before it) its tasks
+        are shown as the worker has them, as 3.5+ shows a STOPPED connector's tasks until they are gone.
         ``ignore_stale_unassigned``: the status rule of 3.6+ workers (``task_statuses_of``)."""
         status = self.connector_statuses.get(name)
         if status is None:
             return None
-        if stopped_overlay and self.target_state(name) == "STOPPED":
-            stopped = StateEntry(
-                "STOPPED", status.worker_id, None, status.version, status.generation, status.version_field
-            )
-            return ConnectorStateView(name, stopped, (), self.connector_type(name))
         statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
         if stopped_overlay:
             statuses = self._configured(name, statuses)
         tasks = tuple(sorted((task, _entry(s)) for task, s in statuses.items()))
+        if stopped_overlay and self.target_state(name) == "STOPPED":
+            stopped = StateEntry(
+                "STOPPED", status.worker_id, None, status.version, status.generation, status.version_field
+            )
+            return ConnectorStateView(
+                name, stopped, tasks if self.task_counts.get(name) else (), self.connector_type(name)
+            )
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
 
     def _configured(self, name: str, statuses: dict[int, TaskStatus]) -> dict[int, TaskStatus]:
@@ -357,7 +361,7 @@ class ClusterView:
     def task_state(
         self, name: str, task: int, *, stopped_overlay: bool = False, ignore_stale_unassigned: bool = True
     ) -> StateEntry | None:
-        if stopped_overlay and self.target_state(name) == "STOPPED":
+        if stopped_overlay and self.target_state(name) == "STOPPED" and not self.task_counts.get(name):
             return None  # a STOPPED connector has no tasks (see connector_state)
         statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
         status = (self._configured(name, statuses) if stopped_overlay else statuses).get(task)

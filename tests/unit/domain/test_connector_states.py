@@ -171,7 +171,8 @@ def test_a_connector_the_sidecar_stopped_counts_as_stopped_where_the_workers_can
     connector(view.state, "s")
     state(view.state, "s", "PAUSED", 1)
     state(view.state, "s", "PAUSED", 1, task=0)
-    view.state.apply_config(TargetState("s", "STOPPED", None))
+    view.state.apply_config(TargetState("s", "STOPPED", None))  # the sidecar's stop: STOPPED, then no task
+    view.state.apply_config(TaskCommit("s", 0))
     gauges = states.gauges(StateRules(stopped_overlay=True, ignore_stale_unassigned=True))
     assert gauges is not None and gauges.connectors["s"].state == "STOPPED" and not gauges.connectors["s"].tasks
 
