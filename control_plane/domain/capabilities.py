@@ -102,7 +102,7 @@ FEATURES: tuple[FeatureSpec, ...] = (
         "KIP-875",
         Version.of("3.5.0"),
         "PUT /connectors/{c}/stop, GET .../offsets",
-        "stop writes commit-<c> = {tasks: 0} and the STOPPED target state to the config topic; offsets are "
+        "stop writes the STOPPED target state and commit-<c> = {tasks: 0} to the config topic; offsets are "
         "read from the offsets topic or the sink's consumer group",
     ),
     FeatureSpec(

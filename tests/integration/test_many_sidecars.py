@@ -332,10 +332,11 @@ async def killed_holding(
 async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leaves_the_next_stop_to_finish_it(
     stack: Stack, unique: str, tmp_path: Path
 ) -> None:
-    """A real sidecar process, SIGKILLed in the middle of an emulated stop (3.4.1): its empty set of tasks
-    written, the STOPPED target state never (the write held in the process, ``tests/support/faults``), the
-    fence held. The stop was never acknowledged; through another sidecar the next stop of the connector waits
-    out the dead holder's lease, finishes it (STOPPED, no tasks), and a resume then runs the connector again."""
+    """A real sidecar process, SIGKILLed in the middle of an emulated stop (3.4.1): its STOPPED target state
+    written, its empty set of tasks never (the write held in the process, ``tests/support/faults``), the
+    fence held. The stop was never acknowledged; the connector is paused with its task, and shown so. Through
+    another sidecar the next stop of the connector waits out the dead holder's lease, finishes it (STOPPED,
+    no tasks), and a resume then runs the connector again."""
     cluster = stack.clusters["old"]
     name = f"killed-stop-{unique}"
     async with (
@@ -350,10 +351,12 @@ async def test_a_sidecar_killed_between_the_two_records_of_an_emulated_stop_leav
         await until_states(survivor, name, "RUNNING", ["RUNNING"])
         try:
             killed = await killed_holding(
-                cluster, tmp_path, f"target-state-{name}", lambda c: c.put(f"/connectors/{name}/stop")
+                cluster, tmp_path, f"commit-{name}", lambda c: c.put(f"/connectors/{name}/stop")
             )
-            # half-written: its empty set of tasks in the config topic, its target state not
-            assert (await survivor.get(f"/connectors/{name}/status")).json()["connector"]["state"] != "STOPPED"
+            # half-written: its target state in the config topic, its empty set of tasks not; the old worker
+            # pauses the connector and its task, and the task is shown as long as it is configured
+            await until_states(survivor, name, "STOPPED", ["PAUSED"])
+            await until_states(worker, name, "PAUSED", ["PAUSED"])
             stopped = await survivor.put(f"/connectors/{name}/stop")
             waited = time.monotonic() - killed
             assert stopped.status_code == 204, stopped.text

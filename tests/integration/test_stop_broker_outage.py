@@ -2,13 +2,13 @@
 (``broker.DedicatedBroker``) holding a Connect cluster's three internal topics, no Connect worker (the
 sidecar is forced to do the work itself), the sidecar in process.
 
-- a stop whose second write fails (the broker is killed right after the task commit was acknowledged)
-  answers 500 saying what was written and that the connector is not STOPPED; the view then shows the
-  connector with no tasks and its old target state, not STOPPED; repeated after the broker is back, the
-  stop completes;
+- a stop whose second write fails (the broker is killed right after the STOPPED target state was
+  acknowledged) answers 500 saying what was written and that the connector is not fully STOPPED; the view
+  then shows the connector STOPPED with its task config still there; repeated after the broker is back,
+  the stop completes;
 - an offsets alter while the broker is down answers 500 with the cause and writes nothing; repeated
   after the broker is back, it completes and the offset reads back;
-- a stop whose second write meets a short outage (the broker restarted right after the task commit was
+- a stop whose second write meets a short outage (the broker restarted right after the target state was
   acknowledged) rides it out: the write is retried with the status-store retry proposal's backoff until
   the broker is back, and the stop answers 204, counted on ``/metrics`` as retries of config writes.
 
@@ -31,7 +31,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from control_plane.codecs import ConnectorConfig, encode_config
+from control_plane.codecs import ConnectorConfig, TaskCommit, TaskConfig, encode_config
 from control_plane.composition import Runtime
 from control_plane.domain.offsets.messages import framework_managed
 from control_plane.rest import create_app
@@ -66,7 +66,7 @@ async def restart(broker: DedicatedBroker, side: Runtime) -> None:
 
 @pytest.fixture
 async def cluster_topics(live_broker: DedicatedBroker) -> dict[str, str]:
-    """A Connect cluster's internal topics with one source connector's config in them."""
+    """A Connect cluster's internal topics with one source connector's config and its one task in them."""
     tag = uuid.uuid4().hex[:8]
     topics = {"config": f"cfg-{tag}", "status": f"status-{tag}", "offsets": f"offsets-{tag}", "connector": f"src-{tag}"}
     admin = AIOKafkaAdminClient(bootstrap_servers=live_broker.bootstrap)
@@ -83,10 +83,10 @@ async def cluster_topics(live_broker: DedicatedBroker) -> dict[str, str]:
     producer = AIOKafkaProducer(bootstrap_servers=live_broker.bootstrap, acks="all")
     await producer.start()
     try:
-        key, value = encode_config(
-            ConnectorConfig(topics["connector"], {"connector.class": "FileStreamSource", "topic": "t"})
-        )
-        await producer.send_and_wait(topics["config"], value, key=key)
+        name, config = topics["connector"], {"connector.class": "FileStreamSource", "topic": "t"}
+        for record in ConnectorConfig(name, config), TaskConfig(name, 0, config), TaskCommit(name, 1):
+            key, value = encode_config(record)
+            await producer.send_and_wait(topics["config"], value, key=key)
     finally:
         await producer.stop()
     return topics
@@ -148,7 +148,7 @@ async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeate
 
     async def send_then_kill(self: Any, topic: str, key: bytes, value: bytes | None) -> None:
         await send(self, topic, key, value)
-        if key.startswith(b"commit-") and not killed:  # acknowledged: now the broker goes
+        if key.startswith(b"target-state-") and not killed:  # acknowledged: now the broker goes
             killed.append(await asyncio.to_thread(live_broker.kill, signal.SIGKILL))
 
     monkeypatch.setattr(record_producer.AiokafkaRecordProducer, "send", send_then_kill)
@@ -158,16 +158,16 @@ async def test_a_stop_cut_short_by_the_broker_says_so_and_completes_when_repeate
     message = answer.json()["message"]
     assert answer.json()["error_code"] == 500
     assert message.startswith(
-        f"Failed to stop connector {name}: its empty set of tasks (commit-{name}) was written, but writing "
-        f"the STOPPED target state (target-state-{name}) failed: "
+        f"Failed to stop connector {name}: its STOPPED target state (target-state-{name}) was written, but "
+        f"writing its empty set of tasks (commit-{name}) failed: "
     ), message
-    assert "The connector is not STOPPED" in message and "Repeat the request" in message
+    assert "The connector is not fully STOPPED" in message and "Repeat the request" in message
     print(f"half-way stop: {message}")
 
     monkeypatch.setattr(record_producer.AiokafkaRecordProducer, "send", send)
     await restart(live_broker, side)
     assert side.view is not None
-    assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STARTED", 0)
+    assert (side.view.state.target_state(name), side.view.state.task_counts.get(name)) == ("STOPPED", 1)
     # repeated through another sidecar: the fence the first held when the broker went is no obstacle (given
     # back or expired), and the first then sees the stop and can repeat it too
     async with emulating(live_broker, cluster_topics) as (other, through_other):
@@ -221,9 +221,9 @@ async def test_a_stop_whose_write_meets_a_short_outage_is_retried_and_completes(
 
     async def send_then_restart(self: Any, topic: str, key: bytes, value: bytes | None) -> None:
         await send(self, topic, key, value)
-        if key.startswith(b"commit-") and not restarted:  # acknowledged: now the broker restarts
+        if key.startswith(b"target-state-") and not restarted:  # acknowledged: now the broker restarts
             restarted.append(await asyncio.to_thread(live_broker.kill, signal.SIGTERM))
-            live_broker.start()  # back in a few seconds; the target state's write meets the outage
+            live_broker.start()  # back in a few seconds; the empty task set's write meets the outage
 
     async with emulating(live_broker, cluster_topics, **retry) as (side, client):
         before = await config_writes(client)
@@ -246,4 +246,4 @@ async def test_a_stop_whose_write_meets_a_short_outage_is_retried_and_completes(
     assert retries >= 1, (before, after)
     assert after["kafka_write_acknowledged_total"] - before["kafka_write_acknowledged_total"] == 2
     assert after["kafka_write_failures_total"] == before["kafka_write_failures_total"]
-    print(f"stop through a broker restart: {retries:.0f} retries of the target state's write")
+    print(f"stop through a broker restart: {retries:.0f} retries of the empty task set's write")

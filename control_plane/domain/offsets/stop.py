@@ -1,12 +1,28 @@
 """``PUT /connectors/{c}/stop`` (KIP-875) on workers without it (before 3.5), through the config topic.
 
-Mirrors DistributedHerder.stopConnector: the connector must exist ("Unknown connector <c>", 404); the
-empty set of task configs is written first (``commit-<c>`` = ``{"tasks":0}``), then the target state
-``{"state":"PAUSED","state.v2":"STOPPED"}``. An old worker reads ``state``: it pauses the connector, and
+Mirrors DistributedHerder.stopConnector: the connector must exist ("Unknown connector <c>", 404), and two
+records are written: the target state ``{"state":"PAUSED","state.v2":"STOPPED"}`` and the empty set of
+task configs (``commit-<c>`` = ``{"tasks":0}``). An old worker reads ``state``: it pauses the connector, and
 the empty task set makes it shut the tasks down; newer workers read ``state.v2``. Stopping a stopped,
 paused or failed connector writes the same two records again (idempotent). The view shows the result
 once it has read the records back, which is how the write is confirmed; statuses of an emulated STOPPED
 connector are shown as 3.5+ shows them (``ClusterView.connector_state(stopped_overlay=True)``).
+
+The target state comes first, where Connect's leader writes the empty task set first. The leader writes
+both in its herder thread, between its own reconfigurations, and refuses task configs for a STOPPED
+connector (DistributedHerder.writeTaskConfigs); the sidecar is serialized with no worker. A worker reads the
+two records one at a time, and one that starts or reconfigures the connector between them
+(a rebalance that moves it, a restart) works from what it has read so far:
+- the empty task set alone, with the connector STARTED: it generates the connector's tasks again, they
+  differ from none, and it writes them (DistributedHerder.reconfigureConnector writes changed configs only);
+  a leader before 3.5 takes them, and so does a 3.5+ leader that has not read the target state yet. The
+  STOPPED connector keeps a task config for good: a 3.5+ worker starts that task and shuts it down at once,
+  and its status stays UNASSIGNED;
+- the target state alone, with the connector's tasks: a 3.5+ worker skips the reconfiguration of a
+  connector that is not STARTED, one before 3.5 starts it PAUSED without generating tasks, and a
+  reconfiguration that still runs generates the task configs the connector already has: nothing is written.
+A stop cut off between the two leaves the connector paused (STOPPED on 3.5+) with its task configs, where
+Connect's order leaves it running without tasks until it generates them again: not stopped at all.
 
 Resuming a stopped connector starts it again on 3.5+ (WorkerConnector.doStart from STOPPED), even one that
 had failed before it was stopped (WorkerConnector.suspend lets a FAILED connector go to STOPPED). An old
@@ -39,9 +55,9 @@ The records are written at the moment the config topic, read to its end, still h
 configs a leader before 3.5 writes after the empty set (a reconfiguration it started before it read the
 stop) are replaced by the empty set again (``ConnectorStopper._confirm``).
 
-A request that fails half-way says so: the task commit alone leaves a connector that is not STOPPED but
-runs with no tasks until it generates them again, and the 500 says that repeating the request finishes
-the stop.
+A request that fails half-way says so: the target state alone leaves a connector paused with its task
+configs (its offsets cannot be altered or reset), and the 500 says that repeating the request finishes the
+stop.
 """
 
 from __future__ import annotations
@@ -140,20 +156,20 @@ class ConnectorStopper:
 
     async def _write_stop(self, name: str) -> None:
         assert self._writer is not None
-        commit, target = TaskCommit(name, 0), TargetState.of(name, "STOPPED")
+        target, commit = TargetState.of(name, "STOPPED"), TaskCommit(name, 0)  # in this order: see the module
         try:
-            await self._writer.write((commit, target))
+            await self._writer.write((target, commit))
         except ConfigWriteFailed as err:
             if not err.written:
                 raise OperationFailed(
-                    f"Failed to stop connector {name}: writing its empty set of tasks (commit-{name}) to the config "
-                    f"topic failed, nothing was written: {err.cause}"
+                    f"Failed to stop connector {name}: writing its STOPPED target state (target-state-{name}) to "
+                    f"the config topic failed, nothing was written: {err.cause}"
                 ) from err
             raise OperationFailed(
-                f"Failed to stop connector {name}: its empty set of tasks (commit-{name}) was written, but writing "
-                f"the STOPPED target state (target-state-{name}) failed: {err.cause.rstrip('.')}. The connector is "
-                "not STOPPED: it keeps its target state and has no tasks until it generates them again. Repeat the "
-                "request to stop it."
+                f"Failed to stop connector {name}: its STOPPED target state (target-state-{name}) was written, but "
+                f"writing its empty set of tasks (commit-{name}) failed: {err.cause.rstrip('.')}. The connector is "
+                "not fully STOPPED: it is paused and keeps its task configs, so its offsets cannot be altered or "
+                "reset. Repeat the request to stop it."
             ) from err
 
     async def _confirm(self, name: str) -> None:

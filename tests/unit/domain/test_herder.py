@@ -314,7 +314,7 @@ async def test_stop_is_forwarded_to_a_worker_that_has_it_and_done_by_the_sidecar
     assert isinstance(await new.herder.offsets.stop("c"), Forward)
     assert new.kafka.written(CONFIG) == []
     assert isinstance(await old.herder.offsets.stop("c"), Done)
-    assert [k for k, _ in old.kafka.written(CONFIG)] == [b"commit-c", b"target-state-c"]
+    assert [k for k, _ in old.kafka.written(CONFIG)] == [b"target-state-c", b"commit-c"]
     # the old worker would show PAUSED: the view knows better, even with reads from the workers
     state = view_answer(await old.herder.reads.connector_status("c"))
     assert state.connector.state == "STOPPED" and state.tasks == ()

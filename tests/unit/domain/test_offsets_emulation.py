@@ -40,12 +40,12 @@ def kafka() -> Kafka:
     return Kafka()
 
 
-async def test_stop_writes_the_empty_task_set_then_the_two_field_target_state(kafka: Kafka) -> None:
+async def test_stop_writes_the_two_field_target_state_then_the_empty_task_set(kafka: Kafka) -> None:
     kafka.connector("c")
     await kafka.stopper.stop("c")
     assert kafka.written(CONFIG) == [
-        (b"commit-c", b'{"tasks":0}'),
         (b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
+        (b"commit-c", b'{"tasks":0}'),
     ]
     assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
     await kafka.stopper.stop("c")  # stopping a stopped connector: the same records again
@@ -61,24 +61,27 @@ async def test_a_stop_failing_at_its_first_write_wrote_nothing(kafka: Kafka) -> 
     with pytest.raises(OperationFailed) as caught:
         await kafka.stopper.stop("c")
     assert caught.value.message == (
-        "Failed to stop connector c: writing its empty set of tasks (commit-c) to the config topic failed, "
-        "nothing was written: ConnectionError: broker gone"
+        "Failed to stop connector c: writing its STOPPED target state (target-state-c) to the config topic "
+        "failed, nothing was written: ConnectionError: broker gone"
     )
     assert kafka.written(CONFIG) == []
 
 
 async def test_a_stop_failing_half_way_says_so_and_completes_when_repeated(kafka: Kafka) -> None:
     kafka.connector("c")
-    kafka.failing = lambda key: ConnectionError("broker gone") if key.startswith(b"target-state-") else None
+    kafka.failing = lambda key: ConnectionError("broker gone") if key.startswith(b"commit-") else None
     with pytest.raises(OperationFailed) as caught:
         await kafka.stopper.stop("c")
-    assert "its empty set of tasks (commit-c) was written" in caught.value.message
-    assert "The connector is not STOPPED" in caught.value.message and "Repeat the request" in caught.value.message
+    assert caught.value.message == (
+        "Failed to stop connector c: its STOPPED target state (target-state-c) was written, but writing its empty "
+        "set of tasks (commit-c) failed: ConnectionError: broker gone. The connector is not fully STOPPED: it is "
+        "paused and keeps its task configs, so its offsets cannot be altered or reset. Repeat the request to stop it."
+    )
     await kafka.view.read_to_end(CONFIG, 1)
-    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STARTED", 0)
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 1)
     kafka.failing = lambda key: None
     await kafka.stopper.stop("c")
-    assert kafka.view.state.target_state("c") == "STOPPED"
+    assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
 
 
 def test_an_emulated_stopped_connector_shows_stopped_without_tasks_even_if_it_had_failed() -> None:
@@ -93,6 +96,25 @@ def test_an_emulated_stopped_connector_shows_stopped_without_tasks_even_if_it_ha
     assert view.task_state("c", 0, stopped_overlay=True) is None
     plain = view.connector_state("c")  # a 3.5+ worker writes STOPPED itself: no overlay
     assert plain is not None and plain.connector.state == "FAILED" and len(plain.tasks) == 1
+
+
+def test_an_emulated_stop_not_finished_shows_the_tasks_the_worker_still_has() -> None:
+    """The target state written, the empty task set not (yet): STOPPED, with the task the old worker paused,
+    as 3.5+ shows a STOPPED connector's tasks until they are gone."""
+    view = ClusterView()
+    view.apply_config(ConnectorConfig("c", {"connector.class": "X"}))
+    view.apply_config(TaskCommit("c", 1))
+    view.apply_status(ConnectorStatus("c", "PAUSED", None, "w1", 3))
+    view.apply_status(TaskStatus("c", 0, "PAUSED", None, "w1", 3))
+    view.apply_config(decode_config(b"target-state-c", b'{"state":"PAUSED","state.v2":"STOPPED"}'))
+    shown = view.connector_state("c", stopped_overlay=True)
+    assert shown is not None and shown.connector.state == "STOPPED"
+    assert [(task, entry.state) for task, entry in shown.tasks] == [(0, "PAUSED")]
+    assert view.task_state("c", 0, stopped_overlay=True) is not None
+    view.apply_config(TaskCommit("c", 0))  # finished
+    shown = view.connector_state("c", stopped_overlay=True)
+    assert shown is not None and (shown.connector.state, shown.tasks) == ("STOPPED", ())
+    assert view.task_state("c", 0, stopped_overlay=True) is None
 
 
 async def stopped_source(kafka: Kafka, **config: str) -> None:
@@ -576,13 +598,16 @@ async def test_task_configs_a_leader_writes_after_an_emulated_stop_are_replaced_
     stop; the stop writes the empty set again (its connector is paused there and generates no more)."""
     kafka.connector("c")
     late = [TaskCommit("c", 2)]
+    read_to_end = kafka.view.read_to_end
 
-    def leader_writes_late_tasks(key: bytes) -> None:
-        if key == b"target-state-c" and late:
-            written_straight_to_the_config_topic(kafka, late.pop())
+    async def leader_writes_late_tasks(topic: str, timeout_s: float) -> None:
+        if late and kafka.written(CONFIG)[-1:] == [(b"commit-c", b'{"tasks":0}')]:
+            written_straight_to_the_config_topic(kafka, late.pop())  # after the stop's records, before its read
+        await read_to_end(topic, timeout_s)
 
-    kafka.failing = leader_writes_late_tasks
+    kafka.view.read_to_end = leader_writes_late_tasks  # type: ignore[method-assign]
     await kafka.stopper.stop("c")
+    assert not late, "the late task configs were not written"
     assert (kafka.view.state.target_state("c"), kafka.view.state.task_counts["c"]) == ("STOPPED", 0)
     assert kafka.written(CONFIG)[-1] == (b"commit-c", b'{"tasks":0}')
 
