@@ -79,6 +79,19 @@ async def raced_stop(
     return stopped
 
 
+async def stopped_without_tasks(
+    stopped: httpx.Response, sidecar: httpx.AsyncClient, worker: httpx.AsyncClient, name: str
+) -> None:
+    """The stop answered 204; the sidecar shows the connector STOPPED without tasks, and the worker's own
+    herder, once it read the empty set written last, has none."""
+    assert (stopped.status_code, stopped.content) == (204, b""), stopped.text
+    status = (await sidecar.get(f"/connectors/{name}/status")).json()
+    assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
+    await eventually(
+        lambda: worker.get(f"/connectors/{name}/tasks"), lambda r: r.json() == [], what="no tasks on the worker"
+    )
+
+
 @VERSIONS
 async def test_a_delete_between_a_stops_check_and_its_write_leaves_no_stop_behind(
     stack: Stack, sidecars: Sidecars, unique: str, version: str
@@ -138,12 +151,7 @@ async def test_task_configs_a_leader_writes_after_a_stops_empty_set_are_replaced
                     await produce_record(stack.bootstrap, topic, *encode_config(record))
 
             stopped = await raced_stop(running, name, after=late_tasks)
-            assert stopped.status_code == 204, stopped.text
-            status = (await sidecar.get(f"/connectors/{name}/status")).json()
-            assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
-            await eventually(  # the worker's own herder read the empty set written last
-                lambda: worker.get(f"/connectors/{name}/tasks"), lambda r: r.json() == [], what="no tasks on the worker"
-            )
+            await stopped_without_tasks(stopped, sidecar, worker, name)
         finally:
             await worker.delete(f"/connectors/{name}")
 
@@ -182,12 +190,7 @@ async def test_a_connector_restarted_between_a_stops_two_records_generates_no_ta
 
             stop_keys = {f"target-state-{name}".encode(), f"commit-{name}".encode()}
             stopped = await raced_stop(running, name, between=restarted)
-            assert (stopped.status_code, stopped.content) == (204, b""), stopped.text
-            status = (await sidecar.get(f"/connectors/{name}/status")).json()
-            assert (status["connector"]["state"], status["tasks"]) == ("STOPPED", [])
-            await eventually(
-                lambda: worker.get(f"/connectors/{name}/tasks"), lambda r: r.json() == [], what="no tasks on the worker"
-            )
+            await stopped_without_tasks(stopped, sidecar, worker, name)
             log = await read_to_end(stack.bootstrap, topic)
             task_keys = (f"task-{name}-".encode(), f"commit-{name}".encode())
             since = [
