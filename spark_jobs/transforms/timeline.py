@@ -43,16 +43,11 @@ def recent_changes(timeline: DataFrame) -> DataFrame:
 def state_summary(timeline: DataFrame) -> DataFrame:
     """Per connector: changes, current connector state (its last record in the log) and the time of its
     last change (the latest timestamp)."""
-    connector_rows = timeline.filter(F.col("task").isNull())
-    return (
-        timeline.groupBy("connector")
-        .agg(F.count("*").alias("changes"), F.max("timestamp").alias("last_change"))
-        .join(
-            # the last record in the log (a connector's key is in one partition of the topic)
-            connector_rows.groupBy("connector").agg(
-                F.max_by("state", F.struct("kafka_partition", "kafka_offset")).alias("state")
-            ),
-            "connector",
-            "left",
-        )
+    # the connector's own last record in the log (its key is in one partition of the topic): its tasks' rows
+    # have no position here, and max_by passes over a row without one
+    own_position = F.when(F.col("task").isNull(), F.struct("kafka_partition", "kafka_offset"))
+    return timeline.groupBy("connector").agg(
+        F.count("*").alias("changes"),
+        F.max("timestamp").alias("last_change"),
+        F.max_by("state", own_position).alias("state"),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from spark_jobs.transforms import (
     connector_configs,
@@ -154,9 +155,12 @@ def test_a_connectors_state_is_its_last_record_in_the_log_whatever_the_clocks(sp
     h.state("tie", "PAUSED", 100)  # the same millisecond, later in the log
     h.state("skew", "RUNNING", 200)
     h.state("skew", "UNASSIGNED", 150)  # later in the log, its worker's clock behind
+    h.state("skew", "FAILED", 160, task=0)  # a task's record, later still: not the connector's state
+    h.state("tasks-only", "RUNNING", 170, task=0)  # no record of the connector's own: no state
     timeline = state_timeline(decode_status_records(h.frame(spark)))
     got = {r["connector"]: (r["changes"], r["last_change"], r["state"]) for r in state_summary(timeline).collect()}
-    assert got == {"tie": (2, 100, "PAUSED"), "skew": (2, 200, "UNASSIGNED")}
+    assert got == {"tie": (2, 100, "PAUSED"), "skew": (3, 200, "UNASSIGNED"), "tasks-only": (1, 170, None)}
+    timeline = timeline.filter(F.col("task").isNull())
     recent = [(r["timestamp"], r["connector"], r["state"]) for r in recent_changes(timeline).collect()]
     assert recent == [
         (200, "skew", "RUNNING"),
