@@ -73,7 +73,8 @@ class NewerApi:
         """A 3.0-3.4 worker's restart plan (202) of a connector the sidecar stopped, as 4.3.1 builds it
         (AbstractHerder.buildRestartPlan over the STOPPED status): STOPPED and no tasks, where the worker
         shows what it has (PAUSED, or RUNNING until it applies the stop); an instance it restarts stays
-        RESTARTING."""
+        RESTARTING. A stop not finished (task configs still there) keeps the worker's tasks, as its status
+        shows them (``ClusterView.connector_state``)."""
         view = self._rule.view
         if answer.status != 202 or view is None or not view.ready or view.state.target_state(name) != "STOPPED":
             return answer
@@ -84,7 +85,8 @@ class NewerApi:
         connector = plan.get("connector") if isinstance(plan, dict) else None
         if not isinstance(connector, dict) or connector.get("state") == RESTARTING:
             return answer
-        shown = {**plan, "connector": {**connector, "state": "STOPPED"}, "tasks": []}
+        tasks = plan.get("tasks") if view.state.task_counts.get(name) else []
+        shown = {**plan, "connector": {**connector, "state": "STOPPED"}, "tasks": tasks}
         return replace(answer, body=orjson.dumps(shown))
 
     # -- loggers (KIP-976; log4j 2's reading of a level from 4.0) ----------------------------------

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from control_plane.codecs import ConnectorStatus, TaskStatus
-from control_plane.domain.errors import NotFoundError, Unsupported, WorkerRefused
+from control_plane.domain.errors import NotFoundError, OperationFailed, Unsupported, WorkerRefused
 from control_plane.domain.newer.restart import RestartRequest
 from control_plane.domain.outcomes import Accepted, Answer, Forward
 from control_plane.domain.plugins.listings import (
@@ -21,6 +21,7 @@ from control_plane.domain.plugins.listings import (
 )
 from control_plane.upstream import UpstreamResponse
 from tests.support.fake_cluster import FakeCluster
+from tests.support.fakes import CONFIG
 
 SINK = "org.example.SqlSinkConnector"
 SOURCE = "org.example.FileSourceConnector"
@@ -132,6 +133,15 @@ async def test_a_3_4_workers_plan_of_a_connector_the_sidecar_stopped_shows_it_st
         {"state": shown, "worker_id": "w1"},
         [] if shown == "STOPPED" else plan["tasks"],
     )
+    cut_off = await old_cluster("3.4.1")  # a stop cut off before its empty task set: the worker's tasks stay
+    cut_off.kafka.failing = lambda key: ConnectionError("broker gone") if key.startswith(b"commit-") else None
+    with pytest.raises(OperationFailed):
+        await cut_off.kafka.stopper.stop("c")
+    await cut_off.kafka.view.read_to_end(CONFIG, 1)
+    half = await cut_off.herder.newer.restart(restart(only_failed=True, include_tasks=True))
+    assert isinstance(half, Forward) and half.rewrite is not None
+    data = orjson.loads((await half.rewrite(UpstreamResponse(202, [], orjson.dumps(plan), "w1"))).body)
+    assert (data["connector"]["state"], data["tasks"]) == (shown, plan["tasks"])
     running = await old_cluster("3.4.1")  # a connector the sidecar did not stop: the worker's plan as it is
     kept = await running.herder.newer.restart(restart(only_failed=True, include_tasks=True))
     assert isinstance(kept, Forward) and kept.rewrite is not None
