@@ -336,17 +336,18 @@ class ClusterView:
         status = self.connector_statuses.get(name)
         if status is None:
             return None
-        statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
-        if stopped_overlay:
-            statuses = self._configured(name, statuses)
-        tasks = tuple(sorted((task, _entry(s)) for task, s in statuses.items()))
-        if stopped_overlay and self.target_state(name) == "STOPPED":
-            stopped = StateEntry(
+        stopped = stopped_overlay and self.target_state(name) == "STOPPED"
+        tasks: tuple[tuple[int, StateEntry], ...] = ()
+        if not stopped or self.task_counts.get(name):
+            statuses = self.task_statuses_of(name, ignore_stale_unassigned=ignore_stale_unassigned)
+            if stopped_overlay:
+                statuses = self._configured(name, statuses)
+            tasks = tuple(sorted((task, _entry(s)) for task, s in statuses.items()))
+        if stopped:
+            entry = StateEntry(
                 "STOPPED", status.worker_id, None, status.version, status.generation, status.version_field
             )
-            return ConnectorStateView(
-                name, stopped, tasks if self.task_counts.get(name) else (), self.connector_type(name)
-            )
+            return ConnectorStateView(name, entry, tasks, self.connector_type(name))
         return ConnectorStateView(name, _entry(status), tasks, self.connector_type(name))
 
     def _configured(self, name: str, statuses: dict[int, TaskStatus]) -> dict[int, TaskStatus]:
